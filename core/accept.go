@@ -1,0 +1,142 @@
+package core
+
+import (
+	"net/netip"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// acceptBatch bounds the connections taken per wake-up, so that a flood of new clients cannot
+// starve the ones already connected.
+const acceptBatch = 64
+
+// acceptBackoff is how long the loop stops accepting after running out of file descriptors.
+// The pending connections wait in the kernel backlog meanwhile; the server keeps serving.
+const acceptBackoff = 100 * time.Millisecond
+
+// listen registers the listening socket. A socket shared between loops is registered with
+// EPOLLEXCLUSIVE so that one new connection wakes one loop, not all.
+func (l *Loop) listen() error {
+	if l.lfd < 0 || l.listening {
+		return nil
+	}
+	ev := uint32(evRead)
+	if l.lfdShared {
+		ev |= unix.EPOLLEXCLUSIVE
+	}
+	if err := l.poll.add(l.lfd, 0, ev); err != nil {
+		return err
+	}
+	l.listening = true
+	return nil
+}
+
+// pauseAccept takes the listener out of the poll set (EPOLLEXCLUSIVE forbids modifying it).
+func (l *Loop) pauseAccept() {
+	if l.listening {
+		l.poll.del(l.lfd)
+		l.listening = false
+	}
+}
+
+func (l *Loop) closeListener() {
+	if l.lfd < 0 {
+		return
+	}
+	l.pauseAccept()
+	if !l.lfdShared {
+		unix.Close(l.lfd)
+	}
+	l.lfd = -1
+}
+
+type acceptRetry struct{ l *Loop }
+
+func (a acceptRetry) fire(*Loop) {
+	if !a.l.shutting && !a.l.atMaxConns() {
+		a.l.listen()
+	}
+}
+
+func (l *Loop) atMaxConns() bool { return l.opts.MaxConns > 0 && l.nconns >= l.opts.MaxConns }
+
+// accept takes the waiting connections, up to acceptBatch.
+func (l *Loop) accept() {
+	for range acceptBatch {
+		if l.atMaxConns() {
+			l.pauseAccept() // resumed by conn.close
+			return
+		}
+		fd, e := sysAccept(l.lfd, &l.rsa)
+		if e != 0 {
+			switch e {
+			case unix.EAGAIN, unix.EINTR, unix.ECONNABORTED:
+				if e == unix.EAGAIN {
+					return
+				}
+				continue
+			case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
+				// Out of descriptors or memory: stop accepting for a moment rather than spin on a
+				// listener that stays readable, keep serving the connections we have, and say so
+				// once per burst.
+				if !l.acceptErr {
+					l.log.Warn("dwell: accept failing; backing off", "loop", l.id, "err", errnoErr("accept4", e), "backoff", acceptBackoff)
+					l.acceptErr = true
+				}
+				l.pauseAccept()
+				l.timers.set(&l.accTimer, l.now+int64(acceptBackoff))
+				return
+			default:
+				l.log.Error("dwell: accept failed", "loop", l.id, "err", errnoErr("accept4", e))
+				return
+			}
+		}
+		l.acceptErr = false
+		l.open(fd, sockaddrAddrPort(&l.rsa))
+	}
+}
+
+// open starts serving an accepted socket.
+func (l *Loop) open(fd int, raddr netip.AddrPort) {
+	// Responses are written whole and pipelined ones coalesced, so Nagle's delay only adds
+	// latency.
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	l.serial++
+	if l.serial == 0 {
+		l.serial = 1 // 0 marks the loop's own descriptors
+	}
+	c := &conn{fd: int32(fd), serial: l.serial, l: l, raddr: raddr, events: evRead | evHangup}
+	c.tm.index = -1
+	c.tm.owner = c
+	c.ctx.conn = c
+	c.ctx.tm.index = -1
+	c.ctx.tm.owner = &c.ctx
+	if err := l.poll.add(fd, c.serial, c.events); err != nil {
+		unix.Close(fd)
+		l.log.Error("dwell: cannot poll a new connection", "loop", l.id, "err", err)
+		return
+	}
+	for fd >= len(l.conns) {
+		l.conns = append(l.conns, nil)
+	}
+	l.conns[fd] = c
+	l.nconns++
+	c.setReadDeadline(l.opts.HeaderTimeout)
+}
+
+// sockaddrAddrPort converts an accepted peer address without allocating.
+func sockaddrAddrPort(rsa *unix.RawSockaddrAny) netip.AddrPort {
+	switch rsa.Addr.Family {
+	case unix.AF_INET:
+		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(rsa))
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(p[0])<<8|uint16(p[1]))
+	case unix.AF_INET6:
+		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(rsa))
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(p[0])<<8|uint16(p[1]))
+	}
+	return netip.AddrPort{}
+}

@@ -1,0 +1,126 @@
+package core
+
+import "io"
+
+// bodyState is the framing of the current request's body: how much is left and what went wrong.
+// It lives in the connection rather than the request because the loop still needs it after the
+// handler returns, to skip what the handler did not read.
+type bodyState struct {
+	kind       bodyKind
+	eof        bool
+	waiting100 bool  // the client sent Expect: 100-continue and no 100 has been sent yet
+	remaining  int64 // bodyLength: bytes not yet consumed
+	err        error // sticky: a framing error, the size limit, a timeout, the client gone
+	chunked    *chunkedDecoder
+}
+
+type bodyKind uint8
+
+const (
+	bodyNone bodyKind = iota
+	bodyLength
+	bodyChunked
+)
+
+// begin sets up the framing of r's body (RFC 9112 §6.3): chunked, a Content-Length, or none.
+// A declared length over MaxBodyBytes is refused here, before any of it is read and without a
+// 100 Continue.
+func (b *bodyState) begin(l *Loop, r *request) *reject {
+	*b = bodyState{chunked: b.chunked}
+	max := l.opts.MaxBodyBytes
+	switch {
+	case r.chunked:
+		b.kind = bodyChunked
+		if b.chunked == nil {
+			b.chunked = l.getChunked()
+		}
+		b.chunked.reset(max)
+	case r.contentLength > 0:
+		if max > 0 && r.contentLength > max {
+			return errBodyTooLarge
+		}
+		b.kind = bodyLength
+		b.remaining = r.contentLength
+	default:
+		b.kind = bodyNone
+	}
+	b.waiting100 = r.expect100 && b.kind != bodyNone
+	return nil
+}
+
+// end releases the decoder once the request is over.
+func (b *bodyState) end(l *Loop) {
+	if b.chunked != nil {
+		l.putChunked(b.chunked)
+		b.chunked = nil
+	}
+	b.kind = bodyNone
+}
+
+// complete reports whether the whole body has been consumed.
+func (b *bodyState) complete() bool {
+	switch b.kind {
+	case bodyLength:
+		return b.remaining == 0
+	case bodyChunked:
+		return b.eof
+	}
+	return true
+}
+
+// decode moves body bytes from src into dst (nil dst discards them) and reports how many bytes of
+// each it used; err is io.EOF at the end of the body, or the sticky framing error.
+func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
+	if b.err != nil {
+		return 0, 0, b.err
+	}
+	switch b.kind {
+	case bodyLength:
+		n := int(min(int64(len(src)), b.remaining))
+		if dst != nil {
+			n = min(n, len(dst))
+			copy(dst, src[:n])
+		}
+		b.remaining -= int64(n)
+		nd, ns = n, n
+		if b.remaining == 0 {
+			err = io.EOF
+		}
+	case bodyChunked:
+		nd, ns, err = b.chunked.decode(dst, src)
+		if err == io.EOF {
+			b.eof = true
+		}
+	default:
+		err = io.EOF
+	}
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return nd, ns, err
+}
+
+// fail records err as the body's sticky error unless one is already there.
+func (b *bodyState) fail(err error) error {
+	if b.err == nil {
+		b.err = err
+	}
+	return b.err
+}
+
+func (l *Loop) getChunked() *chunkedDecoder {
+	if n := len(l.chunkedFree); n > 0 {
+		d := l.chunkedFree[n-1]
+		l.chunkedFree = l.chunkedFree[:n-1]
+		return d
+	}
+	return new(chunkedDecoder)
+}
+
+func (l *Loop) putChunked(d *chunkedDecoder) {
+	if cap(d.trailer) > maxTrailerSize || len(l.chunkedFree) >= 64 {
+		return
+	}
+	d.reset(0)
+	l.chunkedFree = append(l.chunkedFree, d)
+}

@@ -1,0 +1,519 @@
+package core
+
+import (
+	"net/netip"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A conn is one client connection. It holds no buffer while idle: unparsed input lives in the
+// loop's shared buffer during a turn and moves to a pooled spill buffer only if some is left
+// over; output lives in pooled chunks only until the socket takes it.
+type conn struct {
+	fd     int32
+	serial uint32
+	l      *Loop
+
+	state     connState
+	events    uint32 // interest registered with the poller
+	keepAlive bool   // the current request allows another after it
+	peerEOF   bool   // the client has shut down its side
+	linger    bool   // on close, shut down writes and drain input first (see finishClose)
+
+	rdl, wdl int64 // read-side and write-side deadlines on the loop clock; 0 means none
+
+	in    []byte // unparsed input: in the loop buffer during a turn, in spill between turns
+	spill []byte
+	scan  headScan
+
+	drainLeft int64 // unread body bytes the loop may still discard to keep the connection
+	body      bodyState
+	out       writeQueue
+	tm        timer
+	raddr     netip.AddrPort
+
+	ctx Ctx // the request being served; reused for each request on the connection
+}
+
+type connState uint8
+
+const (
+	stIdle    connState = iota // waiting for the first byte of a request
+	stHead                     // part of a request head has arrived
+	stHandler                  // a handler owns the request (running, parked or detached)
+	stDrain                    // the handler is done; discarding the rest of its body
+	stClosing                  // no more requests: close once the output is written
+	stLinger                   // output written and write side shut; draining input, then close
+	stClosed
+)
+
+// Bounds on the work done for a request the handler did not finish reading, and on a closing
+// connection's lingering, which lets the client read a final response (a 413, say) instead of
+// losing it to a reset caused by its own unread upload.
+const (
+	drainMax      = 256 << 10
+	lingerTimeout = 2 * time.Second
+	lingerMax     = 1 << 20
+)
+
+func (c *conn) onEvent(ev uint32) {
+	if ev&evError != 0 {
+		// Both directions are shut: the client reset the connection, or it finished closing
+		// while we lingered.
+		c.close(ErrClosed)
+		return
+	}
+	if ev&evWrite != 0 {
+		c.flush()
+		if c.state == stClosed {
+			return
+		}
+	}
+	if ev&(evRead|evHangup) != 0 {
+		c.onReadable(ev&evHangup != 0)
+	}
+}
+
+func (c *conn) onReadable(hangup bool) {
+	switch c.state {
+	case stIdle, stHead, stDrain:
+		c.readInput()
+	case stHandler:
+		cx := &c.ctx
+		if cx.state == ctxParked && cx.park == parkRead {
+			cx.wake(nil) // the handler reads for itself, straight into its buffer
+			return
+		}
+		// Input the handler does not want yet. The poller is level-triggered, so stop asking
+		// about it until the handler reads; a hang-up stays watched unless it is this one.
+		ev := c.events &^ evRead
+		if hangup {
+			ev &^= evHangup
+			c.peerEOF = true
+			if c.body.complete() {
+				cx.clientGone(ErrClosed)
+			}
+		}
+		c.setInterest(ev)
+	case stLinger:
+		c.readLinger()
+	case stClosing:
+		if hangup {
+			c.peerEOF = true
+		}
+		c.setInterest(c.events &^ (evRead | evHangup))
+	}
+}
+
+// readInput reads what the socket has into the loop buffer, behind any input held from before,
+// and serves the requests it completes.
+func (c *conn) readInput() {
+	l := c.l
+	k := copy(l.buf, c.in)
+	c.dropSpill()
+	if k < len(l.buf) {
+		n, e := sysRead(int(c.fd), l.buf[k:])
+		switch {
+		case n > 0:
+			k += n
+		case e == 0:
+			c.peerEOF = true
+		case e == unix.EAGAIN || e == unix.EINTR:
+		default:
+			c.close(ErrClosed)
+			return
+		}
+	}
+	c.in = l.buf[:k]
+	c.serve()
+	if c.peerEOF {
+		c.onPeerEOF()
+	}
+	c.settle()
+}
+
+// serve runs the requests in c.in until it runs out of input or a handler keeps the
+// connection: several pipelined requests are answered in one turn, and their responses leave
+// in one write.
+func (c *conn) serve() {
+	for {
+		switch c.state {
+		case stIdle, stHead:
+			if !c.nextRequest() {
+				return
+			}
+		case stDrain:
+			if !c.drain() {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// nextRequest parses a request head from c.in and starts its handler. It reports whether the
+// connection is ready for more (the handler finished at once).
+func (c *conn) nextRequest() bool {
+	l := c.l
+	if c.scan.lines == 0 && c.scan.pos == 0 {
+		in, more := skipEmptyLines(c.in)
+		if c.state == stIdle && len(c.in) > 0 {
+			// The first byte of a request starts its header timeout.
+			c.state = stHead
+			c.setReadDeadline(l.opts.HeaderTimeout)
+		}
+		c.in = in
+		if len(in) == 0 || more {
+			return false
+		}
+	}
+	n, status := c.scan.scan(c.in, l.opts.MaxHeaderBytes)
+	switch {
+	case status == 414:
+		c.reject(errTooLong)
+		return false
+	case status != 0:
+		c.reject(errHeadTooLarge)
+		return false
+	case n == scanMore:
+		return false
+	}
+	// Copy the head out of the loop buffer so that nothing pins it; leave room behind it for
+	// the decoded path, which is never longer than the request line.
+	r := l.getRequest(n + int(c.scan.firstLine))
+	r.arena = append(r.arena, c.in[:n]...)
+	r.headLen = n
+	c.in = c.in[n:]
+	c.scan.reset()
+	if rej := parseHead(r); rej != nil {
+		l.putRequest(r)
+		c.reject(rej)
+		return false
+	}
+	if rej := c.body.begin(l, r); rej != nil {
+		l.putRequest(r)
+		c.reject(rej)
+		return false
+	}
+	c.keepAlive = !r.connClose && (r.minor == 1 || r.connKeepAlive) && !l.shutting
+	c.state = stHandler
+	c.rdl = 0
+	c.ctx.start(r)
+	return c.state != stHandler
+}
+
+// handlerDone is called once a request's handler (or its continuation) has finished: it
+// completes the response and decides what the connection does next.
+func (c *conn) handlerDone() {
+	c.ctx.finish()
+	if c.state == stClosed {
+		c.body.end(c.l)
+		return
+	}
+	b := &c.body
+	switch {
+	case !c.keepAlive || c.ctx.mustClose():
+		c.closeAfterOutput(!b.complete())
+	case b.complete():
+		c.nextIdle()
+	case b.waiting100:
+		// The client is waiting for a 100 Continue that will not come now; it may never send the
+		// body, so the connection cannot be reused.
+		c.closeAfterOutput(true)
+	case b.kind == bodyLength && b.remaining-int64(len(c.in)) > drainMax:
+		c.closeAfterOutput(true)
+	default:
+		c.state = stDrain
+		c.drainLeft = drainMax
+		c.setReadDeadline(c.l.opts.BodyTimeout)
+	}
+}
+
+// nextIdle readies the connection for its next request.
+func (c *conn) nextIdle() {
+	c.body.end(c.l)
+	c.state = stIdle
+	c.setReadDeadline(c.l.opts.IdleTimeout)
+}
+
+// drain discards the unread rest of a finished request's body from c.in. It reports whether the
+// connection is ready for the next request.
+func (c *conn) drain() bool {
+	if len(c.in) == 0 {
+		return false
+	}
+	_, used, err := c.body.decode(nil, c.in)
+	c.in = c.in[used:]
+	c.drainLeft -= int64(used)
+	switch {
+	case c.body.complete():
+		c.nextIdle()
+		return true
+	case err != nil, c.drainLeft <= 0:
+		c.closeAfterOutput(true)
+	}
+	return false
+}
+
+// onPeerEOF handles the client's end of input seen by the loop's own read.
+func (c *conn) onPeerEOF() {
+	switch c.state {
+	case stIdle, stHead, stDrain:
+		// Nothing more will come: a partial request or body is abandoned, and a finished
+		// exchange ends once its responses are out.
+		c.closeAfterOutput(false)
+	}
+	c.setInterest(c.events &^ (evRead | evHangup))
+}
+
+// reject answers a request refused before its handler, then closes.
+func (c *conn) reject(rej *reject) {
+	c.l.log.Debug("dwell: request refused", "status", rej.status, "reason", rej.reason, "remote", c.raddr)
+	writeReject(c, rej)
+	c.in = c.in[:0]
+	c.keepAlive = false
+	c.closeAfterOutput(true)
+}
+
+// closeAfterOutput ends the connection once its queued output is written. linger says the
+// client may still be sending, so its input is drained before the close (see finishClose).
+func (c *conn) closeAfterOutput(linger bool) {
+	if c.state == stClosed {
+		return
+	}
+	c.state = stClosing
+	c.linger = c.linger || linger
+	c.rdl = 0
+	if c.out.size == 0 {
+		c.finishClose()
+	}
+}
+
+// finishClose closes a connection whose output is written. Closing a socket that still has
+// unread input makes the kernel send a reset, which can destroy the response before the client
+// reads it; so when the client may still be sending, shut down our side, discard what arrives
+// for a bounded time, and close when the client does.
+func (c *conn) finishClose() {
+	if !c.linger || c.peerEOF {
+		c.close(nil)
+		return
+	}
+	unix.Shutdown(int(c.fd), unix.SHUT_WR)
+	c.state = stLinger
+	c.drainLeft = lingerMax
+	c.setReadDeadline(lingerTimeout)
+	c.setInterest(evRead | evHangup)
+}
+
+func (c *conn) readLinger() {
+	l := c.l
+	for c.state == stLinger {
+		n, e := sysRead(int(c.fd), l.buf)
+		switch {
+		case n > 0:
+			c.drainLeft -= int64(n)
+			if c.drainLeft <= 0 {
+				c.close(nil)
+			}
+		case e == unix.EAGAIN:
+			return
+		case e == unix.EINTR:
+		default:
+			c.close(nil)
+		}
+	}
+}
+
+// settle ends a turn on c: unparsed input moves out of the shared buffer, queued output is
+// written, and the poller is told what c waits for now.
+func (c *conn) settle() {
+	if c.state == stClosed {
+		return
+	}
+	c.keepInput()
+	if c.out.size > 0 {
+		c.flush()
+		if c.state == stClosed {
+			return
+		}
+	}
+	c.updateInterest()
+}
+
+// keepInput moves unparsed bytes out of the loop buffer, which the next connection's turn will
+// overwrite, into a spill buffer sized for them.
+func (c *conn) keepInput() {
+	l := c.l
+	switch {
+	case len(c.in) == 0:
+		c.dropSpill()
+		c.in = nil
+	case l.owns(c.in):
+		c.dropSpill()
+		c.spill = append(l.pool.get(len(c.in)), c.in...)
+		c.in = c.spill
+	}
+}
+
+func (c *conn) dropSpill() {
+	if c.spill != nil {
+		c.l.pool.put(c.spill)
+		c.spill = nil
+	}
+}
+
+// flush writes queued output until the socket is full, then waits for it to drain.
+func (c *conn) flush() {
+	progressed, err := c.out.send(c, nil)
+	if err != nil {
+		c.close(ErrClosed)
+		return
+	}
+	c.afterSend(progressed)
+}
+
+// afterSend updates deadlines, parked writers and closing after bytes were (or were not) written.
+func (c *conn) afterSend(progressed bool) {
+	l := c.l
+	if c.out.size == 0 {
+		c.wdl = 0
+		if c.ctx.state == ctxParked && c.ctx.park == parkWrite {
+			c.ctx.wake(nil)
+		}
+		if c.state == stClosing {
+			c.finishClose()
+			return
+		}
+		c.updateInterest()
+		return
+	}
+	// Progress-based write timeout: it restarts whenever the client takes some bytes.
+	if (progressed || c.wdl == 0) && l.opts.WriteTimeout > 0 {
+		c.wdl = l.now + int64(l.opts.WriteTimeout)
+		c.armTimer(c.wdl)
+	}
+	if c.ctx.state == ctxParked && c.ctx.park == parkWrite && c.out.size <= int64(l.opts.WriteHighWater/2) && !c.out.hasFile() {
+		c.ctx.wake(nil)
+	}
+	c.updateInterest()
+}
+
+// updateInterest registers what the connection waits for. Readability is watched while the
+// loop wants input; during a handler it is left as it is until input arrives that the handler
+// does not want (onReadable), so the steady keep-alive path makes no epoll_ctl call.
+func (c *conn) updateInterest() {
+	ev := c.events
+	switch c.state {
+	case stIdle, stHead, stDrain, stLinger:
+		ev |= evRead | evHangup
+	case stHandler:
+		if c.ctx.state == ctxParked && c.ctx.park == parkRead {
+			ev |= evRead | evHangup
+		}
+	}
+	if c.peerEOF {
+		ev &^= evRead | evHangup
+	}
+	if c.out.size > 0 {
+		ev |= evWrite
+	} else {
+		ev &^= evWrite
+	}
+	c.setInterest(ev)
+}
+
+func (c *conn) setInterest(ev uint32) {
+	if ev == c.events || c.state == stClosed {
+		return
+	}
+	c.events = ev
+	if err := c.l.poll.mod(int(c.fd), c.serial, ev); err != nil {
+		c.close(ErrClosed)
+	}
+}
+
+// close releases the socket and everything the connection holds. A handler still running or
+// parked on it is woken with err (ErrClosed or ErrShutdown) and finishes on its own.
+func (c *conn) close(err error) {
+	if c.state == stClosed {
+		return
+	}
+	l := c.l
+	c.state = stClosed
+	l.timers.stop(&c.tm)
+	l.conns[c.fd] = nil
+	unix.Close(int(c.fd))
+	l.nconns--
+	c.in = nil
+	c.dropSpill()
+	c.out.release(&l.pool)
+	if err == nil {
+		err = ErrClosed
+	}
+	if c.ctx.active() {
+		c.ctx.clientGone(err)
+	} else {
+		c.body.end(l)
+	}
+	if l.lfd >= 0 && !l.listening && !l.shutting && !l.atMaxConns() && !l.accTimer.armed() {
+		l.listen()
+	}
+}
+
+// setReadDeadline sets the read-side deadline d from now (none when d is 0).
+func (c *conn) setReadDeadline(d time.Duration) {
+	if d <= 0 {
+		c.rdl = 0
+		return
+	}
+	c.rdl = c.l.now + int64(d)
+	c.armTimer(c.rdl)
+}
+
+// armTimer makes sure the connection's timer fires no later than when. A timer already due
+// earlier is left alone and re-armed when it fires (fire): moving a deadline later, as every
+// keep-alive request does, costs no heap operation.
+func (c *conn) armTimer(when int64) {
+	if !c.tm.armed() || c.tm.when > when {
+		c.l.timers.set(&c.tm, when)
+	}
+}
+
+// fire runs when the connection's timer is due: it acts on whichever deadline has passed.
+func (c *conn) fire(l *Loop) {
+	now := l.now
+	if c.wdl != 0 && c.wdl <= now {
+		c.l.log.Debug("dwell: write timeout", "remote", c.raddr)
+		c.close(ErrTimeout)
+		return
+	}
+	if c.rdl != 0 && c.rdl <= now {
+		c.rdl = 0
+		switch c.state {
+		case stHead:
+			writeReject(c, errHeaderTimeout)
+			c.in = c.in[:0]
+			c.keepAlive = false
+			c.closeAfterOutput(true)
+			c.settle()
+		case stHandler:
+			if c.ctx.state == ctxParked && c.ctx.park == parkRead {
+				c.ctx.wake(ErrTimeout)
+			}
+		default:
+			c.close(nil)
+		}
+		if c.state == stClosed {
+			return
+		}
+	}
+	next := c.rdl
+	if c.wdl != 0 && (next == 0 || c.wdl < next) {
+		next = c.wdl
+	}
+	if next != 0 {
+		l.timers.set(&c.tm, next)
+	}
+}

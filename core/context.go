@@ -1,0 +1,75 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// requestContext is the context.Context of one request. It is made only when a handler asks for
+// it (most never do), and it is never reused, so a goroutine that keeps it sees it cancelled,
+// never another request's.
+type requestContext struct {
+	mu   sync.Mutex
+	done chan struct{}
+	err  error
+}
+
+// errRequestEnded is the cause of a request context cancelled because its request ended.
+var errRequestEnded = errors.New("dwell: request ended")
+
+// Context returns a context cancelled when the client goes away, when a shutdown's grace period
+// ends, or when the request ends (the handler returns, or its continuation finishes). Its Err is
+// then context.Canceled.
+func (cx *Ctx) Context() context.Context {
+	if cx.reqCtx == nil {
+		cx.reqCtx = &requestContext{}
+		if cx.gone != nil {
+			cx.reqCtx.cancel(cx.gone)
+		}
+	}
+	return cx.reqCtx
+}
+
+func (rc *requestContext) cancel(cause error) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.err != nil {
+		return
+	}
+	rc.err = cause
+	if rc.done == nil {
+		rc.done = closedChan
+	} else {
+		close(rc.done)
+	}
+}
+
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+func (rc *requestContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+func (rc *requestContext) Done() <-chan struct{} {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.done == nil {
+		rc.done = make(chan struct{})
+	}
+	return rc.done
+}
+
+func (rc *requestContext) Err() error {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.err != nil {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (rc *requestContext) Value(any) any { return nil }

@@ -1,0 +1,36 @@
+package core
+
+import "errors"
+
+// Errors a handler sees from Suspend, body reads and writes. Each names what ended the wait.
+var (
+	// ErrClosed means the client went away (reset, hang-up, or end of its input while the handler
+	// waited); writes to it are lost.
+	ErrClosed = errors.New("dwell: connection closed by the client")
+	// ErrShutdown means the server is shutting down and the grace period has ended.
+	ErrShutdown = errors.New("dwell: server shutting down")
+	// ErrTimeout means a deadline passed first: a SuspendFor or DetachFor duration, a body read
+	// that made no progress for Options.BodyTimeout, or a write that made none for
+	// Options.WriteTimeout.
+	ErrTimeout = errors.New("dwell: timeout")
+	// ErrServerClosed is returned by ListenAndServe and Serve after Shutdown.
+	ErrServerClosed = errors.New("dwell: server closed")
+	// ErrBodyTooLarge is returned by body reads once the body passes Options.MaxBodyBytes; the
+	// server answers 413 if the handler has not started its response.
+	ErrBodyTooLarge = errors.New("dwell: request body too large")
+	// ErrBodyLength is returned by Write when the handler writes more than the Content-Length it
+	// declared.
+	ErrBodyLength = errors.New("dwell: response body longer than its declared Content-Length")
+	// ErrNotInHandler is returned by Suspend and SuspendFor when they are called outside the
+	// handler's own coroutine (from a Post callback, a timer or another goroutine).
+	ErrNotInHandler = errors.New("dwell: Suspend called outside the handler's coroutine")
+)
+
+// A framingError is a malformed chunked body: the request cannot be delimited, so the
+// connection ends after the response. It is sticky: every later read returns it again.
+type framingError struct{ what string }
+
+func (e *framingError) Error() string { return "dwell: malformed chunked body: " + e.what }
+
+// StatusCode reports the status the server answers with when the handler has not responded.
+func (e *framingError) StatusCode() int { return 400 }

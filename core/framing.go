@@ -1,0 +1,174 @@
+package core
+
+// framing collects, while the fields are parsed, what the special fields say about the message:
+// Host, Content-Length, Transfer-Encoding, Connection and Expect.
+type framing struct {
+	hosts        int
+	hostField    span
+	lengths      int
+	te           bool
+	teChunked    bool // a "chunked" coding was seen
+	teLastChunk  bool // the last coding seen is "chunked"
+	teTwice      bool
+	teUnknown    bool
+	teNotLast    bool // a coding came after "chunked"
+	expectFailed bool
+}
+
+// note records f if it is one of the special fields.
+func (fr *framing) note(r *request, f field) *reject {
+	name := r.bytes(f.name)
+	value := r.bytes(f.value)
+	switch len(name) {
+	case 4:
+		if equalFold(name, "host") {
+			fr.hosts++
+			fr.hostField = f.value
+		}
+	case 6:
+		if equalFold(name, "expect") {
+			// RFC 9110 §10.1.1: 100-continue is the only expectation defined; a server MAY answer
+			// 417 to any other.
+			switch {
+			case len(value) == 0:
+			case equalFold(value, "100-continue"):
+				r.expect100 = true
+			default:
+				fr.expectFailed = true
+			}
+		}
+	case 10:
+		if equalFold(name, "connection") {
+			forEachElement(value, func(opt []byte) {
+				switch {
+				case equalFold(opt, "close"):
+					r.connClose = true
+				case equalFold(opt, "keep-alive"):
+					r.connKeepAlive = true
+				}
+			})
+		}
+	case 14:
+		if equalFold(name, "content-length") {
+			return fr.contentLength(r, value)
+		}
+	case 17:
+		if equalFold(name, "transfer-encoding") {
+			fr.te = true
+			forEachElement(value, fr.coding)
+		}
+	}
+	return nil
+}
+
+// contentLength parses Content-Length = 1*DIGIT (RFC 9110 §8.6). A sign, a space inside, hex, a
+// list, or more digits than fit in an int64 is invalid; RFC 9112 §6.3 rule 5 makes any invalid
+// Content-Length unrecoverable (400 and close). A second Content-Length field is refused even
+// when equal: two parsers that disagree on which one counts is the smuggling this prevents.
+func (fr *framing) contentLength(r *request, v []byte) *reject {
+	fr.lengths++
+	if fr.lengths > 1 {
+		return errContentLengthDup
+	}
+	if len(v) == 0 || len(v) > 18 {
+		return errContentLength
+	}
+	var n int64
+	for _, c := range v {
+		if !isDigit(c) {
+			return errContentLength
+		}
+		n = n*10 + int64(c-'0')
+	}
+	r.contentLength = n
+	return nil
+}
+
+// coding records one transfer coding, in order (RFC 9112 §6.1).
+func (fr *framing) coding(c []byte) {
+	if equalFold(c, "chunked") {
+		if fr.teChunked {
+			fr.teTwice = true
+		}
+		fr.teChunked = true
+		fr.teLastChunk = true
+		return
+	}
+	if fr.teChunked {
+		fr.teNotLast = true
+	}
+	fr.teUnknown = true
+	fr.teLastChunk = false
+}
+
+// apply checks the collected fields against each other and sets r's framing.
+func (fr *framing) apply(r *request) *reject {
+	// RFC 9112 §3.2: a server MUST respond 400 to an HTTP/1.1 request that lacks a Host field and
+	// to any request with more than one.
+	if fr.hosts > 1 {
+		return errHostMany
+	}
+	if fr.hosts == 0 && r.minor == 1 {
+		return errHostMissing
+	}
+	if fr.hosts == 1 {
+		for _, c := range r.bytes(fr.hostField) {
+			if !isHostByte[c] {
+				return errHost
+			}
+		}
+		if r.host.n == 0 { // an absolute-form target's authority takes precedence (§3.2.2)
+			r.host = fr.hostField
+		}
+	}
+	if fr.te {
+		// RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+		if r.minor == 0 {
+			return errTEInHTTP10
+		}
+		// RFC 9112 §6.1: a server MAY reject a request with both Transfer-Encoding and
+		// Content-Length, and ought to handle it as an error; we always do.
+		if fr.lengths > 0 {
+			return errTEAndCL
+		}
+		// RFC 9112 §6.3 rule 4: chunked must be the final coding, else the length cannot be
+		// known: 400. RFC 9112 §7: chunked MUST NOT be applied twice.
+		if !fr.teLastChunk || fr.teNotLast {
+			return errTENotChunked
+		}
+		if fr.teTwice {
+			return errTEChunkedTwice
+		}
+		// RFC 9112 §6.1: a coding the server does not understand SHOULD be answered 501.
+		if fr.teUnknown {
+			return errTEUnknown
+		}
+		r.chunked = true
+	}
+	if fr.expectFailed {
+		return errExpect
+	}
+	// RFC 9110 §10.1.1: a server MUST ignore 100-continue in an HTTP/1.0 request.
+	if r.minor == 0 {
+		r.expect100 = false
+	}
+	return parseTarget(r)
+}
+
+// forEachElement calls f for each non-empty element of a comma-separated list (RFC 9110 §5.6.1),
+// trimmed of whitespace. Empty elements are skipped, as the RFC requires of recipients.
+func forEachElement(v []byte, f func([]byte)) {
+	for len(v) > 0 {
+		i := 0
+		for i < len(v) && v[i] != ',' {
+			i++
+		}
+		if e := trimOWS(v[:i]); len(e) > 0 {
+			f(e)
+		}
+		if i == len(v) {
+			return
+		}
+		v = v[i+1:]
+	}
+}

@@ -1,0 +1,119 @@
+package core
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startServer serves h on a free loopback port for the duration of the test.
+func startServer(t testing.TB, h Handler, o Options) (*Server, string) {
+	t.Helper()
+	o.Addr = "127.0.0.1:0"
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := NewServer(h, o)
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.ListenAndServe() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+		if err := <-errc; err != ErrServerClosed {
+			t.Errorf("ListenAndServe returned %v", err)
+		}
+	})
+	return s, s.Addr().String()
+}
+
+// logBuffer collects log lines for tests that check what the server logged.
+type logBuffer struct {
+	mu sync.Mutex
+	sb strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb.String()
+}
+
+// rawConn is a test client speaking bytes.
+type rawConn struct {
+	t testing.TB
+	net.Conn
+	br *bufio.Reader
+}
+
+func dial(t testing.TB, addr string) *rawConn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	return &rawConn{t, c, bufio.NewReader(c)}
+}
+
+func (c *rawConn) send(s string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.Conn, s); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// response reads one response; method is the request's (HEAD responses have no body).
+func (c *rawConn) response(method string) (*http.Response, string) {
+	c.t.Helper()
+	resp, err := http.ReadResponse(c.br, &http.Request{Method: method})
+	if err != nil {
+		c.t.Fatalf("reading response: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("reading body: %v", err)
+	}
+	resp.Body.Close()
+	return resp, string(body)
+}
+
+// expectEOF checks that the server closed the connection.
+func (c *rawConn) expectEOF() {
+	c.t.Helper()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, err := c.br.ReadByte()
+	if err == nil {
+		rest, _ := c.br.Peek(c.br.Buffered())
+		c.t.Fatalf("connection still open; read %q%q", b, rest)
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		c.t.Fatal("connection still open after 5s")
+	}
+}
+
+func helloHandler(c *Ctx) {
+	c.SetHeader("Content-Type", "text/plain")
+	c.WriteString("Hello World")
+}
+
+func newTestLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

@@ -1,0 +1,86 @@
+package core
+
+import (
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A task is work posted to a loop from any goroutine: a function to run, or a wake-up for a
+// parked handler (kept apart from f so that waking allocates nothing).
+type task struct {
+	f   func()
+	w   Waker
+	err error
+}
+
+// An inbox is how other goroutines reach a loop: a mutex-guarded queue drained by the loop
+// (double-buffered: the loop swaps in an empty slice and runs the full one outside the lock),
+// and an eventfd that is written only when the queue goes from empty to non-empty. One eventfd
+// write costs about a microsecond; a burst of posts pays it once.
+type inbox struct {
+	mu     sync.Mutex
+	queue  []task
+	spare  []task
+	closed bool
+	efd    int
+}
+
+// eventfdOne is the 8-byte counter increment written to the eventfd (little-endian 1).
+var eventfdOne = [8]byte{1}
+
+func newInbox() (*inbox, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, errnoErr("eventfd", err.(unix.Errno))
+	}
+	return &inbox{efd: fd}, nil
+}
+
+// post queues t and reports whether the loop will run it: false once the loop has stopped.
+func (ib *inbox) post(t task) bool {
+	ib.mu.Lock()
+	if ib.closed {
+		ib.mu.Unlock()
+		return false
+	}
+	ib.queue = append(ib.queue, t)
+	first := len(ib.queue) == 1
+	ib.mu.Unlock()
+	if first {
+		unix.RawSyscall(unix.SYS_WRITE, uintptr(ib.efd), uintptr(unsafe.Pointer(&eventfdOne)), 8)
+	}
+	return true
+}
+
+// take resets the eventfd and returns the queued tasks; the caller hands the slice back with
+// recycle once it has run them.
+func (ib *inbox) take() []task {
+	var buf [8]byte
+	unix.RawSyscall(unix.SYS_READ, uintptr(ib.efd), uintptr(unsafe.Pointer(&buf)), 8)
+	ib.mu.Lock()
+	q := ib.queue
+	ib.queue = ib.spare[:0]
+	ib.spare = nil
+	ib.mu.Unlock()
+	return q
+}
+
+func (ib *inbox) recycle(q []task) {
+	clear(q)
+	ib.mu.Lock()
+	ib.spare = q[:0]
+	ib.mu.Unlock()
+}
+
+// close refuses later posts and returns what was queued but never run.
+func (ib *inbox) close() []task {
+	ib.mu.Lock()
+	ib.closed = true
+	q := ib.queue
+	ib.queue = nil
+	ib.mu.Unlock()
+	unix.Close(ib.efd)
+	return q
+}

@@ -1,0 +1,250 @@
+package core
+
+import (
+	"log/slog"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Loop is one event loop: one goroutine that owns an epoll instance, the connections it
+// accepted, their timers, the coroutines their handlers run in, and an inbox through which other
+// goroutines reach it. Nothing else touches what a Loop owns; handlers of one Loop never run in
+// parallel.
+type Loop struct {
+	srv     *Server
+	id      int
+	opts    *Options
+	handler Handler
+	log     *slog.Logger
+
+	poll  *poller
+	inbox *inbox
+
+	lfd       int  // listening socket, -1 once closed
+	lfdShared bool // shared with other loops (EPOLLEXCLUSIVE); not ours to close
+	listening bool // lfd is registered with the poller
+	acceptErr bool // an accept failure was logged and not yet followed by a success
+	accTimer  timer
+	rsa       unix.RawSockaddrAny
+
+	buf    []byte  // the read buffer shared by all connections, one turn at a time
+	conns  []*conn // by file descriptor
+	nconns int
+	serial uint32 // of the last connection opened
+
+	timers timerHeap
+	ready  []*Ctx // parked handlers to resume at the top of the next iteration
+	coros  []*coro
+	reqs   []*request
+	chunkedFree []*chunkedDecoder
+	pool   bufPool
+	iov    []unix.Iovec
+
+	epoch   time.Time
+	now     int64 // monotonic nanoseconds since epoch, read once per iteration
+	date    [29]byte
+	dateSec int64
+
+	current *Ctx // the handler whose coroutine is running, if any
+
+	shutting bool // stop accepting; close connections as they go idle
+	forced   bool // the grace period is over: wake everything with ErrShutdown
+	done     chan struct{}
+}
+
+// readBufSize is the size of each loop's shared read buffer; it is raised when MaxHeaderBytes
+// needs more, since a whole head must fit.
+const readBufSize = 64 << 10
+
+func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
+	p, err := newPoller(256)
+	if err != nil {
+		return nil, err
+	}
+	ib, err := newInbox()
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	l := &Loop{
+		srv: s, id: id, opts: &s.opts, handler: s.handler, log: s.opts.Logger,
+		poll: p, inbox: ib, lfd: lfd, lfdShared: shared,
+		buf:   make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
+		iov:   make([]unix.Iovec, 0, maxIovecs),
+		epoch: time.Now(),
+		done:  make(chan struct{}),
+	}
+	l.accTimer.index = -1
+	l.accTimer.owner = acceptRetry{l}
+	if err := p.add(ib.efd, 0, evRead); err != nil {
+		l.closeFds()
+		return nil, err
+	}
+	if err := l.listen(); err != nil {
+		l.closeFds()
+		return nil, err
+	}
+	l.tick()
+	return l, nil
+}
+
+// run is the loop's goroutine. Each iteration polls, then handles readiness, due timers, posted
+// tasks and parked handlers made ready — in that order, so that a handler is only ever resumed
+// from here, at the top of the loop, never from inside another handler.
+func (l *Loop) run() {
+	defer l.exit()
+	busy := false
+	for {
+		msec := l.pollTimeout(busy)
+		evs, err := l.poll.wait(msec)
+		if err != nil {
+			l.log.Error("dwell: poll failed; loop stops", "loop", l.id, "err", err)
+			return
+		}
+		busy = len(evs) > 0
+		l.tick()
+		for i := range evs {
+			ev := &evs[i]
+			switch fd := int(ev.Fd); {
+			case fd == l.inbox.efd:
+				l.runInbox()
+			case fd == l.lfd:
+				l.accept()
+			default:
+				if c := l.conns[fd]; c != nil && c.serial == uint32(ev.Pad) {
+					c.onEvent(ev.Events)
+				}
+			}
+		}
+		l.runTimers()
+		l.runReady()
+		if l.shutting && l.nconns == 0 {
+			return
+		}
+	}
+}
+
+// pollTimeout is how long the next poll may block. While the last poll found work the loop polls
+// again without blocking; only an idle loop sleeps, until its next timer.
+func (l *Loop) pollTimeout(busy bool) int {
+	if busy || len(l.ready) > 0 {
+		return 0
+	}
+	when, ok := l.timers.next()
+	if !ok {
+		return -1
+	}
+	d := when - l.now
+	if d <= 0 {
+		return 0
+	}
+	return int((d + int64(time.Millisecond) - 1) / int64(time.Millisecond))
+}
+
+// tick reads the clock once for the whole iteration and refreshes the cached Date value when the
+// second changes.
+func (l *Loop) tick() {
+	t := time.Now()
+	l.now = int64(t.Sub(l.epoch))
+	if s := t.Unix(); s != l.dateSec {
+		l.dateSec = s
+		t.UTC().AppendFormat(l.date[:0], "Mon, 02 Jan 2006 15:04:05 GMT")
+	}
+}
+
+func (l *Loop) runTimers() {
+	for {
+		t := l.timers.popDue(l.now)
+		if t == nil {
+			return
+		}
+		t.owner.fire(l)
+	}
+}
+
+func (l *Loop) runInbox() {
+	q := l.inbox.take()
+	for i := range q {
+		t := &q[i]
+		if t.f != nil {
+			l.safely(t.f)
+			continue
+		}
+		if t.w.c != nil && t.w.c.gen == t.w.gen {
+			t.w.c.Resume(t.err)
+		}
+	}
+	l.inbox.recycle(q)
+}
+
+// runReady resumes the handlers woken since the last iteration. Handlers woken while this runs
+// wait for the next iteration, which polls first, so a handler that keeps waking another cannot
+// starve the sockets.
+func (l *Loop) runReady() {
+	n := len(l.ready)
+	for i := 0; i < n; i++ {
+		c := l.ready[i]
+		l.ready[i] = nil
+		c.resumeReady()
+	}
+	rest := copy(l.ready, l.ready[n:])
+	clear(l.ready[rest:])
+	l.ready = l.ready[:rest]
+}
+
+// safely runs f on the loop, logging a panic instead of letting it take the loop down.
+func (l *Loop) safely(f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.log.Error("dwell: panic in a function posted to the loop", "loop", l.id, "panic", r)
+		}
+	}()
+	f()
+}
+
+// owns reports whether b is a view into the loop's shared read buffer.
+func (l *Loop) owns(b []byte) bool {
+	if cap(b) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(l.buf)))
+	return p >= base && p < base+uintptr(len(l.buf))
+}
+
+// Post runs f on the loop's goroutine, from any goroutine. Posts are never lost: f runs, in
+// order with the loop's other posts, unless the loop has stopped, which Post reports as
+// ErrShutdown.
+func (l *Loop) Post(f func()) error {
+	if !l.inbox.post(task{f: f}) {
+		return ErrShutdown
+	}
+	return nil
+}
+
+func (l *Loop) exit() {
+	for _, c := range l.conns {
+		if c != nil {
+			c.close(ErrShutdown)
+		}
+	}
+	l.runReady() // let woken handlers see ErrShutdown and return
+	for _, co := range l.coros {
+		co.stop()
+	}
+	l.coros = nil
+	for _, t := range l.inbox.close() {
+		if t.f != nil {
+			l.safely(t.f)
+		}
+	}
+	l.closeFds()
+	close(l.done)
+}
+
+func (l *Loop) closeFds() {
+	l.closeListener()
+	l.poll.close()
+}

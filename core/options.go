@@ -1,0 +1,115 @@
+package core
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options configures a Server. The zero value works: every field documents what zero and
+// negative values mean and its default.
+type Options struct {
+	// Addr is the TCP address ListenAndServe listens on, "host:port". Empty means
+	// "127.0.0.1:8080". Port 0 picks a free port; Server.Addr reports it.
+	Addr string
+
+	// Loops is the number of event loops. Each loop is one goroutine that owns its sockets, timers
+	// and handlers; handlers of one loop never run in parallel. With N > 1 loops share nothing
+	// and each accepts on its own SO_REUSEPORT listener. Zero or negative means 1.
+	Loops int
+
+	// MaxHeaderBytes bounds the request line plus header fields. A request line alone over the
+	// limit is answered 414, a header section over it 431. Zero or negative means 16 KiB; values
+	// over 1 MiB are lowered to 1 MiB.
+	MaxHeaderBytes int
+
+	// MaxBodyBytes bounds a request body. A Content-Length over it is answered 413 before any body
+	// byte is read; a chunked body fails with ErrBodyTooLarge when it crosses it. Zero or
+	// negative means no limit.
+	MaxBodyBytes int64
+
+	// WriteHighWater is how many response bytes may wait in a connection's write queue before a
+	// writing handler parks; it resumes when the queue drains below half. Zero or negative means
+	// 256 KiB.
+	WriteHighWater int
+
+	// HeaderTimeout bounds the time from a request's first byte (or a new connection) to the end
+	// of its header section; past it the client gets 408 and the connection closes. Zero means
+	// 10 s; negative means no timeout.
+	HeaderTimeout time.Duration
+
+	// IdleTimeout bounds how long a keep-alive connection waits for the next request. Zero means
+	// 60 s; negative means no timeout.
+	IdleTimeout time.Duration
+
+	// WriteTimeout bounds how long a response may make no progress: it counts only while bytes
+	// wait to be written and restarts whenever the client takes some, so long streams to a
+	// reading client live. Zero means 30 s; negative means no timeout.
+	WriteTimeout time.Duration
+
+	// BodyTimeout bounds how long a handler reading the request body may wait for its next
+	// bytes; past it the read fails with ErrTimeout. Progress-based like WriteTimeout. Zero
+	// means 30 s; negative means no timeout.
+	BodyTimeout time.Duration
+
+	// MaxConns bounds open connections per loop; at the limit the loop stops accepting (the
+	// kernel backlog holds newcomers) until one closes. Zero or negative means no limit.
+	MaxConns int
+
+	// Logger receives panics from handlers, accept failures and shutdown reports. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults applied by normalize; see the Options fields.
+const (
+	defaultAddr           = "127.0.0.1:8080"
+	defaultMaxHeaderBytes = 16 << 10
+	maxMaxHeaderBytes     = 1 << 20
+	defaultWriteHighWater = 256 << 10
+	defaultHeaderTimeout  = 10 * time.Second
+	defaultIdleTimeout    = 60 * time.Second
+	defaultWriteTimeout   = 30 * time.Second
+	defaultBodyTimeout    = 30 * time.Second
+)
+
+// normalize returns o with every zero field replaced by its default and every negative timeout
+// by zero, which the loop reads as "none".
+func (o Options) normalize() Options {
+	if o.Addr == "" {
+		o.Addr = defaultAddr
+	}
+	if o.Loops <= 0 {
+		o.Loops = 1
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = defaultMaxHeaderBytes
+	}
+	o.MaxHeaderBytes = min(o.MaxHeaderBytes, maxMaxHeaderBytes)
+	if o.MaxBodyBytes < 0 {
+		o.MaxBodyBytes = 0
+	}
+	if o.WriteHighWater <= 0 {
+		o.WriteHighWater = defaultWriteHighWater
+	}
+	o.HeaderTimeout = timeoutOrDefault(o.HeaderTimeout, defaultHeaderTimeout)
+	o.IdleTimeout = timeoutOrDefault(o.IdleTimeout, defaultIdleTimeout)
+	o.WriteTimeout = timeoutOrDefault(o.WriteTimeout, defaultWriteTimeout)
+	o.BodyTimeout = timeoutOrDefault(o.BodyTimeout, defaultBodyTimeout)
+	if o.MaxConns < 0 {
+		o.MaxConns = 0
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+func timeoutOrDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}

@@ -1,0 +1,278 @@
+package core
+
+import (
+	"strings"
+	"testing"
+)
+
+// parseRaw runs the head scanner and parser over one raw request, as the loop does.
+func parseRaw(t testing.TB, raw string, max int) (*request, *reject) {
+	t.Helper()
+	in, more := skipEmptyLines([]byte(raw))
+	if more {
+		return nil, nil
+	}
+	var s headScan
+	n, status := s.scan(in, max)
+	switch {
+	case status == 414:
+		return nil, errTooLong
+	case status != 0:
+		return nil, errHeadTooLarge
+	case n == scanMore:
+		return nil, nil
+	}
+	r := &request{contentLength: -1}
+	r.arena = make([]byte, 0, n+int(s.firstLine))
+	r.arena = append(r.arena, in[:n]...)
+	r.headLen = n
+	if rej := parseHead(r); rej != nil {
+		return nil, rej
+	}
+	return r, nil
+}
+
+func TestParseValid(t *testing.T) {
+	tests := []struct {
+		name, raw                       string
+		method, target, path, query     string
+		host                            string
+		minor                           uint8
+		contentLength                   int64
+		chunked, expect, close, keepAlv bool
+		fields                          int
+	}{
+		{name: "simple", raw: "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n",
+			method: "GET", target: "/", path: "/", host: "example.com", minor: 1, contentLength: -1, fields: 1},
+		{name: "query", raw: "GET /a/b?x=1&y=2 HTTP/1.1\r\nHost: h\r\n\r\n",
+			method: "GET", target: "/a/b?x=1&y=2", path: "/a/b", query: "x=1&y=2", host: "h", minor: 1, contentLength: -1, fields: 1},
+		{name: "percent-decoded path", raw: "GET /a%20b/%7Ec HTTP/1.1\r\nHost: h\r\n\r\n",
+			method: "GET", target: "/a%20b/%7Ec", path: "/a b/~c", host: "h", minor: 1, contentLength: -1, fields: 1},
+		// RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request-line.
+		{name: "leading empty line", raw: "\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n",
+			method: "GET", target: "/", path: "/", host: "h", minor: 1, contentLength: -1, fields: 1},
+		// RFC 9112 §3.2: Host is required in 1.1, not in 1.0.
+		{name: "HTTP/1.0 without Host", raw: "GET /x HTTP/1.0\r\n\r\n",
+			method: "GET", target: "/x", path: "/x", minor: 0, contentLength: -1},
+		{name: "1.0 keep-alive", raw: "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n",
+			method: "GET", target: "/", path: "/", minor: 0, contentLength: -1, keepAlv: true, fields: 1},
+		// RFC 9110 §6.2: a higher 1.x minor version is served as 1.1.
+		{name: "HTTP/1.2", raw: "GET / HTTP/1.2\r\nHost: h\r\n\r\n",
+			method: "GET", target: "/", path: "/", host: "h", minor: 1, contentLength: -1, fields: 1},
+		{name: "content-length", raw: "POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 42\r\n\r\n",
+			method: "POST", target: "/u", path: "/u", host: "h", minor: 1, contentLength: 42, fields: 2},
+		{name: "chunked any case", raw: "POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: ChunKed\r\n\r\n",
+			method: "POST", target: "/u", path: "/u", host: "h", minor: 1, contentLength: -1, chunked: true, fields: 2},
+		{name: "expect and close", raw: "PUT /u HTTP/1.1\r\nHost: h\r\nExpect: 100-Continue\r\nConnection: foo, close\r\nContent-Length: 1\r\n\r\n",
+			method: "PUT", target: "/u", path: "/u", host: "h", minor: 1, contentLength: 1, expect: true, close: true, fields: 4},
+		// RFC 9112 §3.2.2: absolute-form; its authority is the request's host.
+		{name: "absolute-form", raw: "GET http://Other.example:8080/p?q=1 HTTP/1.1\r\nHost: h\r\n\r\n",
+			method: "GET", target: "http://Other.example:8080/p?q=1", path: "/p", query: "q=1", host: "Other.example:8080", minor: 1, contentLength: -1, fields: 1},
+		{name: "absolute-form without path", raw: "GET http://o HTTP/1.1\r\nHost: h\r\n\r\n",
+			method: "GET", target: "http://o", path: "/", host: "o", minor: 1, contentLength: -1, fields: 1},
+		// RFC 9112 §3.2.4: asterisk-form for OPTIONS.
+		{name: "asterisk-form", raw: "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n",
+			method: "OPTIONS", target: "*", path: "*", host: "h", minor: 1, contentLength: -1, fields: 1},
+		// RFC 9112 §3.2.3: authority-form for CONNECT.
+		{name: "authority-form", raw: "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
+			method: "CONNECT", target: "h:443", host: "h:443", minor: 1, contentLength: -1, fields: 1},
+		// RFC 9110 §5.5: surrounding whitespace is not part of the value; obs-text is allowed.
+		{name: "trimmed value and obs-text", raw: "GET / HTTP/1.1\r\nHost:  h \t\r\nX-A: caf\xc3\xa9\r\nX-Empty:\r\n\r\n",
+			method: "GET", target: "/", path: "/", host: "h", minor: 1, contentLength: -1, fields: 3},
+		{name: "zero content-length", raw: "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
+			method: "POST", target: "/", path: "/", host: "h", minor: 1, contentLength: 0, fields: 2},
+		{name: "extension method", raw: "PROPFIND /d HTTP/1.1\r\nHost: h\r\n\r\n",
+			method: "PROPFIND", target: "/d", path: "/d", host: "h", minor: 1, contentLength: -1, fields: 1},
+		{name: "empty host in 1.1", raw: "GET / HTTP/1.1\r\nHost:\r\n\r\n",
+			method: "GET", target: "/", path: "/", minor: 1, contentLength: -1, fields: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, rej := parseRaw(t, tt.raw, 16<<10)
+			if rej != nil {
+				t.Fatalf("refused with %d: %s", rej.status, rej.reason)
+			}
+			if r == nil {
+				t.Fatal("head reported incomplete")
+			}
+			check := func(what, got, want string) {
+				if got != want {
+					t.Errorf("%s = %q, want %q", what, got, want)
+				}
+			}
+			check("method", r.str(r.method), tt.method)
+			check("target", r.str(r.target), tt.target)
+			check("path", r.str(r.path), tt.path)
+			check("query", r.str(r.rawQuery), tt.query)
+			check("host", r.str(r.host), tt.host)
+			if r.minor != tt.minor || r.contentLength != tt.contentLength || r.chunked != tt.chunked ||
+				r.expect100 != tt.expect || r.connClose != tt.close || r.connKeepAlive != tt.keepAlv {
+				t.Errorf("minor=%d length=%d chunked=%v expect=%v close=%v keepalive=%v", r.minor, r.contentLength,
+					r.chunked, r.expect100, r.connClose, r.connKeepAlive)
+			}
+			if len(r.fields) != tt.fields {
+				t.Errorf("%d fields, want %d", len(r.fields), tt.fields)
+			}
+		})
+	}
+}
+
+func TestParseFieldValues(t *testing.T) {
+	r, rej := parseRaw(t, "GET / HTTP/1.1\r\nHost: h\r\nX-Multi: a\r\nx-multi: b\r\nX-Pad: \t v a l \t\r\n\r\n", 1<<10)
+	if rej != nil {
+		t.Fatal(rej)
+	}
+	if v, _ := r.lookup(r.fields, "X-MULTI"); v != "a" {
+		t.Errorf("first X-Multi = %q, want a", v)
+	}
+	if v, _ := r.lookup(r.fields, "x-pad"); v != "v a l" {
+		t.Errorf("X-Pad = %q, want %q", v, "v a l")
+	}
+	if _, ok := r.lookup(r.fields, "missing"); ok {
+		t.Error("found a missing field")
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	big := strings.Repeat("a", 20<<10)
+	tests := []struct {
+		name, raw string
+		status    int
+	}{
+		// RFC 9112 §3: request line.
+		{"missing target", "GET HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"double space", "GET  / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"tab separator", "GET\t/ HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"bad method byte", "GE(T / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"no version", "GET /\r\nHost: h\r\n\r\n", 400},
+		{"lower-case version", "GET / http/1.1\r\nHost: h\r\n\r\n", 400},
+		{"version with space", "GET / HTTP/1.1 \r\nHost: h\r\n\r\n", 400},
+		{"version two digits", "GET / HTTP/1.10\r\nHost: h\r\n\r\n", 400},
+		{"CTL in target", "GET /a\x01b HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"DEL in target", "GET /a\x7fb HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		// RFC 9110 §6.2 / RFC 9112 §2.3: only major version 1.
+		{"HTTP/2.0", "GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505},
+		{"HTTP/0.9", "GET / HTTP/0.9\r\nHost: h\r\n\r\n", 505},
+		{"HTTP/3.0", "GET / HTTP/3.0\r\n\r\n", 505},
+		// RFC 9112 §3.2: target forms.
+		{"asterisk with GET", "GET * HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"authority-form with GET", "GET h:80 HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"CONNECT with path", "CONNECT /x HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"relative target", "GET a/b HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"bad escape", "GET /a%zz HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"truncated escape", "GET /a%2 HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		// RFC 9112 §2.2: CRLF line endings; bare LF and bare CR are refused.
+		{"bare LF in field", "GET / HTTP/1.1\r\nHost: h\nX: y\r\n\r\n", 400},
+		{"bare LF request line", "GET / HTTP/1.1\nHost: h\r\n\r\n", 400},
+		{"bare LF everywhere", "GET / HTTP/1.1\nHost: h\n\n", 400},
+		{"bare CR in value", "GET / HTTP/1.1\r\nHost: h\r\nX: a\rb\r\n\r\n", 400},
+		// RFC 9112 §5.1: no whitespace between field name and colon.
+		{"space before colon", "GET / HTTP/1.1\r\nHost : h\r\n\r\n", 400},
+		{"tab before colon", "GET / HTTP/1.1\r\nHost\t: h\r\n\r\n", 400},
+		{"invalid name byte", "GET / HTTP/1.1\r\nHost: h\r\nX(y): z\r\n\r\n", 400},
+		{"empty name", "GET / HTTP/1.1\r\nHost: h\r\n: z\r\n\r\n", 400},
+		{"no colon", "GET / HTTP/1.1\r\nHost: h\r\nNoColon\r\n\r\n", 400},
+		// RFC 9112 §5.2: obs-fold.
+		{"obs-fold", "GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n  b\r\n\r\n", 400},
+		// RFC 9110 §5.5: CTLs in values.
+		{"NUL in value", "GET / HTTP/1.1\r\nHost: h\r\nX: a\x00b\r\n\r\n", 400},
+		{"ESC in value", "GET / HTTP/1.1\r\nHost: h\r\nX: a\x1bb\r\n\r\n", 400},
+		{"DEL in value", "GET / HTTP/1.1\r\nHost: h\r\nX: a\x7fb\r\n\r\n", 400},
+		// RFC 9112 §3.2: Host.
+		{"missing host", "GET / HTTP/1.1\r\n\r\n", 400},
+		{"two hosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},
+		{"two hosts in 1.0", "GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", 400},
+		{"host with space", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400},
+		{"host with slash", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400},
+		// RFC 9110 §8.6, RFC 9112 §6.3: Content-Length.
+		{"CL with sign", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +5\r\n\r\n", 400},
+		{"CL negative", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -5\r\n\r\n", 400},
+		{"CL hex", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0x10\r\n\r\n", 400},
+		{"CL inner space", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1 0\r\n\r\n", 400},
+		{"CL list", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5, 5\r\n\r\n", 400},
+		{"CL empty", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length:\r\n\r\n", 400},
+		{"CL overflow", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999\r\n\r\n", 400},
+		{"CL duplicate equal", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", 400},
+		{"CL conflicting", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400},
+		// RFC 9112 §6.1, §6.3: Transfer-Encoding.
+		{"TE and CL", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", 400},
+		{"CL and TE", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+		{"TE in 1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+		{"chunked not last", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400},
+		{"chunked twice", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 400},
+		{"chunked twice in two fields", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+		{"gzip only", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", 400},
+		{"empty TE", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n", 400},
+		{"chunked with param", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked;q=1\r\n\r\n", 400},
+		{"unknown coding first", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
+		{"identity then chunked", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n\r\n", 501},
+		// RFC 9110 §10.1.1: unknown expectations.
+		{"expect other", "GET / HTTP/1.1\r\nHost: h\r\nExpect: 200-ok\r\n\r\n", 417},
+		// Limits.
+		{"long target", "GET /" + big + " HTTP/1.1\r\nHost: h\r\n\r\n", 414},
+		{"long header", "GET / HTTP/1.1\r\nHost: h\r\nX: " + big + "\r\n\r\n", 431},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, rej := parseRaw(t, tt.raw, 16<<10)
+			if rej == nil {
+				t.Fatalf("accepted; want %d", tt.status)
+			}
+			if rej.status != tt.status {
+				t.Fatalf("refused with %d (%s), want %d", rej.status, rej.reason, tt.status)
+			}
+		})
+	}
+}
+
+// TestScanByteAtATime feeds heads one byte at a time: the scanner must find the same end as in one
+// piece and refuse oversized heads before they are complete.
+func TestScanByteAtATime(t *testing.T) {
+	heads := []string{
+		"GET / HTTP/1.1\r\nHost: h\r\n\r\n",
+		"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc",
+		"GET / HTTP/1.1\r\nHost: h\r\nX: \r\n\r\nGET /next HTTP/1.1\r\n",
+	}
+	for _, h := range heads {
+		var whole headScan
+		want, _ := whole.scan([]byte(h), 1<<10)
+		var s headScan
+		got := scanMore
+		for i := 1; i <= len(h) && got == scanMore; i++ {
+			got, _ = s.scan([]byte(h[:i]), 1<<10)
+		}
+		if got != want || want == scanMore {
+			t.Errorf("%q: byte at a time found %d, whole found %d", h, got, want)
+		}
+	}
+	var s headScan
+	long := "GET /" + strings.Repeat("x", 100)
+	for i := 1; i <= len(long); i++ {
+		if _, st := s.scan([]byte(long[:i]), 64); st != 0 {
+			if st != 414 || i != 65 {
+				t.Fatalf("status %d after %d bytes, want 414 after 65", st, i)
+			}
+			return
+		}
+	}
+	t.Fatal("oversized request line never refused")
+}
+
+func TestQueryValue(t *testing.T) {
+	r, rej := parseRaw(t, "GET /?a=1&b=x+y&c=%41%42&a=2&e&f=&g%20h=i&bad=%zz HTTP/1.1\r\nHost: h\r\n\r\n", 1<<10)
+	if rej != nil {
+		t.Fatal(rej)
+	}
+	for _, tt := range []struct {
+		key, want string
+		ok        bool
+	}{
+		{"a", "1", true}, {"b", "x y", true}, {"c", "AB", true}, {"e", "", true}, {"f", "", true},
+		{"g h", "i", true}, {"bad", "%zz", true}, {"missing", "", false},
+	} {
+		got, ok := r.queryValue(tt.key)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("query %q = %q, %v; want %q, %v", tt.key, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Server serves HTTP/1.1 with one or more event loops. Create it with NewServer; start it with
+// ListenAndServe (or Listen then ListenAndServe, to learn the address first) or Serve; stop it
+// with Shutdown.
+type Server struct {
+	handler Handler
+	opts    Options
+
+	mu       sync.Mutex
+	loops    []*Loop
+	fds      []int        // listening sockets from Listen, handed to the loops
+	addr     *net.TCPAddr // bound address
+	ln       net.Listener // the listener given to Serve, closed by Shutdown
+	shared   int          // descriptor shared by all loops (Serve), closed after them
+	started  bool
+	shutdown bool
+	done     chan struct{} // closed when every loop has stopped
+}
+
+// NewServer returns a Server that runs h for every request, configured by o (whose zero value
+// works).
+func NewServer(h Handler, o Options) *Server {
+	return &Server{handler: h, opts: o.normalize(), shared: -1, done: make(chan struct{})}
+}
+
+// ListenAndServe serves h on addr with default options until the process ends.
+func ListenAndServe(addr string, h Handler) error {
+	return NewServer(h, Options{Addr: addr}).ListenAndServe()
+}
+
+// Listen opens the listening sockets on Options.Addr — one per loop, with SO_REUSEPORT when
+// there are several — without serving yet, so that Addr is known (port 0 picks a free port).
+// ListenAndServe calls it if it has not been called.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return ErrServerClosed
+	}
+	if s.fds != nil {
+		return nil
+	}
+	addr, err := net.ResolveTCPAddr("tcp", s.opts.Addr)
+	if err != nil {
+		return err
+	}
+	n := s.opts.Loops
+	for i := range n {
+		fd, err := listenTCP(addr, n > 1)
+		if err != nil {
+			for _, fd := range s.fds {
+				unix.Close(fd)
+			}
+			s.fds = nil
+			return err
+		}
+		s.fds = append(s.fds, fd)
+		if i == 0 {
+			// The other loops bind the port the first one got.
+			if addr, err = boundAddr(fd); err != nil {
+				return err
+			}
+		}
+	}
+	s.addr = addr
+	return nil
+}
+
+// ListenAndServe listens on Options.Addr (unless Listen already did) and serves until Shutdown,
+// after which it returns ErrServerClosed.
+func (s *Server) ListenAndServe() error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	fds := s.fds
+	s.mu.Unlock()
+	return s.serve(fds, false)
+}
+
+// Serve serves connections accepted from ln until Shutdown, after which it returns
+// ErrServerClosed. ln must be a TCP listener with a file descriptor (as net.Listen returns);
+// with several loops all of them accept from it.
+func (s *Server) Serve(ln net.Listener) error {
+	fd, err := listenerFd(ln)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.ln = ln
+	s.shared = fd
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		s.addr = a
+	}
+	s.mu.Unlock()
+	fds := make([]int, s.opts.Loops)
+	for i := range fds {
+		fds[i] = fd
+	}
+	return s.serve(fds, true)
+}
+
+func (s *Server) serve(fds []int, shared bool) error {
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("dwell: server already serving")
+	}
+	s.started = true
+	for i, fd := range fds {
+		l, err := newLoop(s, i, fd, shared)
+		if err != nil {
+			for _, l := range s.loops {
+				l.Post(l.beginShutdown)
+			}
+			s.mu.Unlock()
+			return err
+		}
+		s.loops = append(s.loops, l)
+	}
+	loops := s.loops
+	s.mu.Unlock()
+	for _, l := range loops {
+		go l.run()
+	}
+	for _, l := range loops {
+		<-l.done
+	}
+	if s.shared >= 0 {
+		unix.Close(s.shared)
+	}
+	close(s.done)
+	return ErrServerClosed
+}
+
+// Addr returns the address the server listens on, once Listen or Serve has been called (nil
+// before).
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.addr == nil {
+		return nil
+	}
+	return s.addr
+}
+
+// shutdownGrace is how long Shutdown waits, after its context ends and handlers are told
+// ErrShutdown, for them to return.
+const shutdownGrace = time.Second
+
+// Shutdown stops the server gracefully: it stops accepting, closes idle connections, and lets
+// running and parked handlers finish, closing each connection after its response. When ctx ends
+// first, the handlers still waiting are woken with ErrShutdown (their Context is cancelled) and
+// their connections close as they return; Shutdown then returns ctx.Err(). It returns nil once
+// every connection has closed.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shutdown = true
+	loops := s.loops
+	started := s.started
+	if !started {
+		for _, fd := range s.fds {
+			unix.Close(fd)
+		}
+		s.fds = nil
+	}
+	ln := s.ln
+	s.mu.Unlock()
+	if !started {
+		return nil
+	}
+	for _, l := range loops {
+		l.Post(l.beginShutdown)
+	}
+	if ln != nil {
+		ln.Close()
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+	}
+	for _, l := range loops {
+		l.Post(l.forceShutdown)
+	}
+	t := time.NewTimer(shutdownGrace)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
+	}
+	return ctx.Err()
+}
+
+// beginShutdown, on the loop: stop accepting, close what is idle, and let the rest finish.
+func (l *Loop) beginShutdown() {
+	if l.shutting {
+		return
+	}
+	l.shutting = true
+	l.closeListener()
+	for _, c := range l.conns {
+		if c == nil {
+			continue
+		}
+		c.keepAlive = false
+		switch c.state {
+		case stIdle, stHead:
+			c.closeAfterOutput(false)
+		case stDrain:
+			c.closeAfterOutput(true)
+		}
+	}
+}
+
+// forceShutdown, on the loop: the grace period is over. Waiting handlers get ErrShutdown;
+// every connection closes as soon as its handler has returned.
+func (l *Loop) forceShutdown() {
+	l.beginShutdown()
+	l.forced = true
+	for _, c := range l.conns {
+		if c == nil {
+			continue
+		}
+		if c.ctx.active() {
+			c.ctx.clientGone(ErrShutdown)
+		} else {
+			c.close(ErrShutdown)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package core
+
+import (
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The loop's sockets are non-blocking, so these calls return at once; they go through
+// RawSyscall to skip the scheduler hand-off that a possibly-blocking syscall pays for. Only
+// epoll_wait with a timeout uses the ordinary path (see poller.wait). Each returns the errno
+// itself so the hot path never boxes an error.
+
+func sysRead(fd int, p []byte) (int, unix.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	return int(r), e
+}
+
+func sysWrite(fd int, p []byte) (int, unix.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	return int(r), e
+}
+
+func sysWritev(fd int, iov []unix.Iovec) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(iov))), uintptr(len(iov)))
+	return int(r), e
+}
+
+func sysSendfile(out, in int, off *int64, n int) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDFILE, uintptr(out), uintptr(in), uintptr(unsafe.Pointer(off)), uintptr(n), 0, 0)
+	return int(r), e
+}
+
+// sysAccept accepts into a caller-owned sockaddr so that accepting allocates nothing.
+func sysAccept(fd int, sa *unix.RawSockaddrAny) (int, unix.Errno) {
+	n := uint32(unix.SizeofSockaddrAny)
+	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(fd), uintptr(unsafe.Pointer(sa)), uintptr(unsafe.Pointer(&n)),
+		unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, 0)
+	return int(r), e
+}
+
+// errnoErr turns an errno into an error naming the call, for the rare paths that report one.
+func errnoErr(call string, e unix.Errno) error {
+	return os.NewSyscallError(call, e)
+}

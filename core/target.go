@@ -1,0 +1,182 @@
+package core
+
+import "strings"
+
+// parseTarget splits the request-target into path and query (RFC 9112 §3.2) and decodes the path.
+// The four forms: origin-form "/p?q" for most requests; absolute-form "http://host/p?q", which a
+// server MUST accept (§3.2.2) and whose authority replaces Host; authority-form "host:port", only
+// for CONNECT (§3.2.3); asterisk-form "*", only for OPTIONS (§3.2.4).
+func parseTarget(r *request) *reject {
+	t := r.bytes(r.target)
+	method := r.bytes(r.method)
+	off := r.target.off
+	switch {
+	case string(method) == "CONNECT":
+		if t[0] == '/' || !validAuthority(t) {
+			return errTarget
+		}
+		r.host = r.target
+		return nil
+	case t[0] == '/':
+	case len(t) == 1 && t[0] == '*':
+		if string(method) != "OPTIONS" {
+			return errTarget
+		}
+		r.path = r.target
+		return nil
+	default:
+		n := schemeLen(t)
+		if n == 0 {
+			return errTarget
+		}
+		rest := t[n:]
+		end := 0
+		for end < len(rest) && rest[end] != '/' && rest[end] != '?' {
+			end++
+		}
+		if !validAuthority(rest[:end]) {
+			return errTarget
+		}
+		r.host = span{off + uint32(n), uint32(end)}
+		off += uint32(n + end)
+		t = rest[end:]
+	}
+	q := len(t)
+	for i, c := range t {
+		if c == '?' {
+			q = i
+			break
+		}
+	}
+	if q < len(t) {
+		r.rawQuery = span{off + uint32(q) + 1, uint32(len(t) - q - 1)}
+	}
+	raw := t[:q]
+	if len(raw) == 0 { // "http://host" or "http://host?q" means the root (RFC 9112 §3.2.2)
+		r.path, _ = r.appendScratch([]byte{'/'})
+		return nil
+	}
+	rawSpan := span{off, uint32(q)}
+	if !hasByte(raw, '%') {
+		r.path = rawSpan
+		return nil
+	}
+	// The decoded path goes into the arena's scratch space, which was sized for it.
+	start := len(r.arena)
+	dec, ok := appendUnescape(r.arena, raw, false)
+	if !ok {
+		r.arena = r.arena[:start]
+		return errPercent
+	}
+	r.arena = dec
+	r.path = span{uint32(start), uint32(len(dec) - start)}
+	return nil
+}
+
+// schemeLen returns the length of a leading "http://" or "https://" (any case), or 0.
+func schemeLen(t []byte) int {
+	switch {
+	case len(t) >= 7 && equalFold(t[:7], "http://"):
+		return 7
+	case len(t) >= 8 && equalFold(t[:8], "https://"):
+		return 8
+	}
+	return 0
+}
+
+func validAuthority(a []byte) bool {
+	if len(a) == 0 {
+		return false
+	}
+	for _, c := range a {
+		if !isHostByte[c] {
+			return false
+		}
+	}
+	return true
+}
+
+func hasByte(b []byte, c byte) bool {
+	for _, x := range b {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// appendUnescape appends s with %XX sequences decoded to dst; plusSpace also turns '+' into a
+// space, as in query strings. ok is false on a malformed escape.
+func appendUnescape[S ~string | ~[]byte](dst []byte, s S, plusSpace bool) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%':
+			if i+2 >= len(s) {
+				return dst, false
+			}
+			h, l := unhex(s[i+1]), unhex(s[i+2])
+			if h < 0 || l < 0 {
+				return dst, false
+			}
+			dst = append(dst, byte(h<<4|l))
+			i += 2
+		case c == '+' && plusSpace:
+			dst = append(dst, ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst, true
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c - 'a' + 10)
+	case 'A' <= c && c <= 'F':
+		return int(c - 'A' + 10)
+	}
+	return -1
+}
+
+// queryValue returns the first value of key in the raw query q, decoded, and whether it was
+// there. Keys are compared after decoding, so "a%20b" matches "a b". Decoding writes into the
+// request arena when it has room and allocates otherwise.
+func (r *request) queryValue(key string) (string, bool) {
+	q := r.str(r.rawQuery)
+	for q != "" {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		k, v, _ := strings.Cut(pair, "=")
+		if !keyMatches(k, key) {
+			continue
+		}
+		if !strings.ContainsAny(v, "%+") {
+			return v, true
+		}
+		// The decoded value is never longer than v: decode in place in the arena when v fits.
+		if start := len(r.arena); len(v) <= cap(r.arena)-start {
+			if dec, ok := appendUnescape(r.arena, v, true); ok {
+				r.arena = dec
+				return r.str(span{uint32(start), uint32(len(dec) - start)}), true
+			}
+		} else if dec, ok := appendUnescape(nil, v, true); ok {
+			return string(dec), true
+		}
+		return v, true // a malformed escape is passed through as received
+	}
+	return "", false
+}
+
+// keyMatches reports whether the raw query key k decodes to key.
+func keyMatches(k, key string) bool {
+	if !strings.ContainsAny(k, "%+") {
+		return k == key
+	}
+	var buf [64]byte
+	dec, ok := appendUnescape(buf[:0], k, true)
+	return ok && string(dec) == key
+}

@@ -1,0 +1,145 @@
+package core
+
+import "time"
+
+// A timer is a deadline in its loop's 4-ary min-heap. Timers live inside the structures they
+// serve (a connection, a Ctx, a Timer), so arming one allocates nothing, and the loop's
+// epoll_wait timeout is the earliest of them. A 4-ary heap is shallower than a binary one and
+// keeps a parent's children in one cache line.
+type timer struct {
+	when  int64 // loop clock, nanoseconds
+	index int32 // position in the heap; -1 when not armed
+	owner timerOwner
+}
+
+// timerOwner is what a timer calls when it fires, on the loop.
+type timerOwner interface{ fire(l *Loop) }
+
+func (t *timer) armed() bool { return t.index >= 0 }
+
+type timerHeap struct{ h []*timer }
+
+func (th *timerHeap) len() int { return len(th.h) }
+
+// next returns the earliest deadline, or false when no timer is armed.
+func (th *timerHeap) next() (int64, bool) {
+	if len(th.h) == 0 {
+		return 0, false
+	}
+	return th.h[0].when, true
+}
+
+// set arms t for when, moving it if it is already armed.
+func (th *timerHeap) set(t *timer, when int64) {
+	if t.index >= 0 {
+		old := t.when
+		t.when = when
+		if when < old {
+			th.up(int(t.index))
+		} else {
+			th.down(int(t.index))
+		}
+		return
+	}
+	t.when = when
+	t.index = int32(len(th.h))
+	th.h = append(th.h, t)
+	th.up(int(t.index))
+}
+
+// stop disarms t; it is a no-op for a timer that is not armed.
+func (th *timerHeap) stop(t *timer) {
+	i := int(t.index)
+	if i < 0 {
+		return
+	}
+	last := len(th.h) - 1
+	if i != last {
+		th.h[i] = th.h[last]
+		th.h[i].index = int32(i)
+	}
+	th.h[last] = nil
+	th.h = th.h[:last]
+	t.index = -1
+	if i != last {
+		th.down(i)
+		th.up(i)
+	}
+}
+
+// popDue removes and returns the earliest timer if it is due at now.
+func (th *timerHeap) popDue(now int64) *timer {
+	if len(th.h) == 0 || th.h[0].when > now {
+		return nil
+	}
+	t := th.h[0]
+	th.stop(t)
+	return t
+}
+
+func (th *timerHeap) up(i int) {
+	h := th.h
+	t := h[i]
+	for i > 0 {
+		p := (i - 1) / 4
+		if h[p].when <= t.when {
+			break
+		}
+		h[i] = h[p]
+		h[i].index = int32(i)
+		i = p
+	}
+	h[i] = t
+	t.index = int32(i)
+}
+
+func (th *timerHeap) down(i int) {
+	h := th.h
+	n := len(h)
+	t := h[i]
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for j := c + 1; j < c+4 && j < n; j++ {
+			if h[j].when < h[m].when {
+				m = j
+			}
+		}
+		if h[m].when >= t.when {
+			break
+		}
+		h[i] = h[m]
+		h[i].index = int32(i)
+		i = m
+	}
+	h[i] = t
+	t.index = int32(i)
+}
+
+// A Timer is a callback on a loop's timer heap, made by Ctx.AfterFunc. It fires on the loop.
+type Timer struct {
+	t timer
+	l *Loop
+	f func()
+}
+
+func (t *Timer) fire(l *Loop) { t.f() }
+
+// Stop prevents the Timer from firing and reports whether it was still armed. Call it on the
+// Timer's loop (from the handler, a timer or a Post callback).
+func (t *Timer) Stop() bool {
+	if !t.t.armed() {
+		return false
+	}
+	t.l.timers.stop(&t.t)
+	return true
+}
+
+// Reset re-arms the Timer to fire d from now, whether or not it has fired. Call it on the
+// Timer's loop.
+func (t *Timer) Reset(d time.Duration) {
+	t.l.timers.set(&t.t, t.l.now+int64(max(d, 0)))
+}

@@ -1,0 +1,107 @@
+package core
+
+// Byte classes of RFC 9110 §5.6.2 (token) and §5.5 (field values), as tables so that the parser's
+// inner loops are one load and one test per byte.
+
+// isTchar: tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" /
+// "|" / "~" / DIGIT / ALPHA (RFC 9110 §5.6.2). Field names and methods are tokens.
+var isTchar = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+		t[c-'a'+'A'] = true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// isValueByte: field-content is VCHAR, SP, HTAB and obs-text (RFC 9110 §5.5). Everything else —
+// NUL, a bare CR or LF, other CTLs, DEL — makes the field invalid.
+var isValueByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
+	}
+	for c := 0x80; c <= 0xff; c++ {
+		t[c] = true
+	}
+	t['\t'] = true
+	return t
+}()
+
+// isTargetByte: what a request-target may hold. RFC 9112 §3.2 builds targets from URI characters;
+// like most servers we also pass bytes >= 0x80 through (clients send raw UTF-8 paths), but never
+// a space, a CTL or DEL, which would let the line be split differently by another parser.
+var isTargetByte = func() (t [256]bool) {
+	for c := 0x21; c < 0x7f; c++ {
+		t[c] = true
+	}
+	for c := 0x80; c <= 0xff; c++ {
+		t[c] = true
+	}
+	return t
+}()
+
+// isHostByte: reg-name, IP-literal and port characters of a Host value (RFC 3986 §3.2.2): unreserved,
+// sub-delims, ":", "[", "]" and "%" of pct-encoding.
+var isHostByte = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+		t[c-'a'+'A'] = true
+	}
+	for _, c := range "-._~!$&'()*+,;=:[]%" {
+		t[c] = true
+	}
+	return t
+}()
+
+// lower folds an ASCII letter to lower case.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// equalFold reports whether b equals the lower-case ASCII string s, ignoring case in b.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		if lower(b[i]) != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// equalFoldString is equalFold for two strings of any case.
+func equalFoldString(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// trimOWS strips optional whitespace (SP, HTAB; RFC 9110 §5.6.3) from both ends of b.
+func trimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
