@@ -89,8 +89,7 @@ func (cx *Ctx) commit(whole bool) {
 	}
 	if cx.rflags&rfChunked != 0 {
 		var hex [18]byte
-		h := strconv.AppendInt(hex[:0], cx.body.size, 16)
-		c.out.write(pool, append(h, '\r', '\n'))
+		c.out.write(pool, appendChunkSize(hex[:0], cx.body.size))
 		c.out.moveFrom(pool, &cx.body)
 		c.out.write(pool, crlf)
 		return
@@ -127,15 +126,20 @@ func (cx *Ctx) finish() {
 
 var lastChunk = []byte("0\r\n\r\n")
 
-// mustClose reports whether the finished response ends its connection.
-func (cx *Ctx) mustClose() bool { return cx.rflags&rfClose != 0 }
-
 // bodyErrorResponse answers for a handler that returned without responding after its request
-// body failed: 400 for broken framing, 413 past the size limit, 408 for a body that stopped
-// coming. The connection closes after it, since the body's end is unknown.
+// body failed — 400 for broken framing, 413 past the size limit, 408 for a body that stopped
+// coming, the connection closing after it since the body's end is unknown — or after the
+// shutdown's grace period ended its wait: 503.
 func (cx *Ctx) bodyErrorResponse() {
+	if cx.status != 0 || cx.written != 0 {
+		return
+	}
+	if cx.gone == ErrShutdown {
+		cx.errorResponse(503, "the server is shutting down")
+		return
+	}
 	err := cx.conn.body.err
-	if err == nil || cx.status != 0 || cx.written != 0 {
+	if err == nil {
 		return
 	}
 	status := 0

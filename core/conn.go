@@ -205,25 +205,29 @@ func (c *conn) nextRequest() bool {
 }
 
 // handlerDone is called once a request's handler (or its continuation) has finished: it
-// completes the response and decides what the connection does next.
+// completes the response and decides what the connection does next. Whether the connection
+// can be kept is decided before the response head goes out, so that the head says so.
 func (c *conn) handlerDone() {
-	c.ctx.finish()
-	if c.state == stClosed {
-		c.body.end(c.l)
-		return
-	}
 	b := &c.body
+	if !b.complete() && b.err == nil && len(c.in) > 0 {
+		// Skip the part of the unread body that has already arrived.
+		_, used, _ := b.decode(nil, c.in)
+		c.in = c.in[used:]
+	}
+	keep := c.keepAlive && b.err == nil &&
+		(b.complete() || !b.waiting100 && !(b.kind == bodyLength && b.remaining > drainMax))
+	if !keep {
+		c.ctx.rflags |= rfClose
+	}
+	c.ctx.finish()
 	switch {
-	case !c.keepAlive || c.ctx.mustClose():
+	case c.state == stClosed:
+		b.end(c.l)
+	case !c.keepAlive:
+		// Unread body (or a client still waiting for its 100 Continue): drain on close.
 		c.closeAfterOutput(!b.complete())
 	case b.complete():
 		c.nextIdle()
-	case b.waiting100:
-		// The client is waiting for a 100 Continue that will not come now; it may never send the
-		// body, so the connection cannot be reused.
-		c.closeAfterOutput(true)
-	case b.kind == bodyLength && b.remaining-int64(len(c.in)) > drainMax:
-		c.closeAfterOutput(true)
 	default:
 		c.state = stDrain
 		c.drainLeft = drainMax

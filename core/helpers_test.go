@@ -117,3 +117,14 @@ func helloHandler(c *Ctx) {
 func newTestLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+// readResp reads one GET response and returns its body, or the error that stopped the read.
+func readResp(c *rawConn) (string, error) {
+	resp, err := http.ReadResponse(c.br, &http.Request{Method: "GET"})
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}

@@ -34,13 +34,13 @@ type Loop struct {
 	nconns int
 	serial uint32 // of the last connection opened
 
-	timers timerHeap
-	ready  []*Ctx // parked handlers to resume at the top of the next iteration
-	coros  []*coro
-	reqs   []*request
+	timers      timerHeap
+	ready       []*Ctx // parked handlers to resume at the top of the next iteration
+	coros       []*coro
+	reqs        []*request
 	chunkedFree []*chunkedDecoder
-	pool   bufPool
-	iov    []unix.Iovec
+	pool        bufPool
+	iov         []unix.Iovec
 
 	epoch   time.Time
 	now     int64 // monotonic nanoseconds since epoch, read once per iteration

@@ -196,9 +196,7 @@ func (cx *Ctx) stream(p []byte) error {
 	pool := &c.l.pool
 	if cx.rflags&rfChunked != 0 {
 		var hex [18]byte
-		h := strconv.AppendInt(hex[:0], int64(len(p)), 16)
-		h = append(h, '\r', '\n')
-		c.out.write(pool, h)
+		c.out.write(pool, appendChunkSize(hex[:0], int64(len(p))))
 		if err := cx.send(p); err != nil {
 			return err
 		}

@@ -1,0 +1,104 @@
+//go:build !race
+
+package core
+
+import (
+	"io"
+	"net"
+	"testing"
+)
+
+// roundTripper sends one fixed request and reads one fixed-size response over a kept-alive
+// connection, allocating nothing itself, so that AllocsPerRun counts the server's allocations.
+type roundTripper struct {
+	conn net.Conn
+	req  []byte
+	resp []byte
+}
+
+func newRoundTripper(t *testing.T, addr, req string) *roundTripper {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	rt := &roundTripper{conn: c, req: []byte(req)}
+	// Learn the response size from a first exchange.
+	if _, err := c.Write(rt.req); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.resp = make([]byte, n)
+	return rt
+}
+
+func (rt *roundTripper) do(t *testing.T) {
+	if _, err := rt.conn.Write(rt.req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(rt.conn, rt.resp); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHelloAllocatesNothing: a keep-alive hello request costs zero allocations in steady state.
+func TestHelloAllocatesNothing(t *testing.T) {
+	_, addr := startServer(t, helloHandler, Options{})
+	rt := newRoundTripper(t, addr, "GET / HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\nAccept: */*\r\n\r\n")
+	for range 100 {
+		rt.do(t)
+	}
+	if n := testing.AllocsPerRun(2000, func() { rt.do(t) }); n != 0 {
+		t.Fatalf("%v allocations per request, want 0", n)
+	}
+}
+
+// TestPipelinedAllocatesNothing: eight pipelined requests per write, zero allocations.
+func TestPipelinedAllocatesNothing(t *testing.T) {
+	_, addr := startServer(t, helloHandler, Options{})
+	req := ""
+	for range 8 {
+		req += "GET /p?x=1 HTTP/1.1\r\nHost: localhost\r\n\r\n"
+	}
+	rt := newRoundTripper(t, addr, "GET /p?x=1 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	one := len(rt.resp)
+	rt.req = []byte(req)
+	rt.resp = make([]byte, 8*one)
+	for range 50 {
+		rt.do(t)
+	}
+	if n := testing.AllocsPerRun(500, func() { rt.do(t) }); n != 0 {
+		t.Fatalf("%v allocations per 8 pipelined requests, want 0", n)
+	}
+}
+
+// TestReadBodyAllocatesNothing: reading a 64 KiB POST with ReadBody allocates nothing in the core.
+func TestReadBodyAllocatesNothing(t *testing.T) {
+	buf := make([]byte, 16<<10)
+	_, addr := startServer(t, func(c *Ctx) {
+		n := 0
+		for {
+			k, err := c.ReadBody(buf)
+			n += k
+			if err != nil {
+				break
+			}
+		}
+		if n != 64<<10 {
+			c.SetStatus(500)
+		}
+	}, Options{})
+	body := make([]byte, 64<<10)
+	req := "POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 65536\r\n\r\n" + string(body)
+	rt := newRoundTripper(t, addr, req)
+	for range 20 {
+		rt.do(t)
+	}
+	if n := testing.AllocsPerRun(200, func() { rt.do(t) }); n != 0 {
+		t.Fatalf("%v allocations per 64 KiB upload, want 0", n)
+	}
+}

@@ -1,0 +1,365 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestSuspendResumeFromOtherGoroutine(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		w := c.Waker()
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			w.Wake(fmt.Errorf("woken"))
+		}()
+		err := c.Suspend()
+		c.WriteString(err.Error())
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.response("GET"); body != "woken" {
+		t.Fatal(body)
+	}
+}
+
+// TestParkedHandlerParksOnlyItself: while one handler is parked, others on the same loop answer.
+func TestParkedHandlerParksOnlyItself(t *testing.T) {
+	release := make(chan Waker, 1)
+	_, addr := startServer(t, func(c *Ctx) {
+		if c.Path() == "/park" {
+			release <- c.Waker()
+			c.Suspend()
+		}
+		c.WriteString(c.Path())
+	}, Options{})
+	parked := dial(t, addr)
+	parked.send("GET /park HTTP/1.1\r\nHost: h\r\n\r\n")
+	w := <-release
+	for i := range 20 {
+		c := dial(t, addr)
+		c.send("GET /other HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c.response("GET"); body != "/other" {
+			t.Fatalf("request %d: %q", i, body)
+		}
+	}
+	w.Wake(nil)
+	if _, body := parked.response("GET"); body != "/park" {
+		t.Fatal(body)
+	}
+}
+
+func TestSuspendForTimeout(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		start := time.Now()
+		err := c.SuspendFor(100 * time.Millisecond)
+		c.WriteString(fmt.Sprint(err == ErrTimeout, time.Since(start) >= 90*time.Millisecond))
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.response("GET"); body != "true true" {
+		t.Fatal(body)
+	}
+}
+
+// TestStaleWakerIgnored: a Waker taken for a park that timed out must not wake a later one.
+func TestStaleWakerIgnored(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		w := c.Waker()
+		c.SuspendFor(10 * time.Millisecond)
+		w.Wake(errors.New("stale"))
+		err := c.SuspendFor(100 * time.Millisecond)
+		c.WriteString(fmt.Sprint(err))
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.response("GET"); body != ErrTimeout.Error() {
+		t.Fatal(body)
+	}
+}
+
+func TestSuspendOutsideHandler(t *testing.T) {
+	errc := make(chan error, 1)
+	_, addr := startServer(t, func(c *Ctx) {
+		c.Post(func() { errc <- c.Suspend() })
+		c.SuspendFor(50 * time.Millisecond)
+		c.WriteString("ok")
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.response("GET")
+	if err := <-errc; err != ErrNotInHandler {
+		t.Fatalf("Suspend from a posted function: %v", err)
+	}
+}
+
+func TestPanicAnswers500AndLoopGoesOn(t *testing.T) {
+	logs := &logBuffer{}
+	_, addr := startServer(t, func(c *Ctx) {
+		if c.Path() == "/panic" {
+			panic("boom")
+		}
+		c.WriteString("fine")
+	}, Options{Logger: newTestLogger(logs)})
+	for range 3 {
+		c := dial(t, addr)
+		c.send("GET /panic HTTP/1.1\r\nHost: h\r\n\r\n")
+		resp, _ := c.response("GET")
+		if resp.StatusCode != 500 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		c2 := dial(t, addr)
+		c2.send("GET /ok HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c2.response("GET"); body != "fine" {
+			t.Fatal(body)
+		}
+	}
+	if !strings.Contains(logs.String(), "boom") {
+		t.Fatal("panic not logged")
+	}
+}
+
+// TestPanicAfterParkAndStream: a panic after the head went out closes the connection.
+func TestPanicAfterResponseStarted(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		c.WriteString("partial")
+		c.Flush()
+		c.SuspendFor(time.Millisecond)
+		panic("late")
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, err := readResponseErr(c)
+	if err == nil && resp != "partial" {
+		t.Fatalf("body %q", resp)
+	}
+	c.expectEOF()
+}
+
+func readResponseErr(c *rawConn) (string, error) {
+	resp, err := readResp(c)
+	if err != nil {
+		return "", err
+	}
+	return resp, nil
+}
+
+func TestDisconnectWhileParked(t *testing.T) {
+	got := make(chan error, 1)
+	parked := make(chan struct{})
+	_, addr := startServer(t, func(c *Ctx) {
+		ctx := c.Context()
+		close(parked)
+		err := c.Suspend()
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+			err = errors.New("context not cancelled")
+		}
+		got <- err
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	<-parked
+	c.Close()
+	select {
+	case err := <-got:
+		if err != ErrClosed {
+			t.Fatalf("Suspend returned %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("parked handler not woken by the disconnect")
+	}
+}
+
+func TestShutdownWhileParked(t *testing.T) {
+	got := make(chan error, 1)
+	parked := make(chan struct{})
+	s, addr := startServer(t, func(c *Ctx) {
+		close(parked)
+		got <- c.Suspend()
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	<-parked
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != context.DeadlineExceeded {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := <-got; err != ErrShutdown {
+		t.Fatalf("Suspend returned %v", err)
+	}
+	if resp, _ := c.response("GET"); resp.StatusCode != 503 || !resp.Close {
+		t.Fatalf("status %d close %v, want 503 and close", resp.StatusCode, resp.Close)
+	}
+	c.expectEOF()
+}
+
+// TestShutdownGraceful: a handler that finishes within the grace period answers in full; idle
+// connections close at once; new connections are refused.
+func TestShutdownGraceful(t *testing.T) {
+	parked := make(chan Waker, 1)
+	s, addr := startServer(t, func(c *Ctx) {
+		if c.Path() == "/slow" {
+			parked <- c.Waker()
+			c.Suspend()
+		}
+		c.WriteString("done " + c.Path())
+	}, Options{})
+	idle := dial(t, addr)
+	idle.send("GET /x HTTP/1.1\r\nHost: h\r\n\r\n")
+	idle.response("GET")
+	busy := dial(t, addr)
+	busy.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
+	w := <-parked
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	idle.expectEOF()
+	w.Wake(nil)
+	resp, body := busy.response("GET")
+	if body != "done /slow" || !resp.Close {
+		t.Fatalf("%q close=%v", body, resp.Close)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDetachContinuation(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		path := strings.Clone(c.Path())
+		c.DetachFor(20*time.Millisecond, func(err error) {
+			c.WriteString(fmt.Sprintf("%s after %v", path, err))
+		})
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n")
+	for _, want := range []string{"/a after dwell: timeout", "/b after dwell: timeout"} {
+		if _, body := c.response("GET"); body != want {
+			t.Fatalf("%q, want %q", body, want)
+		}
+	}
+}
+
+func TestDetachResumedAndDisconnected(t *testing.T) {
+	got := make(chan error, 2)
+	_, addr := startServer(t, func(c *Ctx) {
+		if c.Path() == "/resume" {
+			w := c.Waker()
+			c.Detach(func(err error) { c.WriteString("resumed") })
+			go w.Wake(nil)
+			return
+		}
+		c.Detach(func(err error) { got <- err })
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET /resume HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.response("GET"); body != "resumed" {
+		t.Fatal(body)
+	}
+	c.send("GET /hang HTTP/1.1\r\nHost: h\r\n\r\n")
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	select {
+	case err := <-got:
+		if err != ErrClosed {
+			t.Fatal(err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("continuation not told of the disconnect")
+	}
+}
+
+// TestHoldWaitsThroughDisconnect: Hold ends only by a wake, then reports the disconnect.
+func TestHoldWaitsThroughDisconnect(t *testing.T) {
+	got := make(chan error, 1)
+	held := make(chan Waker, 1)
+	_, addr := startServer(t, func(c *Ctx) {
+		held <- c.Waker()
+		got <- c.Hold()
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	w := <-held
+	c.Close()
+	select {
+	case err := <-got:
+		t.Fatalf("Hold ended by the disconnect: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	w.Wake(nil)
+	if err := <-got; err != ErrClosed {
+		t.Fatalf("Hold returned %v, want ErrClosed", err)
+	}
+}
+
+// TestDisconnectsFreeParked parks many handlers, disconnects them all, and checks that what they
+// held is released: every handler wakes, and the coroutines go back to a bounded pool, so a
+// second round leaves no more goroutines than the first.
+func TestDisconnectsFreeParked(t *testing.T) {
+	var mu sync.Mutex
+	woke := 0
+	_, addr := startServer(t, func(c *Ctx) {
+		c.Suspend()
+		mu.Lock()
+		woke++
+		mu.Unlock()
+	}, Options{})
+	base := runtime.NumGoroutine()
+	const n = 300
+	var after [2]int
+	for round := range after {
+		conns := make([]*rawConn, n)
+		for i := range conns {
+			conns[i] = dial(t, addr)
+			conns[i].send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		}
+		waitFor(t, func() bool { return runtime.NumGoroutine() >= base+n })
+		for _, c := range conns {
+			c.Close()
+		}
+		waitFor(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return woke == n*(round+1)
+		})
+		waitFor(t, func() bool { return runtime.NumGoroutine() <= base+coroPoolMax+4 })
+		after[round] = runtime.NumGoroutine()
+	}
+	if after[1] > after[0] {
+		t.Fatalf("goroutines grew from %d to %d over a second round", after[0], after[1])
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestAfterFunc(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		w := c.Waker()
+		fired := false
+		stopped := c.AfterFunc(time.Hour, func() { panic("stopped timer fired") })
+		c.AfterFunc(10*time.Millisecond, func() { fired = true; w.Wake(nil) })
+		c.Suspend()
+		c.WriteString(fmt.Sprint(fired, stopped.Stop()))
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.response("GET"); body != "true true" {
+		t.Fatal(body)
+	}
+}

@@ -1,0 +1,123 @@
+package core
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRejectsOnTheWire checks each refusal's status, its Connection: close, and the close.
+func TestRejectsOnTheWire(t *testing.T) {
+	var mu sync.Mutex
+	var ran []string
+	_, addr := startServer(t, func(c *Ctx) {
+		mu.Lock()
+		ran = append(ran, strings.Clone(c.Target()))
+		mu.Unlock()
+	}, Options{MaxHeaderBytes: 4 << 10, MaxBodyBytes: 1000})
+	long := strings.Repeat("a", 5<<10)
+	tests := []struct {
+		name, raw string
+		status    int
+	}{
+		{"malformed line", "GET\r\n\r\n", 400},
+		{"missing host", "GET / HTTP/1.1\r\n\r\n", 400},
+		{"space before colon", "GET / HTTP/1.1\r\nHost : h\r\n\r\n", 400},
+		{"obs-fold", "GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n b\r\n\r\n", 400},
+		{"TE and CL", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc", 400},
+		{"bad CL", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1x\r\n\r\n", 400},
+		{"unknown coding", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: br, chunked\r\n\r\n0\r\n\r\n", 501},
+		{"version", "GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505},
+		{"long target", "GET /" + long + " HTTP/1.1\r\nHost: h\r\n\r\n", 414},
+		{"long header", "GET / HTTP/1.1\r\nHost: h\r\nX: " + long + "\r\n\r\n", 431},
+		{"body too large", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1001\r\n\r\n", 413},
+		{"expectation", "GET / HTTP/1.1\r\nHost: h\r\nExpect: nothing\r\n\r\n", 417},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := dial(t, addr)
+			// A valid request first: the refusal must come after its response, in order.
+			c.send("GET /before HTTP/1.1\r\nHost: h\r\n\r\n" + tt.raw + "GET /after HTTP/1.1\r\nHost: h\r\n\r\n")
+			if resp, _ := c.response("GET"); resp.StatusCode != 200 {
+				t.Fatalf("first response %d", resp.StatusCode)
+			}
+			resp, body := c.response("GET")
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d (%q), want %d", resp.StatusCode, body, tt.status)
+			}
+			if !resp.Close {
+				t.Fatal("refusal without Connection: close")
+			}
+			c.expectEOF()
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, target := range ran {
+		if target != "/before" {
+			t.Errorf("handler ran for %q", target)
+		}
+	}
+}
+
+func TestHeaderTimeout(t *testing.T) {
+	_, addr := startServer(t, helloHandler, Options{HeaderTimeout: 300 * time.Millisecond})
+	c := dial(t, addr)
+	start := time.Now()
+	c.send("GET / HTTP/1.1\r\nHo")
+	resp, _ := c.response("GET")
+	if resp.StatusCode != 408 {
+		t.Fatalf("status %d, want 408", resp.StatusCode)
+	}
+	c.expectEOF()
+	if d := time.Since(start); d < 250*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("cut after %v, want about 300ms", d)
+	}
+}
+
+// TestSlowlorisCut trickles a header slower than the header timeout allows.
+func TestSlowlorisCut(t *testing.T) {
+	_, addr := startServer(t, helloHandler, Options{HeaderTimeout: 400 * time.Millisecond})
+	c := dial(t, addr)
+	start := time.Now()
+	go func() {
+		for _, b := range []byte("GET / HTTP/1.1\r\nHost: h\r\nX-A: b\r\n") {
+			if _, err := c.Write([]byte{b}); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	resp, _ := c.response("GET")
+	if resp.StatusCode != 408 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("slow header cut after %v", d)
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	_, addr := startServer(t, helloHandler, Options{IdleTimeout: 300 * time.Millisecond})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.response("GET")
+	start := time.Now()
+	c.expectEOF()
+	if d := time.Since(start); d < 250*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("idle connection closed after %v, want about 300ms", d)
+	}
+}
+
+// TestIdleTimeoutRestartsPerRequest checks that the idle deadline moves with each request:
+// a connection used more often than the timeout stays open.
+func TestIdleTimeoutRestartsPerRequest(t *testing.T) {
+	_, addr := startServer(t, helloHandler, Options{IdleTimeout: 300 * time.Millisecond})
+	c := dial(t, addr)
+	for range 6 {
+		c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		c.response("GET")
+		time.Sleep(150 * time.Millisecond)
+	}
+}

@@ -1,0 +1,90 @@
+package core
+
+import (
+	"errors"
+	"os"
+)
+
+// SendFile sends n bytes of f, from offset off, as the next part of the response body, with
+// sendfile(2): the bytes go from the page cache to the socket without being copied through the
+// process. The head is committed first if it has not been (set Content-Length beforehand to
+// avoid chunked framing). The handler parks until the bytes are written, so f only needs to stay
+// open until SendFile returns; a file that turns out shorter than n (truncated meanwhile) ends
+// the connection with an error. SendFile cannot be used from a continuation (ErrNotInHandler).
+func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
+	if err := cx.writeErr(); err != nil {
+		return err
+	}
+	if n < 0 || off < 0 {
+		return errors.New("dwell: SendFile with a negative offset or length")
+	}
+	c := cx.conn
+	if c.l.current != cx {
+		return ErrNotInHandler
+	}
+	if cx.declLen >= 0 && cx.written+n > cx.declLen {
+		return ErrBodyLength
+	}
+	cx.written += n
+	if cx.noBody() || n == 0 {
+		return nil
+	}
+	fd, err := fileFd(f)
+	if err != nil {
+		return err
+	}
+	if cx.rflags&rfCommitted == 0 {
+		cx.commit(false)
+	}
+	pool := &c.l.pool
+	if cx.rflags&rfChunked != 0 {
+		var hex [18]byte
+		c.out.write(pool, appendChunkSize(hex[:0], n))
+	}
+	c.out.appendFile(fd, off, n)
+	if cx.rflags&rfChunked != 0 {
+		c.out.write(pool, crlf)
+	}
+	progressed, err := c.out.send(c, nil)
+	if err != nil {
+		c.close(ErrClosed)
+		return ErrClosed
+	}
+	c.afterSend(progressed)
+	for c.state != stClosed && c.out.hasFile() {
+		if err := cx.suspend(parkWrite); err != nil {
+			return err
+		}
+	}
+	return cx.writeErr()
+}
+
+// fileFd returns f's descriptor without switching it to blocking mode (as File.Fd would).
+func fileFd(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	if err := rc.Control(func(s uintptr) { fd = int(s) }); err != nil {
+		return -1, err
+	}
+	return fd, nil
+}
+
+// appendChunkSize appends a chunk-size line (RFC 9112 §7.1) for n bytes.
+func appendChunkSize(b []byte, n int64) []byte {
+	const hexDigits = "0123456789abcdef"
+	var tmp [16]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = hexDigits[n&15]
+		n >>= 4
+		if n == 0 {
+			break
+		}
+	}
+	b = append(b, tmp[i:]...)
+	return append(b, '\r', '\n')
+}
