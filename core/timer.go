@@ -19,8 +19,6 @@ func (t *timer) armed() bool { return t.index >= 0 }
 
 type timerHeap struct{ h []*timer }
 
-func (th *timerHeap) len() int { return len(th.h) }
-
 // next returns the earliest deadline, or false when no timer is armed.
 func (th *timerHeap) next() (int64, bool) {
 	if len(th.h) == 0 {

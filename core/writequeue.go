@@ -48,10 +48,6 @@ func (q *writeQueue) write(pool *bufPool, p []byte) {
 	}
 }
 
-func (q *writeQueue) writeString(pool *bufPool, s string) {
-	q.write(pool, unsafe.Slice(unsafe.StringData(s), len(s)))
-}
-
 // tail returns the last item if it is a byte item.
 func (q *writeQueue) tail() *outItem {
 	if len(q.items) == q.head {
@@ -175,7 +171,13 @@ func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
 			}
 			continue
 		}
-		n, e := sysWritev(fd, iov)
+		var n int
+		var e unix.Errno
+		if len(iov) == 1 {
+			n, e = sysWrite(fd, unsafe.Slice(iov[0].Base, iov[0].Len))
+		} else {
+			n, e = sysWritev(fd, iov)
+		}
 		clear(iov)
 		if e != 0 {
 			switch e {

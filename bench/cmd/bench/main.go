@@ -1,0 +1,302 @@
+// Command bench is the driver behind `make bench`: it builds the dwell server and its peers
+// (net/http, fasthttp, nbio) and configures nginx, measures each figure for every server in
+// turn, round after round, with the server alone on CPU 0 and the load generator on CPU 1, and
+// writes docs/performance.md, docs/perf.svg and docs/perf.json from what it measured.
+//
+// Usage, from bench/:
+//
+//	go run ./cmd/bench            # full run: 3 rounds, wrk -d4s, 512 MiB transfers (< 10 min)
+//	go run ./cmd/bench -quick     # 1 round, wrk -d1s, 64 MiB transfers (< 2 min)
+//	go run ./cmd/bench -quick -servers nethttp,fasthttp -figures hello,idle -out /tmp/perf
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dwellhttp/dwell/bench/internal/proc"
+)
+
+// The server runs alone on one CPU and every load generator on the other, so the figures are
+// per core and the client does not steal the server's cycles.
+const (
+	serverCPU      = "0"
+	serverCPUIndex = 0
+	loadCPU        = "1"
+)
+
+// config is the driver's command line.
+type config struct {
+	quick    bool
+	servers  []string
+	figures  []string
+	rounds   int
+	wrkSecs  int
+	xferSize int64
+	starts   int
+	conns    int
+	out      string
+	allocs   string
+	keep     bool
+}
+
+func parseFlags() (config, error) {
+	var c config
+	var servers, figs string
+	var rounds int
+	flag.BoolVar(&c.quick, "quick", false, "one short round of everything, for development (< 2 min)")
+	flag.StringVar(&servers, "servers", strings.Join(serverNames, ","), "servers to measure")
+	flag.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure")
+	flag.IntVar(&rounds, "rounds", 0, "rounds (0: 3, or 1 with -quick)")
+	flag.StringVar(&c.out, "out", "", "directory for performance.md, perf.svg and perf.json (default ../docs)")
+	flag.StringVar(&c.allocs, "allocs", "", "`file` of go test -bench -benchmem output, sub-benchmarks named after servers, for the allocations row")
+	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (binaries, configs, server logs)")
+	flag.Parse()
+	c.servers = splitList(servers)
+	c.figures = splitList(figs)
+	for _, s := range c.servers {
+		if !slices.Contains(serverNames, s) {
+			return c, fmt.Errorf("unknown server %q (known: %s)", s, strings.Join(serverNames, ","))
+		}
+	}
+	for _, f := range c.figures {
+		if specFor(f) == nil {
+			return c, fmt.Errorf("unknown figure %q (known: %s)", f, strings.Join(figureIDs(), ","))
+		}
+	}
+	if !slices.Contains(c.servers, baseline) {
+		// Every ratio is to net/http; without it a table would have nothing to compare with.
+		c.servers = append(c.servers, baseline)
+	}
+	// Reports keep one column order whatever order the flag gave.
+	slices.SortFunc(c.servers, func(a, b string) int {
+		return slices.Index(serverNames, a) - slices.Index(serverNames, b)
+	})
+	c.rounds, c.wrkSecs, c.xferSize, c.starts, c.conns = 3, 4, 512<<20, 5, 5000
+	if c.quick {
+		c.rounds, c.wrkSecs, c.xferSize, c.starts = 1, 1, 64<<20, 3
+	}
+	if rounds > 0 {
+		c.rounds = rounds
+	}
+	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func main() {
+	cfg, err := parseFlags()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	r := &runner{cfg: cfg, procs: newProcs(), start: time.Now(), retries: 10}
+	if cfg.quick {
+		r.retries = 3
+	}
+	err = r.run(ctx)
+	stop()
+	r.procs.stopAll()
+	if r.work != "" {
+		if cfg.keep {
+			r.logf("kept %s", r.work)
+		} else {
+			os.RemoveAll(r.work)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "bench: interrupted; every process it started has been stopped")
+		} else {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// runner holds one run's state.
+type runner struct {
+	cfg      config
+	procs    *procs
+	start    time.Time
+	benchDir string
+	out      string
+	work     string
+	tools    map[string]string
+	load     string
+	file     string
+	download string
+	lua      string
+	meta     Meta
+	res      Results
+	// serverCmds is each server's start command as the report shows it.
+	serverCmds map[string]string
+	// retries is how many noisy wrk runs may still be repeated; the cap keeps a busy machine
+	// from pushing a run past its time budget.
+	retries int
+}
+
+func (r *runner) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench %5.1fs: %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (r *runner) skip(name, why string) {
+	if r.res.Skipped == nil {
+		r.res.Skipped = map[string]string{}
+	}
+	// The report gets one line (a build error's last, which names the file and the problem);
+	// the log gets everything.
+	lines := strings.Split(strings.TrimSpace(why), "\n")
+	short := lines[0]
+	if len(lines) > 1 {
+		short += ": " + strings.TrimSpace(lines[len(lines)-1])
+	}
+	r.res.Skipped[name] = short
+	r.logf("skipping %s: %s", name, why)
+}
+
+func (r *runner) run(ctx context.Context) error {
+	var err error
+	if r.benchDir, err = findBenchDir(); err != nil {
+		return err
+	}
+	r.out = r.cfg.out
+	if r.out == "" {
+		r.out = filepath.Join(r.benchDir, "..", "docs")
+	}
+	if n, err := proc.RaiseNofile(1 << 16); err != nil || n < uint64(r.cfg.conns)+1024 {
+		r.logf("RLIMIT_NOFILE is %d (%v): the memory figures need %d connections", n, err, r.cfg.conns)
+	}
+	if r.tools, err = ensureTools(ctx, r.procs, r.logf); err != nil {
+		return err
+	}
+	machine(&r.meta, r.tools)
+	if r.meta.CPUs < 2 {
+		return fmt.Errorf("the driver needs 2 CPUs (server on CPU %s, load on CPU %s); this machine has %d", serverCPU, loadCPU, r.meta.CPUs)
+	}
+	if r.work, err = os.MkdirTemp("", "dwell-bench-"); err != nil {
+		return err
+	}
+	if err := r.prepareFiles(); err != nil {
+		return err
+	}
+	r.logf("building servers into %s", r.work)
+	servers, err := r.buildServers(ctx, r.cfg.servers)
+	if err != nil {
+		return err
+	}
+	r.meta.Versions = mergeVersions(r.meta.Versions, servers)
+	r.fillMeta()
+	for _, s := range servers {
+		r.res.Servers = append(r.res.Servers, s.name)
+	}
+	r.logf("servers: %s; figures: %s; %d round(s)", strings.Join(r.res.Servers, ","), strings.Join(r.cfg.figures, ","), r.cfg.rounds)
+	for _, id := range r.cfg.figures {
+		if err := r.runFigure(ctx, specFor(id), servers); err != nil {
+			return err
+		}
+	}
+	if r.cfg.allocs != "" || slices.Contains(r.cfg.figures, "hello") {
+		r.res.Figures = append(r.res.Figures, allocsFigure(r.cfg.allocs, r.res.Servers, r.logf))
+	}
+	r.meta.Seconds = time.Since(r.start).Seconds()
+	r.res.Meta = r.meta
+	r.res.summarize()
+	return r.writeReport()
+}
+
+// findBenchDir walks up from the working directory to the bench module's root.
+func findBenchDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil && strings.Contains(string(b), "module github.com/dwellhttp/dwell/bench\n") {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("run the driver inside bench/ (no bench go.mod above %s)", dir)
+		}
+	}
+}
+
+// prepareFiles writes the 254-byte file served at /file, the wrk script and, for nginx, the
+// sparse file served at /download.
+func (r *runner) prepareFiles() error {
+	r.file = filepath.Join(r.work, "file254.txt")
+	line := "dwell benchmark file: 254 bytes of text, small enough to fit one packet with its headers.\n"
+	body := strings.Repeat(line, 3)[:253] + "\n"
+	if err := os.WriteFile(r.file, []byte(body), 0o644); err != nil {
+		return err
+	}
+	r.lua = filepath.Join(r.work, "report.lua")
+	if err := os.WriteFile(r.lua, []byte(wrkScript), 0o644); err != nil {
+		return err
+	}
+	r.download = filepath.Join(r.work, "download.bin")
+	f, err := os.Create(r.download)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Truncate(r.cfg.xferSize); err != nil {
+		return err
+	}
+	// Reading the holes once puts the file in the page cache, so nginx's first download is not
+	// also the page cache's first fill; the Go servers send from memory.
+	_, err = io.Copy(io.Discard, f)
+	return err
+}
+
+func mergeVersions(v map[string]string, servers []*server) map[string]string {
+	if v == nil {
+		v = map[string]string{}
+	}
+	for _, s := range servers {
+		if s.version != "" {
+			v[s.name] = s.version
+		}
+	}
+	return v
+}
+
+func (r *runner) fillMeta() {
+	r.meta.Date = time.Now().UTC().Format("2006-01-02 15:04 UTC")
+	r.meta.Quick = r.cfg.quick
+	r.meta.Rounds = r.cfg.rounds
+	r.meta.WrkSeconds = r.cfg.wrkSecs
+	r.meta.XferBytes = r.cfg.xferSize
+	r.meta.Conns = r.cfg.conns
+	r.meta.Command = "go run ./cmd/bench"
+	flag.Visit(func(f *flag.Flag) {
+		switch {
+		case f.Name == "out":
+			// Where the report went is not part of what it measured.
+		case f.Value.String() == "true":
+			r.meta.Command += " -" + f.Name
+		default:
+			r.meta.Command += " -" + f.Name + " " + shellQuote(f.Value.String())
+		}
+	})
+}

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// summaryRows are the report's first table, one figure per row, in the order of the design's
+// "Figures to reach".
+var summaryRows = []struct{ fig, metric, label string }{
+	{"hello", "cpu_us", "hello keep-alive: server CPU µs per request"},
+	{"hello", "rps", "hello keep-alive: requests per second (wrk -c50)"},
+	{"hello", "p99_us", "hello keep-alive: p99 latency µs"},
+	{"allocs", "allocs", "allocations per request (hello)"},
+	{"close", "cpu_us", "hello with Connection: close: server CPU µs per request"},
+	{"file", "cpu_us", "254-byte file: server CPU µs per request"},
+	{"idle", "kib", "idle keep-alive connection: KiB of server RSS"},
+	{"park", "kib", "parked long poll: KiB of server RSS"},
+	{"download", "gbps", "download over one connection: GB/s"},
+	{"upload", "gbps", "upload over one connection: GB/s"},
+	{"upload", "rss_mib", "upload: server RSS growth, MiB"},
+	{"startup", "ms", "start to first response: ms"},
+}
+
+// noRatio are metrics whose ratio to net/http means nothing.
+var noRatio = map[string]bool{"errors": true, "other_pct": true, "rss_mib": true}
+
+// meanings explain each figure in the report.
+var meanings = map[string]string{
+	"hello": "wrk keeps 50 connections open and sends the next request as soon as an answer arrives. " +
+		"**Server CPU per request** is the server's CPU time during the run (from /proc, all its threads) " +
+		"divided by the requests wrk completed: the cost of a request, independent of how fast the " +
+		"client on the other core can go. Requests per second on two cores are bounded by wrk as much " +
+		"as by the server, so compare CPU per request first. This is the figure that matters most: " +
+		"browsers, HTTP clients and every proxy keep connections alive.",
+	"close": "The same requests with `Connection: close`: each request pays for accept, a new " +
+		"connection's state and the close. Clients rarely do this; a proxy without upstream " +
+		"keep-alive does.",
+	"file": "A 254-byte file served with each server's own file serving (http.ServeFile, " +
+		"fasthttp.ServeFile, nginx's static module, ...), with its stat, headers and small body copy.",
+	"idle": "The load tool opens 1,000 connections, sends one GET /hello on each and reads the answer, " +
+		"waits for the server to go quiet and reads its VmRSS; then the same at 5,000. " +
+		"(RSS@5000 − RSS@1000) / 4000 is what one idle keep-alive connection costs the server, its fixed " +
+		"start-up memory cancelled out. This is what a server pays for every open browser tab or pooled client connection.",
+	"park": "As for idle connections, but each connection sends GET /poll, which the server parks until a " +
+		"POST /release answers all of them: the memory of a waiting handler (goroutine, buffers, request state). " +
+		"The release time is from sending the release to the last of the 5,000 answers. nginx has no long poll of its own.",
+	"download": "One GET /download?n=SIZE over one connection, read by the load tool through a 256 KiB buffer; " +
+		"the server's RSS is sampled every 2 ms and the peak growth reported. Loopback rates are bounded by " +
+		"memory bandwidth and by the client, so they show whether a server keeps up, not a network's speed. " +
+		"nginx sends a sparse file of that size with sendfile.",
+	"upload": "One POST /upload of SIZE bytes with a Content-Length; the server counts the body as it " +
+		"arrives and answers with the count, which the load tool checks. RSS growth shows whether a server " +
+		"streams the body (a few buffers) or holds it whole (nbio does). nginx discards the body (`return` " +
+		"after reading) and answers with the declared length: a discard rate.",
+	"startup": "The load tool execs the server (through taskset) and polls GET /hello every 100 µs until the " +
+		"first 200: exec, runtime start, listen and the first answer.",
+	"allocs": "Allocations per request come from `go test -bench -benchmem` on the hello path, not from " +
+		"this driver: they read n/a until the driver is given benchmark output with -allocs.",
+}
+
+// writeReport writes performance.md, perf.svg and perf.json into the output directory.
+func (r *runner) writeReport() error {
+	if err := os.MkdirAll(r.out, 0o755); err != nil {
+		return err
+	}
+	if err := r.res.writeJSON(filepath.Join(r.out, "perf.json")); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(r.out, "perf.svg"), []byte(chartSVG(&r.res)), 0o644); err != nil {
+		return err
+	}
+	md := filepath.Join(r.out, "performance.md")
+	if err := os.WriteFile(md, []byte(r.markdown()), 0o644); err != nil {
+		return err
+	}
+	r.logf("wrote %s, perf.svg and perf.json", md)
+	return nil
+}
+
+func (r *runner) markdown() string {
+	var b strings.Builder
+	res := &r.res
+	m := res.Meta
+	mode := "full run"
+	if m.Quick {
+		mode = "quick run (one short round: a smoke test, not figures to quote)"
+	}
+	fmt.Fprintf(&b, "# Performance\n\n")
+	fmt.Fprintf(&b, "Generated by `bench/cmd/bench` on %s, %s, in %.0f s. Do not edit by hand: rerun "+
+		"`%s bench` (see [How to rerun](#how-to-rerun)) and commit the new files.\n\n", m.Date, mode, m.Seconds, r.makeCommand())
+	fmt.Fprintf(&b, "Each figure is the median over %s; the tables by figure add the range (min–max) "+
+		"when there are several rounds, and the ratio to net/http (in parentheses in the summary), the median "+
+		"of the per-round ratios. A rerun on the same machine should fall within the ranges shown.\n\n", rounds(m.Rounds))
+
+	b.WriteString("## Summary\n\n")
+	r.summaryTable(&b)
+	if len(res.Skipped) > 0 {
+		b.WriteString("\nNot measured:\n\n")
+		for _, name := range sortedKeys(res.Skipped) {
+			fmt.Fprintf(&b, "- %s: %s\n", name, res.Skipped[name])
+		}
+	}
+	b.WriteString("\n![Server CPU per keep-alive request and memory per idle connection](perf.svg)\n\n")
+
+	b.WriteString("## What the figures mean\n\n")
+	for _, f := range res.Figures {
+		if text, ok := meanings[f.ID]; ok {
+			text = strings.ReplaceAll(text, "SIZE", fmt.Sprintf("%d", m.XferBytes))
+			fmt.Fprintf(&b, "- **%s.** %s\n", f.Title, text)
+		}
+	}
+	b.WriteString("\n**Behind a proxy.** With nginx or a load balancer in front, clients' connections end at the " +
+		"proxy, which talks to the application over a few pooled keep-alive connections: the keep-alive " +
+		"figures are the ones that apply, and idle-connection memory moves to the proxy. Serving clients " +
+		"directly, or holding long polls, is where per-connection memory decides how many a machine can keep.\n\n")
+
+	r.setup(&b)
+	r.rerun(&b)
+
+	b.WriteString("## Results by figure\n\n")
+	for _, f := range res.Figures {
+		r.figureTable(&b, f)
+	}
+	b.WriteString("## Raw data\n\n")
+	b.WriteString("`perf.json` beside this file holds every sample by round, the summaries and the exact " +
+		"commands, so a rerun can be compared figure by figure.\n")
+	return b.String()
+}
+
+func (r *runner) summaryTable(b *strings.Builder) {
+	servers := r.res.Servers
+	fmt.Fprintf(b, "| figure | %s |\n|---|%s\n", strings.Join(servers, " | "), strings.Repeat("---|", len(servers)))
+	for _, row := range summaryRows {
+		f := r.res.figure(row.fig)
+		if f == nil {
+			continue
+		}
+		mt := f.metric(row.metric)
+		cells := make([]string, len(servers))
+		for i, s := range servers {
+			cells[i] = cellBrief(f, mt, s)
+		}
+		fmt.Fprintf(b, "| %s | %s |\n", row.label, strings.Join(cells, " | "))
+	}
+}
+
+// cellBrief is a summary cell: median and ratio, or why there is none.
+func cellBrief(f *Figure, mt *Metric, srv string) string {
+	if _, ok := f.Absent[srv]; ok {
+		return "—"
+	}
+	sum, ok := mt.Summary[srv]
+	if !ok {
+		if len(f.Failed[srv]) > 0 {
+			return "failed"
+		}
+		return "n/a"
+	}
+	s := fmtNum(sum.Median, mt.Digits)
+	if sum.Ratio != nil && srv != baseline && !noRatio[mt.ID] {
+		s += fmt.Sprintf(" (%.2f×)", *sum.Ratio)
+	}
+	return s
+}
+
+func (r *runner) setup(b *strings.Builder) {
+	m := r.res.Meta
+	b.WriteString("## Setup\n\n")
+	fmt.Fprintf(b, "- Machine: %d CPUs (%s), %s memory, Linux %s\n", m.CPUs, orNA(m.CPUModel), memSize(m.MemTotal), m.Kernel)
+	fmt.Fprintf(b, "- Go: %s\n", m.GoVersion)
+	for _, k := range sortedKeys(m.Versions) {
+		fmt.Fprintf(b, "- %s: %s\n", k, m.Versions[k])
+	}
+	fmt.Fprintf(b, "- Method: every server runs alone, pinned to CPU %s with taskset (so the Go servers run with "+
+		"GOMAXPROCS=1 and nginx with one worker); wrk and the load tool are pinned to CPU %s. A fresh server "+
+		"is started for every measurement and stopped after it. wrk runs with -t%d -c%d for %d s after a 1 s "+
+		"warm-up. Figures are measured one after the other; within a figure the servers take turns, round "+
+		"after round, each round starting with the next server. Memory and CPU are read from /proc "+
+		"(VmRSS, per-thread schedstat), summed over the server's process and its children. Transfers move "+
+		"%s bytes (%s MiB); the memory figures hold up to %s connections.\n",
+		serverCPU, loadCPU, wrkThreads, wrkConns, m.WrkSeconds, fmtNum(float64(m.XferBytes), 0), fmtNum(float64(m.XferBytes>>20), 0), fmtNum(float64(m.Conns), 0))
+	b.WriteString("- Noise: the wrk tables include how busy CPU 0 was outside the server during each run " +
+		"(from /proc/stat). Much above a few percent means another process shared the server's core and the " +
+		"figures of that run are not to be trusted; rerun on a quiet machine. A run above 20 % is repeated once " +
+		"(at most 10 times in a full run, 3 in a quick one) and the quieter result kept.\n\n")
+}
+
+func (r *runner) rerun(b *strings.Builder) {
+	m := r.res.Meta
+	b.WriteString("## How to rerun\n\n")
+	b.WriteString("From the repository root, on a Debian machine with Go and at least 2 CPUs (the driver installs " +
+		"wrk and nginx-light with apt-get when they are missing):\n\n```sh\n")
+	mk := r.makeCommand()
+	switch m.Command {
+	case "go run ./cmd/bench":
+		fmt.Fprintf(b, "%s bench         # what produced this page\n", mk)
+	case "go run ./cmd/bench -quick":
+		fmt.Fprintf(b, "%s bench-quick   # what produced this page\n", mk)
+	default:
+		fmt.Fprintf(b, "%s bench         # the full run\n", mk)
+	}
+	fmt.Fprintf(b, "cd bench && %s   # exactly this run\n```\n\n", m.Command)
+	b.WriteString("The driver builds each server with `go build -o $WORK/bin/NAME ./servers/NAME` and the load tool " +
+		"with `go build -o $WORK/bin/load ./cmd/load`, where $WORK is a temporary directory; nginx is configured from " +
+		"`bench/nginx/nginx.conf.tmpl`. Servers start as:\n\n```sh\n")
+	for _, s := range r.res.Servers {
+		if c, ok := r.serverCmds[s]; ok {
+			b.WriteString(c + "\n")
+		}
+	}
+	b.WriteString("```\n\nEach figure then runs (first measurement shown; $PORT and $PID are the server's):\n\n")
+	for _, f := range r.res.Figures {
+		if len(f.Commands) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "%s:\n\n```sh\n%s\n```\n\n", f.Title, strings.Join(f.Commands, "\n"))
+	}
+	b.WriteString("The wrk script `$WORK/report.lua` only prints wrk's summary as JSON (with p99.9):\n\n```lua\n" +
+		wrkScript + "```\n\n")
+}
+
+// makeCommand is "make" when the repository's Makefile has a bench target, else "make -C bench".
+func (r *runner) makeCommand() string {
+	b, err := os.ReadFile(filepath.Join(r.benchDir, "..", "Makefile"))
+	if err == nil && strings.Contains("\n"+string(b), "\nbench:") {
+		return "make"
+	}
+	return "make -C bench"
+}
+
+func (r *runner) figureTable(b *strings.Builder, f *Figure) {
+	servers := r.res.Servers
+	fmt.Fprintf(b, "### %s\n\n", f.Title)
+	fmt.Fprintf(b, "| | %s |\n|---|%s\n", strings.Join(servers, " | "), strings.Repeat("---|", len(servers)))
+	for _, mt := range f.Metrics {
+		label := mt.Label
+		if mt.Unit != "" {
+			label += " (" + mt.Unit + ")"
+		}
+		cells := make([]string, len(servers))
+		ratios := make([]string, len(servers))
+		anyRatio := false
+		for i, s := range servers {
+			cells[i] = cellFull(f, mt, s)
+			if sum, ok := mt.Summary[s]; ok && sum.Ratio != nil {
+				ratios[i] = fmt.Sprintf("%.2f×", *sum.Ratio)
+				anyRatio = anyRatio || s != baseline
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s |\n", label, strings.Join(cells, " | "))
+		if anyRatio && !noRatio[mt.ID] {
+			fmt.Fprintf(b, "| … vs net/http | %s |\n", strings.Join(ratios, " | "))
+		}
+	}
+	b.WriteString("\n")
+	for _, s := range sortedKeys(f.Absent) {
+		fmt.Fprintf(b, "- %s: absent, %s.\n", s, f.Absent[s])
+	}
+	for _, s := range sortedKeys(f.Failed) {
+		for _, msg := range f.Failed[s] {
+			fmt.Fprintf(b, "- %s failed: %s\n", s, firstLine(msg))
+		}
+	}
+	if len(f.Absent)+len(f.Failed) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+// cellFull is a figure-table cell: median and range.
+func cellFull(f *Figure, mt *Metric, srv string) string {
+	if _, ok := f.Absent[srv]; ok {
+		return "—"
+	}
+	sum, ok := mt.Summary[srv]
+	if !ok {
+		if len(f.Failed[srv]) > 0 {
+			return "failed"
+		}
+		return "n/a"
+	}
+	if sum.N < 2 {
+		return fmtNum(sum.Median, mt.Digits)
+	}
+	return fmt.Sprintf("%s (%s–%s)", fmtNum(sum.Median, mt.Digits), fmtNum(sum.Min, mt.Digits), fmtNum(sum.Max, mt.Digits))
+}
+
+// fmtNum formats v with digits decimals and thousands separators.
+func fmtNum(v float64, digits int) string {
+	s := fmt.Sprintf("%.*f", digits, v)
+	if math.Abs(v) < 1000 {
+		return s
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	neg := strings.HasPrefix(intPart, "-")
+	intPart = strings.TrimPrefix(intPart, "-")
+	var out []byte
+	for i := range len(intPart) {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, intPart[i])
+	}
+	s = string(out)
+	if neg {
+		s = "-" + s
+	}
+	if frac != "" {
+		s += "." + frac
+	}
+	return s
+}
+
+func (r *Results) figure(id string) *Figure {
+	for _, f := range r.Figures {
+		if f.ID == id {
+			return f
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// rounds spells a round count.
+func rounds(n int) string {
+	if n == 1 {
+		return "one round"
+	}
+	return fmt.Sprintf("%d rounds", n)
+}
+
+// memSize turns /proc/meminfo's "24683620 kB" into "23.5 GiB".
+func memSize(s string) string {
+	var kib float64
+	if _, err := fmt.Sscanf(s, "%f kB", &kib); err != nil {
+		return orNA(s)
+	}
+	return fmt.Sprintf("%.1f GiB", kib/(1<<20))
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

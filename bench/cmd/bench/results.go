@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"slices"
+)
+
+// Results is everything a run measured; the driver writes it as perf.json so a later run can be
+// compared with this one, sample by sample.
+type Results struct {
+	Meta    Meta              `json:"meta"`
+	Servers []string          `json:"servers"`
+	Skipped map[string]string `json:"skipped,omitempty"`
+	Figures []*Figure         `json:"figures"`
+}
+
+// Meta describes the machine, the tools and the settings of a run.
+type Meta struct {
+	Date       string            `json:"date"`
+	Command    string            `json:"command"`
+	Quick      bool              `json:"quick"`
+	Rounds     int               `json:"rounds"`
+	WrkSeconds int               `json:"wrk_seconds"`
+	XferBytes  int64             `json:"transfer_bytes"`
+	Conns      int               `json:"conns"`
+	CPUs       int               `json:"cpus"`
+	CPUModel   string            `json:"cpu_model"`
+	Kernel     string            `json:"kernel"`
+	GoVersion  string            `json:"go_version"`
+	MemTotal   string            `json:"mem_total"`
+	Versions   map[string]string `json:"versions"`
+	Seconds    float64           `json:"seconds"`
+}
+
+// Figure is one measurement (hello keep-alive, idle memory, ...) over every server and round.
+type Figure struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Commands are the commands of the figure's first measurement, with the run's temporary
+	// paths, port and pid replaced by $WORK, $PORT and $PID.
+	Commands []string  `json:"commands"`
+	Metrics  []*Metric `json:"metrics"`
+	// Absent lists servers that do not take part, with the reason.
+	Absent map[string]string `json:"absent,omitempty"`
+	// Failed lists measurements that failed, by server, with the error.
+	Failed map[string][]string `json:"failed,omitempty"`
+}
+
+// Metric is one number of a figure, sampled once per round for each server.
+type Metric struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Unit  string `json:"unit"`
+	// Digits is how many decimals the report shows.
+	Digits  int                 `json:"digits"`
+	Samples map[string][]Sample `json:"samples"`
+	Summary map[string]Summary  `json:"summary"`
+}
+
+// Sample is one round's value.
+type Sample struct {
+	Round int     `json:"round"`
+	Value float64 `json:"value"`
+}
+
+// Summary condenses a server's samples. Ratio is the median over rounds of value/net/http's
+// value in the same round: pairing within a round cancels drift that affects every server
+// alike (another tenant, thermal throttling).
+type Summary struct {
+	N      int      `json:"n"`
+	Median float64  `json:"median"`
+	Min    float64  `json:"min"`
+	Max    float64  `json:"max"`
+	Ratio  *float64 `json:"ratio_to_nethttp,omitempty"`
+}
+
+// baseline is the server the ratios are taken against.
+const baseline = "nethttp"
+
+func (f *Figure) metric(id string) *Metric {
+	for _, m := range f.Metrics {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+func (f *Figure) fail(server, msg string) {
+	if f.Failed == nil {
+		f.Failed = map[string][]string{}
+	}
+	f.Failed[server] = append(f.Failed[server], msg)
+}
+
+func (m *Metric) add(server string, round int, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	if m.Samples == nil {
+		m.Samples = map[string][]Sample{}
+	}
+	m.Samples[server] = append(m.Samples[server], Sample{Round: round, Value: v})
+}
+
+// summarize fills in every metric's Summary.
+func (r *Results) summarize() {
+	for _, f := range r.Figures {
+		for _, m := range f.Metrics {
+			m.Summary = map[string]Summary{}
+			// A baseline that rounds to zero at the metric's precision (0.0 MiB of RSS growth)
+			// would turn noise into huge ratios; those rounds get none.
+			tiny := 0.5 * math.Pow10(-m.Digits)
+			base := map[int]float64{}
+			for _, s := range m.Samples[baseline] {
+				if math.Abs(s.Value) >= tiny {
+					base[s.Round] = s.Value
+				}
+			}
+			for srv, ss := range m.Samples {
+				if len(ss) == 0 {
+					continue
+				}
+				vals := make([]float64, len(ss))
+				var ratios []float64
+				for i, s := range ss {
+					vals[i] = s.Value
+					if b, ok := base[s.Round]; ok {
+						ratios = append(ratios, s.Value/b)
+					}
+				}
+				sum := Summary{N: len(vals), Median: median(vals), Min: slices.Min(vals), Max: slices.Max(vals)}
+				if len(ratios) > 0 {
+					q := median(ratios)
+					sum.Ratio = &q
+				}
+				m.Summary[srv] = sum
+			}
+		}
+	}
+}
+
+// median of an even count is the mean of the middle two.
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func (r *Results) writeJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

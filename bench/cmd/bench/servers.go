@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// serverNames is every server the driver knows, in report order. A Go server is a main package
+// at bench/servers/NAME; nginx is configured from bench/nginx/nginx.conf.tmpl.
+var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "dwell"}
+
+// serverModules maps a Go server to the module whose version the report shows.
+var serverModules = map[string]string{
+	"fasthttp": "github.com/valyala/fasthttp",
+	"nbio":     "github.com/lesismal/nbio",
+}
+
+// server is one server under test.
+type server struct {
+	name string
+	// bin is the built binary, or nginx's path.
+	bin     string
+	version string
+	// lacks lists figures the server cannot take part in, with the reason.
+	lacks map[string]string
+}
+
+func (s *server) isNginx() bool { return s.name == "nginx" }
+
+// argv is the command that starts s on port, pinned to the server CPU.
+func (r *runner) argv(s *server, port int) []string {
+	pin := []string{r.tools["taskset"], "-c", serverCPU}
+	if s.isNginx() {
+		prefix := filepath.Join(r.work, "nginx")
+		return append(pin, s.bin, "-p", prefix+"/", "-c", filepath.Join(prefix, fmt.Sprintf("nginx-%d.conf", port)),
+			"-e", filepath.Join(prefix, "error.log"))
+	}
+	return append(pin, s.bin, "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-file", r.file)
+}
+
+// buildServers builds the Go servers and the load tool into the work directory. A server that
+// does not exist or does not build is skipped with the reason, except the baseline.
+func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, error) {
+	bin := filepath.Join(r.work, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return nil, err
+	}
+	if err := r.goBuild(ctx, filepath.Join(bin, "load"), "./cmd/load"); err != nil {
+		return nil, fmt.Errorf("building the load tool: %w", err)
+	}
+	r.load = filepath.Join(bin, "load")
+	var out []*server
+	for _, name := range names {
+		s := &server{name: name, lacks: map[string]string{}}
+		if name == "nginx" {
+			path, ok := r.tools["nginx"]
+			if !ok {
+				r.skip(name, "nginx is not installed")
+				continue
+			}
+			s.bin, s.version = path, r.meta.Versions["nginx"]
+			s.lacks["park"] = "nginx has no long poll of its own"
+			out = append(out, s)
+			continue
+		}
+		dir := filepath.Join(r.benchDir, "servers", name)
+		if goFiles, _ := filepath.Glob(filepath.Join(dir, "*.go")); len(goFiles) == 0 {
+			r.skip(name, fmt.Sprintf("bench/servers/%s does not exist yet", name))
+			continue
+		}
+		s.bin = filepath.Join(bin, name)
+		if err := r.goBuild(ctx, s.bin, "./servers/"+name); err != nil {
+			if name == baseline {
+				return nil, fmt.Errorf("building %s: %w", name, err)
+			}
+			r.skip(name, fmt.Sprintf("does not build: %v", err))
+			continue
+		}
+		s.version = r.goServerVersion(name, s.bin)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (r *runner) goServerVersion(name, bin string) string {
+	if mod, ok := serverModules[name]; ok {
+		return mod + " " + moduleVersion(bin, mod)
+	}
+	if name == "dwell" {
+		if out, err := exec.Command("git", "-C", r.benchDir, "rev-parse", "--short", "HEAD").Output(); err == nil {
+			return "github.com/dwellhttp/dwell at " + strings.TrimSpace(string(out))
+		}
+		return "github.com/dwellhttp/dwell (working tree)"
+	}
+	return "net/http of " + r.meta.GoVersion
+}
+
+func (r *runner) goBuild(ctx context.Context, out, pkg string) error {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = r.benchDir
+	var msg bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &msg, &msg
+	if err := r.procs.run(ctx, cmd); err != nil {
+		return fmt.Errorf("%w\n%s", err, strings.TrimSpace(msg.String()))
+	}
+	return nil
+}
+
+// nginxConf renders the template for one port.
+func (r *runner) nginxConf(port int) error {
+	prefix := filepath.Join(r.work, "nginx")
+	if err := os.MkdirAll(prefix, 0o755); err != nil {
+		return err
+	}
+	tmpl, err := template.ParseFiles(filepath.Join(r.benchDir, "nginx", "nginx.conf.tmpl"))
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(prefix, fmt.Sprintf("nginx-%d.conf", port)))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// Room for the memory figures' connections, wrk's and the listener's, with a margin.
+	conns := r.cfg.conns + r.cfg.conns/4 + 1024
+	data := map[string]any{"Prefix": prefix, "Port": port, "File": r.file, "Download": r.download,
+		"User": "", "Conns": conns, "Files": 2*conns + 64}
+	if os.Geteuid() == 0 {
+		// The worker would otherwise drop to nobody, who may not read the work directory.
+		data["User"] = "root"
+	}
+	return tmpl.Execute(f, data)
+}
+
+// running is a started server.
+type running struct {
+	srv  *server
+	t    *tracked
+	pid  int
+	port int
+	addr string
+	log  string
+}
+
+// startServer starts s on a free port and waits until it answers GET /hello.
+func (r *runner) startServer(ctx context.Context, s *server) (*running, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	if s.isNginx() {
+		if err := r.nginxConf(port); err != nil {
+			return nil, err
+		}
+	}
+	argv := r.argv(s, port)
+	logPath := filepath.Join(r.work, fmt.Sprintf("%s-%d.log", s.name, port))
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	t, err := r.procs.start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	rs := &running{srv: s, t: t, pid: cmd.Process.Pid, port: port, addr: fmt.Sprintf("127.0.0.1:%d", port), log: logPath}
+	if err := r.waitReady(ctx, rs); err != nil {
+		r.procs.stop(t)
+		return nil, fmt.Errorf("%s: %w\n%s", s.name, err, tail(logPath))
+	}
+	return rs, nil
+}
+
+// waitReady waits for the "listening http://" line (Go servers print it) and then for a 200 to
+// GET /hello, so a server is measured only once it serves.
+func (r *runner) waitReady(ctx context.Context, rs *running) error {
+	deadline := time.Now().Add(15 * time.Second)
+	client := &http.Client{Timeout: time.Second}
+	sawLine := rs.srv.isNginx()
+	for time.Now().Before(deadline) {
+		select {
+		case <-rs.t.done:
+			return fmt.Errorf("exited before it was ready")
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if !sawLine {
+			sawLine = hasLine(rs.log, "listening http://")
+		}
+		if sawLine {
+			resp, err := client.Get("http://" + rs.addr + "/hello")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					client.CloseIdleConnections()
+					return nil
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("not ready within 15 s")
+}
+
+func (r *runner) stopServer(rs *running) {
+	r.procs.stop(rs.t)
+}
+
+func hasLine(path, prefix string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// tail returns the last lines of a log, to show why a server failed.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(lines[max(0, len(lines)-10):], "\n")
+}
+
+// freePort asks the kernel for an unused port. Another process could take it before the server
+// binds it; on loopback during a benchmark that does not happen in practice, and a server that
+// fails to bind fails its measurement loudly.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,110 @@
+// Command load measures what wrk cannot: server memory per idle or parked connection, latency
+// percentiles from a closed loop, one-connection transfer rates with the server's memory growth,
+// start-up time, and a server's CPU time. Each mode prints one JSON object on stdout, which the
+// benchmark driver reads, and progress on stderr.
+//
+// Usage:
+//
+//	load idle     -addr HOST:PORT -pid PID -n 5000 -at 1000,5000
+//	load park     -addr HOST:PORT -pid PID -n 5000 -at 1000,5000 -path /poll -release
+//	load lat      -addr HOST:PORT -c 50 -d 4s -path /hello
+//	load upload   -addr HOST:PORT -pid PID -size 536870912 -path /upload
+//	load download -addr HOST:PORT -pid PID -size 536870912 -path /download
+//	load startup  -addr HOST:PORT -n 5 -path /hello -- COMMAND ARGS...
+//	load cpu      -pid PID [-- COMMAND ARGS...]
+//
+// PID is the server's process; its descendants are counted too (nginx serves from a worker).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/dwellhttp/dwell/bench/internal/proc"
+)
+
+// modes maps each subcommand to its implementation. A mode parses its own flags from args and
+// returns the result object to print.
+var modes = map[string]func(ctx context.Context, args []string) (any, error){
+	"idle":     runIdle,
+	"park":     runPark,
+	"lat":      runLat,
+	"upload":   runUpload,
+	"download": runDownload,
+	"startup":  runStartup,
+	"cpu":      runCPU,
+}
+
+func main() {
+	if len(os.Args) < 2 || modes[os.Args[1]] == nil {
+		names := make([]string, 0, len(modes))
+		for k := range modes {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		fmt.Fprintf(os.Stderr, "usage: load {%s} [flags]\n", strings.Join(names, "|"))
+		os.Exit(2)
+	}
+	// Thousands of connections need thousands of descriptors.
+	if _, err := proc.RaiseNofile(1 << 16); err != nil {
+		fmt.Fprintln(os.Stderr, "load: raising RLIMIT_NOFILE:", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	res, err := modes[os.Args[1]](ctx, os.Args[2:])
+	stop()
+	stopChildren()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+// common holds the flags most modes share.
+type common struct {
+	addr string
+	pid  int
+	path string
+}
+
+func (c *common) register(fs *flag.FlagSet, path string) {
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "server address")
+	fs.IntVar(&c.pid, "pid", 0, "server process id, for its memory and CPU (0: not measured)")
+	fs.StringVar(&c.path, "path", path, "request path")
+}
+
+// checkpoints parses a comma-separated list of connection counts.
+func checkpoints(s string, n int) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v <= 0 || v > n {
+			return nil, fmt.Errorf("checkpoint %q must be a count in 1..%d", f, n)
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) == 0 || out[len(out)-1] != n {
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "load: "+format+"\n", args...)
+}

@@ -1,0 +1,20 @@
+module github.com/dwellhttp/dwell/bench
+
+go 1.26.0
+
+replace github.com/dwellhttp/dwell => ../
+
+require (
+	github.com/dwellhttp/dwell v0.0.0-00010101000000-000000000000
+	github.com/lesismal/nbio v1.6.8
+	github.com/valyala/fasthttp v1.78.0
+)
+
+require (
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/lesismal/llib v1.2.2 // indirect
+	github.com/molecule-man/go-brrr v1.3.1 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)

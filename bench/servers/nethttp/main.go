@@ -1,0 +1,84 @@
+// Command nethttp is the net/http peer of the dwell benchmarks: the standard library server with
+// its defaults, one goroutine per connection.
+package main
+
+import (
+	"context"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dwellhttp/dwell/bench/internal/peer"
+)
+
+func main() {
+	f := peer.ParseFlags()
+	gate := peer.NewGate()
+	bufs := sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, peer.Hello)
+	})
+	mux.HandleFunc("GET /file", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, f.File)
+	})
+	mux.HandleFunc("POST /upload", func(w http.ResponseWriter, r *http.Request) {
+		buf := bufs.Get().(*[]byte)
+		defer bufs.Put(buf)
+		n, err := peer.Count(r.Body, *buf)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, strconv.FormatInt(n, 10))
+	})
+	mux.HandleFunc("GET /poll", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-gate.Wait():
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, peer.Released)
+	})
+	mux.HandleFunc("POST /release", func(w http.ResponseWriter, r *http.Request) {
+		gate.Release()
+		io.WriteString(w, "ok")
+	})
+	mux.HandleFunc("GET /download", func(w http.ResponseWriter, r *http.Request) {
+		n, err := peer.DownloadSize(r.URL.Query().Get("n"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+		io.Copy(w, peer.NewPayload(n))
+	})
+
+	ln, err := net.Listen("tcp", f.Addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux}
+	go func() {
+		if err := srv.Serve(ln); err != http.ErrServerClosed {
+			log.Fatal(err)
+		}
+	}()
+	peer.Ready(ln.Addr().String())
+	peer.WaitForStop()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		// Parked long polls never go idle, so Shutdown may time out; closing is then the answer.
+		srv.Close()
+	}
+}
