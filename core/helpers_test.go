@@ -128,3 +128,5 @@ func readResp(c *rawConn) (string, error) {
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
+
+func newReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }

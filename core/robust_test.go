@@ -1,0 +1,200 @@
+package core
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// mutate damages a valid request: flips, inserts, deletes or duplicates bytes, or cuts it short.
+func mutate(r *rand.Rand, s string) string {
+	b := []byte(s)
+	for range 1 + r.IntN(4) {
+		if len(b) == 0 {
+			break
+		}
+		i := r.IntN(len(b))
+		switch r.IntN(5) {
+		case 0:
+			b[i] = byte(r.IntN(256))
+		case 1:
+			b = append(b[:i], append([]byte{byte(r.IntN(256))}, b[i:]...)...)
+		case 2:
+			b = append(b[:i], b[i+1:]...)
+		case 3:
+			b = append(b[:i], append(append([]byte{}, b[i:min(len(b), i+10)]...), b[i:]...)...)
+		case 4:
+			b = b[:i]
+		}
+	}
+	return string(b)
+}
+
+// TestGarbageNeverCrashes sends 2,000 random and damaged inputs. Each is answered with a status, or
+// the connection is closed; afterwards the server still serves.
+func TestGarbageNeverCrashes(t *testing.T) {
+	_, addr := startServer(t, bodyEcho, Options{HeaderTimeout: time.Second, BodyTimeout: time.Second})
+	r := rand.New(rand.NewPCG(7, 8))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for i := range 2000 {
+		var in string
+		if i%4 == 0 {
+			raw := make([]byte, r.IntN(512))
+			for j := range raw {
+				raw[j] = byte(r.IntN(256))
+			}
+			in = string(raw)
+		} else {
+			in = mutate(r, randomRequest(r))
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			io.WriteString(c, in)
+			c.(*net.TCPConn).CloseWrite()
+			io.Copy(io.Discard, c) // until the server closes
+		}()
+	}
+	wg.Wait()
+	c := dial(t, addr)
+	c.send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok")
+	if resp, _ := c.response("POST"); resp.StatusCode != 200 {
+		t.Fatalf("after the garbage: %d", resp.StatusCode)
+	}
+}
+
+// TestResetsMidRequest resets connections in the middle of a head and of a body.
+func TestResetsMidRequest(t *testing.T) {
+	done := make(chan error, 100)
+	_, addr := startServer(t, func(c *Ctx) {
+		_, err := io.ReadAll(readerFunc(c.ReadBody))
+		done <- err
+	}, Options{})
+	reset := func(s string) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, s)
+		time.Sleep(20 * time.Millisecond)
+		c.(*net.TCPConn).SetLinger(0) // close sends RST
+		c.Close()
+	}
+	reset("GET / HTTP/1.1\r\nHost: h\r\nX-Half")
+	reset("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\nonly part")
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a body cut by a reset read without error")
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the handler reading a reset body never returned")
+	}
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, _ := c.response("GET"); resp.StatusCode != 200 {
+		t.Fatal(resp.StatusCode)
+	}
+}
+
+// TestManyKeepAliveConnections: 1,000 concurrent keep-alive connections × 20 requests each.
+func TestManyKeepAliveConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	_, addr := startServer(t, func(c *Ctx) { c.WriteString(c.Path()) }, Options{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	for i := range 1000 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(20 * time.Second))
+			rc := &rawConn{t, c, newReader(c)}
+			for j := range 20 {
+				path := fmt.Sprintf("/%d/%d", i, j)
+				io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: h\r\n\r\n")
+				body, err := readResp(rc)
+				if err != nil || body != path {
+					errs <- fmt.Errorf("%s: %q %v", path, body, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// TestSlowClientsDoNotDelayOthers: 1,000 connections trickling their heads do not hold up a
+// normal client.
+func TestSlowClientsDoNotDelayOthers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	_, addr := startServer(t, helloHandler, Options{HeaderTimeout: 10 * time.Second})
+	slow := make([]net.Conn, 0, 1000)
+	defer func() {
+		for _, c := range slow {
+			c.Close()
+		}
+	}()
+	for range 1000 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow = append(slow, c)
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n")
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			for _, c := range slow[i%10*100 : i%10*100+100] {
+				c.Write([]byte("X"))
+			}
+		}
+	}()
+	var worst time.Duration
+	c := dial(t, addr)
+	for range 50 {
+		start := time.Now()
+		c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c.response("GET"); body != "Hello World" {
+			t.Fatal(body)
+		}
+		worst = max(worst, time.Since(start))
+	}
+	if worst > 200*time.Millisecond {
+		t.Fatalf("a normal request took %v among 1,000 slow clients", worst)
+	}
+}
