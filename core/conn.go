@@ -19,6 +19,7 @@ type conn struct {
 	events    uint32 // interest registered with the poller
 	keepAlive bool   // the current request allows another after it
 	peerEOF   bool   // the client has shut down its side
+	heldBack  bool   // requests wait until the client reads its responses (see serve)
 	linger    bool   // on close, shut down writes and drain input first (see finishClose)
 
 	rdl, wdl int64 // read-side and write-side deadlines on the loop clock; 0 means none
@@ -110,6 +111,10 @@ func (c *conn) onReadable(hangup bool) {
 // and serves the requests it completes.
 func (c *conn) readInput() {
 	l := c.l
+	if c.outputBlocked() {
+		c.updateInterest()
+		return
+	}
 	k := copy(l.buf, c.in)
 	c.dropSpill()
 	if k < len(l.buf) {
@@ -135,9 +140,20 @@ func (c *conn) readInput() {
 
 // serve runs the requests in c.in until it runs out of input or a handler keeps the
 // connection: several pipelined requests are answered in one turn, and their responses leave
-// in one write.
+// in one write. Two bounds keep one client from taking more than its share: at most
+// maxPipelined requests a turn (the rest wait for the next iteration, behind other
+// connections), and no new request while the client leaves more than WriteHighWater of
+// responses unread (reading resumes once it has taken half).
 func (c *conn) serve() {
-	for {
+	for n := 0; ; n++ {
+		if c.outputBlocked() {
+			c.heldBack = true // afterSend resumes it once the client has read enough
+			return
+		}
+		if n == maxPipelined {
+			c.l.pending = append(c.l.pending, c)
+			return
+		}
 		switch c.state {
 		case stIdle, stHead:
 			if !c.nextRequest() {
@@ -152,6 +168,13 @@ func (c *conn) serve() {
 		}
 	}
 }
+
+// maxPipelined bounds the requests a connection runs in one turn of the loop.
+const maxPipelined = 64
+
+// outputBlocked reports whether the client has left so much output unread that the connection
+// takes no more requests for now.
+func (c *conn) outputBlocked() bool { return c.out.size > int64(c.l.opts.WriteHighWater) }
 
 // nextRequest parses a request head from c.in and starts its handler. It reports whether the
 // connection is ready for more (the handler finished at once).
@@ -381,6 +404,10 @@ func (c *conn) flush() {
 // afterSend updates deadlines, parked writers and closing after bytes were (or were not) written.
 func (c *conn) afterSend(progressed bool) {
 	l := c.l
+	if c.heldBack && c.out.size <= int64(l.opts.WriteHighWater/2) {
+		c.heldBack = false
+		l.pending = append(l.pending, c)
+	}
 	if c.out.size == 0 {
 		c.wdl = 0
 		if c.ctx.state == ctxParked && c.ctx.park == parkWrite {
@@ -410,7 +437,13 @@ func (c *conn) afterSend(progressed bool) {
 func (c *conn) updateInterest() {
 	ev := c.events
 	switch c.state {
-	case stIdle, stHead, stDrain, stLinger:
+	case stIdle, stHead, stDrain:
+		if c.outputBlocked() {
+			ev &^= evRead
+		} else {
+			ev |= evRead | evHangup
+		}
+	case stLinger:
 		ev |= evRead | evHangup
 	case stHandler:
 		if c.ctx.state == ctxParked && c.ctx.park == parkRead {

@@ -35,7 +35,8 @@ type Loop struct {
 	serial uint32 // of the last connection opened
 
 	timers      timerHeap
-	ready       []*Ctx // parked handlers to resume at the top of the next iteration
+	ready       []*Ctx  // parked handlers to resume at the top of the next iteration
+	pending     []*conn // connections with requests held over from their last turn
 	coros       []*coro
 	reqs        []*request
 	chunkedFree []*chunkedDecoder
@@ -120,6 +121,7 @@ func (l *Loop) run() {
 		}
 		l.runTimers()
 		l.runReady()
+		l.runPending()
 		if l.shutting && l.nconns == 0 {
 			return
 		}
@@ -129,7 +131,7 @@ func (l *Loop) run() {
 // pollTimeout is how long the next poll may block. While the last poll found work the loop polls
 // again without blocking; only an idle loop sleeps, until its next timer.
 func (l *Loop) pollTimeout(busy bool) int {
-	if busy || len(l.ready) > 0 {
+	if busy || len(l.ready) > 0 || len(l.pending) > 0 {
 		return 0
 	}
 	when, ok := l.timers.next()
@@ -192,6 +194,22 @@ func (l *Loop) runReady() {
 	rest := copy(l.ready, l.ready[n:])
 	clear(l.ready[rest:])
 	l.ready = l.ready[:rest]
+}
+
+// runPending gives the connections that hit the per-turn bound their next turn.
+func (l *Loop) runPending() {
+	n := len(l.pending)
+	for i := 0; i < n; i++ {
+		c := l.pending[i]
+		l.pending[i] = nil
+		if c.state != stClosed {
+			c.serve()
+			c.settle()
+		}
+	}
+	rest := copy(l.pending, l.pending[n:])
+	clear(l.pending[rest:])
+	l.pending = l.pending[:rest]
 }
 
 // safely runs f on the loop, logging a panic instead of letting it take the loop down.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -346,5 +347,39 @@ func TestSendFile(t *testing.T) {
 	c.send("HEAD /?length=20&n=20 HTTP/1.1\r\nHost: h\r\n\r\n")
 	if resp, body := c.response("HEAD"); body != "" || resp.ContentLength != 20 {
 		t.Fatalf("HEAD: %q, length %d", body, resp.ContentLength)
+	}
+}
+
+// TestPipelinedFloodIsBounded: a client that pipelines requests without reading responses does
+// not make the server queue responses without bound; once it reads, every response arrives.
+func TestPipelinedFloodIsBounded(t *testing.T) {
+	const hw = 32 << 10
+	peak := make(chan int64, 1)
+	var mu sync.Mutex
+	var maxOut int64
+	_, addr := startServer(t, func(c *Ctx) {
+		mu.Lock()
+		maxOut = max(maxOut, c.conn.out.size)
+		mu.Unlock()
+		c.Write(bytes.Repeat([]byte("r"), 1000))
+	}, Options{WriteHighWater: hw})
+	c := dial(t, addr)
+	const n = 3000
+	req := strings.Repeat("GET / HTTP/1.1\r\nHost: h\r\n\r\n", n)
+	go func() {
+		c.Write([]byte(req))
+		time.Sleep(200 * time.Millisecond)
+		mu.Lock()
+		peak <- maxOut
+		mu.Unlock()
+	}()
+	got := <-peak // measured while nothing has been read
+	for i := range n {
+		if _, body := c.response("GET"); len(body) != 1000 {
+			t.Fatalf("response %d: %d bytes", i, len(body))
+		}
+	}
+	if got > hw+4096 {
+		t.Fatalf("queued %d bytes of responses for an unread client; bound is about %d", got, hw)
 	}
 }
