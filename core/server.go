@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
@@ -122,6 +123,12 @@ func (s *Server) serve(fds []int, shared bool) error {
 		return errors.New("dwell: server already serving")
 	}
 	s.started = true
+	// Handlers waiting on work elsewhere (wait.Do workers, publishers) need a processor while
+	// the loops are busy or asleep in epoll_wait.
+	if want := len(fds) + 1; runtime.GOMAXPROCS(0) < want {
+		runtime.GOMAXPROCS(want)
+		s.opts.Logger.Info("dwell: raised GOMAXPROCS so that other goroutines run beside the loops", "GOMAXPROCS", want)
+	}
 	for i, fd := range fds {
 		l, err := newLoop(s, i, fd, shared)
 		if err != nil {

@@ -1,0 +1,69 @@
+package core
+
+import (
+	"net"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// parkedFootprint parks n requests with h and returns the server-side memory (heap in use plus
+// goroutine stacks) per parked request. The client connections are opened before the baseline so
+// that only the server's share is counted.
+func parkedFootprint(t testing.TB, n int, h Handler, parked *atomic.Int64) float64 {
+	_, addr := startServer(t, h, Options{})
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // let the server accept them all
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	req := []byte("GET /messages?after=0 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: Go-http-client/1.1\r\nAccept-Encoding: gzip\r\n\r\n")
+	for _, c := range conns {
+		c.Write(req)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for parked.Load() < int64(n) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := int64(after.HeapInuse) - int64(before.HeapInuse)
+	stack := int64(after.StackInuse) - int64(before.StackInuse)
+	t.Logf("heap %+d B, stacks %+d B per parked request", heap/int64(n), stack/int64(n))
+	return float64(heap+stack) / float64(n)
+}
+
+func TestParkedFootprint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	var co, cont float64
+	t.Run("coroutine", func(t *testing.T) {
+		var parked atomic.Int64
+		co = parkedFootprint(t, 2000, func(c *Ctx) {
+			parked.Add(1)
+			c.Suspend()
+		}, &parked)
+	})
+	t.Run("continuation", func(t *testing.T) {
+		var parked atomic.Int64
+		cont = parkedFootprint(t, 2000, func(c *Ctx) {
+			parked.Add(1)
+			c.Detach(func(error) {})
+		}, &parked)
+	})
+	t.Logf("per parked request: coroutine %.0f B, continuation %.0f B", co, cont)
+}
