@@ -3,15 +3,14 @@ package core
 import "io"
 
 // bodyState is the framing of the current request's body: how much is left and what went wrong.
-// It lives in the connection rather than the request because the loop still needs it after the
-// handler returns, to skip what the handler did not read.
+// The loop still needs it after the handler returns, to skip what the handler did not read.
 type bodyState struct {
+	remaining  int64 // bodyLength: bytes not yet consumed
+	chunked    *chunkedDecoder
 	kind       bodyKind
 	eof        bool
-	waiting100 bool  // the client sent Expect: 100-continue and no 100 has been sent yet
-	remaining  int64 // bodyLength: bytes not yet consumed
-	err        error // sticky: a framing error, the size limit, a timeout, the client gone
-	chunked    *chunkedDecoder
+	waiting100 bool    // the client sent Expect: 100-continue and no 100 has been sent yet
+	failed     errCode // sticky: a framing error, the size limit, a timeout, the client gone
 }
 
 type bodyKind uint8
@@ -26,14 +25,12 @@ const (
 // A declared length over MaxBodyBytes is refused here, before any of it is read and without a
 // 100 Continue.
 func (b *bodyState) begin(l *Loop, r *request) *reject {
-	*b = bodyState{chunked: b.chunked}
+	*b = bodyState{}
 	max := l.opts.MaxBodyBytes
 	switch {
 	case r.chunked:
 		b.kind = bodyChunked
-		if b.chunked == nil {
-			b.chunked = l.getChunked()
-		}
+		b.chunked = l.getChunked()
 		b.chunked.reset(max)
 	case r.contentLength > 0:
 		if max > 0 && r.contentLength > max {
@@ -68,11 +65,14 @@ func (b *bodyState) complete() bool {
 	return true
 }
 
+// err returns the sticky error, or nil.
+func (b *bodyState) err() error { return b.failed.err() }
+
 // decode moves body bytes from src into dst (nil dst discards them) and reports how many bytes of
 // each it used; err is io.EOF at the end of the body, or the sticky framing error.
 func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
-	if b.err != nil {
-		return 0, 0, b.err
+	if b.failed != 0 {
+		return 0, 0, b.err()
 	}
 	switch b.kind {
 	case bodyLength:
@@ -95,17 +95,18 @@ func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
 		err = io.EOF
 	}
 	if err != nil && err != io.EOF {
-		b.err = err
+		b.fail(err)
 	}
 	return nd, ns, err
 }
 
-// fail records err as the body's sticky error unless one is already there.
+// fail records err as the body's sticky error unless one is already there, and returns the
+// sticky error.
 func (b *bodyState) fail(err error) error {
-	if b.err == nil {
-		b.err = err
+	if b.failed == 0 {
+		b.failed = codeOf(err)
 	}
-	return b.err
+	return b.err()
 }
 
 func (l *Loop) getChunked() *chunkedDecoder {

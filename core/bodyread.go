@@ -23,9 +23,9 @@ var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // without progress, ErrClosed or ErrShutdown.
 func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	c := cx.conn
-	b := &c.body
-	if b.err != nil {
-		return 0, b.err
+	b := &cx.body
+	if b.failed != 0 {
+		return 0, b.err()
 	}
 	if cx.state == ctxIdle || b.complete() {
 		return 0, io.EOF
@@ -37,7 +37,7 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 		b.waiting100 = false
 		if len(c.in) == 0 && cx.rflags&rfCommitted == 0 && c.state != stClosed {
 			// Ahead of anything else the handler writes: the final response is not committed.
-			c.out.write(&c.l.pool, continue100)
+			c.out.insertBeforeHead(&c.l.pool, continue100)
 			c.flush()
 		}
 	}
@@ -77,10 +77,10 @@ var errReadAgain = &framingError{"internal: read again"}
 func (cx *Ctx) readSocket(p []byte) (direct int, err error) {
 	c := cx.conn
 	l := c.l
-	b := &c.body
+	b := &cx.body
 	if c.state == stClosed {
-		if cx.gone != nil {
-			return 0, cx.gone
+		if cx.gone != 0 {
+			return 0, cx.gone.err()
 		}
 		return 0, ErrClosed
 	}
@@ -129,10 +129,10 @@ func (cx *Ctx) readSocket(p []byte) (direct int, err error) {
 }
 
 // BodyErr returns the sticky error of the request body, if reading it failed.
-func (cx *Ctx) BodyErr() error { return cx.conn.body.err }
+func (cx *Ctx) BodyErr() error { return cx.body.err() }
 
 // BodyDone reports whether the whole request body has been read.
-func (cx *Ctx) BodyDone() bool { return cx.state != ctxIdle && cx.conn.body.complete() }
+func (cx *Ctx) BodyDone() bool { return cx.state != ctxIdle && cx.body.complete() }
 
 // Trailer returns the value of the first trailer field named name (case-insensitive) of a
 // chunked request body, or "". Trailers are known once the body has been read to io.EOF.
@@ -153,7 +153,7 @@ func (cx *Ctx) Trailer(name string) string {
 // once the body has been read to io.EOF. Borrowed.
 func (cx *Ctx) Trailers() func(yield func(name, value string) bool) {
 	return func(yield func(string, string) bool) {
-		b := &cx.conn.body
+		b := &cx.body
 		if b.kind != bodyChunked || !b.eof {
 			return
 		}

@@ -1,33 +1,34 @@
 package core
 
-import "math/bits"
+import "slices"
 
-// A bufPool recycles byte buffers in power-of-two size classes from 128 B to 64 KiB. Each loop has
-// its own, used only by its goroutine, so it needs no locks. Spill buffers, head arenas and write
-// queue chunks all come from here, which is how an idle connection holds no buffer at all: it
-// takes one only for the bytes it is holding, and gives it back as soon as they are consumed.
+// A bufPool recycles byte buffers by size class. Each loop has its own, used only by its
+// goroutine, so it needs no locks. Request heads, spill buffers and output chunks all come from
+// here, which is how an idle connection holds no buffer at all: it takes one only for the bytes
+// it is holding, and gives it back as soon as they are consumed.
+//
+// Up to 2 KiB the classes are the Go allocator's own, so a buffer sized for a 150-byte request
+// head costs 160 bytes, not 256; above that they are powers of two up to 64 KiB.
 type bufPool struct {
-	free [numClasses][][]byte
+	free [len(bufClasses)][][]byte
 }
 
-const (
-	minClassShift = 7  // 128 B
-	maxClassShift = 16 // 64 KiB
-	numClasses    = maxClassShift - minClassShift + 1
-	// poolBytesPerClass bounds what one class keeps idle, so that a burst does not pin memory.
-	poolBytesPerClass = 1 << 20
-)
+var bufClasses = [...]int{
+	64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288, 320, 352, 384, 416, 448,
+	480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792, 2048,
+	4096, 8192, 16384, 32768, 65536,
+}
+
+// poolBytesPerClass bounds what one class keeps idle, so that a burst does not pin memory.
+const poolBytesPerClass = 1 << 20
 
 // classOf returns the class whose buffers hold n bytes, or -1 when n is over the largest.
 func classOf(n int) int {
-	if n <= 1<<minClassShift {
-		return 0
-	}
-	c := bits.Len(uint(n-1)) - minClassShift
-	if c >= numClasses {
+	i, _ := slices.BinarySearch(bufClasses[:], n)
+	if i == len(bufClasses) {
 		return -1
 	}
-	return c
+	return i
 }
 
 // get returns an empty buffer with room for at least n bytes.
@@ -42,17 +43,14 @@ func (p *bufPool) get(n int) []byte {
 		p.free[c] = f[:len(f)-1]
 		return b
 	}
-	return make([]byte, 0, 1<<(c+minClassShift))
+	return make([]byte, 0, bufClasses[c])
 }
 
-// put recycles b. Buffers that did not come from get (odd capacities) are left to the GC.
+// put recycles b. Buffers that did not come from get (other capacities) are left to the GC.
 func (p *bufPool) put(b []byte) {
 	n := cap(b)
-	if n < 1<<minClassShift || n&(n-1) != 0 {
-		return
-	}
 	c := classOf(n)
-	if c < 0 || len(p.free[c])*n >= poolBytesPerClass {
+	if c < 0 || bufClasses[c] != n || len(p.free[c])*n >= poolBytesPerClass {
 		return
 	}
 	p.free[c] = append(p.free[c], b[:0])

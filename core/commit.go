@@ -5,29 +5,32 @@ import (
 	"strconv"
 )
 
-// commit writes the response head into the connection's queue. whole means the handler has
-// returned, so the body is complete and its length known; otherwise the body streams from here
-// (chunked in HTTP/1.1, delimited by the close in 1.0, or by a declared Content-Length).
+// commit writes the response head into the connection's queue, in the placeholder ahead of any
+// body already written. whole means the handler has returned, so the body is complete and its
+// length known; otherwise the body streams from here (chunked in HTTP/1.1, delimited by the
+// close in 1.0, or by a declared Content-Length).
 func (cx *Ctx) commit(whole bool) {
 	c := cx.conn
 	l := c.l
 	pool := &l.pool
 	status := cx.Status()
+	interim := 0
 	if status < 200 && status != 101 {
 		// A 1xx status is informational (RFC 9110 §15.2): it goes out on its own and the final
 		// response follows, as 200 unless the handler says otherwise.
-		b := c.out.spare(pool, 64)
-		b = appendStatusLine(b, status)
-		b = append(b, crlf...)
-		c.out.commit(pool, b)
+		interim = status
 		status = 200
 		cx.status = 200
 	}
 	noBody := cx.noBody()
+	if noBody {
+		c.out.dropAfterHead(pool)
+	}
+	http11 := cx.rflags&rfHTTP11 != 0
 	length := int64(-1)
 	switch {
-	case whole && (status < 200 || status == 204 || status == 304):
-		// RFC 9110 §8.6: no Content-Length in 1xx and 204; in 304 only if the handler set it.
+	case whole && (status == 204 || status == 304):
+		// RFC 9110 §8.6: no Content-Length in 204; in 304 only if the handler set it.
 		if status == 304 {
 			length = cx.declLen
 		}
@@ -36,7 +39,7 @@ func (cx *Ctx) commit(whole bool) {
 	case cx.declLen >= 0:
 		length = cx.declLen
 	case noBody:
-	case c.ctxMinor() == 1:
+	case http11:
 		cx.rflags |= rfChunked
 	default:
 		cx.rflags |= rfCloseDelimited | rfClose
@@ -45,11 +48,20 @@ func (cx *Ctx) commit(whole bool) {
 		cx.rflags |= rfClose
 	}
 	close := !c.keepAlive || cx.rflags&rfClose != 0
-	n := 160
+	buffered := c.out.afterHead()
+
+	n := 200
 	for _, h := range cx.hdrs {
 		n += len(h.name) + len(h.value) + 4
 	}
-	b := c.out.spare(pool, n)
+	if whole && buffered <= copyLimit {
+		n += int(buffered) // room to merge a small body into the head's buffer (fillHead)
+	}
+	b := pool.get(n)
+	if interim != 0 {
+		b = appendStatusLine(b, interim)
+		b = append(b, crlf...)
+	}
 	b = appendStatusLine(b, status)
 	if cx.rflags&rfHasDate == 0 {
 		b = append(b, "Date: "...)
@@ -77,27 +89,23 @@ func (cx *Ctx) commit(whole bool) {
 	case close:
 		b = append(b, "Connection: close\r\n"...)
 		c.keepAlive = false
-	case c.ctxMinor() == 0:
+	case !http11:
 		b = append(b, "Connection: keep-alive\r\n"...)
 	}
 	b = append(b, crlf...)
-	c.out.commit(pool, b)
-	cx.rflags |= rfCommitted
-	if cx.body.size == 0 || noBody {
-		cx.body.release(pool)
-		return
+	chunkedBody := cx.rflags&rfChunked != 0 && buffered > 0
+	if chunkedBody {
+		b = appendChunkSize(b, buffered) // the body held so far becomes the first chunk
 	}
-	if cx.rflags&rfChunked != 0 {
-		var hex [18]byte
-		c.out.write(pool, appendChunkSize(hex[:0], cx.body.size))
-		c.out.moveFrom(pool, &cx.body)
+	c.out.fillHead(pool, b)
+	if chunkedBody {
 		c.out.write(pool, crlf)
-		return
 	}
-	c.out.moveFrom(pool, &cx.body)
+	cx.rflags |= rfCommitted
 }
 
-func (c *conn) ctxMinor() uint8 { return c.ctx.reqOrEmpty().minor }
+// copyLimit: a body up to this size goes out in the same buffer as its head.
+const copyLimit = 4 << 10
 
 // finish completes the response once the handler (or its continuation) is done.
 func (cx *Ctx) finish() {
@@ -134,11 +142,11 @@ func (cx *Ctx) bodyErrorResponse() {
 	if cx.status != 0 || cx.written != 0 {
 		return
 	}
-	if cx.gone == ErrShutdown {
+	if cx.gone.err() == ErrShutdown {
 		cx.errorResponse(503, "the server is shutting down")
 		return
 	}
-	err := cx.conn.body.err
+	err := cx.body.err()
 	if err == nil {
 		return
 	}
@@ -163,11 +171,12 @@ func (cx *Ctx) bodyErrorResponse() {
 // errorResponse replaces whatever the handler prepared with a plain-text error and closes the
 // connection after it.
 func (cx *Ctx) errorResponse(status int, msg string) {
+	c := cx.conn
 	clear(cx.hdrs)
 	cx.hdrs = cx.hdrs[:0]
-	cx.body.release(&cx.conn.l.pool)
-	cx.rflags = rfClose
-	cx.status = status
+	c.out.dropAfterHead(&c.l.pool)
+	cx.rflags = cx.rflags&(rfHead|rfHTTP11) | rfClose
+	cx.status = uint16(status)
 	cx.declLen = -1
 	cx.written = 0
 	cx.WriteString(strconv.Itoa(status) + " " + StatusText(status) + ": " + msg + "\n")
@@ -177,7 +186,7 @@ func (cx *Ctx) errorResponse(status int, msg string) {
 // has, the connection closes, as the response cannot be completed.
 func (l *Loop) handlerPanic(cx *Ctx, r any) {
 	l.log.Error("dwell: panic in handler", "method", cx.Method(), "target", cx.Target(),
-		"remote", cx.conn.raddr, "panic", r, "stack", string(debug.Stack()))
+		"remote", cx.conn.remoteAddr(), "panic", r, "stack", string(debug.Stack()))
 	if cx.conn.state == stClosed {
 		return
 	}

@@ -1,40 +1,35 @@
 package core
 
 import (
-	"net/netip"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// A conn is one client connection. It holds no buffer while idle: unparsed input lives in the
-// loop's shared buffer during a turn and moves to a pooled spill buffer only if some is left
-// over; output lives in pooled chunks only until the socket takes it.
+// A conn is one client connection. An idle one holds no buffer and no Ctx: unparsed input lives
+// in the loop's shared buffer during a turn and moves to a pooled spill buffer only if some is
+// left over; a Ctx comes from the loop's pool when a request head is complete and goes back
+// when the request is over; output lives in pooled chunks only until the socket takes it.
 type conn struct {
+	tm     timer // first: see timer
 	fd     int32
 	serial uint32
 	l      *Loop
-
-	state     connState
-	events    uint32 // interest registered with the poller
-	keepAlive bool   // the current request allows another after it
-	peerEOF   bool   // the client has shut down its side
-	heldBack  bool   // requests wait until the client reads its responses (see serve)
-	linger    bool   // on close, shut down writes and drain input first (see finishClose)
+	cx     *Ctx // the request being served, or nil
 
 	rdl, wdl int64 // read-side and write-side deadlines on the loop clock; 0 means none
 
 	in    []byte // unparsed input: in the loop buffer during a turn, in spill between turns
 	spill []byte
 	scan  headScan
+	out   writeQueue
 
-	drainLeft int64 // unread body bytes the loop may still discard to keep the connection
-	body      bodyState
-	out       writeQueue
-	tm        timer
-	raddr     netip.AddrPort
-
-	ctx Ctx // the request being served; reused for each request on the connection
+	events    uint32 // interest registered with the poller
+	state     connState
+	keepAlive bool // the current request allows another after it
+	peerEOF   bool // the client has shut down its side
+	heldBack  bool // requests wait until the client reads its responses (see serve)
+	linger    bool // on close, shut down writes and drain input first (see finishClose)
 }
 
 type connState uint8
@@ -55,7 +50,6 @@ const (
 const (
 	drainMax      = 256 << 10
 	lingerTimeout = 2 * time.Second
-	lingerMax     = 1 << 20
 )
 
 func (c *conn) onEvent(ev uint32) {
@@ -81,7 +75,7 @@ func (c *conn) onReadable(hangup bool) {
 	case stIdle, stHead, stDrain:
 		c.readInput()
 	case stHandler:
-		cx := &c.ctx
+		cx := c.cx
 		if cx.state == ctxParked && cx.park == parkRead {
 			cx.wake(nil) // the handler reads for itself, straight into its buffer
 			return
@@ -92,7 +86,7 @@ func (c *conn) onReadable(hangup bool) {
 		if hangup {
 			ev &^= evHangup
 			c.peerEOF = true
-			if c.body.complete() {
+			if cx.body.complete() {
 				cx.clientGone(ErrClosed)
 			}
 		}
@@ -138,6 +132,9 @@ func (c *conn) readInput() {
 	c.settle()
 }
 
+// maxPipelined bounds the requests a connection runs in one turn of the loop.
+const maxPipelined = 64
+
 // serve runs the requests in c.in until it runs out of input or a handler keeps the
 // connection: several pipelined requests are answered in one turn, and their responses leave
 // in one write. Two bounds keep one client from taking more than its share: at most
@@ -168,9 +165,6 @@ func (c *conn) serve() {
 		}
 	}
 }
-
-// maxPipelined bounds the requests a connection runs in one turn of the loop.
-const maxPipelined = 64
 
 // outputBlocked reports whether the client has left so much output unread that the connection
 // takes no more requests for now.
@@ -203,27 +197,32 @@ func (c *conn) nextRequest() bool {
 	case n == scanMore:
 		return false
 	}
-	// Copy the head out of the loop buffer so that nothing pins it; leave room behind it for
-	// the decoded path, which is never longer than the request line.
-	r := l.getRequest(n + int(c.scan.firstLine))
-	r.arena = append(r.arena, c.in[:n]...)
-	r.headLen = n
+	head := c.in[:n]
 	c.in = c.in[n:]
 	c.scan.reset()
-	if rej := parseHead(r); rej != nil {
-		l.putRequest(r)
+	cx := l.getCtx(c)
+	r := &cx.req
+	r.arena = head // parsed in place; the spans are offsets into head
+	fields := l.fields[:0]
+	rej := parseHead(r, &fields)
+	l.fields = fields[:0]
+	if rej == nil {
+		rej = cx.body.begin(l, r)
+	}
+	if rej != nil {
+		r.arena = nil
+		l.putCtx(cx)
 		c.reject(rej)
 		return false
 	}
-	if rej := c.body.begin(l, r); rej != nil {
-		l.putRequest(r)
-		c.reject(rej)
-		return false
-	}
+	// Copy the head out of the loop buffer, so that nothing pins it.
+	r.adopt(&l.pool, head, fields, r.scratchNeeded())
+	r.decodePath()
 	c.keepAlive = !r.connClose && (r.minor == 1 || r.connKeepAlive) && !l.shutting
 	c.state = stHandler
 	c.rdl = 0
-	c.ctx.start(r)
+	c.cx = cx
+	cx.start()
 	return c.state != stHandler
 }
 
@@ -231,36 +230,48 @@ func (c *conn) nextRequest() bool {
 // completes the response and decides what the connection does next. Whether the connection
 // can be kept is decided before the response head goes out, so that the head says so.
 func (c *conn) handlerDone() {
-	b := &c.body
-	if !b.complete() && b.err == nil && len(c.in) > 0 {
+	cx := c.cx
+	b := &cx.body
+	if !b.complete() && b.failed == 0 && len(c.in) > 0 {
 		// Skip the part of the unread body that has already arrived.
 		_, used, _ := b.decode(nil, c.in)
 		c.in = c.in[used:]
 	}
-	keep := c.keepAlive && b.err == nil &&
+	keep := c.keepAlive && b.failed == 0 &&
 		(b.complete() || !b.waiting100 && !(b.kind == bodyLength && b.remaining > drainMax))
 	if !keep {
-		c.ctx.rflags |= rfClose
+		cx.rflags |= rfClose
 	}
-	c.ctx.finish()
+	cx.finish()
 	switch {
 	case c.state == stClosed:
-		b.end(c.l)
+		c.endRequest()
 	case !c.keepAlive:
 		// Unread body (or a client still waiting for its 100 Continue): drain on close.
-		c.closeAfterOutput(!b.complete())
+		linger := !b.complete()
+		c.endRequest()
+		c.closeAfterOutput(linger)
 	case b.complete():
 		c.nextIdle()
 	default:
 		c.state = stDrain
-		c.drainLeft = drainMax
+		cx.drainLeft = drainMax
 		c.setReadDeadline(c.l.opts.BodyTimeout)
+	}
+}
+
+// endRequest gives the request's Ctx back to the loop.
+func (c *conn) endRequest() {
+	if cx := c.cx; cx != nil {
+		c.cx = nil
+		cx.body.end(c.l)
+		c.l.putCtx(cx)
 	}
 }
 
 // nextIdle readies the connection for its next request.
 func (c *conn) nextIdle() {
-	c.body.end(c.l)
+	c.endRequest()
 	c.state = stIdle
 	c.setReadDeadline(c.l.opts.IdleTimeout)
 }
@@ -271,14 +282,16 @@ func (c *conn) drain() bool {
 	if len(c.in) == 0 {
 		return false
 	}
-	_, used, err := c.body.decode(nil, c.in)
+	cx := c.cx
+	_, used, err := cx.body.decode(nil, c.in)
 	c.in = c.in[used:]
-	c.drainLeft -= int64(used)
+	cx.drainLeft -= int32(used)
 	switch {
-	case c.body.complete():
+	case cx.body.complete():
 		c.nextIdle()
 		return true
-	case err != nil, c.drainLeft <= 0:
+	case err != nil, cx.drainLeft <= 0:
+		c.endRequest()
 		c.closeAfterOutput(true)
 	}
 	return false
@@ -290,6 +303,7 @@ func (c *conn) onPeerEOF() {
 	case stIdle, stHead, stDrain:
 		// Nothing more will come: a partial request or body is abandoned, and a finished
 		// exchange ends once its responses are out.
+		c.endRequest()
 		c.closeAfterOutput(false)
 	}
 	c.setInterest(c.events &^ (evRead | evHangup))
@@ -297,7 +311,8 @@ func (c *conn) onPeerEOF() {
 
 // reject answers a request refused before its handler, then closes.
 func (c *conn) reject(rej *reject) {
-	c.l.log.Debug("dwell: request refused", "status", rej.status, "reason", rej.reason, "remote", c.raddr)
+	l := c.l
+	l.log.Debug("dwell: request refused", "status", rej.status, "reason", rej.reason, "remote", c.remoteAddr())
 	writeReject(c, rej)
 	c.in = c.in[:0]
 	c.keepAlive = false
@@ -329,21 +344,15 @@ func (c *conn) finishClose() {
 	}
 	unix.Shutdown(int(c.fd), unix.SHUT_WR)
 	c.state = stLinger
-	c.drainLeft = lingerMax
 	c.setReadDeadline(lingerTimeout)
 	c.setInterest(evRead | evHangup)
 }
 
 func (c *conn) readLinger() {
-	l := c.l
 	for c.state == stLinger {
-		n, e := sysRead(int(c.fd), l.buf)
+		n, e := sysRead(int(c.fd), c.l.buf)
 		switch {
 		case n > 0:
-			c.drainLeft -= int64(n)
-			if c.drainLeft <= 0 {
-				c.close(nil)
-			}
 		case e == unix.EAGAIN:
 			return
 		case e == unix.EINTR:
@@ -408,10 +417,12 @@ func (c *conn) afterSend(progressed bool) {
 		c.heldBack = false
 		l.pending = append(l.pending, c)
 	}
+	cx := c.cx
+	writer := cx != nil && cx.state == ctxParked && cx.park == parkWrite
 	if c.out.size == 0 {
 		c.wdl = 0
-		if c.ctx.state == ctxParked && c.ctx.park == parkWrite {
-			c.ctx.wake(nil)
+		if writer {
+			cx.wake(nil)
 		}
 		if c.state == stClosing {
 			c.finishClose()
@@ -425,8 +436,8 @@ func (c *conn) afterSend(progressed bool) {
 		c.wdl = l.now + int64(l.opts.WriteTimeout)
 		c.armTimer(c.wdl)
 	}
-	if c.ctx.state == ctxParked && c.ctx.park == parkWrite && c.out.size <= int64(l.opts.WriteHighWater/2) && !c.out.hasFile() {
-		c.ctx.wake(nil)
+	if writer && c.out.size <= int64(l.opts.WriteHighWater/2) && !c.out.hasFile() {
+		cx.wake(nil)
 	}
 	c.updateInterest()
 }
@@ -446,7 +457,7 @@ func (c *conn) updateInterest() {
 	case stLinger:
 		ev |= evRead | evHangup
 	case stHandler:
-		if c.ctx.state == ctxParked && c.ctx.park == parkRead {
+		if c.cx.state == ctxParked && c.cx.park == parkRead {
 			ev |= evRead | evHangup
 		}
 	}
@@ -472,7 +483,8 @@ func (c *conn) setInterest(ev uint32) {
 }
 
 // close releases the socket and everything the connection holds. A handler still running or
-// parked on it is woken with err (ErrClosed or ErrShutdown) and finishes on its own.
+// parked on it is woken with err (ErrClosed or ErrShutdown) and finishes on its own; its Ctx
+// goes back to the pool when it does.
 func (c *conn) close(err error) {
 	if c.state == stClosed {
 		return
@@ -489,12 +501,14 @@ func (c *conn) close(err error) {
 	if err == nil {
 		err = ErrClosed
 	}
-	if c.ctx.active() {
-		c.ctx.clientGone(err)
-	} else {
-		c.body.end(l)
+	if cx := c.cx; cx != nil {
+		if cx.state == ctxIdle {
+			c.endRequest() // draining: the handler is done
+		} else {
+			cx.clientGone(err)
+		}
 	}
-	if l.lfd >= 0 && !l.listening && !l.shutting && !l.atMaxConns() && !l.accTimer.armed() {
+	if l.lfd >= 0 && !l.listening && !l.shutting && !l.atMaxConns() && !l.accTimer.t.armed() {
 		l.listen()
 	}
 }
@@ -522,7 +536,7 @@ func (c *conn) armTimer(when int64) {
 func (c *conn) fire(l *Loop) {
 	now := l.now
 	if c.wdl != 0 && c.wdl <= now {
-		c.l.log.Debug("dwell: write timeout", "remote", c.raddr)
+		l.log.Debug("dwell: write timeout", "remote", c.remoteAddr())
 		c.close(ErrTimeout)
 		return
 	}
@@ -536,8 +550,8 @@ func (c *conn) fire(l *Loop) {
 			c.closeAfterOutput(true)
 			c.settle()
 		case stHandler:
-			if c.ctx.state == ctxParked && c.ctx.park == parkRead {
-				c.ctx.wake(ErrTimeout)
+			if c.cx.state == ctxParked && c.cx.park == parkRead {
+				c.cx.wake(ErrTimeout)
 			}
 		default:
 			c.close(nil)

@@ -25,8 +25,8 @@ var errRequestEnded = errors.New("dwell: request ended")
 func (cx *Ctx) Context() context.Context {
 	if cx.reqCtx == nil {
 		cx.reqCtx = &requestContext{}
-		if cx.gone != nil {
-			cx.reqCtx.cancel(cx.gone)
+		if cx.gone != 0 {
+			cx.reqCtx.cancel(cx.gone.err())
 		}
 	}
 	return cx.reqCtx

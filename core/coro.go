@@ -69,12 +69,11 @@ func (l *Loop) switchTo(cx *Ctx) {
 	if cx.detachK != nil {
 		cx.state = ctxDetached
 		cx.releaseRequest() // borrowed values end when the handler returns
-		if cx.gone != nil {
-			cx.wake(cx.gone)
+		if cx.gone != 0 {
+			cx.wake(cx.gone.err())
 		}
 		return
 	}
-	cx.state = ctxIdle
 	cx.conn.handlerDone()
 }
 

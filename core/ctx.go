@@ -18,35 +18,36 @@ type Handler func(c *Ctx)
 // returns, across parks included, and are reused afterwards; copy what you keep
 // (strings.Clone).
 type Ctx struct {
+	tm   timer // first: see timer; the deadline of SuspendFor and DetachFor
 	conn *conn
-	req  *request
+	req  request
+	body bodyState
 
 	// Response.
-	status  int
-	rflags  respFlags
-	hdrs    []hdr
-	body    writeQueue // the body, held until the head is committed
-	declLen int64      // Content-Length set by the handler; -1 when none
-	written int64      // body bytes the handler has written
-	params  []Param
+	status    uint16
+	rflags    respFlags
+	state     ctxState
+	park      parkKind
+	gone      errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
+	gen       uint32  // counts ended parks; a Waker holds the value for the park it targets
+	drainLeft int32   // unread body bytes the loop may still discard after the handler
+	hdrs      []hdr
+	declLen   int64 // Content-Length set by the handler; -1 when none
+	written   int64 // body bytes the handler has written
+	params    []Param
 
 	// Coroutine and parking.
 	co      *coro
-	state   ctxState
-	park    parkKind
-	gen     uint32 // counts ended parks; a Waker holds the value for the park it targets
 	wakeErr error
-	gone    error // the client left (ErrClosed) or the grace period ended (ErrShutdown)
 	detachK func(error)
-	tm      timer
 	reqCtx  *requestContext
 }
 
 type ctxState uint8
 
 const (
-	ctxIdle     ctxState = iota // no request
-	ctxRunning                  // the handler's coroutine is running
+	ctxIdle     ctxState = iota // no handler: before it starts, or after it finished
+	ctxRunning                  // the handler's coroutine (or continuation) is running
 	ctxParked                   // the coroutine is suspended
 	ctxReady                    // woken; resumes at the top of the loop
 	ctxReturned                 // the handler returned; the loop finishes up
@@ -59,40 +60,72 @@ type Param struct {
 	Key, Value string
 }
 
-// start begins serving r: the handler runs in a pooled coroutine until it returns or parks.
-func (cx *Ctx) start(r *request) {
+// getCtx takes a Ctx from the loop's pool for a request on c.
+func (l *Loop) getCtx(c *conn) *Ctx {
+	var cx *Ctx
+	if n := len(l.ctxs); n > 0 {
+		cx = l.ctxs[n-1]
+		l.ctxs[n-1] = nil
+		l.ctxs = l.ctxs[:n-1]
+	} else {
+		cx = &Ctx{}
+		cx.tm.init(timerCtx)
+	}
+	cx.conn = c
+	cx.req = request{contentLength: -1}
+	return cx
+}
+
+// putCtx returns a Ctx whose request is over to the pool.
+func (l *Loop) putCtx(cx *Ctx) {
+	cx.conn = nil
+	if len(l.ctxs) < ctxPoolMax {
+		l.ctxs = append(l.ctxs, cx)
+	}
+}
+
+// ctxPoolMax bounds the idle Ctxs a loop keeps.
+const ctxPoolMax = 1024
+
+// start runs the handler for the parsed request in a pooled coroutine, until it returns or parks.
+func (cx *Ctx) start() {
 	l := cx.conn.l
-	cx.req = r
 	cx.status = 0
 	cx.rflags = 0
+	if cx.req.minor == 1 {
+		cx.rflags |= rfHTTP11
+	}
+	if cx.Method() == "HEAD" {
+		cx.rflags |= rfHead
+	}
 	cx.declLen = -1
 	cx.written = 0
-	cx.gone = nil
+	cx.gone = 0
 	cx.co = l.getCoro()
 	cx.co.ctx = cx
 	l.switchTo(cx)
 }
 
-// active reports whether a request is being served.
+// active reports whether the request's handler or continuation has yet to finish.
 func (cx *Ctx) active() bool { return cx.state != ctxIdle }
 
 // releaseRequest returns the request head to the pool: borrowed values end here.
 func (cx *Ctx) releaseRequest() {
-	if cx.req != nil {
-		cx.conn.l.putRequest(cx.req)
-		cx.req = nil
+	if cx.req.arena != nil {
+		cx.conn.l.pool.put(cx.req.arena)
 	}
+	cx.req = request{contentLength: -1}
 	clear(cx.params)
 	cx.params = cx.params[:0]
 }
 
-// end is the last step of a request: everything it held goes back.
+// end is the last step of a request's response: what it held goes back, except the body framing,
+// which the loop may still need to skip the unread rest.
 func (cx *Ctx) end() {
 	l := cx.conn.l
 	cx.releaseRequest()
 	clear(cx.hdrs)
 	cx.hdrs = cx.hdrs[:0]
-	cx.body.release(&l.pool)
 	l.timers.stop(&cx.tm)
 	cx.gen++
 	cx.wakeErr = nil
@@ -105,64 +138,60 @@ func (cx *Ctx) end() {
 }
 
 // Method returns the request method, such as "GET". Borrowed: valid until the handler returns.
-func (cx *Ctx) Method() string { return cx.reqOrEmpty().str(cx.reqOrEmpty().method) }
+func (cx *Ctx) Method() string { return cx.req.str(cx.req.method) }
 
 // Target returns the request-target exactly as received, such as "/a%20b?x=1". Borrowed.
-func (cx *Ctx) Target() string { return cx.reqOrEmpty().str(cx.reqOrEmpty().target) }
+func (cx *Ctx) Target() string { return cx.req.str(cx.req.target) }
 
 // Path returns the target's path, percent-decoded ("/a b"); "*" for "OPTIONS *"; "/" for an
 // absolute-form target without a path. Borrowed.
-func (cx *Ctx) Path() string { return cx.reqOrEmpty().str(cx.reqOrEmpty().path) }
+func (cx *Ctx) Path() string { return cx.req.str(cx.req.path) }
 
 // RawQuery returns the target's query without the "?", undecoded. Borrowed.
-func (cx *Ctx) RawQuery() string { return cx.reqOrEmpty().str(cx.reqOrEmpty().rawQuery) }
+func (cx *Ctx) RawQuery() string { return cx.req.str(cx.req.rawQuery) }
 
 // Query returns the first value of the query parameter name, decoded ('+' is a space), or "" when
 // absent. Borrowed.
 func (cx *Ctx) Query(name string) string {
-	v, _ := cx.reqOrEmpty().queryValue(name)
+	v, _ := cx.req.queryValue(name)
 	return v
 }
 
 // LookupQuery is Query that also reports whether the parameter is present.
-func (cx *Ctx) LookupQuery(name string) (string, bool) { return cx.reqOrEmpty().queryValue(name) }
+func (cx *Ctx) LookupQuery(name string) (string, bool) { return cx.req.queryValue(name) }
 
 // Proto returns "HTTP/1.1" or "HTTP/1.0". Requests with a higher 1.x minor version are served
 // as 1.1 and report "HTTP/1.1".
 func (cx *Ctx) Proto() string {
-	if cx.reqOrEmpty().minor == 0 {
+	if cx.req.minor == 0 {
 		return "HTTP/1.0"
 	}
 	return "HTTP/1.1"
 }
 
 // ProtoMinor returns the request's minor version, 0 or 1.
-func (cx *Ctx) ProtoMinor() int { return int(cx.reqOrEmpty().minor) }
+func (cx *Ctx) ProtoMinor() int { return int(cx.req.minor) }
 
 // Host returns the authority the request is for: the absolute-form target's, else the Host
 // header. Borrowed.
-func (cx *Ctx) Host() string { return cx.reqOrEmpty().str(cx.reqOrEmpty().host) }
+func (cx *Ctx) Host() string { return cx.req.str(cx.req.host) }
 
 // Header returns the value of the first header field named name (case-insensitive), or "".
 // Borrowed.
 func (cx *Ctx) Header(name string) string {
-	r := cx.reqOrEmpty()
-	v, _ := r.lookup(r.fields, name)
+	v, _ := cx.req.lookup(name)
 	return v
 }
 
 // LookupHeader is Header that also reports whether the field is present.
-func (cx *Ctx) LookupHeader(name string) (string, bool) {
-	r := cx.reqOrEmpty()
-	return r.lookup(r.fields, name)
-}
+func (cx *Ctx) LookupHeader(name string) (string, bool) { return cx.req.lookup(name) }
 
 // Headers iterates over the request's header fields in the order received, with names as
 // sent and values trimmed of surrounding whitespace. Borrowed.
 func (cx *Ctx) Headers() iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
-		r := cx.reqOrEmpty()
-		for _, f := range r.fields {
+		r := &cx.req
+		for _, f := range r.fields() {
 			if !yield(r.str(f.name), r.str(f.value)) {
 				return
 			}
@@ -172,13 +201,13 @@ func (cx *Ctx) Headers() iter.Seq2[string, string] {
 
 // ContentLength returns the request's declared Content-Length, or -1 when it has none (no body,
 // or a chunked one).
-func (cx *Ctx) ContentLength() int64 { return cx.reqOrEmpty().contentLength }
+func (cx *Ctx) ContentLength() int64 { return cx.req.contentLength }
 
 // Chunked reports whether the request body uses the chunked transfer coding.
-func (cx *Ctx) Chunked() bool { return cx.reqOrEmpty().chunked }
+func (cx *Ctx) Chunked() bool { return cx.req.chunked }
 
-// RemoteAddr returns the client's address.
-func (cx *Ctx) RemoteAddr() netip.AddrPort { return cx.conn.raddr }
+// RemoteAddr returns the client's address (the zero value once the connection is closed).
+func (cx *Ctx) RemoteAddr() netip.AddrPort { return cx.conn.remoteAddr() }
 
 // Param returns the value of the route parameter name, or "". Borrowed.
 func (cx *Ctx) Param(name string) string {
@@ -200,36 +229,3 @@ func (cx *Ctx) SetParam(name, value string) {
 
 // Loop returns the loop serving the request.
 func (cx *Ctx) Loop() *Loop { return cx.conn.l }
-
-// emptyRequest answers accessors once a detached handler's request has been released.
-var emptyRequest = request{contentLength: -1}
-
-func (cx *Ctx) reqOrEmpty() *request {
-	if cx.req == nil {
-		return &emptyRequest
-	}
-	return cx.req
-}
-
-// getRequest returns a pooled request with an arena of at least n bytes.
-func (l *Loop) getRequest(n int) *request {
-	var r *request
-	if k := len(l.reqs); k > 0 {
-		r = l.reqs[k-1]
-		l.reqs[k-1] = nil
-		l.reqs = l.reqs[:k-1]
-	} else {
-		r = &request{}
-	}
-	r.arena = l.pool.get(n)
-	r.contentLength = -1
-	return r
-}
-
-func (l *Loop) putRequest(r *request) {
-	l.pool.put(r.arena)
-	r.reset()
-	if len(l.reqs) < coroPoolMax {
-		l.reqs = append(l.reqs, r)
-	}
-}

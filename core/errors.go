@@ -1,6 +1,9 @@
 package core
 
-import "errors"
+import (
+	"errors"
+	"io"
+)
 
 // Errors a handler sees from Suspend, body reads and writes. Each names what ended the wait.
 var (
@@ -34,3 +37,28 @@ func (e *framingError) Error() string { return "dwell: malformed chunked body: "
 
 // StatusCode reports the status the server answers with when the handler has not responded.
 func (e *framingError) StatusCode() int { return 400 }
+
+// An errCode keeps one of the errors a request can end with in a byte, where an error value
+// would take sixteen: the Ctx of every parked request carries two of them.
+type errCode uint8
+
+// codedErrors lists the errors that have a code, the code being the index.
+var codedErrors = [...]error{
+	nil, ErrClosed, ErrShutdown, ErrTimeout, ErrBodyTooLarge, io.ErrUnexpectedEOF, errBodyFailed,
+	errChunkSize, errChunkOverflow, errChunkExt, errChunkLine, errChunkCRLF, errChunkLF, errTrailer,
+	errTrailerSize,
+}
+
+// errBodyFailed stands for a body error without a code of its own (none is expected).
+var errBodyFailed = errors.New("dwell: reading the request body failed")
+
+func codeOf(err error) errCode {
+	for i, e := range codedErrors {
+		if e == err {
+			return errCode(i)
+		}
+	}
+	return codeOf(errBodyFailed)
+}
+
+func (c errCode) err() error { return codedErrors[c] }

@@ -32,22 +32,24 @@ func FuzzParseHead(f *testing.F) {
 		if n == scanMore || status != 0 {
 			return
 		}
-		r := &request{contentLength: -1}
-		r.arena = append(make([]byte, 0, n+int(whole.firstLine)), in[:n]...)
-		r.headLen = n
-		if rej := parseHead(r); rej != nil {
+		r := &request{contentLength: -1, arena: in[:n]}
+		var fields []field
+		if rej := parseHead(r, &fields); rej != nil {
 			if rej.status < 400 || rej.status > 505 {
 				t.Fatalf("reject status %d", rej.status)
 			}
 			return
 		}
+		var pool bufPool
+		r.adopt(&pool, in[:n], fields, r.scratchNeeded())
+		r.decodePath()
 		if !bytes.HasPrefix(in, r.bytes(r.method)) || r.method.n == 0 {
 			t.Fatalf("method %q", r.bytes(r.method))
 		}
 		if r.chunked && r.contentLength >= 0 {
 			t.Fatal("accepted both chunked and a Content-Length")
 		}
-		for _, fl := range r.fields {
+		for _, fl := range r.fields() {
 			for _, c := range r.bytes(fl.name) {
 				if !isTchar[c] {
 					t.Fatalf("field name %q", r.bytes(fl.name))

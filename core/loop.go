@@ -22,12 +22,11 @@ type Loop struct {
 	poll  *poller
 	inbox *inbox
 
-	lfd       int  // listening socket, -1 once closed
-	lfdShared bool // shared with other loops (EPOLLEXCLUSIVE); not ours to close
-	listening bool // lfd is registered with the poller
-	acceptErr bool // an accept failure was logged and not yet followed by a success
-	accTimer  timer
-	rsa       unix.RawSockaddrAny
+	lfd       int   // listening socket, -1 once closed
+	lfdShared bool  // shared with other loops (EPOLLEXCLUSIVE); not ours to close
+	listening bool  // lfd is registered with the poller
+	acceptErr bool  // an accept failure was logged and not yet followed by a success
+	accTimer  Timer // ends an accept backoff
 
 	buf    []byte  // the read buffer shared by all connections, one turn at a time
 	conns  []*conn // by file descriptor
@@ -38,7 +37,8 @@ type Loop struct {
 	ready       []*Ctx  // parked handlers to resume at the top of the next iteration
 	pending     []*conn // connections with requests held over from their last turn
 	coros       []*coro
-	reqs        []*request
+	ctxs        []*Ctx
+	fields      []field // the field table of the head being parsed
 	chunkedFree []*chunkedDecoder
 	pool        bufPool
 	iov         []unix.Iovec
@@ -77,8 +77,8 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 		epoch: time.Now(),
 		done:  make(chan struct{}),
 	}
-	l.accTimer.index = -1
-	l.accTimer.owner = acceptRetry{l}
+	l.accTimer = Timer{l: l, f: l.acceptRetry}
+	l.accTimer.t.init(timerFunc)
 	if err := p.add(ib.efd, 0, evRead); err != nil {
 		l.closeFds()
 		return nil, err
@@ -162,7 +162,7 @@ func (l *Loop) runTimers() {
 		if t == nil {
 			return
 		}
-		t.owner.fire(l)
+		l.fire(t)
 	}
 }
 

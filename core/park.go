@@ -33,7 +33,7 @@ func (cx *Ctx) SuspendFor(d time.Duration) error { return cx.suspendFor(parkUser
 func (cx *Ctx) Hold() error {
 	err := cx.suspendFor(parkHold, 0)
 	if err == nil {
-		err = cx.gone
+		err = cx.gone.err()
 	}
 	return err
 }
@@ -43,8 +43,8 @@ func (cx *Ctx) suspendFor(kind parkKind, d time.Duration) error {
 	if l.current != cx {
 		return ErrNotInHandler
 	}
-	if cx.gone != nil && kind != parkHold {
-		return cx.gone
+	if cx.gone != 0 && kind != parkHold {
+		return cx.gone.err()
 	}
 	if d > 0 {
 		l.timers.set(&cx.tm, l.now+int64(d))
@@ -95,17 +95,18 @@ func (cx *Ctx) Resume(err error) {
 // so it can never wake a later park, or a later request reusing the Ctx.
 type Waker struct {
 	c   *Ctx
+	l   *Loop
 	gen uint32
 }
 
 // Waker returns a Waker for the handler's next (or current) Suspend, SuspendFor, Hold or
 // Detach.
-func (cx *Ctx) Waker() Waker { return Waker{cx, cx.gen} }
+func (cx *Ctx) Waker() Waker { return Waker{cx, cx.conn.l, cx.gen} }
 
 // Wake resumes the park the Waker was taken for with err, from any goroutine. It reports false
 // when the loop has stopped.
 func (w Waker) Wake(err error) bool {
-	return w.c.conn.l.inbox.post(task{w: w, err: err})
+	return w.l.inbox.post(task{w: w, err: err})
 }
 
 // Detach lets the handler return without finishing its response: the response stays open and
@@ -130,7 +131,7 @@ func (cx *Ctx) DetachFor(d time.Duration, wake func(err error)) {
 }
 
 // fire is the Ctx timer: the deadline of SuspendFor or DetachFor.
-func (cx *Ctx) fire(*Loop) {
+func (cx *Ctx) fire() {
 	if cx.state == ctxParked && cx.park == parkUser || cx.state == ctxDetached {
 		cx.wake(ErrTimeout)
 	}
@@ -148,7 +149,7 @@ func (cx *Ctx) resumeReady() {
 	default:
 		return
 	}
-	if !cx.active() {
+	if c.state != stHandler { // the request is over: go on with the connection
 		c.serve()
 	}
 	c.settle()
@@ -174,20 +175,19 @@ func (cx *Ctx) runContinuation() {
 	}()
 	if cx.detachK != nil {
 		cx.state = ctxDetached
-		if cx.gone != nil {
-			cx.wake(cx.gone)
+		if cx.gone != 0 {
+			cx.wake(cx.gone.err())
 		}
 		return
 	}
-	cx.state = ctxIdle
 	cx.conn.handlerDone()
 }
 
 // clientGone records that the request can no longer be answered normally (err is ErrClosed or
 // ErrShutdown) and wakes the handler wherever it waits, except in Hold.
 func (cx *Ctx) clientGone(err error) {
-	if cx.gone == nil {
-		cx.gone = err
+	if cx.gone == 0 {
+		cx.gone = codeOf(err)
 	}
 	if cx.reqCtx != nil {
 		cx.reqCtx.cancel(err)
@@ -206,8 +206,7 @@ func (cx *Ctx) Post(f func()) error { return cx.conn.l.Post(f) }
 func (cx *Ctx) AfterFunc(d time.Duration, f func()) *Timer {
 	l := cx.conn.l
 	t := &Timer{l: l, f: f}
-	t.t.index = -1
-	t.t.owner = t
+	t.t.init(timerFunc)
 	l.timers.set(&t.t, l.now+int64(max(d, 0)))
 	return t
 }

@@ -38,11 +38,12 @@ var (
 	errHeaderTimeout    = &reject{408, "request header timeout"}
 )
 
-// parseHead parses the complete head r.arena[:r.headLen] into r: the request line, the header
-// fields and the framing they imply. Every rule cites RFC 9112 (or 9110) because each closes a
-// way for two parsers to disagree on where a request ends.
-func parseHead(r *request) *reject {
-	b := r.arena[:r.headLen]
+// parseHead parses the complete head in r.arena (which holds exactly the head) into r: the
+// request line, the framing the fields imply, and the fields themselves, appended to *fields.
+// Every rule cites RFC 9112 (or 9110) because each closes a way for two parsers to disagree on
+// where a request ends.
+func parseHead(r *request, fields *[]field) *reject {
+	b := r.arena
 	i, rej := parseRequestLine(r, b)
 	if rej != nil {
 		return rej
@@ -59,7 +60,10 @@ func parseHead(r *request) *reject {
 		if rej != nil {
 			return rej
 		}
-		r.fields = append(r.fields, fl)
+		if len(*fields) == maxFields {
+			return errHeadTooLarge
+		}
+		*fields = append(*fields, fl)
 		if rej = f.note(r, fl); rej != nil {
 			return rej
 		}

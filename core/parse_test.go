@@ -22,13 +22,14 @@ func parseRaw(t testing.TB, raw string, max int) (*request, *reject) {
 	case n == scanMore:
 		return nil, nil
 	}
-	r := &request{contentLength: -1}
-	r.arena = make([]byte, 0, n+int(s.firstLine))
-	r.arena = append(r.arena, in[:n]...)
-	r.headLen = n
-	if rej := parseHead(r); rej != nil {
+	r := &request{contentLength: -1, arena: in[:n]}
+	var fields []field
+	if rej := parseHead(r, &fields); rej != nil {
 		return nil, rej
 	}
+	var pool bufPool
+	r.adopt(&pool, in[:n], fields, r.scratchNeeded())
+	r.decodePath()
 	return r, nil
 }
 
@@ -110,8 +111,8 @@ func TestParseValid(t *testing.T) {
 				t.Errorf("minor=%d length=%d chunked=%v expect=%v close=%v keepalive=%v", r.minor, r.contentLength,
 					r.chunked, r.expect100, r.connClose, r.connKeepAlive)
 			}
-			if len(r.fields) != tt.fields {
-				t.Errorf("%d fields, want %d", len(r.fields), tt.fields)
+			if len(r.fields()) != tt.fields {
+				t.Errorf("%d fields, want %d", len(r.fields()), tt.fields)
 			}
 		})
 	}
@@ -122,13 +123,13 @@ func TestParseFieldValues(t *testing.T) {
 	if rej != nil {
 		t.Fatal(rej)
 	}
-	if v, _ := r.lookup(r.fields, "X-MULTI"); v != "a" {
+	if v, _ := r.lookup("X-MULTI"); v != "a" {
 		t.Errorf("first X-Multi = %q, want a", v)
 	}
-	if v, _ := r.lookup(r.fields, "x-pad"); v != "v a l" {
+	if v, _ := r.lookup("x-pad"); v != "v a l" {
 		t.Errorf("X-Pad = %q, want %q", v, "v a l")
 	}
-	if _, ok := r.lookup(r.fields, "missing"); ok {
+	if _, ok := r.lookup("missing"); ok {
 		t.Error("found a missing field")
 	}
 }

@@ -2,31 +2,36 @@ package core
 
 import "unsafe"
 
-// A span locates a string inside a request's arena: offsets rather than strings so that a parked
+// A span locates a string inside a request's arena: offsets rather than strings so that the
 // request's field table costs 16 bytes a field, not 32.
 type span struct{ off, n uint32 }
 
 // A field is one header (or trailer) field: name and value, with surrounding whitespace trimmed.
 type field struct{ name, value span }
 
-// A request is a parsed request head. Its arena holds a copy of the head as received (so the
-// loop's read buffer can be reused at once) followed by scratch space for the decoded path and
-// query values; every string a Ctx hands out points into it. It is pooled per loop and goes back
-// when the handler returns.
+// A request is a parsed request head. Its arena is one pooled buffer sized for it: a copy of the
+// head as received (so the loop's read buffer is free again at once), then the table of its
+// fields, then scratch space for decoded path and query values. Every string a Ctx hands out
+// points into it.
 type request struct {
-	arena   []byte
-	headLen int
+	arena []byte
 
 	method, target, path, rawQuery, host span
-	fields                               []field
 
-	minor         uint8 // HTTP/1.minor; 0 or 1
-	contentLength int64 // -1 when the request has no Content-Length
+	fieldsOff uint32 // where the field table starts in the arena
+	nfields   uint16
+	minor     uint8 // HTTP/1.minor; 0 or 1
+
 	chunked       bool
 	expect100     bool
-	connClose     bool // Connection: close
-	connKeepAlive bool // Connection: keep-alive
+	connClose     bool  // Connection: close
+	connKeepAlive bool  // Connection: keep-alive
+	contentLength int64 // -1 when the request has no Content-Length
 }
+
+// maxFields bounds the header fields of one request (the limit on the head's size bounds them
+// too, but this keeps the count in 16 bits).
+const maxFields = 1<<16 - 1
 
 // str returns the arena bytes of s as a string without copying.
 func (r *request) str(s span) string {
@@ -38,9 +43,33 @@ func (r *request) str(s span) string {
 
 func (r *request) bytes(s span) []byte { return r.arena[s.off : s.off+s.n] }
 
-// lookup returns the value of the first field named name (any case) in fs.
-func (r *request) lookup(fs []field, name string) (string, bool) {
-	for _, f := range fs {
+// fields returns the field table. It lives in the arena, whose bytes hold no pointers, and a
+// field holds none either, so viewing those bytes as fields is safe for the collector.
+func (r *request) fields() []field {
+	if r.nfields == 0 {
+		return nil
+	}
+	return unsafe.Slice((*field)(unsafe.Pointer(&r.arena[r.fieldsOff])), r.nfields)
+}
+
+// adopt moves a parsed head into an arena from pool: head (the bytes the spans point into), the
+// fields parsed from it, and room for scratch bytes behind them.
+func (r *request) adopt(pool *bufPool, head []byte, fields []field, scratch int) {
+	off := (len(head) + 3) &^ 3 // fields are 4-byte aligned
+	need := off + len(fields)*int(unsafe.Sizeof(field{})) + scratch
+	a := pool.get(need)[:off+len(fields)*int(unsafe.Sizeof(field{}))]
+	copy(a, head)
+	if len(fields) > 0 {
+		copy(unsafe.Slice((*field)(unsafe.Pointer(&a[off])), len(fields)), fields)
+	}
+	r.arena = a
+	r.fieldsOff = uint32(off)
+	r.nfields = uint16(len(fields))
+}
+
+// lookup returns the value of the first field named name (any case).
+func (r *request) lookup(name string) (string, bool) {
+	for _, f := range r.fields() {
 		if int(f.name.n) == len(name) && equalFoldString(r.str(f.name), name) {
 			return r.str(f.value), true
 		}
@@ -58,8 +87,4 @@ func (r *request) appendScratch(b []byte) (span, bool) {
 	off := len(r.arena)
 	r.arena = append(r.arena, b...)
 	return span{uint32(off), uint32(len(b))}, true
-}
-
-func (r *request) reset() {
-	*r = request{fields: r.fields[:0]}
 }

@@ -18,6 +18,8 @@ const (
 	rfHasDate                              // the handler set Date
 	rfHasType                              // the handler set Content-Type
 	rfClose                                // the connection closes after this response
+	rfHead                                 // the request is a HEAD: no body goes out
+	rfHTTP11                               // the request is HTTP/1.1 (kept past the request head)
 )
 
 // ErrBodyNotAllowed is returned by Write for a response that cannot have a body (1xx, 204, 304).
@@ -32,7 +34,7 @@ func (cx *Ctx) SetStatus(code int) {
 		panic("dwell: invalid status code " + strconv.Itoa(code))
 	}
 	if cx.rflags&rfCommitted == 0 {
-		cx.status = code
+		cx.status = uint16(code)
 	}
 }
 
@@ -41,7 +43,7 @@ func (cx *Ctx) Status() int {
 	if cx.status == 0 {
 		return 200
 	}
-	return cx.status
+	return int(cx.status)
 }
 
 // Started reports whether the response head has been committed: after that, the status and
@@ -167,16 +169,17 @@ func (cx *Ctx) Write(p []byte) (int, error) {
 	}
 	cx.written += int64(len(p))
 	if cx.noBody() {
-		if cx.Method() == "HEAD" {
+		if cx.rflags&rfHead != 0 {
 			return len(p), err
 		}
 		return 0, ErrBodyNotAllowed
 	}
 	c := cx.conn
-	hw := int64(c.l.opts.WriteHighWater)
 	if cx.rflags&rfCommitted == 0 {
-		if cx.declLen < 0 && cx.body.size+int64(len(p)) <= hw {
-			cx.body.write(&c.l.pool, p)
+		if cx.declLen < 0 && cx.written <= int64(c.l.opts.WriteHighWater) {
+			// Held behind a placeholder for the head, which is written when the length is known.
+			c.out.reserveHead()
+			c.out.write(&c.l.pool, p)
 			return len(p), err
 		}
 		cx.commit(false)
@@ -266,12 +269,12 @@ func (cx *Ctx) Flush() error {
 
 // writeErr reports why the response can no longer be written.
 func (cx *Ctx) writeErr() error {
-	if cx.state == ctxIdle {
+	if cx.state == ctxIdle || cx.conn == nil {
 		return errRequestDone
 	}
 	if cx.conn.state == stClosed {
-		if cx.gone != nil {
-			return cx.gone
+		if cx.gone != 0 {
+			return cx.gone.err()
 		}
 		return ErrClosed
 	}
@@ -284,5 +287,5 @@ var errRequestDone = errors.New("dwell: Ctx used after its request ended")
 // a 1xx, 204 or 304 status (RFC 9110 §6.4.1).
 func (cx *Ctx) noBody() bool {
 	s := cx.status
-	return s != 0 && (s < 200 || s == 204 || s == 304) || cx.Method() == "HEAD"
+	return s != 0 && (s < 200 || s == 204 || s == 304) || cx.rflags&rfHead != 0
 }

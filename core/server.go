@@ -244,8 +244,8 @@ func (l *Loop) forceShutdown() {
 		if c == nil {
 			continue
 		}
-		if c.ctx.active() {
-			c.ctx.clientGone(ErrShutdown)
+		if c.cx != nil && c.cx.active() {
+			c.cx.clientGone(ErrShutdown)
 		} else {
 			c.close(ErrShutdown)
 		}

@@ -38,11 +38,10 @@ func sysSendfile(out, in int, off *int64, n int) (int, unix.Errno) {
 	return int(r), e
 }
 
-// sysAccept accepts into a caller-owned sockaddr so that accepting allocates nothing.
-func sysAccept(fd int, sa *unix.RawSockaddrAny) (int, unix.Errno) {
-	n := uint32(unix.SizeofSockaddrAny)
-	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(fd), uintptr(unsafe.Pointer(sa)), uintptr(unsafe.Pointer(&n)),
-		unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, 0)
+// sysAccept accepts a connection without asking for its address (see conn.remoteAddr), so that
+// accepting allocates nothing.
+func sysAccept(fd int) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(fd), 0, 0, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, 0)
 	return int(r), e
 }
 

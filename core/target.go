@@ -2,7 +2,8 @@ package core
 
 import "strings"
 
-// parseTarget splits the request-target into path and query (RFC 9112 §3.2) and decodes the path.
+// parseTarget splits the request-target into path and query (RFC 9112 §3.2) and checks the
+// path's escapes; decodePath decodes it once the head has its arena.
 // The four forms: origin-form "/p?q" for most requests; absolute-form "http://host/p?q", which a
 // server MUST accept (§3.2.2) and whose authority replaces Host; authority-form "host:port", only
 // for CONNECT (§3.2.3); asterisk-form "*", only for OPTIONS (§3.2.4).
@@ -52,25 +53,60 @@ func parseTarget(r *request) *reject {
 		r.rawQuery = span{off + uint32(q) + 1, uint32(len(t) - q - 1)}
 	}
 	raw := t[:q]
-	if len(raw) == 0 { // "http://host" or "http://host?q" means the root (RFC 9112 §3.2.2)
-		r.path, _ = r.appendScratch([]byte{'/'})
+	if len(raw) == 0 { // "http://host" or "http://host?q": the root, set by decodePath
+		r.path = span{}
 		return nil
 	}
-	rawSpan := span{off, uint32(q)}
-	if !hasByte(raw, '%') {
-		r.path = rawSpan
-		return nil
-	}
-	// The decoded path goes into the arena's scratch space, which was sized for it.
-	start := len(r.arena)
-	dec, ok := appendUnescape(r.arena, raw, false)
-	if !ok {
-		r.arena = r.arena[:start]
+	if !validEscapes(raw) {
 		return errPercent
 	}
+	r.path = span{off, uint32(q)}
+	return nil
+}
+
+// scratchNeeded is how many scratch bytes decodePath and query decoding may use: none for the
+// common target without escapes.
+func (r *request) scratchNeeded() int {
+	t := r.bytes(r.target)
+	if t[0] == '/' && !hasByte(t, '%') && !hasByte(t, '+') {
+		return 0
+	}
+	return len(t) + 1
+}
+
+// decodePath percent-decodes the path into the arena's scratch space (sized for it by
+// scratchNeeded); escapes were validated while parsing.
+func (r *request) decodePath() {
+	if r.path.n == 0 {
+		if r.str(r.method) != "CONNECT" {
+			r.path, _ = r.appendScratch([]byte{'/'})
+		}
+		return
+	}
+	raw := r.bytes(r.path)
+	if !hasByte(raw, '%') {
+		return
+	}
+	start := len(r.arena)
+	if len(raw) > cap(r.arena)-start {
+		return // no room: cannot happen with scratchNeeded's size
+	}
+	dec, _ := appendUnescape(r.arena, raw, false)
 	r.arena = dec
 	r.path = span{uint32(start), uint32(len(dec) - start)}
-	return nil
+}
+
+// validEscapes reports whether every '%' in b starts a %XX escape.
+func validEscapes(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] == '%' {
+			if i+2 >= len(b) || unhex(b[i+1]) < 0 || unhex(b[i+2]) < 0 {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
 }
 
 // schemeLen returns the length of a leading "http://" or "https://" (any case), or 0.

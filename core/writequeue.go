@@ -6,31 +6,42 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A writeQueue holds output in order until the socket takes it: byte chunks from the loop's pool
-// and file segments that go out with sendfile. A connection's responses (and a handler's body
-// before its head is known) wait here; pipelined responses leave together in one writev.
+// A writeQueue holds a connection's output in order until the socket takes it: byte chunks from
+// the loop's pool and file segments that go out with sendfile. Pipelined responses gather here
+// and leave together in one writev.
+//
+// While a handler writes a body whose head is not known yet (its length is decided when the
+// handler returns), the queue holds a placeholder for that head, followed by the body: output
+// before the placeholder (earlier responses) can be sent, nothing after it until the head
+// fills it. So a body is buffered where it will be sent from, and never copied again.
 type writeQueue struct {
-	items []outItem // items[head:] are unsent
-	head  int
-	size  int64 // unsent bytes, file segments included
+	items []outItem
+	size  int64 // bytes queued, file segments included
 }
 
-// An outItem is a pooled buffer whose unsent bytes are b[off:], or a file segment.
+// An outItem is a pooled buffer whose unsent bytes are b[off:], a file segment, or the
+// placeholder for a response head.
 type outItem struct {
 	b    []byte
-	off  int
-	file int32 // descriptor of a file segment; 0 for a byte item
+	off  int32
+	kind itemKind
+	file int32 // descriptor of a file segment
 	foff int64 // file segment: next offset
 	fn   int64 // file segment: bytes left
 }
+
+type itemKind uint8
+
+const (
+	itemBytes itemKind = iota
+	itemFile
+	itemHead // placeholder for a response head not written yet
+)
 
 const (
 	maxIovecs    = 64
 	minChunkSize = 4 << 10
 	maxChunkSize = 64 << 10
-	// copyLimit: items up to this size are copied when moved between queues, so that small
-	// responses coalesce into one buffer and one iovec.
-	copyLimit = 4 << 10
 )
 
 // write appends a copy of p.
@@ -50,19 +61,19 @@ func (q *writeQueue) write(pool *bufPool, p []byte) {
 
 // tail returns the last item if it is a byte item.
 func (q *writeQueue) tail() *outItem {
-	if len(q.items) == q.head {
+	if len(q.items) == 0 {
 		return nil
 	}
 	t := &q.items[len(q.items)-1]
-	if t.file != 0 {
+	if t.kind != itemBytes {
 		return nil
 	}
 	return t
 }
 
 // spare returns the free space of the tail buffer, at least n bytes, as an empty slice to
-// append to; commit then accounts for what was appended. The head of a response is formatted
-// this way, straight into the queue.
+// append to; commit then accounts for what was appended. Response heads are formatted this way,
+// straight into the queue.
 func (q *writeQueue) spare(pool *bufPool, n int) []byte {
 	t := q.tail()
 	if t == nil || cap(t.b)-len(t.b) < n {
@@ -84,67 +95,132 @@ func (q *writeQueue) commit(pool *bufPool, b []byte) {
 	q.write(pool, b)
 }
 
-// moveFrom appends src's items to q and empties src: small items are copied into q's tail so
-// that one response is one iovec, large ones change hands without a copy.
-func (q *writeQueue) moveFrom(pool *bufPool, src *writeQueue) {
-	for i := src.head; i < len(src.items); i++ {
-		it := src.items[i]
-		if it.file == 0 && len(it.b)-it.off <= copyLimit {
-			if t := q.tail(); t != nil && cap(t.b)-len(t.b) >= len(it.b)-it.off {
-				q.write(pool, it.b[it.off:])
-				pool.put(it.b)
-				continue
-			}
-		}
-		q.items = append(q.items, it)
-		q.size += it.len()
-	}
-	clear(src.items)
-	src.items = src.items[:0]
-	src.head = 0
-	src.size = 0
-}
-
 // appendFile queues n bytes of the file fd from offset off.
 func (q *writeQueue) appendFile(fd int, off, n int64) {
-	q.items = append(q.items, outItem{file: int32(fd), foff: off, fn: n})
+	q.items = append(q.items, outItem{kind: itemFile, file: int32(fd), foff: off, fn: n})
 	q.size += n
 }
 
 func (q *writeQueue) hasFile() bool {
-	for i := q.head; i < len(q.items); i++ {
-		if q.items[i].file != 0 {
+	for i := range q.items {
+		if q.items[i].kind == itemFile {
 			return true
 		}
 	}
 	return false
 }
 
-func (it *outItem) len() int64 {
-	if it.file != 0 {
-		return it.fn
+// headAt returns the index of the head placeholder, or -1.
+func (q *writeQueue) headAt() int {
+	for i := len(q.items) - 1; i >= 0; i-- {
+		if q.items[i].kind == itemHead {
+			return i
+		}
 	}
-	return int64(len(it.b) - it.off)
+	return -1
 }
 
-// send writes queued items, then p, to c's socket until the socket is full or everything is
-// out; whatever of p is left is queued. It reports whether any byte was written. Passing p here
-// instead of queueing it first lets a large write go from the handler's buffer straight to the
-// kernel.
+// reserveHead appends the placeholder for a response head, unless there is one.
+func (q *writeQueue) reserveHead() {
+	if q.headAt() < 0 {
+		q.items = append(q.items, outItem{kind: itemHead})
+	}
+}
+
+// fillHead puts the head h (a pooled buffer) in the placeholder, or at the end when there is
+// none. A body of one small buffer right behind the placeholder is moved into h, so that a
+// small response goes out as one buffer.
+func (q *writeQueue) fillHead(pool *bufPool, h []byte) {
+	i := q.headAt()
+	if i < 0 {
+		q.items = append(q.items, outItem{b: h})
+		q.size += int64(len(h))
+		return
+	}
+	q.items[i] = outItem{b: h}
+	q.size += int64(len(h))
+	if i+2 == len(q.items) {
+		if next := &q.items[i+1]; next.kind == itemBytes && cap(h)-len(h) >= len(next.b) {
+			q.items[i].b = append(h, next.b...)
+			pool.put(next.b)
+			q.items = q.items[:i+1]
+		}
+	}
+}
+
+// insertBeforeHead queues p ahead of the head placeholder (an interim 100 Continue must precede
+// the final response), or at the end when there is none.
+func (q *writeQueue) insertBeforeHead(pool *bufPool, p []byte) {
+	i := q.headAt()
+	if i < 0 {
+		q.write(pool, p)
+		return
+	}
+	b := append(pool.get(len(p)), p...)
+	q.items = append(q.items, outItem{})
+	copy(q.items[i+1:], q.items[i:])
+	q.items[i] = outItem{b: b}
+	q.size += int64(len(p))
+}
+
+// afterHead returns the bytes queued behind the head placeholder: the body held so far.
+func (q *writeQueue) afterHead() int64 {
+	i := q.headAt()
+	if i < 0 {
+		return 0
+	}
+	var n int64
+	for _, it := range q.items[i+1:] {
+		n += it.len()
+	}
+	return n
+}
+
+// dropAfterHead discards a body buffered behind the head placeholder (the handler's response is
+// being replaced by an error).
+func (q *writeQueue) dropAfterHead(pool *bufPool) {
+	i := q.headAt()
+	if i < 0 {
+		return
+	}
+	for _, it := range q.items[i+1:] {
+		q.size -= it.len()
+		if it.b != nil {
+			pool.put(it.b)
+		}
+	}
+	clear(q.items[i+1:])
+	q.items = q.items[:i+1]
+}
+
+func (it *outItem) len() int64 {
+	switch it.kind {
+	case itemFile:
+		return it.fn
+	case itemBytes:
+		return int64(len(it.b) - int(it.off))
+	}
+	return 0
+}
+
+// send writes queued items, then p, to c's socket until the socket is full, everything is out,
+// or the head placeholder is reached; whatever of p is left is queued. It reports whether any
+// byte was written. Passing p here instead of queueing it first lets a large write go from the
+// handler's buffer straight to the kernel.
 func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
 	l := c.l
 	fd := int(c.fd)
 	for {
 		iov := l.iov[:0]
 		want := 0
-		i := q.head
+		i := 0
 		for ; i < len(q.items) && len(iov) < maxIovecs-1; i++ {
 			it := &q.items[i]
-			if it.file != 0 {
+			if it.kind != itemBytes {
 				break
 			}
 			iov = appendIovec(iov, it.b[it.off:])
-			want += len(it.b) - it.off
+			want += len(it.b) - int(it.off)
 		}
 		withP := i == len(q.items) && len(p) > 0
 		if withP {
@@ -152,7 +228,8 @@ func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
 			want += len(p)
 		}
 		if len(iov) == 0 {
-			if i == len(q.items) {
+			if i == len(q.items) || q.items[i].kind == itemHead {
+				q.write(&l.pool, p)
 				return progressed, nil
 			}
 			done, e := q.sendFile(fd, &q.items[i])
@@ -164,11 +241,7 @@ func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
 				q.write(&l.pool, p)
 				return progressed, nil // socket full
 			}
-			q.head++
-			if q.head == len(q.items) {
-				q.items = q.items[:0]
-				q.head = 0
-			}
+			q.drop(1)
 			continue
 		}
 		var n int
@@ -207,26 +280,34 @@ func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
 // consume drops n written bytes from the front of the queue, recycling emptied buffers, and
 // returns how many of the n were beyond the queue (taken from the caller's p).
 func (q *writeQueue) consume(pool *bufPool, n int) int {
-	for n > 0 && q.head < len(q.items) {
-		it := &q.items[q.head]
-		if it.file != 0 {
+	done := 0
+	for n > 0 && done < len(q.items) {
+		it := &q.items[done]
+		if it.kind != itemBytes {
 			break
 		}
-		k := min(n, len(it.b)-it.off)
-		it.off += k
+		k := min(n, len(it.b)-int(it.off))
+		it.off += int32(k)
 		n -= k
 		q.size -= int64(k)
-		if it.off == len(it.b) {
-			pool.put(it.b)
-			*it = outItem{}
-			q.head++
+		if int(it.off) < len(it.b) {
+			break
 		}
+		pool.put(it.b)
+		done++
 	}
-	if q.head == len(q.items) {
-		q.items = q.items[:0]
-		q.head = 0
-	}
+	q.drop(done)
 	return n
+}
+
+// drop removes the first k items (already recycled).
+func (q *writeQueue) drop(k int) {
+	if k == 0 {
+		return
+	}
+	n := copy(q.items, q.items[k:])
+	clear(q.items[n:])
+	q.items = q.items[:n]
 }
 
 // sendFile sends from a file segment until the socket is full. A file that ends early (it was
@@ -251,20 +332,18 @@ func (q *writeQueue) sendFile(sock int, it *outItem) (int64, unix.Errno) {
 		it.fn -= int64(n)
 		q.size -= int64(n)
 	}
-	*it = outItem{}
 	return sent, 0
 }
 
 // release recycles every queued buffer, unsent ones included: the connection is gone.
 func (q *writeQueue) release(pool *bufPool) {
-	for i := q.head; i < len(q.items); i++ {
+	for i := range q.items {
 		if q.items[i].b != nil {
 			pool.put(q.items[i].b)
 		}
 	}
 	clear(q.items)
 	q.items = q.items[:0]
-	q.head = 0
 	q.size = 0
 }
 
