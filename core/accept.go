@@ -22,7 +22,7 @@ func (l *Loop) listen() error {
 	if l.lfd < 0 || l.listening {
 		return nil
 	}
-	ev := uint32(evRead)
+	ev := uint32(unix.EPOLLIN)
 	if l.lfdShared {
 		ev |= unix.EPOLLEXCLUSIVE
 	}
@@ -108,7 +108,7 @@ func (l *Loop) open(fd int) {
 	}
 	c := &conn{fd: int32(fd), serial: l.serial, l: l, events: evRead | evHangup}
 	c.tm.init(timerConn)
-	if err := l.poll.add(fd, c.serial, c.events); err != nil {
+	if err := l.poll.add(fd, c.serial, epollEvents(c.events)); err != nil {
 		unix.Close(fd)
 		l.log.Error("dwell: cannot poll a new connection", "loop", l.id, "err", err)
 		return

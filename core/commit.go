@@ -51,7 +51,7 @@ func (cx *Ctx) commit(whole bool) {
 	buffered := c.out.afterHead()
 
 	n := 200
-	for _, h := range cx.hdrs {
+	for _, h := range cx.headers() {
 		n += len(h.name) + len(h.value) + 4
 	}
 	if whole && buffered <= copyLimit {
@@ -68,7 +68,7 @@ func (cx *Ctx) commit(whole bool) {
 		b = append(b, l.date[:]...)
 		b = append(b, crlf...)
 	}
-	for _, h := range cx.hdrs {
+	for _, h := range cx.headers() {
 		b = append(b, h.name...)
 		b = append(b, ": "...)
 		b = append(b, h.value...)
@@ -172,8 +172,7 @@ func (cx *Ctx) bodyErrorResponse() {
 // connection after it.
 func (cx *Ctx) errorResponse(status int, msg string) {
 	c := cx.conn
-	clear(cx.hdrs)
-	cx.hdrs = cx.hdrs[:0]
+	cx.clearHeaders()
 	c.out.dropAfterHead(&c.l.pool)
 	cx.rflags = cx.rflags&(rfHead|rfHTTP11) | rfClose
 	cx.status = uint16(status)

@@ -24,7 +24,7 @@ type conn struct {
 	scan  headScan
 	out   writeQueue
 
-	events    uint32 // interest registered with the poller
+	events    uint8 // interest registered with the poller (evRead, evWrite, evHangup)
 	state     connState
 	keepAlive bool // the current request allows another after it
 	peerEOF   bool // the client has shut down its side
@@ -53,20 +53,20 @@ const (
 )
 
 func (c *conn) onEvent(ev uint32) {
-	if ev&evError != 0 {
+	if ev&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 		// Both directions are shut: the client reset the connection, or it finished closing
 		// while we lingered.
 		c.close(ErrClosed)
 		return
 	}
-	if ev&evWrite != 0 {
+	if ev&unix.EPOLLOUT != 0 {
 		c.flush()
 		if c.state == stClosed {
 			return
 		}
 	}
-	if ev&(evRead|evHangup) != 0 {
-		c.onReadable(ev&evHangup != 0)
+	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP) != 0 {
+		c.onReadable(ev&unix.EPOLLRDHUP != 0)
 	}
 }
 
@@ -472,12 +472,12 @@ func (c *conn) updateInterest() {
 	c.setInterest(ev)
 }
 
-func (c *conn) setInterest(ev uint32) {
+func (c *conn) setInterest(ev uint8) {
 	if ev == c.events || c.state == stClosed {
 		return
 	}
 	c.events = ev
-	if err := c.l.poll.mod(int(c.fd), c.serial, ev); err != nil {
+	if err := c.l.poll.mod(int(c.fd), c.serial, epollEvents(ev)); err != nil {
 		c.close(ErrClosed)
 	}
 }

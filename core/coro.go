@@ -11,15 +11,11 @@ type coro struct {
 	stop   func()
 	yield  func(struct{}) bool
 	ctx    *Ctx
-	runs   int
 }
 
-// Pool bounds. A coroutine whose stack grew (a deep handler) keeps that stack, so the pool does
-// not keep coroutines without limit, and each one retires after coroRuns handlers.
-const (
-	coroPoolMax = 256
-	coroRuns    = 1 << 16
-)
+// coroPoolMax bounds the idle coroutines a loop keeps: a coroutine whose stack grew (a deep
+// handler) keeps that stack, so the pool does not keep coroutines without limit.
+const coroPoolMax = 256
 
 func newCoro() *coro {
 	co := &coro{}
@@ -47,8 +43,7 @@ func (l *Loop) getCoro() *coro {
 
 func (l *Loop) putCoro(co *coro) {
 	co.ctx = nil
-	co.runs++
-	if len(l.coros) >= coroPoolMax || co.runs >= coroRuns {
+	if len(l.coros) >= coroPoolMax {
 		co.stop()
 		return
 	}

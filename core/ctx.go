@@ -31,10 +31,9 @@ type Ctx struct {
 	gone      errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
 	gen       uint32  // counts ended parks; a Waker holds the value for the park it targets
 	drainLeft int32   // unread body bytes the loop may still discard after the handler
-	hdrs      []hdr
 	declLen   int64 // Content-Length set by the handler; -1 when none
 	written   int64 // body bytes the handler has written
-	params    []Param
+	x         *ctxExtra
 
 	// Coroutine and parking.
 	co      *coro
@@ -54,6 +53,21 @@ const (
 	ctxDetached                 // the handler returned after Detach; a continuation is pending
 	ctxDetachedReady
 )
+
+// ctxExtra holds what only some requests need: response fields and route parameters. It is
+// made the first time a request needs it and stays with the Ctx in the pool, so that a parked
+// request that set neither does not pay for their slices.
+type ctxExtra struct {
+	hdrs   []hdr
+	params []Param
+}
+
+func (cx *Ctx) extra() *ctxExtra {
+	if cx.x == nil {
+		cx.x = &ctxExtra{}
+	}
+	return cx.x
+}
 
 // A Param is a route parameter, set by a router.
 type Param struct {
@@ -115,8 +129,10 @@ func (cx *Ctx) releaseRequest() {
 		cx.conn.l.pool.put(cx.req.arena)
 	}
 	cx.req = request{contentLength: -1}
-	clear(cx.params)
-	cx.params = cx.params[:0]
+	if x := cx.x; x != nil {
+		clear(x.params)
+		x.params = x.params[:0]
+	}
 }
 
 // end is the last step of a request's response: what it held goes back, except the body framing,
@@ -124,8 +140,7 @@ func (cx *Ctx) releaseRequest() {
 func (cx *Ctx) end() {
 	l := cx.conn.l
 	cx.releaseRequest()
-	clear(cx.hdrs)
-	cx.hdrs = cx.hdrs[:0]
+	cx.clearHeaders()
 	l.timers.stop(&cx.tm)
 	cx.gen++
 	cx.wakeErr = nil
@@ -174,7 +189,12 @@ func (cx *Ctx) ProtoMinor() int { return int(cx.req.minor) }
 
 // Host returns the authority the request is for: the absolute-form target's, else the Host
 // header. Borrowed.
-func (cx *Ctx) Host() string { return cx.req.str(cx.req.host) }
+func (cx *Ctx) Host() string {
+	if a := cx.req.authority(); a != "" {
+		return a // RFC 9112 §3.2.2: an absolute-form target's authority replaces Host
+	}
+	return cx.Header("Host")
+}
 
 // Header returns the value of the first header field named name (case-insensitive), or "".
 // Borrowed.
@@ -211,20 +231,26 @@ func (cx *Ctx) RemoteAddr() netip.AddrPort { return cx.conn.remoteAddr() }
 
 // Param returns the value of the route parameter name, or "". Borrowed.
 func (cx *Ctx) Param(name string) string {
-	for i := range cx.params {
-		if cx.params[i].Key == name {
-			return cx.params[i].Value
+	for _, p := range cx.Params() {
+		if p.Key == name {
+			return p.Value
 		}
 	}
 	return ""
 }
 
 // Params returns the route parameters in route order. Borrowed: the slice is reused.
-func (cx *Ctx) Params() []Param { return cx.params }
+func (cx *Ctx) Params() []Param {
+	if cx.x == nil {
+		return nil
+	}
+	return cx.x.params
+}
 
 // SetParam adds a route parameter; routers call it before the route's handler runs.
 func (cx *Ctx) SetParam(name, value string) {
-	cx.params = append(cx.params, Param{name, value})
+	x := cx.extra()
+	x.params = append(x.params, Param{name, value})
 }
 
 // Loop returns the loop serving the request.

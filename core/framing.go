@@ -117,9 +117,6 @@ func (fr *framing) apply(r *request) *reject {
 				return errHost
 			}
 		}
-		if r.host.n == 0 { // an absolute-form target's authority takes precedence (§3.2.2)
-			r.host = fr.hostField
-		}
 	}
 	if fr.te {
 		// RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.

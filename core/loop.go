@@ -79,7 +79,7 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 	}
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
 	l.accTimer.t.init(timerFunc)
-	if err := p.add(ib.efd, 0, evRead); err != nil {
+	if err := p.add(ib.efd, 0, unix.EPOLLIN); err != nil {
 		l.closeFds()
 		return nil, err
 	}

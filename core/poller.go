@@ -14,15 +14,29 @@ type poller struct {
 	events []unix.EpollEvent
 }
 
-// Interest sets. Every connection always listens for hang-ups so that a parked handler learns at
-// once that its client is gone; readability and writability come and go with what the
-// connection is waiting for.
+// A connection's interest, in a byte: what it waits for. Every connection listens for hang-ups
+// so that a parked handler learns at once that its client is gone; readability and writability
+// come and go with what the connection is waiting for.
 const (
-	evRead   = unix.EPOLLIN
-	evWrite  = unix.EPOLLOUT
-	evHangup = unix.EPOLLRDHUP
-	evError  = unix.EPOLLERR | unix.EPOLLHUP
+	evRead   = 1 << iota // EPOLLIN
+	evWrite              // EPOLLOUT
+	evHangup             // EPOLLRDHUP
 )
+
+// epollEvents turns an interest into the poller's event mask.
+func epollEvents(interest uint8) uint32 {
+	var ev uint32
+	if interest&evRead != 0 {
+		ev |= unix.EPOLLIN
+	}
+	if interest&evWrite != 0 {
+		ev |= unix.EPOLLOUT
+	}
+	if interest&evHangup != 0 {
+		ev |= unix.EPOLLRDHUP
+	}
+	return ev
+}
 
 func newPoller(size int) (*poller, error) {
 	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)

@@ -16,7 +16,7 @@ type field struct{ name, value span }
 type request struct {
 	arena []byte
 
-	method, target, path, rawQuery, host span
+	method, target, path, rawQuery span
 
 	fieldsOff uint32 // where the field table starts in the arena
 	nfields   uint16

@@ -88,7 +88,23 @@ func (cx *Ctx) AddHeader(name, value string) {
 	case equalFoldString(name, "Content-Type"):
 		cx.rflags |= rfHasType
 	}
-	cx.hdrs = append(cx.hdrs, hdr{name, value})
+	x := cx.extra()
+	x.hdrs = append(x.hdrs, hdr{name, value})
+}
+
+// headers returns the response fields set so far.
+func (cx *Ctx) headers() []hdr {
+	if cx.x == nil {
+		return nil
+	}
+	return cx.x.hdrs
+}
+
+func (cx *Ctx) clearHeaders() {
+	if x := cx.x; x != nil {
+		clear(x.hdrs)
+		x.hdrs = x.hdrs[:0]
+	}
 }
 
 // DelHeader removes the response header fields named name.
@@ -104,15 +120,19 @@ func (cx *Ctx) DelHeader(name string) {
 	case equalFoldString(name, "Content-Type"):
 		cx.rflags &^= rfHasType
 	}
+	x := cx.x
+	if x == nil {
+		return
+	}
 	k := 0
-	for _, h := range cx.hdrs {
+	for _, h := range x.hdrs {
 		if !equalFoldString(h.name, name) {
-			cx.hdrs[k] = h
+			x.hdrs[k] = h
 			k++
 		}
 	}
-	clear(cx.hdrs[k:])
-	cx.hdrs = cx.hdrs[:k]
+	clear(x.hdrs[k:])
+	x.hdrs = x.hdrs[:k]
 }
 
 // ResponseHeader returns the value of the first response field named name set so far.
@@ -120,7 +140,7 @@ func (cx *Ctx) ResponseHeader(name string) string {
 	if equalFoldString(name, "Content-Length") && cx.declLen >= 0 {
 		return strconv.FormatInt(cx.declLen, 10)
 	}
-	for _, h := range cx.hdrs {
+	for _, h := range cx.headers() {
 		if equalFoldString(h.name, name) {
 			return h.value
 		}

@@ -16,7 +16,6 @@ func parseTarget(r *request) *reject {
 		if t[0] == '/' || !validAuthority(t) {
 			return errTarget
 		}
-		r.host = r.target
 		return nil
 	case t[0] == '/':
 	case len(t) == 1 && t[0] == '*':
@@ -38,7 +37,6 @@ func parseTarget(r *request) *reject {
 		if !validAuthority(rest[:end]) {
 			return errTarget
 		}
-		r.host = span{off + uint32(n), uint32(end)}
 		off += uint32(n + end)
 		t = rest[end:]
 	}
@@ -109,15 +107,42 @@ func validEscapes(b []byte) bool {
 	return true
 }
 
+// authority returns the authority of an absolute-form or authority-form target, or "".
+func (r *request) authority() string {
+	t := r.str(r.target)
+	if r.str(r.method) == "CONNECT" {
+		return t
+	}
+	n := schemeLen(t)
+	if n == 0 {
+		return ""
+	}
+	t = t[n:]
+	if i := strings.IndexAny(t, "/?"); i >= 0 {
+		t = t[:i]
+	}
+	return t
+}
+
 // schemeLen returns the length of a leading "http://" or "https://" (any case), or 0.
-func schemeLen(t []byte) int {
+func schemeLen[S ~string | ~[]byte](t S) int {
 	switch {
-	case len(t) >= 7 && equalFold(t[:7], "http://"):
+	case len(t) >= 7 && equalFoldPrefix(t, "http://"):
 		return 7
-	case len(t) >= 8 && equalFold(t[:8], "https://"):
+	case len(t) >= 8 && equalFoldPrefix(t, "https://"):
 		return 8
 	}
 	return 0
+}
+
+// equalFoldPrefix reports whether t starts with the lower-case ASCII string p, ignoring case.
+func equalFoldPrefix[S ~string | ~[]byte](t S, p string) bool {
+	for i := range len(p) {
+		if lower(t[i]) != p[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func validAuthority(a []byte) bool {
