@@ -31,8 +31,8 @@ type Ctx struct {
 	gone      errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
 	gen       uint32  // counts ended parks; a Waker holds the value for the park it targets
 	drainLeft int32   // unread body bytes the loop may still discard after the handler
-	declLen   int64 // Content-Length set by the handler; -1 when none
-	written   int64 // body bytes the handler has written
+	declLen   int64   // Content-Length set by the handler; -1 when none
+	written   int64   // body bytes the handler has written
 	x         *ctxExtra
 
 	// Coroutine and parking.
