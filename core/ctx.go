@@ -129,10 +129,7 @@ func (cx *Ctx) releaseRequest() {
 		cx.conn.l.pool.put(cx.req.arena)
 	}
 	cx.req = request{contentLength: -1}
-	if x := cx.x; x != nil {
-		clear(x.params)
-		x.params = x.params[:0]
-	}
+	cx.ResetParams()
 }
 
 // end is the last step of a request's response: what it held goes back, except the body framing,
@@ -245,6 +242,26 @@ func (cx *Ctx) Params() []Param {
 		return nil
 	}
 	return cx.x.params
+}
+
+// ResetParams removes the route parameters: a router that matches the request again (after a
+// rewrite, say) starts afresh. The loop resets them at the end of each request.
+func (cx *Ctx) ResetParams() {
+	if x := cx.x; x != nil {
+		clear(x.params)
+		x.params = x.params[:0]
+	}
+}
+
+// SetParams replaces the route parameters with ps, which the Ctx keeps rather than copies: ps
+// must not change until the request ends. A router whose matcher already made the slice saves
+// a copy this way.
+func (cx *Ctx) SetParams(ps []Param) {
+	if len(ps) == 0 {
+		cx.ResetParams()
+		return
+	}
+	cx.extra().params = ps
 }
 
 // SetParam adds a route parameter; routers call it before the route's handler runs.

@@ -1,0 +1,109 @@
+//go:build !race
+
+package router
+
+import (
+	"io"
+	"net"
+	"testing"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// The allocation budget of routing: nothing for a static route, and one allocation (the
+// parameter slice httprouter's lookup makes) for a route with parameters.
+
+// TestRouteAllocations measures whole requests over a kept-alive connection, the server's
+// allocations included (core's own budget for them is zero).
+func TestRouteAllocations(t *testing.T) {
+	r := New()
+	for _, rt := range apiRoutes {
+		r.Handle(rt.method, rt.path, func(c *core.Ctx) {
+			c.WriteString("ok")
+			_ = Param(c, "number")
+		})
+	}
+	addr := serve(t, r)
+	for _, tc := range []struct {
+		name, target string
+		max          float64
+	}{
+		{"static", "/search/repositories", 0},
+		{"one param", "/users/1027", 1},
+		{"three params", "/repos/dwellhttp/dwell/issues/42", 1},
+		{"catch-all", "/static/css/site.css", 1},
+	} {
+		rt := newRoundTripper(t, addr, "GET "+tc.target+" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		for range 100 {
+			rt.do(t)
+		}
+		n := testing.AllocsPerRun(2000, func() { rt.do(t) })
+		t.Logf("%s (%s): %v allocations per request", tc.name, tc.target, n)
+		if n > tc.max {
+			t.Errorf("%s (%s): %v allocations per request, want at most %v", tc.name, tc.target, n, tc.max)
+		}
+	}
+}
+
+// TestDispatchAllocations measures the router alone.
+func TestDispatchAllocations(t *testing.T) {
+	r := apiRouter()
+	var c core.Ctx
+	for _, tc := range []struct {
+		method, path string
+		max          float64
+	}{
+		{"GET", "/", 0},
+		{"DELETE", "/user/emails", 0},
+		{"HEAD", "/search/code", 0},
+		{"GET", "/users/1027", 1},
+		{"GET", "/repos/dwellhttp/dwell/issues/42/comments", 1},
+		{"GET", "/static/css/site.css", 1},
+	} {
+		n := testing.AllocsPerRun(1000, func() {
+			r.dispatch(&c, tc.method, tc.path)
+			c.ResetParams()
+		})
+		t.Logf("%s %s: %v allocations", tc.method, tc.path, n)
+		if n > tc.max {
+			t.Errorf("%s %s: %v allocations, want at most %v", tc.method, tc.path, n, tc.max)
+		}
+	}
+}
+
+// roundTripper sends one fixed request and reads one fixed-size response over a kept-alive
+// connection, allocating nothing itself, so that AllocsPerRun counts the server's allocations.
+type roundTripper struct {
+	conn net.Conn
+	req  []byte
+	resp []byte
+}
+
+func newRoundTripper(t *testing.T, addr, req string) *roundTripper {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	rt := &roundTripper{conn: c, req: []byte(req)}
+	// Learn the response size from a first exchange.
+	if _, err := c.Write(rt.req); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.resp = make([]byte, n)
+	return rt
+}
+
+func (rt *roundTripper) do(t *testing.T) {
+	if _, err := rt.conn.Write(rt.req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(rt.conn, rt.resp); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,147 @@
+package router_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/router"
+)
+
+// start serves h on a free loopback port and returns its base URL and a stop function.
+func start(h core.Handler) (string, func()) {
+	s := core.NewServer(h, core.Options{Addr: "127.0.0.1:0"})
+	if err := s.Listen(); err != nil {
+		panic(err)
+	}
+	go s.ListenAndServe()
+	return "http://" + s.Addr().String(), func() { s.Shutdown(context.Background()) }
+}
+
+// get prints the status line of a request (redirects are not followed), the headers named, and
+// the body.
+func get(method, url string, headers ...string) {
+	req, _ := http.NewRequest(method, url, nil)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	fmt.Print(resp.Status)
+	for _, h := range headers {
+		fmt.Printf(" %s: %s", h, resp.Header.Get(h))
+	}
+	if len(b) > 0 {
+		fmt.Printf(" %q", b)
+	}
+	fmt.Println()
+}
+
+func Example() {
+	r := router.New()
+	r.GET("/users/:id", func(c *core.Ctx) {
+		c.WriteString("user " + router.Param(c, "id"))
+	})
+	r.GET("/files/*path", func(c *core.Ctx) {
+		c.WriteString("file " + router.Param(c, "path"))
+	})
+	url, stop := start(r.Handler())
+	defer stop()
+
+	get("GET", url+"/users/42")
+	get("GET", url+"/files/docs/guide.md")
+	get("HEAD", url+"/users/42", "Content-Length")
+	get("DELETE", url+"/users/42", "Allow")
+	get("GET", url+"/Users/42/", "Location")
+	get("GET", url+"/nowhere")
+	// Output:
+	// 200 OK "user 42"
+	// 200 OK "file /docs/guide.md"
+	// 200 OK Content-Length: 7
+	// 405 Method Not Allowed Allow: GET, HEAD, OPTIONS "405 method not allowed\n"
+	// 301 Moved Permanently Location: /users/42
+	// 404 Not Found "404 page not found\n"
+}
+
+// Middleware wraps routes once, when Handler is called: the first Use is the outermost, the
+// router's outside the group's.
+func ExampleRouter_Use() {
+	tag := func(name string) func(core.Handler) core.Handler {
+		return func(next core.Handler) core.Handler {
+			return func(c *core.Ctx) {
+				c.WriteString(name + "(")
+				next(c)
+				c.WriteString(")")
+			}
+		}
+	}
+	r := router.New()
+	r.Use(tag("log"), tag("auth"))
+	api := r.Group("/api")
+	api.Use(tag("json"))
+	api.GET("/status", func(c *core.Ctx) { c.WriteString("ok") })
+	url, stop := start(r.Handler())
+	defer stop()
+
+	get("GET", url+"/api/status")
+	get("GET", url+"/missing")
+	// Output:
+	// 200 OK "log(auth(json(ok)))"
+	// 404 Not Found "log(auth(404 page not found\n))"
+}
+
+// A group's prefix may hold parameters; its routes see them like their own.
+func ExampleRouter_Group() {
+	r := router.New()
+	repo := r.Group("/repos/:owner/:repo")
+	repo.GET("/issues/:number", func(c *core.Ctx) {
+		for _, p := range c.Params() {
+			fmt.Fprintf(c, "%s=%s ", p.Key, p.Value)
+		}
+	})
+	url, stop := start(r.Handler())
+	defer stop()
+
+	get("GET", url+"/repos/dwellhttp/dwell/issues/7")
+	// Output:
+	// 200 OK "owner=dwellhttp repo=dwell number=7 "
+}
+
+// The automatic OPTIONS reply lists what a path allows; GlobalOPTIONS adds to it, here for a
+// CORS preflight.
+func ExampleRouter_GlobalOPTIONS() {
+	r := router.New()
+	r.GET("/items", func(c *core.Ctx) {})
+	r.POST("/items", func(c *core.Ctx) {})
+	r.GlobalOPTIONS = func(c *core.Ctx) {
+		c.SetHeader("Access-Control-Allow-Methods", c.ResponseHeader("Allow"))
+		c.SetStatus(204)
+	}
+	url, stop := start(r.Handler())
+	defer stop()
+
+	get("OPTIONS", url+"/items", "Allow", "Access-Control-Allow-Methods")
+	// Output:
+	// 204 No Content Allow: GET, HEAD, OPTIONS, POST Access-Control-Allow-Methods: GET, HEAD, OPTIONS, POST
+}
+
+// A route httprouter cannot hold beside another panics at registration, naming both.
+func ExampleRouter_Handle_conflict() {
+	defer func() {
+		fmt.Println(strings.ReplaceAll(fmt.Sprint(recover()), "; ", ";\n"))
+	}()
+	r := router.New()
+	r.GET("/users/:id", func(c *core.Ctx) {})
+	r.GET("/users/new", func(c *core.Ctx) {})
+	// Output:
+	// dwell: route conflict: GET /users/new conflicts with GET /users/:id, registered earlier: httprouter cannot hold the fixed segment "new" and the parameter :id at the same position (after /users/);
+	// give /users/new a path that parts from the other before /users/, or register only the route with :id and branch on router.Param(c, "id") == "new" in its handler
+}

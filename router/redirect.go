@@ -1,0 +1,92 @@
+package router
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/julienschmidt/httprouter"
+)
+
+// redirect answers a missed request with a redirect to a path that matches a route, when
+// RedirectTrailingSlash or RedirectFixedPath finds one, and reports whether it did. Every
+// target is looked up before it is sent, so a redirect never leads to another miss or a loop.
+func (r *Router) redirect(c *core.Ctx, method, path string) bool {
+	if method == "CONNECT" || path == "/" || path == "" || path[0] != '/' {
+		return false
+	}
+	if r.perMeth[method] == nil && (method != "HEAD" || r.perMeth["GET"] == nil) {
+		return false
+	}
+	// 301 lets clients turn the retry into a GET, which for GET and HEAD changes nothing;
+	// 308 keeps the method and body of the others (RFC 9110 §15.4.9).
+	code := 308
+	if method == "GET" || method == "HEAD" {
+		code = 301
+	}
+	if r.RedirectTrailingSlash {
+		if _, tsr := r.matches(method, path); tsr {
+			to := toggleSlash(path)
+			// A target starting "//" would be read as another host's address.
+			if !strings.HasPrefix(to, "//") {
+				if hit, _ := r.matches(method, to); hit {
+					sendRedirect(c, to, code)
+					return true
+				}
+			}
+		}
+	}
+	if r.RedirectFixedPath {
+		if to, ok := r.fixedPath(method, path); ok {
+			sendRedirect(c, to, code)
+			return true
+		}
+	}
+	return false
+}
+
+// fixedPath returns the path that the cleaned path matches case-insensitively (trying it
+// with the trailing slash toggled too, when RedirectTrailingSlash is set), spelled as the
+// route spells it. Routes are tried in registration order; HEAD requests try GET's too.
+func (r *Router) fixedPath(method, path string) (string, bool) {
+	clean := httprouter.CleanPath(path)
+	tries := []string{clean}
+	if r.RedirectTrailingSlash && clean != "/" {
+		tries = append(tries, toggleSlash(clean))
+	}
+	for _, p := range tries {
+		for _, m := range []string{method, "GET"} {
+			for _, rt := range r.perMeth[m] {
+				to, ok := matchFold(rt.tokens, p)
+				if !ok || to == path {
+					continue
+				}
+				if hit, _ := r.matches(method, to); hit {
+					return to, true
+				}
+			}
+			if method != "HEAD" {
+				break
+			}
+		}
+	}
+	return "", false
+}
+
+func toggleSlash(p string) string {
+	if len(p) > 1 && p[len(p)-1] == '/' {
+		return p[:len(p)-1]
+	}
+	return p + "/"
+}
+
+// sendRedirect answers with code and a Location of path (escaped again, since the request's
+// path was decoded) and the request's query.
+func sendRedirect(c *core.Ctx, path string, code int) {
+	loc := (&url.URL{Path: path}).EscapedPath()
+	if q := c.RawQuery(); q != "" {
+		loc += "?" + q
+	}
+	c.SetHeader("Location", loc)
+	c.SetStatus(code)
+}
