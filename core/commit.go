@@ -1,6 +1,7 @@
 package core
 
 import (
+	"io"
 	"runtime/debug"
 	"strconv"
 )
@@ -29,10 +30,16 @@ func (cx *Ctx) commit(whole bool) {
 	http11 := cx.rflags&rfHTTP11 != 0
 	length := int64(-1)
 	switch {
-	case whole && (status == 204 || status == 304):
-		// RFC 9110 §8.6: no Content-Length in 204; in 304 only if the handler set it.
+	case whole && (status < 200 || status == 204 || status == 304):
+		// RFC 9110 §8.6: no Content-Length in 1xx (a 101 here) or 204; in 304 only if the
+		// handler set it.
 		if status == 304 {
 			length = cx.declLen
+		}
+		if status == 101 {
+			// The handler claims to switch protocols, which only it could speak; the
+			// connection cannot go on as HTTP/1.1.
+			cx.rflags |= rfClose
 		}
 	case whole && cx.declLen < 0:
 		length = cx.written
@@ -135,8 +142,9 @@ func (cx *Ctx) finish() {
 var lastChunk = []byte("0\r\n\r\n")
 
 // bodyErrorResponse answers for a handler that returned without responding after its request
-// body failed — 400 for broken framing, 413 past the size limit, 408 for a body that stopped
-// coming, the connection closing after it since the body's end is unknown — or after the
+// body failed — 400 for broken framing or a body cut short, 413 past the size limit, 408 for a
+// body that stopped coming, the connection closing after it since the body's end is unknown —
+// or after the
 // shutdown's grace period ended its wait: 503.
 func (cx *Ctx) bodyErrorResponse() {
 	if cx.status != 0 || cx.written != 0 {
@@ -160,6 +168,8 @@ func (cx *Ctx) bodyErrorResponse() {
 			status = 413
 		case ErrTimeout:
 			status = 408
+		case io.ErrUnexpectedEOF:
+			status = 400 // the client stopped sending before the end of the body it declared
 		}
 	}
 	if status == 0 {

@@ -1,0 +1,174 @@
+package body
+
+import (
+	"errors"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// indexName is the file served for a directory. Directories are never listed: one without it
+// is answered 404.
+const indexName = "index.html"
+
+// ServeFile answers the request with the file at path, a file-system path, as ServeContent
+// does, sending it with sendfile(2). A missing file is answered 404, an unreadable one 403.
+// A directory is served as its index.html (404 without one); requested without a trailing
+// slash, it is redirected (301) to the path with one, so that relative links in the page
+// resolve inside the directory. Anything but a regular file or directory (a FIFO, a device) is
+// answered 404.
+//
+// path is trusted: build it from request data only with ServeRoot, which keeps it inside a
+// directory. As a precaution, a request whose path has a ".." segment is refused with 400.
+func ServeFile(c *core.Ctx, path string) {
+	if hasDotDot(c.Path()) {
+		fail(c, 400)
+		return
+	}
+	f, err := openNonblock(func(flag int) (*os.File, error) { return os.OpenFile(path, flag, 0) })
+	if err != nil {
+		fail(c, statusFor(err))
+		return
+	}
+	defer f.Close()
+	serveOpened(c, f, filepath.Base(path), func(flag int) (*os.File, error) {
+		return os.OpenFile(filepath.Join(path, indexName), flag, 0)
+	})
+}
+
+// ServeRoot answers the request with the file name inside the directory root, as ServeFile
+// does. name is slash-separated and already percent-decoded, as core.Ctx.Path and route
+// parameters are; a leading slash is optional.
+//
+// Nothing outside root is ever served. A name with a ".." segment, a backslash or a NUL byte is
+// refused with 400 — percent-encoded forms such as %2e%2e and %2f arrive decoded and are
+// refused the same way, while a doubly encoded %252e arrives as the literal file name "%2e".
+// The file is then opened through os.Root, which refuses any path that leaves root, symbolic
+// links included (404).
+func ServeRoot(c *core.Ctx, root, name string) {
+	rel, ok := cleanName(name)
+	if !ok {
+		fail(c, 400)
+		return
+	}
+	rt, err := os.OpenRoot(root)
+	if err != nil {
+		fail(c, 500) // the server's configuration, not the request, is at fault
+		return
+	}
+	defer rt.Close()
+	f, err := openNonblock(func(flag int) (*os.File, error) { return rt.OpenFile(rel, flag, 0) })
+	if err != nil {
+		fail(c, statusFor(err))
+		return
+	}
+	defer f.Close()
+	serveOpened(c, f, rel, func(flag int) (*os.File, error) {
+		return rt.OpenFile(path.Join(rel, indexName), flag, 0)
+	})
+}
+
+// openNonblock opens a file for reading with O_NONBLOCK: opening a FIFO would otherwise block
+// the loop until a writer came. Regular files ignore the flag.
+func openNonblock(open func(flag int) (*os.File, error)) (*os.File, error) {
+	return open(os.O_RDONLY | syscall.O_NONBLOCK)
+}
+
+// serveOpened serves the opened file f (named name, for its type), or, for a directory, the
+// index that openIndex opens.
+func serveOpened(c *core.Ctx, f *os.File, name string, openIndex func(flag int) (*os.File, error)) {
+	fi, err := f.Stat()
+	if err != nil {
+		fail(c, 500)
+		return
+	}
+	if fi.IsDir() {
+		idx, err := openNonblock(openIndex)
+		if err != nil {
+			fail(c, statusFor(err))
+			return
+		}
+		defer idx.Close()
+		if !strings.HasSuffix(c.Path(), "/") {
+			redirectToDir(c)
+			return
+		}
+		if fi, err = idx.Stat(); err != nil {
+			fail(c, 500)
+			return
+		}
+		f, name = idx, indexName
+	}
+	if !fi.Mode().IsRegular() {
+		fail(c, 404)
+		return
+	}
+	serve(c, resource{name: name, modtime: fi.ModTime(), size: fi.Size(), content: f, file: f})
+}
+
+// redirectToDir sends the client to the request's path with a trailing slash, as a relative
+// reference (RFC 3986 §4.2) so that it holds whatever prefix a router matched.
+func redirectToDir(c *core.Ctx) {
+	loc := url.PathEscape(path.Base(c.Path())) + "/"
+	if q := c.RawQuery(); q != "" {
+		loc += "?" + q
+	}
+	c.SetHeader("Location", loc)
+	fail(c, 301)
+}
+
+// cleanName turns a decoded URL path into a name relative to a root, refusing the names that
+// could mean something else on some system: ".." segments (checked before cleaning, which would
+// otherwise resolve them quietly), backslashes (a separator on Windows) and NUL (which ends a
+// path in system calls).
+func cleanName(name string) (string, bool) {
+	if strings.ContainsAny(name, "\\\x00") || hasDotDot(name) {
+		return "", false
+	}
+	rel := path.Clean("/" + name)[1:]
+	if rel == "" {
+		rel = "."
+	}
+	return rel, true
+}
+
+// hasDotDot reports whether a slash-separated path has a ".." segment.
+func hasDotDot(p string) bool {
+	if !strings.Contains(p, "..") {
+		return false
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// statusFor maps an error opening a file to a status: 404 for what is not there (or not
+// reachable: a path through a file, a symlink loop, a name too long, an escape from the root),
+// 403 for what may not be read, 500 for failures of the system.
+func statusFor(err error) int {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 404
+	case errors.Is(err, fs.ErrPermission):
+		return 403
+	}
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		// os.Root reports a path escaping it with an unexported error, not an errno.
+		return 404
+	}
+	switch errno {
+	case syscall.ENOTDIR, syscall.ELOOP, syscall.ENAMETOOLONG, syscall.EINVAL:
+		return 404
+	}
+	return 500
+}

@@ -1,0 +1,129 @@
+package body_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dwellhttp/dwell/body"
+	"github.com/dwellhttp/dwell/core"
+)
+
+// TestServeRootRefusesEscapes: no target, however encoded, serves the secret beside the root.
+// The core decodes the path once, so %2e%2e and %2f arrive as ".." and "/", and %252e as "%2e".
+func TestServeRootRefusesEscapes(t *testing.T) {
+	root, _ := serveTree(t)
+	addr := fileServer(t, root)
+	tests := []struct {
+		target string
+		status int
+	}{
+		{"/../secret.txt", 400},
+		{"/sub/../../secret.txt", 400},
+		{"/%2e%2e/secret.txt", 400},
+		{"/%2E%2E/secret.txt", 400},
+		{"/sub/%2e%2e/%2e%2e/secret.txt", 400},
+		{"/..%2fsecret.txt", 400},
+		{"/%2e%2e%2fsecret.txt", 400},
+		{"/sub%2f..%2f..%2fsecret.txt", 400},
+		{"/..%5csecret.txt", 400}, // backslash
+		{"/sub%5c..%5c..%5csecret.txt", 400},
+		{"/hello.txt%00.png", 400},      // NUL
+		{"/%252e%252e/secret.txt", 404}, // the literal directory "%2e%2e": none
+		{"/escape", 404},                // an absolute symlink out of the root
+		{"/escape-relative", 404},       // a relative one
+		{"/file/../secret.txt", 400},    // ServeFile's precaution
+		{"/file/%2e%2e/secret.txt", 400},
+	}
+	for _, tc := range tests {
+		resp, got := get(t, addr, "GET", tc.target)
+		if resp.StatusCode != tc.status || strings.Contains(got, "SECRET") {
+			t.Errorf("%s: %d %q, want %d", tc.target, resp.StatusCode, got, tc.status)
+		}
+	}
+	// What is inside stays reachable: a symlink within the root, a file whose name is an
+	// encoding, dot segments that stay inside.
+	for target, want := range map[string]string{
+		"/inside-link":        helloText,
+		"/%252e%252e":         files["%2e%2e"],
+		"/./sub/./index.html": files["sub/index.html"],
+		"//hello.txt":         helloText,
+	} {
+		if resp, got := get(t, addr, "GET", target); resp.StatusCode != 200 || got != want {
+			t.Errorf("%s: %d %q, want %q", target, resp.StatusCode, got, want)
+		}
+	}
+}
+
+// TestServeRootDirectories: no listings; an index.html is served for its directory, which is
+// redirected to its slash form first.
+func TestServeRootDirectories(t *testing.T) {
+	root, _ := serveTree(t)
+	addr := fileServer(t, root)
+	if resp, got := get(t, addr, "GET", "/sub/"); resp.StatusCode != 200 || got != files["sub/index.html"] ||
+		resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Errorf("/sub/: %d %q", resp.StatusCode, got)
+	}
+	if resp, _ := get(t, addr, "GET", "/sub?x=1"); resp.StatusCode != 301 || resp.Header.Get("Location") != "sub/?x=1" {
+		t.Errorf("/sub: %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	for _, target := range []string{"/nodir/", "/nodir", "/", "/file/nodir/", "/missing", "/missing/", "/hello.txt/x", "/file/missing"} {
+		if resp, got := get(t, addr, "GET", target); resp.StatusCode != 404 {
+			t.Errorf("%s: %d %q, want 404", target, resp.StatusCode, got)
+		}
+	}
+	if resp, got := get(t, addr, "GET", "/file/sub/"); resp.StatusCode != 200 || got != files["sub/index.html"] {
+		t.Errorf("ServeFile of a directory: %d %q", resp.StatusCode, got)
+	}
+}
+
+// TestServeSpecialFiles: a FIFO is refused without blocking the loop on its open, and the loop
+// goes on serving.
+func TestServeSpecialFiles(t *testing.T) {
+	root, _ := serveTree(t)
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	addr := fileServer(t, root)
+	done := make(chan int, 1)
+	go func() {
+		resp, _ := get(t, addr, "GET", "/fifo")
+		done <- resp.StatusCode
+	}()
+	select {
+	case status := <-done:
+		if status != 404 {
+			t.Fatalf("FIFO: %d", status)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serving a FIFO blocked")
+	}
+}
+
+// TestServeRootPermission: a file the server may not read is answered 403. Root reads
+// everything, so this runs only as another user.
+func TestServeRootPermission(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root, which may read any file")
+	}
+	root, _ := serveTree(t)
+	locked := filepath.Join(root, "locked.txt")
+	os.WriteFile(locked, []byte("locked"), 0o000)
+	addr := fileServer(t, root)
+	if resp, _ := get(t, addr, "GET", "/locked.txt"); resp.StatusCode != 403 {
+		t.Fatalf("%d, want 403", resp.StatusCode)
+	}
+}
+
+// TestServeRootMissingRoot: a root that does not exist is the server's fault: 500.
+func TestServeRootMissingRoot(t *testing.T) {
+	addr := startServer(t, func(c *core.Ctx) {
+		body.ServeRoot(c, filepath.Join(t.TempDir(), "none"), c.Path())
+	}, core.Options{})
+	if resp, _ := get(t, addr, "GET", "/x"); resp.StatusCode != 500 {
+		t.Fatalf("%d, want 500", resp.StatusCode)
+	}
+}
