@@ -1,0 +1,58 @@
+// Command chat is a long-poll chat room. POST /messages adds a message; GET /messages?after=N
+// answers with the messages after N at once, or waits for the next one (wait.Topic); GET
+// /events streams the same topic as Server-Sent Events, paced by the client; GET / is a page
+// that chats through the long-poll API.
+//
+// A waiting poll parks only its own handler: thousands of them cost a few kilobytes each, and
+// one message wakes them all, each on its own loop.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/router"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	loops := flag.Int("loops", 1, "number of event loops")
+	flag.Parse()
+
+	srv := core.NewServer(newChat().handler(), core.Options{Addr: *addr, Loops: *loops})
+	if err := srv.Listen(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("listening http://%s\n", srv.Addr())
+
+	go func() {
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+		<-stop
+		// Polls and event streams wait for minutes; past a short grace they are ended with
+		// ErrShutdown rather than waited for.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}()
+	if err := srv.ListenAndServe(); err != core.ErrServerClosed {
+		log.Fatal(err)
+	}
+}
+
+// handler routes the chat's endpoints.
+func (ch *chat) handler() core.Handler {
+	r := router.New()
+	r.GET("/", page)
+	r.POST("/messages", ch.post)
+	r.GET("/messages", ch.poll)
+	r.GET("/events", ch.events)
+	return r.Handler()
+}

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// serve runs the chat on a free loopback port, with two loops, until the test ends.
+func serve(t *testing.T) string {
+	t.Helper()
+	s := core.NewServer(newChat().handler(), core.Options{
+		Addr:   "127.0.0.1:0",
+		Loops:  2,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	go s.ListenAndServe()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	return "http://" + s.Addr().String()
+}
+
+type pollResult struct {
+	Messages []message `json:"messages"`
+	Last     uint64    `json:"last"`
+}
+
+var client = &http.Client{Timeout: 10 * time.Second}
+
+func post(t *testing.T, base, body string) (int, string) {
+	t.Helper()
+	resp, err := client.Post(base+"/messages", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func postText(t *testing.T, base, text string) uint64 {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"text": text})
+	status, body := post(t, base, string(b))
+	var out struct {
+		ID  string `json:"id"`
+		Seq uint64 `json:"seq"`
+	}
+	if status != 201 || json.Unmarshal([]byte(body), &out) != nil || len(out.ID) != 36 {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	return out.Seq
+}
+
+func poll(t *testing.T, base, query string) pollResult {
+	t.Helper()
+	resp, err := client.Get(base + "/messages?" + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r pollResult
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&r) != nil {
+		t.Fatalf("GET /messages?%s: %d", query, resp.StatusCode)
+	}
+	if r.Messages == nil {
+		t.Fatalf("GET /messages?%s: messages is not an array", query)
+	}
+	return r
+}
+
+// TestThreeHundredPollsWoken: 300 waiting polls all receive a new message within a second.
+func TestThreeHundredPollsWoken(t *testing.T) {
+	base := serve(t)
+	addr := strings.TrimPrefix(base, "http://")
+	after := postText(t, base, "before")
+	const n = 300
+	type got struct {
+		at  time.Time
+		err error
+	}
+	results := make(chan got, n)
+	var ready sync.WaitGroup
+	for range n {
+		ready.Add(1)
+		go func() {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				ready.Done()
+				results <- got{err: err}
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(20 * time.Second))
+			fmt.Fprintf(c, "GET /messages?after=%d&timeout=30000 HTTP/1.1\r\nHost: x\r\n\r\n", after)
+			ready.Done()
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				results <- got{err: err}
+				return
+			}
+			var r pollResult
+			err = json.NewDecoder(resp.Body).Decode(&r)
+			if err == nil && (len(r.Messages) != 1 || r.Messages[0].Text != "wake up" || r.Last != after+1) {
+				err = fmt.Errorf("got %+v", r)
+			}
+			results <- got{time.Now(), err}
+		}()
+	}
+	ready.Wait()
+	time.Sleep(500 * time.Millisecond) // let every poll park
+	start := time.Now()
+	postText(t, base, "wake up")
+	for range n {
+		g := <-results
+		if g.err != nil {
+			t.Fatal(g.err)
+		}
+		if d := g.at.Sub(start); d > time.Second {
+			t.Fatalf("a poll answered %v after the post", d)
+		}
+	}
+}
+
+// TestMessagesWhileAway: three messages posted while nobody polls come back from the next poll
+// with the old cursor, in order.
+func TestMessagesWhileAway(t *testing.T) {
+	base := serve(t)
+	cursor := poll(t, base, "after=0&timeout=0").Last
+	for _, s := range []string{"one", "two", "three"} {
+		postText(t, base, s)
+	}
+	start := time.Now()
+	r := poll(t, base, fmt.Sprintf("after=%d", cursor))
+	if time.Since(start) > 500*time.Millisecond {
+		t.Fatal("the poll waited although messages were there")
+	}
+	if len(r.Messages) != 3 || r.Last != cursor+3 {
+		t.Fatalf("%+v", r)
+	}
+	for i, want := range []string{"one", "two", "three"} {
+		if m := r.Messages[i]; m.Text != want || m.Seq != cursor+uint64(i)+1 || len(m.ID) != 36 {
+			t.Fatalf("message %d: %+v", i, m)
+		}
+	}
+}
+
+// TestEmptyPollTimesOut: an empty poll with timeout=700 returns after it, with no messages and
+// the same cursor.
+func TestEmptyPollTimesOut(t *testing.T) {
+	base := serve(t)
+	last := postText(t, base, "x")
+	start := time.Now()
+	r := poll(t, base, fmt.Sprintf("after=%d&timeout=700", last))
+	if d := time.Since(start); d < 600*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("returned after %v", d)
+	}
+	if len(r.Messages) != 0 || r.Last != last {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	base := serve(t)
+	for _, tc := range []struct {
+		name, body string
+		want       int
+	}{
+		{"bad JSON", `{"text": `, 400},
+		{"not an object", `"hello"`, 400},
+		{"no text", `{}`, 400},
+		{"empty text", `{"text": ""}`, 400},
+		{"text not a string", `{"text": 5}`, 400},
+		{"text over 4096 bytes", `{"text": "` + strings.Repeat("a", 4097) + `"}`, 413},
+		{"body over 64 KiB", `{"text": "a", "pad": "` + strings.Repeat(" ", 70<<10) + `"}`, 413},
+	} {
+		if status, body := post(t, base, tc.body); status != tc.want {
+			t.Errorf("POST %s: %d %s, want %d", tc.name, status, body, tc.want)
+		}
+	}
+	if status, _ := post(t, base, `{"text": "`+strings.Repeat("é", 2048)+`"}`); status != 201 {
+		t.Errorf("POST 4096 bytes of text: %d", status)
+	}
+	for _, q := range []string{"after=abc", "after=-1", "after=", "after=1.5", "timeout=abc", "timeout=-5", "after=0&timeout=1e3"} {
+		resp, err := client.Get(base + "/messages?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 400 {
+			t.Errorf("GET /messages?%s: %d, want 400", q, resp.StatusCode)
+		}
+	}
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{{"GET", "/nope", 404}, {"PUT", "/messages", 405}} {
+		req, _ := http.NewRequest(tc.method, base+tc.path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, resp.StatusCode, tc.want)
+		}
+	}
+}
+
+func TestPageLoads(t *testing.T) {
+	base := serve(t)
+	resp, err := client.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{"<html", "/messages?after=", `method: "POST"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(string(b), "src=\"http") || strings.Contains(string(b), "href=\"http") {
+		t.Error("page loads external assets")
+	}
+}
+
+// sseStream opens GET /events and returns a reader of its body, past the opening retry line.
+func sseStream(t *testing.T, base string, header ...string) (*bufio.Reader, net.Conn) {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(c, "GET /events HTTP/1.1\r\nHost: x\r\n%s\r\n", strings.Join(append(header, ""), "\r\n"))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	br := bufio.NewReader(resp.Body)
+	if ev := readEvent(t, br); ev != "retry: 2000" {
+		t.Fatalf("first event %q", ev)
+	}
+	return br, c
+}
+
+// readEvent reads one event: its lines up to the blank one, joined by newlines.
+func readEvent(t *testing.T, br *bufio.Reader) string {
+	t.Helper()
+	var lines []string
+	for {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		l = strings.TrimSuffix(l, "\n")
+		if l == "" {
+			return strings.Join(lines, "\n")
+		}
+		lines = append(lines, l)
+	}
+}
+
+func checkEvent(t *testing.T, ev string, seq uint64, text string) {
+	t.Helper()
+	id, data, ok := strings.Cut(ev, "\n")
+	var m message
+	if !ok || id != fmt.Sprintf("id: %d", seq) || !strings.HasPrefix(data, "data: ") ||
+		json.Unmarshal([]byte(strings.TrimPrefix(data, "data: ")), &m) != nil || m.Seq != seq || m.Text != text {
+		t.Fatalf("event %q, want seq %d text %q", ev, seq, text)
+	}
+}
+
+// TestEventsCarryMessages: the stream carries new messages, and a reconnect with Last-Event-ID
+// resumes after it.
+func TestEventsCarryMessages(t *testing.T) {
+	base := serve(t)
+	first := postText(t, base, "old")
+	br, _ := sseStream(t, base)
+	s1 := postText(t, base, "new 1")
+	s2 := postText(t, base, "new 2")
+	checkEvent(t, readEvent(t, br), s1, "new 1")
+	checkEvent(t, readEvent(t, br), s2, "new 2")
+
+	br2, _ := sseStream(t, base, fmt.Sprintf("Last-Event-ID: %d", first))
+	checkEvent(t, readEvent(t, br2), s1, "new 1")
+	checkEvent(t, readEvent(t, br2), s2, "new 2")
+}
+
+// TestEventsPacedByClient: a client that stops reading holds the stream back, not the server's
+// memory; when it reads again every message comes, in order.
+func TestEventsPacedByClient(t *testing.T) {
+	base := serve(t)
+	br, c := sseStream(t, base)
+	const n = 600
+	text := strings.Repeat("x", 4000)
+	var seqs []uint64
+	for range n { // 2.4 MB, far over the high-water mark and the socket buffers
+		seqs = append(seqs, postText(t, base, text))
+	}
+	if r := poll(t, base, "after=0&timeout=0"); r.Last != seqs[n-1] {
+		t.Fatalf("the server stopped answering: last %d", r.Last)
+	}
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	for _, s := range seqs {
+		checkEvent(t, readEvent(t, br), s, text)
+	}
+}
+
+// TestMain runs the command itself when asked to by TestCommand.
+func TestMain(m *testing.M) {
+	if os.Getenv("CHAT_RUN_MAIN") == "1" {
+		os.Args = []string{"chat", "-addr", "127.0.0.1:0", "-loops", "2"}
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestCommand: the command prints its address once ready, serves, and stops on SIGTERM.
+func TestCommand(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "CHAT_RUN_MAIN=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	exited := false
+	defer func() {
+		if !exited {
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening http://")
+	if err != nil || !ok {
+		t.Fatalf("first line %q (%v)", line, err)
+	}
+	postText(t, "http://"+addr, "hello")
+	if r := poll(t, "http://"+addr, "after=0"); len(r.Messages) != 1 {
+		t.Fatalf("%+v", r)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		exited = true
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10 s after SIGTERM")
+	}
+}

@@ -1,0 +1,37 @@
+package wait
+
+import (
+	"time"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// An Event wakes the handlers waiting on it. Each Fire ends every wait that began before it;
+// a wait that begins after it waits for the next Fire (an Event is a broadcast, not a latch).
+// The zero value is ready to use. An Event must not be copied after first use.
+type Event struct {
+	h hub
+}
+
+// Fire wakes every handler waiting in Wait, each on its own loop. It may be called from any
+// goroutine, including handlers, and never blocks on the waiters: it posts one task to each loop
+// that has waiters and has no such task pending, so a burst of fires costs one post per loop.
+func (e *Event) Fire() {
+	e.h.mu.Lock()
+	e.h.seq++
+	e.h.notifyLocked()
+	e.h.mu.Unlock()
+}
+
+// Wait parks the handler until the next Fire, and returns nil then. It returns ErrTimeout after
+// timeout (timeout <= 0 means no deadline), ErrClosed if the client goes away and ErrShutdown if
+// a shutdown's grace period ends first. Call it from c's handler.
+func (e *Event) Wait(c *core.Ctx, timeout time.Duration) error {
+	var w waiter
+	e.h.mu.Lock()
+	e.h.addLocked(&w, c, e.h.seq)
+	e.h.mu.Unlock()
+	err := c.SuspendFor(timeout)
+	e.h.remove(&w)
+	return err
+}

@@ -1,0 +1,169 @@
+package wait
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// DefaultWorkers is how many goroutines the default pool (the one Do uses) may run at once,
+// unless SetWorkers changes it. Blocking work is mostly waiting, so the bound is well above the
+// number of processors; it is there so that a flood of requests queues instead of starting a
+// goroutine each.
+const DefaultWorkers = 256
+
+// A Pool runs blocking calls for handlers on a bounded set of goroutines. Workers start when
+// calls arrive, at most the pool's size at once; calls beyond that wait in order; a worker that
+// finds nothing queued ends, so an idle pool holds no goroutine. Its methods may be called from
+// any goroutine, except Do, which must be called from a handler.
+type Pool struct {
+	mu      sync.Mutex
+	size    int
+	running int
+	queue   []*doJob // queue[head:] wait for a worker
+	head    int
+}
+
+// NewPool returns a pool of at most workers goroutines; workers < 1 means DefaultWorkers.
+func NewPool(workers int) *Pool {
+	p := &Pool{}
+	p.SetWorkers(workers)
+	return p
+}
+
+// SetWorkers changes the pool's size; n < 1 means DefaultWorkers. Calls already running finish;
+// when the size shrinks, workers over it end as their call returns.
+func (p *Pool) SetWorkers(n int) {
+	if n < 1 {
+		n = DefaultWorkers
+	}
+	p.mu.Lock()
+	p.size = n
+	for p.running < p.size && p.head < len(p.queue) {
+		p.running++
+		go p.work(p.popLocked())
+	}
+	p.mu.Unlock()
+}
+
+// defaultPool is the pool behind Do and SetWorkers.
+var defaultPool = NewPool(DefaultWorkers)
+
+// SetWorkers changes the size of the default pool, the one Do uses; n < 1 means DefaultWorkers.
+func SetWorkers(n int) { defaultPool.SetWorkers(n) }
+
+// Do runs fn on the default pool and parks the handler until fn returns; see Pool.Do.
+func Do(c *core.Ctx, fn func()) error { return defaultPool.Do(c, fn) }
+
+// Do runs fn on one of the pool's goroutines and parks the handler until fn has returned, so
+// that a blocking call (a file system or database call, a slow library) stalls neither the
+// handler's loop nor its other connections. fn always runs to its end before the handler goes
+// on: Do then returns ErrClosed if the client went away meanwhile, ErrShutdown if a shutdown's
+// grace period ended, else nil. When the pool is busy, fn waits its turn in order.
+//
+// fn runs on another goroutine: it must not touch c, nor anything else its loop owns; hand its
+// results back through variables the handler reads after Do returns. A panic in fn is recovered
+// on the worker and raised again in the handler (which then answers 500, as for any panic).
+// Call Do from c's handler; elsewhere it returns core.ErrNotInHandler without running fn.
+func (p *Pool) Do(c *core.Ctx, fn func()) error {
+	j := &doJob{p: p, fn: fn, w: c.Waker()}
+	// The job is handed to the pool from the loop, after Hold has parked the handler: only then
+	// is it known that Do was called from the handler, and fn must not run for a Do that fails.
+	if err := c.Post(j.start); err != nil {
+		return err
+	}
+	err := c.Hold()
+	if err == core.ErrNotInHandler {
+		j.cancelled = true
+		return err
+	}
+	if pe, ok := err.(*panicError); ok {
+		panic(pe)
+	}
+	return err
+}
+
+// A doJob is one call waiting for or running on a worker.
+type doJob struct {
+	p         *Pool
+	fn        func()
+	w         core.Waker
+	cancelled bool // Do failed before parking; set and read on the loop
+}
+
+// start runs on the handler's loop, once the handler has parked (or Do has failed).
+func (j *doJob) start() {
+	if j.cancelled {
+		return
+	}
+	p := j.p
+	p.mu.Lock()
+	if p.running < p.size {
+		p.running++
+		p.mu.Unlock()
+		go p.work(j)
+		return
+	}
+	p.queue = append(p.queue, j)
+	p.mu.Unlock()
+}
+
+// work is a worker: it runs j, then whatever is queued, and ends when nothing is.
+func (p *Pool) work(j *doJob) {
+	for j != nil {
+		j.run()
+		p.mu.Lock()
+		j = nil
+		if p.running <= p.size && p.head < len(p.queue) {
+			j = p.popLocked()
+		} else {
+			p.running--
+		}
+		p.mu.Unlock()
+	}
+}
+
+// popLocked takes the oldest queued job. p.mu is held.
+func (p *Pool) popLocked() *doJob {
+	j := p.queue[p.head]
+	p.queue[p.head] = nil
+	p.head++
+	switch {
+	case p.head == len(p.queue):
+		p.queue = p.queue[:0]
+		p.head = 0
+	case p.head >= 64 && p.head*2 >= len(p.queue):
+		// A queue that never empties would otherwise grow by its consumed front.
+		n := copy(p.queue, p.queue[p.head:])
+		clear(p.queue[n:])
+		p.queue = p.queue[:n]
+		p.head = 0
+	}
+	return j
+}
+
+// run calls fn and wakes the handler, passing on a panic as an error to raise there.
+func (j *doJob) run() {
+	var perr error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				perr = &panicError{val: r, stack: debug.Stack()}
+			}
+		}()
+		j.fn()
+	}()
+	j.w.Wake(perr)
+}
+
+// A panicError carries a panic in a pooled call back to the handler that made it.
+type panicError struct {
+	val   any
+	stack []byte
+}
+
+func (e *panicError) Error() string {
+	return fmt.Sprintf("dwell: panic in wait.Do: %v\n\nworker stack:\n%s", e.val, e.stack)
+}

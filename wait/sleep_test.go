@@ -1,0 +1,128 @@
+package wait
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+func TestSleep(t *testing.T) {
+	_, addr := startServer(t, func(c *core.Ctx) {
+		start := time.Now()
+		err := Sleep(c, 60*time.Millisecond)
+		fmt.Fprint(c, errString(err), " ", time.Since(start) >= 55*time.Millisecond)
+	}, 1)
+	if body := roundTrip(t, addr, "/"); body != "nil true" {
+		t.Fatal(body)
+	}
+}
+
+// TestSleepParksOnlyItself: while one handler sleeps, others on the same loop answer at once.
+func TestSleepParksOnlyItself(t *testing.T) {
+	_, addr := startServer(t, func(c *core.Ctx) {
+		if c.Path() == "/sleep" {
+			Sleep(c, time.Second)
+		}
+		c.WriteString(c.Path())
+	}, 1)
+	sleeper := dial(t, addr)
+	sleeper.get("/sleep")
+	start := time.Now()
+	for range 20 {
+		if body := roundTrip(t, addr, "/quick"); body != "/quick" {
+			t.Fatal(body)
+		}
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Fatalf("20 requests beside a sleeper took %v", d)
+	}
+	if _, body := sleeper.response(); body != "/sleep" {
+		t.Fatal(body)
+	}
+}
+
+func TestSleepEndsWhenClientLeaves(t *testing.T) {
+	got := make(chan error, 1)
+	parked := make(chan struct{})
+	_, addr := startServer(t, func(c *core.Ctx) {
+		close(parked)
+		got <- Sleep(c, time.Minute)
+	}, 1)
+	c := dial(t, addr)
+	c.get("/")
+	<-parked
+	c.Close()
+	select {
+	case err := <-got:
+		if err != ErrClosed {
+			t.Fatalf("Sleep returned %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("Sleep not ended by the disconnect")
+	}
+}
+
+func TestAfter(t *testing.T) {
+	_, addr := startServer(t, func(c *core.Ctx) {
+		path := strings.Clone(c.Path()) // borrowed values end when the handler returns
+		start := time.Now()
+		d := 50 * time.Millisecond
+		if path == "/zero" {
+			d = 0
+		}
+		After(c, d, func(c *core.Ctx, err error) {
+			fmt.Fprint(c, path, " ", errString(err), " ", time.Since(start) >= d)
+		})
+	}, 1)
+	c := dial(t, addr)
+	c.get("/a")
+	c.get("/zero")
+	for _, want := range []string{"/a nil true", "/zero nil true"} {
+		if _, body := c.response(); body != want {
+			t.Fatalf("%q, want %q", body, want)
+		}
+	}
+}
+
+// TestAfterChained: a continuation may detach again, and the response ends with the last one.
+func TestAfterChained(t *testing.T) {
+	_, addr := startServer(t, func(c *core.Ctx) {
+		n := 0
+		var k func(*core.Ctx, error)
+		k = func(c *core.Ctx, err error) {
+			n++
+			fmt.Fprint(c, n, errString(err), ";")
+			if n < 3 {
+				After(c, 5*time.Millisecond, k)
+			}
+		}
+		After(c, 5*time.Millisecond, k)
+	}, 1)
+	if body := roundTrip(t, addr, "/"); body != "1nil;2nil;3nil;" {
+		t.Fatal(body)
+	}
+}
+
+func TestAfterClientLeaves(t *testing.T) {
+	got := make(chan error, 1)
+	parked := make(chan struct{})
+	_, addr := startServer(t, func(c *core.Ctx) {
+		After(c, time.Minute, func(_ *core.Ctx, err error) { got <- err })
+		close(parked)
+	}, 1)
+	c := dial(t, addr)
+	c.get("/")
+	<-parked
+	c.Close()
+	select {
+	case err := <-got:
+		if err != ErrClosed {
+			t.Fatalf("continuation got %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("continuation not run on the disconnect")
+	}
+}

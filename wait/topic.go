@@ -1,0 +1,151 @@
+package wait
+
+import (
+	"time"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// A Topic is a sequence of messages that handlers follow with a cursor: the long poll. Publish
+// numbers each message (1, 2, 3, ...) and keeps the last history of them; Next returns what
+// came after a cursor, at once if anything did, else when the next message is published.
+//
+// A client that keeps its cursor (the last sequence number it saw) never skips a message while
+// it reconnects, as long as fewer than history messages were published meanwhile. A cursor older
+// than that gets every message still kept together with ErrMissed.
+//
+// Publish may be called from any goroutine; waiters are woken each on their own loop, with one
+// post per loop per burst of publishes.
+type Topic[T any] struct {
+	h    hub // h.mu also guards ring
+	ring []T // message seq lives at ring[seq%len(ring)]
+}
+
+// NewTopic returns a Topic that keeps the last history messages (at least 1).
+func NewTopic[T any](history int) *Topic[T] {
+	return &Topic[T]{ring: make([]T, max(history, 1))}
+}
+
+// Publish appends v to the topic, wakes the handlers waiting for a message, and returns v's
+// sequence number. It may be called from any goroutine; it never waits for the waiters.
+func (t *Topic[T]) Publish(v T) uint64 {
+	t.h.mu.Lock()
+	t.h.seq++
+	seq := t.h.seq
+	t.ring[seq%uint64(len(t.ring))] = v
+	t.h.notifyLocked()
+	t.h.mu.Unlock()
+	return seq
+}
+
+// Last returns the sequence number of the last message published (0 before the first).
+func (t *Topic[T]) Last() uint64 {
+	t.h.mu.Lock()
+	defer t.h.mu.Unlock()
+	return t.h.seq
+}
+
+// Next returns the messages published after the cursor after, oldest first, with the sequence
+// number of the last one: the caller's next cursor. When there are none yet it parks the
+// handler until a message is published or timeout passes (timeout <= 0 means no deadline).
+//
+// Errors: ErrMissed comes with messages when after is older than the history (see Topic);
+// ErrTimeout, ErrClosed and ErrShutdown come with no messages and the cursor to poll from next,
+// which is after itself unless after was ahead of the topic. Such a cursor (from before a
+// restart, say) counts as the topic's last sequence, so the caller gets the next message
+// published and a cursor it can follow from there.
+//
+// The slice is the caller's. Call Next from c's handler.
+func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, uint64, error) {
+	t.h.mu.Lock()
+	cursor := min(after, t.h.seq)
+	if cursor < t.h.seq {
+		msgs, last, err := t.sinceLocked(cursor)
+		t.h.mu.Unlock()
+		return msgs, last, err
+	}
+	var w waiter
+	t.h.addLocked(&w, c, cursor)
+	t.h.mu.Unlock()
+	err := c.SuspendFor(timeout)
+	t.h.remove(&w)
+	if err != nil {
+		return nil, cursor, err
+	}
+	return t.Since(cursor)
+}
+
+// OnNext is the continuation form of Next, for extreme fan-in: a waiting request costs its
+// connection and a few words, not a coroutine. When messages are already there, k runs at once,
+// before OnNext returns. Otherwise the handler is detached (core.Ctx.Detach): it must return
+// right after OnNext, and k runs later on c's loop with c and what Next would have returned;
+// the response is finished when k returns, unless k detaches again (with another OnNext, say).
+//
+// k receives the request's Ctx so that it can be a plain function rather than a closure: a
+// waiting request then costs nothing more. k cannot park: no Next, Sleep, Do or body reads, and
+// its writes past the high-water mark queue up instead of waiting. The request's borrowed values
+// (path, query, headers) end when the handler returns: copy what k needs before calling OnNext.
+// Call OnNext from c's handler.
+func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k func(c *core.Ctx, msgs []T, last uint64, err error)) {
+	t.h.mu.Lock()
+	cursor := min(after, t.h.seq)
+	if cursor < t.h.seq {
+		msgs, last, err := t.sinceLocked(cursor)
+		t.h.mu.Unlock()
+		k(c, msgs, last, err)
+		return
+	}
+	w := &nextCont[T]{t: t, k: k}
+	t.h.addLocked(&w.waiter, c, cursor)
+	t.h.mu.Unlock()
+	c.DetachFor(timeout, w.wake)
+}
+
+// A nextCont is a request waiting in OnNext: its waiter node and what its continuation needs.
+type nextCont[T any] struct {
+	waiter
+	t *Topic[T]
+	k func(*core.Ctx, []T, uint64, error)
+}
+
+// wake is the detached request's continuation, on the loop.
+func (w *nextCont[T]) wake(err error) {
+	w.t.h.remove(&w.waiter)
+	if err != nil {
+		w.k(w.c, nil, w.seq, err)
+		return
+	}
+	msgs, last, err := w.t.Since(w.seq)
+	w.k(w.c, msgs, last, err)
+}
+
+// Since returns at once what Next would return at once: the messages published after the
+// cursor after, with the last one's sequence number (and ErrMissed when after is older than
+// the history), or none and the cursor to poll from. It never parks and may be called from any
+// goroutine: to read a topic without waiting, or to poll it outside a handler.
+func (t *Topic[T]) Since(after uint64) ([]T, uint64, error) {
+	t.h.mu.Lock()
+	defer t.h.mu.Unlock()
+	cursor := min(after, t.h.seq)
+	if cursor == t.h.seq {
+		return nil, cursor, nil
+	}
+	return t.sinceLocked(cursor)
+}
+
+// sinceLocked copies out the kept messages after cursor, which is below h.seq. t.h.mu is held.
+func (t *Topic[T]) sinceLocked(cursor uint64) ([]T, uint64, error) {
+	last := t.h.seq
+	n := uint64(len(t.ring))
+	from := cursor + 1
+	var err error
+	if last-cursor > n {
+		from = last - n + 1
+		err = ErrMissed
+	}
+	msgs := make([]T, 0, last-from+1)
+	for s := from; s <= last; s++ {
+		msgs = append(msgs, t.ring[s%n])
+	}
+	return msgs, last, err
+}
