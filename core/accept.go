@@ -114,7 +114,7 @@ func (l *Loop) open(fd int) {
 		return
 	}
 	for fd >= len(l.conns) {
-		l.conns = append(l.conns, nil)
+		l.conns = appendDoubling(l.conns, nil)
 	}
 	l.conns[fd] = c
 	l.nconns++

@@ -28,7 +28,7 @@ func (b *bodyState) begin(l *Loop, r *request) *reject {
 	*b = bodyState{}
 	max := l.opts.MaxBodyBytes
 	switch {
-	case r.chunked:
+	case r.has(reqChunked):
 		b.kind = bodyChunked
 		b.chunked = l.getChunked()
 		b.chunked.reset(max)
@@ -41,7 +41,7 @@ func (b *bodyState) begin(l *Loop, r *request) *reject {
 	default:
 		b.kind = bodyNone
 	}
-	b.waiting100 = r.expect100 && b.kind != bodyNone
+	b.waiting100 = r.has(reqExpect100) && b.kind != bodyNone
 	return nil
 }
 

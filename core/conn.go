@@ -19,10 +19,10 @@ type conn struct {
 
 	rdl, wdl int64 // read-side and write-side deadlines on the loop clock; 0 means none
 
-	in    []byte // unparsed input: in the loop buffer during a turn, in spill between turns
-	spill []byte
+	in    []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
 	scan  headScan
 	out   writeQueue
+	spill int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
 	events    uint8 // interest registered with the poller (evRead, evWrite, evHangup)
 	state     connState
@@ -218,7 +218,7 @@ func (c *conn) nextRequest() bool {
 	// Copy the head out of the loop buffer, so that nothing pins it.
 	r.adopt(&l.pool, head, fields, r.scratchNeeded())
 	r.decodePath()
-	c.keepAlive = !r.connClose && (r.minor == 1 || r.connKeepAlive) && !l.shutting
+	c.keepAlive = !r.has(reqClose) && (r.minor == 1 || r.has(reqKeepAlive)) && !l.shutting
 	c.state = stHandler
 	c.rdl = 0
 	c.cx = cx
@@ -388,15 +388,16 @@ func (c *conn) keepInput() {
 		c.in = nil
 	case l.owns(c.in):
 		c.dropSpill()
-		c.spill = append(l.pool.get(len(c.in)), c.in...)
-		c.in = c.spill
+		b := append(l.pool.get(len(c.in)), c.in...)
+		c.spill = l.holdSpill(b)
+		c.in = b
 	}
 }
 
 func (c *conn) dropSpill() {
-	if c.spill != nil {
-		c.l.pool.put(c.spill)
-		c.spill = nil
+	if c.spill != 0 {
+		c.l.releaseSpill(c.spill)
+		c.spill = 0
 	}
 }
 

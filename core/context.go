@@ -23,13 +23,14 @@ var errRequestEnded = errors.New("dwell: request ended")
 // ends, or when the request ends (the handler returns, or its continuation finishes). Its Err is
 // then context.Canceled.
 func (cx *Ctx) Context() context.Context {
-	if cx.reqCtx == nil {
-		cx.reqCtx = &requestContext{}
+	x := cx.rare()
+	if x.reqCtx == nil {
+		x.reqCtx = &requestContext{}
 		if cx.gone != 0 {
-			cx.reqCtx.cancel(cx.gone.err())
+			x.reqCtx.cancel(cx.gone.err())
 		}
 	}
-	return cx.reqCtx
+	return x.reqCtx
 }
 
 func (rc *requestContext) cancel(cause error) {

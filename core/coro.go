@@ -13,6 +13,11 @@ type coro struct {
 	ctx    *Ctx
 }
 
+// A coroutine's frames below the handler's are on the stack of every parked request. A new
+// goroutine's stack is 2 KiB, of which the runtime's guard leaves about 1.1 KiB to frames
+// before it copies the stack to 4 KiB for good; so the coroutine's own frames are few and small:
+// the handler is called straight from the loop in newCoro, with no wrapper function between.
+
 // coroPoolMax bounds the idle coroutines a loop keeps: a coroutine whose stack grew (a deep
 // handler) keeps that stack, so the pool does not keep coroutines without limit.
 const coroPoolMax = 256
@@ -21,14 +26,36 @@ func newCoro() *coro {
 	co := &coro{}
 	co.resume, co.stop = iter.Pull(func(yield func(struct{}) bool) {
 		co.yield = yield
+		// A panic ends the coroutine: recoverHandler answers for the handler, with the
+		// handler's stack in the log, and the loop makes a new coroutine for the next one.
+		defer co.recoverHandler()
 		for {
-			co.ctx.runHandler()
+			cx := co.ctx
+			cx.conn.l.handler(cx)
+			cx.state = ctxReturned
 			if !yield(struct{}{}) {
 				return
 			}
 		}
 	})
 	return co
+}
+
+// recoverHandler is deferred by the coroutine: the handler it was running panicked (or called
+// runtime.Goexit, treated as a return). The client gets a 500 if nothing was sent, and the loop
+// goes on.
+func (co *coro) recoverHandler() {
+	cx := co.ctx
+	if cx == nil || cx.state == ctxReturned {
+		return // stopped while idle in the pool
+	}
+	r := recover()
+	cx.state = ctxReturned
+	co.ctx = nil // the coroutine is over: it must not go back to the pool
+	if r != nil {
+		cx.detachK = nil
+		cx.conn.l.handlerPanic(cx, r)
+	}
 }
 
 func (l *Loop) getCoro() *coro {
@@ -59,7 +86,9 @@ func (l *Loop) switchTo(cx *Ctx) {
 	if cx.state != ctxReturned {
 		return // parked
 	}
-	l.putCoro(cx.co)
+	if co := cx.co; co.ctx != nil {
+		l.putCoro(co)
+	}
 	cx.co = nil
 	if cx.detachK != nil {
 		cx.state = ctxDetached
@@ -70,25 +99,4 @@ func (l *Loop) switchTo(cx *Ctx) {
 		return
 	}
 	cx.conn.handlerDone()
-}
-
-// runHandler runs the handler inside the coroutine. A panic is recovered here, so the coroutine
-// survives to serve again: the client gets a 500 if nothing was sent, and the loop goes on.
-func (cx *Ctx) runHandler() {
-	defer cx.recoverHandler()
-	cx.conn.l.handler(cx)
-	cx.state = ctxReturned
-}
-
-func (cx *Ctx) recoverHandler() {
-	if cx.state == ctxReturned {
-		return
-	}
-	r := recover()
-	cx.state = ctxReturned
-	if r == nil {
-		return // runtime.Goexit: treated as a return
-	}
-	cx.detachK = nil
-	cx.conn.l.handlerPanic(cx, r)
 }

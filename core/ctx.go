@@ -29,6 +29,7 @@ type Ctx struct {
 	state     ctxState
 	park      parkKind
 	gone      errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
+	woken     errCode // what the last wake passed: a coded error, or errOther (see wakeErr)
 	gen       uint32  // counts ended parks; a Waker holds the value for the park it targets
 	drainLeft int32   // unread body bytes the loop may still discard after the handler
 	declLen   int64   // Content-Length set by the handler; -1 when none
@@ -37,9 +38,7 @@ type Ctx struct {
 
 	// Coroutine and parking.
 	co      *coro
-	wakeErr error
 	detachK func(error)
-	reqCtx  *requestContext
 }
 
 type ctxState uint8
@@ -60,6 +59,21 @@ const (
 type ctxExtra struct {
 	hdrs   []hdr
 	params []Param
+	rare   *ctxRare
+}
+
+// ctxRare holds what hardly any request needs, out of the way of those that need hdrs or params.
+type ctxRare struct {
+	reqCtx  *requestContext
+	wakeErr error // an error passed to Resume that has no errCode
+}
+
+func (cx *Ctx) rare() *ctxRare {
+	x := cx.extra()
+	if x.rare == nil {
+		x.rare = &ctxRare{}
+	}
+	return x.rare
 }
 
 func (cx *Ctx) extra() *ctxExtra {
@@ -140,11 +154,15 @@ func (cx *Ctx) end() {
 	cx.clearHeaders()
 	l.timers.stop(&cx.tm)
 	cx.gen++
-	cx.wakeErr = nil
+	cx.woken = 0
 	cx.detachK = nil
-	if cx.reqCtx != nil {
-		cx.reqCtx.cancel(errRequestEnded)
-		cx.reqCtx = nil
+	if x := cx.x; x != nil && x.rare != nil {
+		r := x.rare
+		r.wakeErr = nil
+		if r.reqCtx != nil {
+			r.reqCtx.cancel(errRequestEnded)
+			r.reqCtx = nil
+		}
 	}
 	cx.state = ctxIdle
 }
@@ -221,7 +239,7 @@ func (cx *Ctx) Headers() iter.Seq2[string, string] {
 func (cx *Ctx) ContentLength() int64 { return cx.req.contentLength }
 
 // Chunked reports whether the request body uses the chunked transfer coding.
-func (cx *Ctx) Chunked() bool { return cx.req.chunked }
+func (cx *Ctx) Chunked() bool { return cx.req.has(reqChunked) }
 
 // RemoteAddr returns the client's address (the zero value once the connection is closed).
 func (cx *Ctx) RemoteAddr() netip.AddrPort { return cx.conn.remoteAddr() }

@@ -52,13 +52,21 @@ var codedErrors = [...]error{
 // errBodyFailed stands for a body error without a code of its own (none is expected).
 var errBodyFailed = errors.New("dwell: reading the request body failed")
 
+// errOther is the code of an error outside codedErrors, which its holder keeps elsewhere.
+const errOther = errCode(len(codedErrors))
+
 func codeOf(err error) errCode {
 	for i, e := range codedErrors {
 		if e == err {
 			return errCode(i)
 		}
 	}
-	return codeOf(errBodyFailed)
+	return errOther
 }
 
-func (c errCode) err() error { return codedErrors[c] }
+func (c errCode) err() error {
+	if c == errOther {
+		return errBodyFailed
+	}
+	return codedErrors[c]
+}

@@ -32,7 +32,7 @@ func (fr *framing) note(r *request, f field) *reject {
 			switch {
 			case len(value) == 0:
 			case equalFold(value, "100-continue"):
-				r.expect100 = true
+				r.flags |= reqExpect100
 			default:
 				fr.expectFailed = true
 			}
@@ -42,9 +42,9 @@ func (fr *framing) note(r *request, f field) *reject {
 			forEachElement(value, func(opt []byte) {
 				switch {
 				case equalFold(opt, "close"):
-					r.connClose = true
+					r.flags |= reqClose
 				case equalFold(opt, "keep-alive"):
-					r.connKeepAlive = true
+					r.flags |= reqKeepAlive
 				}
 			})
 		}
@@ -140,14 +140,14 @@ func (fr *framing) apply(r *request) *reject {
 		if fr.teUnknown {
 			return errTEUnknown
 		}
-		r.chunked = true
+		r.flags |= reqChunked
 	}
 	if fr.expectFailed {
 		return errExpect
 	}
 	// RFC 9110 §10.1.1: a server MUST ignore 100-continue in an HTTP/1.0 request.
 	if r.minor == 0 {
-		r.expect100 = false
+		r.flags &^= reqExpect100
 	}
 	return parseTarget(r)
 }

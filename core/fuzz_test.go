@@ -46,7 +46,7 @@ func FuzzParseHead(f *testing.F) {
 		if !bytes.HasPrefix(in, r.bytes(r.method)) || r.method.n == 0 {
 			t.Fatalf("method %q", r.bytes(r.method))
 		}
-		if r.chunked && r.contentLength >= 0 {
+		if r.has(reqChunked) && r.contentLength >= 0 {
 			t.Fatal("accepted both chunked and a Content-Length")
 		}
 		for _, fl := range r.fields() {

@@ -38,7 +38,9 @@ type Loop struct {
 	pending     []*conn // connections with requests held over from their last turn
 	coros       []*coro
 	ctxs        []*Ctx
-	fields      []field // the field table of the head being parsed
+	spills      [][]byte // the spill buffers of connections (conn.spill), so a conn holds an index
+	spillFree   []int32  // free slots of spills
+	fields      []field  // the field table of the head being parsed
 	chunkedFree []*chunkedDecoder
 	pool        bufPool
 	iov         []unix.Iovec
@@ -194,6 +196,26 @@ func (l *Loop) runReady() {
 	rest := copy(l.ready, l.ready[n:])
 	clear(l.ready[rest:])
 	l.ready = l.ready[:rest]
+}
+
+// holdSpill keeps a connection's spill buffer and returns the handle conn.spill stores.
+func (l *Loop) holdSpill(b []byte) int32 {
+	if n := len(l.spillFree); n > 0 {
+		i := l.spillFree[n-1]
+		l.spillFree = l.spillFree[:n-1]
+		l.spills[i] = b
+		return i + 1
+	}
+	l.spills = append(l.spills, b)
+	return int32(len(l.spills))
+}
+
+// releaseSpill gives a spill buffer back to the pool.
+func (l *Loop) releaseSpill(h int32) {
+	i := h - 1
+	l.pool.put(l.spills[i])
+	l.spills[i] = nil
+	l.spillFree = append(l.spillFree, i)
 }
 
 // runPending gives the connections that hit the per-turn bound their next turn.

@@ -38,6 +38,10 @@ func (cx *Ctx) Hold() error {
 	return err
 }
 
+// suspendFor parks for Suspend, SuspendFor and Hold. Its frame is on the stack of every parked
+// handler, below the handler's own: it is kept small (the yield is written out here rather than
+// called through suspend), since a coroutine's first 2 KiB of stack leave only about 1 KiB to
+// the frames before the runtime grows it to 4 KiB.
 func (cx *Ctx) suspendFor(kind parkKind, d time.Duration) error {
 	l := cx.conn.l
 	if l.current != cx {
@@ -49,20 +53,24 @@ func (cx *Ctx) suspendFor(kind parkKind, d time.Duration) error {
 	if d > 0 {
 		l.timers.set(&cx.tm, l.now+int64(d))
 	}
-	err := cx.suspend(kind)
+	cx.state = ctxParked
+	cx.park = kind
+	cx.woken = 0
+	cx.co.yield(struct{}{})
+	cx.park = parkNone
 	l.timers.stop(&cx.tm)
 	cx.gen++
-	return err
+	return cx.wakeErr()
 }
 
 // suspend yields the coroutine back to the loop until wake.
 func (cx *Ctx) suspend(kind parkKind) error {
 	cx.state = ctxParked
 	cx.park = kind
-	cx.wakeErr = nil
+	cx.woken = 0
 	cx.co.yield(struct{}{})
 	cx.park = parkNone
-	return cx.wakeErr
+	return cx.wakeErr()
 }
 
 // wake makes a parked handler (or a pending continuation) ready with err.
@@ -76,8 +84,25 @@ func (cx *Ctx) wake(err error) {
 	default:
 		return
 	}
-	cx.wakeErr = err
+	cx.setWakeErr(err)
 	l.ready = append(l.ready, cx)
+}
+
+// setWakeErr records what a wake passes to the parked handler: most are coded in a byte; another
+// error (from Resume) is kept in the extra.
+func (cx *Ctx) setWakeErr(err error) {
+	cx.woken = codeOf(err)
+	if cx.woken == errOther {
+		cx.rare().wakeErr = err
+	}
+}
+
+// wakeErr returns what the last wake passed.
+func (cx *Ctx) wakeErr() error {
+	if cx.woken == errOther {
+		return cx.x.rare.wakeErr
+	}
+	return cx.woken.err()
 }
 
 // Resume wakes the handler parked in Suspend, SuspendFor or Hold (or the continuation pending
@@ -159,7 +184,7 @@ func (cx *Ctx) resumeReady() {
 func (cx *Ctx) runContinuation() {
 	l := cx.conn.l
 	k := cx.detachK
-	err := cx.wakeErr
+	err := cx.wakeErr()
 	cx.detachK = nil
 	cx.state = ctxRunning
 	l.timers.stop(&cx.tm)
@@ -189,8 +214,8 @@ func (cx *Ctx) clientGone(err error) {
 	if cx.gone == 0 {
 		cx.gone = codeOf(err)
 	}
-	if cx.reqCtx != nil {
-		cx.reqCtx.cancel(err)
+	if x := cx.x; x != nil && x.rare != nil && x.rare.reqCtx != nil {
+		x.rare.reqCtx.cancel(err)
 	}
 	if cx.state == ctxParked && cx.park != parkHold || cx.state == ctxDetached {
 		cx.wake(err)

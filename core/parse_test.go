@@ -110,10 +110,10 @@ func TestParseValid(t *testing.T) {
 				host, _ = r.lookup("host")
 			}
 			check("host", host, tt.host)
-			if r.minor != tt.minor || r.contentLength != tt.contentLength || r.chunked != tt.chunked ||
-				r.expect100 != tt.expect || r.connClose != tt.close || r.connKeepAlive != tt.keepAlv {
+			if r.minor != tt.minor || r.contentLength != tt.contentLength || r.has(reqChunked) != tt.chunked ||
+				r.has(reqExpect100) != tt.expect || r.has(reqClose) != tt.close || r.has(reqKeepAlive) != tt.keepAlv {
 				t.Errorf("minor=%d length=%d chunked=%v expect=%v close=%v keepalive=%v", r.minor, r.contentLength,
-					r.chunked, r.expect100, r.connClose, r.connKeepAlive)
+					r.has(reqChunked), r.has(reqExpect100), r.has(reqClose), r.has(reqKeepAlive))
 			}
 			if len(r.fields()) != tt.fields {
 				t.Errorf("%d fields, want %d", len(r.fields()), tt.fields)

@@ -18,16 +18,24 @@ type request struct {
 
 	method, target, path, rawQuery span
 
-	fieldsOff uint32 // where the field table starts in the arena
-	nfields   uint16
-	minor     uint8 // HTTP/1.minor; 0 or 1
-
-	chunked       bool
-	expect100     bool
-	connClose     bool  // Connection: close
-	connKeepAlive bool  // Connection: keep-alive
-	contentLength int64 // -1 when the request has no Content-Length
+	fieldsOff     uint32 // where the field table starts in the arena
+	nfields       uint16
+	minor         uint8    // HTTP/1.minor; 0 or 1
+	flags         reqFlags // what the framing fields say
+	contentLength int64    // -1 when the request has no Content-Length
 }
+
+// reqFlags are the facts the special fields establish, in a byte.
+type reqFlags uint8
+
+const (
+	reqChunked   reqFlags = 1 << iota // Transfer-Encoding: chunked
+	reqExpect100                      // Expect: 100-continue
+	reqClose                          // Connection: close
+	reqKeepAlive                      // Connection: keep-alive
+)
+
+func (r *request) has(f reqFlags) bool { return r.flags&f != 0 }
 
 // maxFields bounds the header fields of one request (the limit on the head's size bounds them
 // too, but this keeps the count in 16 bits).

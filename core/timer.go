@@ -49,6 +49,19 @@ func (l *Loop) fire(t *timer) {
 
 type timerHeap struct{ h []*timer }
 
+// appendDoubling appends v to s, doubling the capacity when it is full. The tables that grow with
+// the number of connections (the timer heap, the descriptor table) grow this way rather than by
+// append's smaller steps for large slices: every step leaves the old array behind as garbage,
+// which shows in the process's memory until a collection, and doubling leaves the least.
+func appendDoubling[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		n := make([]T, len(s), max(2*cap(s), 1024))
+		copy(n, s)
+		s = n
+	}
+	return append(s, v)
+}
+
 // next returns the earliest deadline, or false when no timer is armed.
 func (th *timerHeap) next() (int64, bool) {
 	if len(th.h) == 0 {
@@ -71,7 +84,7 @@ func (th *timerHeap) set(t *timer, when int64) {
 	}
 	t.when = when
 	t.index = int32(len(th.h))
-	th.h = append(th.h, t)
+	th.h = appendDoubling(th.h, t)
 	th.up(int(t.index))
 }
 

@@ -91,7 +91,14 @@ func (r *Router) Handler() core.Handler {
 		}
 		r.miss = g.wrap(r.handleMiss)
 		r.byKey = newKeyTable(r.routes)
-		r.handler = r.serve
+		// The router as a core.Handler: a func literal, not a method value, which would add a
+		// wrapper's frame under every handler — and a parked handler's stack is small (see
+		// core's coroutines).
+		r.handler = func(c *core.Ctx) {
+			if !r.dispatch(c, c.Method(), c.Path()) {
+				r.miss(c)
+			}
+		}
 	}
 	return r.handler
 }

@@ -15,13 +15,6 @@ import (
 // valid until the handler returns, across parks included; copy it (strings.Clone) to keep it.
 func Param(c *core.Ctx, name string) string { return c.Param(name) }
 
-// serve is the router as a core.Handler.
-func (r *Router) serve(c *core.Ctx) {
-	if !r.dispatch(c, c.Method(), c.Path()) {
-		r.miss(c)
-	}
-}
-
 // dispatch runs the route that matches method and path, with its parameters set on c, and
 // reports false when there is none. The hit path allocates nothing for a static route, and
 // only httprouter's Params slice for a route with parameters: the values are substrings of

@@ -57,22 +57,34 @@ func (t *Topic[T]) Last() uint64 {
 //
 // The slice is the caller's. Call Next from c's handler.
 func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, uint64, error) {
+	w := t.waitAfter(c, after)
+	if w == nil {
+		return t.Since(after) // something came after the cursor: no wait
+	}
+	// The frames of a parked handler stay on its stack, which stays at its first 2 KiB only
+	// while they are small: this one holds little more than w.
+	err := c.SuspendFor(timeout)
+	t.h.remove(w)
+	if err != nil {
+		return nil, w.seq, err
+	}
+	return t.Since(w.seq)
+}
+
+// waitAfter registers a waiter for c when nothing has come after the cursor, and returns it; it
+// returns nil when there is something to answer with at once.
+//
+//go:noinline
+func (t *Topic[T]) waitAfter(c *core.Ctx, after uint64) *waiter {
 	t.h.mu.Lock()
+	defer t.h.mu.Unlock()
 	cursor := min(after, t.h.seq)
 	if cursor < t.h.seq {
-		msgs, last, err := t.sinceLocked(cursor)
-		t.h.mu.Unlock()
-		return msgs, last, err
+		return nil
 	}
-	var w waiter
-	t.h.addLocked(&w, c, cursor)
-	t.h.mu.Unlock()
-	err := c.SuspendFor(timeout)
-	t.h.remove(&w)
-	if err != nil {
-		return nil, cursor, err
-	}
-	return t.Since(cursor)
+	w := new(waiter)
+	t.h.addLocked(w, c, cursor)
+	return w
 }
 
 // OnNext is the continuation form of Next, for extreme fan-in: a waiting request costs its

@@ -124,19 +124,25 @@ func (ch *chat) poll(c *core.Ctx) {
 		return
 	}
 	timeout := min(time.Duration(ms)*time.Millisecond, maxTimeout)
-	var (
-		msgs []entry
-		last uint64
-		err  error
-	)
-	if timeout == 0 {
-		msgs, last, err = ch.topic.Since(after)
-	} else {
-		msgs, last, err = ch.topic.Next(c, after, timeout)
-	}
+	msgs, last, err := ch.next(c, after, timeout)
 	if err != nil && err != wait.ErrTimeout && err != wait.ErrMissed {
 		return // the client left, or the server is shutting down
 	}
+	writeMessages(c, msgs, last)
+}
+
+// next waits for the messages after the cursor. A parked request's stack holds the frames of
+// the functions it is parked in, so this one, in the middle, is kept small: what comes before
+// and after the wait lives in poll and writeMessages.
+func (ch *chat) next(c *core.Ctx, after uint64, timeout time.Duration) ([]entry, uint64, error) {
+	if timeout == 0 {
+		return ch.topic.Since(after)
+	}
+	return ch.topic.Next(c, after, timeout)
+}
+
+// writeMessages answers a poll.
+func writeMessages(c *core.Ctx, msgs []entry, last uint64) {
 	var b strings.Builder
 	b.WriteString(`{"messages":[`)
 	for i, e := range msgs {
