@@ -11,6 +11,7 @@ require (
 )
 
 require (
+	github.com/julienschmidt/httprouter v1.3.0 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/lesismal/llib v1.2.2 // indirect
 	github.com/molecule-man/go-brrr v1.3.1 // indirect

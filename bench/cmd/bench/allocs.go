@@ -2,20 +2,42 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// allocsFigure is the hook for allocations per request, which only `go test -bench -benchmem`
-// can count (the servers run in their own processes here). Until a benchmark exists, the row
-// reads n/a. To fill it, run benchmarks whose sub-benchmarks are named after the servers, e.g.
-//
-//	go test -run '^$' -bench 'Hello' -benchmem -count 3 ./... > allocs.txt
-//
-// with BenchmarkHello/dwell, BenchmarkHello/nethttp, ..., and pass -allocs allocs.txt: every
-// "BenchmarkX/SERVER-N ... B/op ... allocs/op" line becomes one sample.
+// allocsCommand is the benchmark behind the allocations row (package allocs): every server in
+// one process, with a client that allocates nothing.
+const allocsCommand = "go test -run '^$' -bench Hello -benchmem -benchtime 20000x -count 3 ./allocs/"
+
+// runAllocs runs allocsCommand in the bench module and returns the file holding its output, or
+// "" when it failed (the row then reads n/a).
+func (r *runner) runAllocs(ctx context.Context) string {
+	r.logf("allocs: %s", allocsCommand)
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "Hello", "-benchmem", "-benchtime", "20000x", "-count", "3", "./allocs/")
+	cmd.Dir = r.benchDir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.logf("allocs: %v\n%s", err, out)
+		return ""
+	}
+	path := filepath.Join(r.work, "allocs.txt")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		r.logf("allocs: %v", err)
+		return ""
+	}
+	return path
+}
+
+// allocsFigure reads allocations per request, which only `go test -bench -benchmem` can count
+// (the servers run in their own processes for the other figures), from the output of
+// allocsCommand, or of any benchmarks whose sub-benchmarks are named after the servers (given
+// with -allocs): every "BenchmarkX/SERVER-N ... B/op ... allocs/op" line becomes one sample.
 func allocsFigure(path string, servers []string, logf func(string, ...any)) *Figure {
 	f := &Figure{ID: "allocs", Title: "Allocations per request (hello)", Metrics: []*Metric{
 		{ID: "allocs", Label: "allocations per request", Unit: "allocs"},
@@ -24,7 +46,7 @@ func allocsFigure(path string, servers []string, logf func(string, ...any)) *Fig
 	if path == "" {
 		return f
 	}
-	f.Commands = []string{"go test -run '^$' -bench . -benchmem  # output given to -allocs " + path}
+	f.Commands = []string{"cd bench && " + allocsCommand}
 	file, err := os.Open(path)
 	if err != nil {
 		logf("allocs: %v", err)

@@ -216,7 +216,11 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 	if r.cfg.allocs != "" || slices.Contains(r.cfg.figures, "hello") {
-		r.res.Figures = append(r.res.Figures, allocsFigure(r.cfg.allocs, r.res.Servers, r.logf))
+		path := r.cfg.allocs
+		if path == "" {
+			path = r.runAllocs(ctx)
+		}
+		r.res.Figures = append(r.res.Figures, allocsFigure(path, r.res.Servers, r.logf))
 	}
 	r.meta.Seconds = time.Since(r.start).Seconds()
 	r.res.Meta = r.meta

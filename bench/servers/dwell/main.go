@@ -1,21 +1,26 @@
-// Command dwell is dwell's own benchmark server, with the same endpoints as the peers.
+// Command dwell is dwell's own benchmark server, with the same endpoints as the peers, written
+// the way the examples are: the router, package body for the upload and the file, and a
+// wait.Event for the long polls.
 package main
 
 import (
 	"context"
+	"io"
 	"log"
-	"os"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/dwellhttp/dwell/bench/internal/peer"
+	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/router"
+	"github.com/dwellhttp/dwell/wait"
 )
 
 func main() {
 	f := peer.ParseFlags()
-	srv := core.NewServer(handler(f.File), core.Options{Addr: f.Addr})
+	srv := core.NewServer(routes(f.File), core.Options{Addr: f.Addr})
 	if err := srv.Listen(); err != nil {
 		log.Fatal(err)
 	}
@@ -31,74 +36,60 @@ func main() {
 	srv.Shutdown(ctx)
 }
 
-// parked holds the wakers of the polls waiting for a release.
-var (
-	mu     sync.Mutex
-	parked []core.Waker
-)
-
-func handler(file string) core.Handler {
-	buf := make([]byte, 64<<10)
-	return func(c *core.Ctx) {
-		switch c.Path() {
-		case "/hello":
-			c.SetHeader("Content-Type", "text/plain")
-			c.WriteString(peer.Hello)
-		case "/file":
-			f, err := os.Open(file)
+func routes(file string) core.Handler {
+	var released wait.Event
+	bufs := sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+	r := router.New()
+	r.GET("/hello", func(c *core.Ctx) {
+		c.SetHeader("Content-Type", "text/plain")
+		c.WriteString(peer.Hello)
+	})
+	r.GET("/file", func(c *core.Ctx) { body.ServeFile(c, file) })
+	r.POST("/upload", func(c *core.Ctx) {
+		// Its own buffer: an upload parks while it waits for bytes, and another runs meanwhile.
+		bp := bufs.Get().(*[]byte)
+		defer bufs.Put(bp)
+		var n int64
+		for {
+			k, err := body.Read(c, *bp)
+			n += int64(k)
+			if err == io.EOF {
+				break
+			}
 			if err != nil {
-				c.SetStatus(404)
 				return
 			}
-			defer f.Close()
-			st, _ := f.Stat()
-			c.SetHeader("Content-Length", strconv.FormatInt(st.Size(), 10))
-			c.SendFile(f, 0, st.Size())
-		case "/upload":
-			var n int64
-			for {
-				k, err := c.ReadBody(buf)
-				n += int64(k)
-				if err != nil {
-					break
-				}
-			}
-			c.WriteString(strconv.FormatInt(n, 10))
-		case "/poll":
-			mu.Lock()
-			parked = append(parked, c.Waker())
-			mu.Unlock()
-			if c.Suspend() == nil {
-				c.WriteString(peer.Released)
-			}
-		case "/release":
-			mu.Lock()
-			ws := parked
-			parked = nil
-			mu.Unlock()
-			for _, w := range ws {
-				w.Wake(nil)
-			}
-			c.WriteString("ok")
-		case "/download":
-			n, err := peer.DownloadSize(c.Query("n"))
-			if err != nil {
-				c.SetStatus(400)
-				return
-			}
-			c.SetHeader("Content-Type", "application/octet-stream")
-			c.SetHeader("Content-Length", strconv.FormatInt(n, 10))
-			for n > 0 {
-				k := min(n, int64(len(zero)))
-				if _, err := c.Write(zero[:k]); err != nil {
-					return
-				}
-				n -= k
-			}
-		default:
-			c.SetStatus(404)
 		}
-	}
+		c.SetHeader("Content-Type", "text/plain")
+		c.WriteString(strconv.FormatInt(n, 10))
+	})
+	r.GET("/poll", func(c *core.Ctx) {
+		if released.Wait(c, 0) == nil {
+			c.SetHeader("Content-Type", "text/plain")
+			c.WriteString(peer.Released)
+		}
+	})
+	r.POST("/release", func(c *core.Ctx) {
+		released.Fire()
+		c.WriteString("ok")
+	})
+	r.GET("/download", func(c *core.Ctx) {
+		n, err := peer.DownloadSize(c.Query("n"))
+		if err != nil {
+			c.SetStatus(400)
+			return
+		}
+		c.SetHeader("Content-Type", "application/octet-stream")
+		c.SetHeader("Content-Length", strconv.FormatInt(n, 10))
+		for n > 0 {
+			k := min(n, int64(len(zero)))
+			if _, err := c.Write(zero[:k]); err != nil {
+				return
+			}
+			n -= k
+		}
+	})
+	return r.Handler()
 }
 
 var zero = make([]byte, 64<<10)
