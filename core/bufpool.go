@@ -1,6 +1,6 @@
 package core
 
-import "slices"
+import "math/bits"
 
 // A bufPool recycles byte buffers by size class. Each loop has its own, used only by its
 // goroutine, so it needs no locks. Request heads, spill buffers and output chunks all come from
@@ -24,12 +24,30 @@ const poolBytesPerClass = 1 << 20
 
 // classOf returns the class whose buffers hold n bytes, or -1 when n is over the largest.
 func classOf(n int) int {
-	i, _ := slices.BinarySearch(bufClasses[:], n)
-	if i == len(bufClasses) {
-		return -1
+	switch {
+	case n <= 2048:
+		return int(smallClass[(max(n, 0)+15)/16])
+	case n <= 65536:
+		return firstPow2Class + bits.Len(uint(n-1)) - 12 // 4096 is 1<<12
 	}
-	return i
+	return -1
 }
+
+// smallClass maps ceil(n/16) to the class of n for n up to 2 KiB: a load instead of a search on
+// every buffer taken or given back.
+var smallClass = func() (t [2048/16 + 1]uint8) {
+	c := 0
+	for i := range t {
+		for bufClasses[c] < i*16 {
+			c++
+		}
+		t[i] = uint8(c)
+	}
+	return t
+}()
+
+// firstPow2Class is the index of 4096 in bufClasses, where the classes become powers of two.
+const firstPow2Class = 33
 
 // get returns an empty buffer with room for at least n bytes.
 func (p *bufPool) get(n int) []byte {

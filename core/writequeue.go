@@ -302,7 +302,12 @@ func (q *writeQueue) consume(pool *bufPool, n int) int {
 
 // drop removes the first k items (already recycled).
 func (q *writeQueue) drop(k int) {
-	if k == 0 {
+	switch k {
+	case 0:
+		return
+	case len(q.items): // everything went out: the usual case
+		clear(q.items)
+		q.items = q.items[:0]
 		return
 	}
 	n := copy(q.items, q.items[k:])

@@ -59,8 +59,10 @@ var meanings = map[string]string{
 		"after reading) and answers with the declared length: a discard rate.",
 	"startup": "The load tool execs the server (through taskset) and polls GET /hello every 100 µs until the " +
 		"first 200: exec, runtime start, listen and the first answer.",
-	"allocs": "Allocations per request come from `go test -bench -benchmem` on the hello path, not from " +
-		"this driver: they read n/a until the driver is given benchmark output with -allocs.",
+	"allocs": "Allocations per request on the hello path, from `go test -bench -benchmem` (package " +
+		"bench/allocs): each Go server serves GET /hello in the benchmark's process while a client that " +
+		"allocates nothing sends keep-alive requests, so allocs/op is the server's. nginx is not a Go " +
+		"program and has no such count.",
 }
 
 // writeReport writes performance.md, perf.svg and perf.json into the output directory.
