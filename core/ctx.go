@@ -266,8 +266,7 @@ func (cx *Ctx) Params() []Param {
 // rewrite, say) starts afresh. The loop resets them at the end of each request.
 func (cx *Ctx) ResetParams() {
 	if x := cx.x; x != nil {
-		clear(x.params)
-		x.params = x.params[:0]
+		x.params = nil // most often a router's own slice (SetParams): nothing to keep
 	}
 }
 
