@@ -465,8 +465,8 @@ func (c *conn) updateInterest() {
 	if c.peerEOF {
 		ev &^= evRead | evHangup
 	}
-	if c.out.size > 0 {
-		ev |= evWrite
+	if c.out.size > 0 || c.cx != nil && c.cx.state == ctxParked && c.cx.park == parkWrite {
+		ev |= evWrite // output to send, or a writer waiting for room to send from its own buffer
 	} else {
 		ev &^= evWrite
 	}

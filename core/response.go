@@ -249,17 +249,42 @@ const flushThreshold = 16 << 10
 // the high-water mark.
 func (cx *Ctx) send(p []byte) error {
 	c := cx.conn
-	if len(p) >= minChunkSize || c.out.size+int64(len(p)) >= flushThreshold {
-		progressed, err := c.out.send(c, p)
+	if len(p) < minChunkSize && c.out.size+int64(len(p)) < flushThreshold {
+		c.out.write(&c.l.pool, p)
+		return cx.waitDrain(false)
+	}
+	for {
+		pn, progressed, err := c.out.sendFrom(c, p)
 		if err != nil {
 			c.close(ErrClosed)
 			return ErrClosed
 		}
+		p = p[pn:]
 		c.afterSend(progressed)
-	} else {
-		c.out.write(&c.l.pool, p)
+		if len(p) == 0 {
+			return cx.waitDrain(false)
+		}
+		if c.l.current != cx || len(p) < minChunkSize {
+			c.out.write(&c.l.pool, p) // a continuation cannot park; a small rest is not worth it
+			c.updateInterest()
+			return cx.waitDrain(false)
+		}
+		// The socket is full. Rather than copy the rest of p into the queue, park until the
+		// socket takes more and go on from p itself, which stays the handler's until Write
+		// returns: one copy (into the kernel) instead of two. The write timeout watches the
+		// wait as it watches queued output.
+		c.setInterest(c.events | evWrite)
+		if c.wdl == 0 && c.l.opts.WriteTimeout > 0 {
+			c.wdl = c.l.now + int64(c.l.opts.WriteTimeout)
+			c.armTimer(c.wdl)
+		}
+		if err := cx.suspend(parkWrite); err != nil {
+			return err
+		}
+		if err := cx.writeErr(); err != nil {
+			return err
+		}
 	}
-	return cx.waitDrain(false)
 }
 
 // waitDrain parks a handler while its connection's queue is over the high-water mark (or, with

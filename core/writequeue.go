@@ -203,11 +203,21 @@ func (it *outItem) len() int64 {
 	return 0
 }
 
-// send writes queued items, then p, to c's socket until the socket is full, everything is out,
-// or the head placeholder is reached; whatever of p is left is queued. It reports whether any
-// byte was written. Passing p here instead of queueing it first lets a large write go from the
-// handler's buffer straight to the kernel.
+// send writes queued items, then p, to c's socket until the socket is full or everything is
+// out; whatever of p is left is queued. It reports whether any byte was written.
 func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
+	pn, progressed, err := q.sendFrom(c, p)
+	if err == nil {
+		q.write(&c.l.pool, p[pn:])
+	}
+	return progressed, err
+}
+
+// sendFrom writes queued items, then p, until the socket is full, everything is out, or the
+// head placeholder is reached, and returns how much of p went out; the rest of p is the
+// caller's to queue or to send later. Passing p here instead of queueing it first lets a large
+// write go from the handler's buffer straight to the kernel.
+func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err error) {
 	l := c.l
 	fd := int(c.fd)
 	for {
@@ -222,24 +232,22 @@ func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
 			iov = appendIovec(iov, it.b[it.off:])
 			want += len(it.b) - int(it.off)
 		}
-		withP := i == len(q.items) && len(p) > 0
+		withP := i == len(q.items) && pn < len(p)
 		if withP {
-			iov = appendIovec(iov, p)
-			want += len(p)
+			iov = appendIovec(iov, p[pn:])
+			want += len(p) - pn
 		}
 		if len(iov) == 0 {
 			if i == len(q.items) || q.items[i].kind == itemHead {
-				q.write(&l.pool, p)
-				return progressed, nil
+				return pn, progressed, nil
 			}
 			done, e := q.sendFile(fd, &q.items[i])
 			if e != 0 {
-				return progressed, errnoErr("sendfile", e)
+				return pn, progressed, errnoErr("sendfile", e)
 			}
 			progressed = progressed || done > 0
 			if q.items[i].fn > 0 {
-				q.write(&l.pool, p)
-				return progressed, nil // socket full
+				return pn, progressed, nil // socket full
 			}
 			q.drop(1)
 			continue
@@ -257,22 +265,14 @@ func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
 			case unix.EINTR:
 				continue
 			case unix.EAGAIN:
-				q.write(&l.pool, p)
-				return progressed, nil
+				return pn, progressed, nil
 			}
-			return progressed, errnoErr("writev", e)
+			return pn, progressed, errnoErr("writev", e)
 		}
 		progressed = progressed || n > 0
-		rest := q.consume(&l.pool, n)
-		if withP {
-			p = p[rest:]
-		}
+		pn += q.consume(&l.pool, n)
 		if n < want {
-			q.write(&l.pool, p)
-			return progressed, nil
-		}
-		if withP {
-			p = nil
+			return pn, progressed, nil
 		}
 	}
 }
