@@ -53,8 +53,8 @@ func TestExpectContinueMatrix(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					c := dial(t, addr)
 					if reused {
-						c.send(post("/read", []byte("warm"), false, ""))
-						if _, got := c.response("POST"); got != digest([]byte("warm")) {
+						c.Send(post("/read", []byte("warm"), false, ""))
+						if _, got := c.Response("POST"); got != digest([]byte("warm")) {
 							t.Fatalf("first request: %q", got)
 						}
 					}
@@ -68,28 +68,28 @@ func TestExpectContinueMatrix(t *testing.T) {
 func runContinue(t *testing.T, c *rawConn, path string, b []byte, isChunked bool) {
 	req := post(path, b, isChunked, "Expect: 100-continue\r\n")
 	head, bodyPart, _ := strings.Cut(req, "\r\n\r\n")
-	c.send(head + "\r\n\r\n")
+	c.Send(head + "\r\n\r\n")
 	// A 10-byte limit refuses a declared length at once; a chunked body must be read to
 	// find out, so the server asks for it.
 	refused := path == "/refuse" || path == "/small" && !isChunked
 	if refused {
-		resp, got := c.response("POST")
+		resp, got := c.Response("POST")
 		want := map[string]int{"/refuse": 401, "/small": 413}[path]
 		if resp.StatusCode != want || !resp.Close {
 			t.Fatalf("%d %q close=%v, want %d and close", resp.StatusCode, got, resp.Close, want)
 		}
-		c.expectEOF() // the body was never sent, so the connection cannot go on
+		c.ExpectEOF() // the body was never sent, so the connection cannot go on
 		return
 	}
-	line, err := c.br.ReadString('\n')
+	line, err := c.R.ReadString('\n')
 	if err != nil || line != continueLine {
 		t.Fatalf("first line %q %v, want 100 Continue", line, err)
 	}
-	if blank, _ := c.br.ReadString('\n'); blank != "\r\n" {
+	if blank, _ := c.R.ReadString('\n'); blank != "\r\n" {
 		t.Fatalf("after the 100: %q", blank)
 	}
-	c.send(bodyPart)
-	resp, got := c.response("POST")
+	c.Send(bodyPart)
+	resp, got := c.Response("POST")
 	switch path {
 	case "/read":
 		if got != digest(b) || resp.StatusCode != 200 || resp.Close {
@@ -106,8 +106,8 @@ func runContinue(t *testing.T, c *rawConn, path string, b []byte, isChunked bool
 		return
 	}
 	// Kept alive: a plain request follows on the same connection.
-	c.send(post("/read", []byte("next"), false, ""))
-	if _, got := c.response("POST"); got != digest([]byte("next")) {
+	c.Send(post("/read", []byte("next"), false, ""))
+	if _, got := c.Response("POST"); got != digest([]byte("next")) {
 		t.Fatalf("next request: %q", got)
 	}
 }
@@ -120,12 +120,12 @@ func TestExpectContinueBodySentAnyway(t *testing.T) {
 	smuggled := "GET /read HTTP/1.1\r\nHost: h\r\n\r\n"
 	for _, isChunked := range []bool{false, true} {
 		c := dial(t, addr)
-		c.send(post("/refuse", []byte(smuggled), isChunked, "Expect: 100-continue\r\n") +
+		c.Send(post("/refuse", []byte(smuggled), isChunked, "Expect: 100-continue\r\n") +
 			post("/read", []byte("after"), false, ""))
-		if resp, got := c.response("POST"); resp.StatusCode != 401 || got != "no" {
+		if resp, got := c.Response("POST"); resp.StatusCode != 401 || got != "no" {
 			t.Fatalf("chunked=%v: %d %q", isChunked, resp.StatusCode, got)
 		}
-		if _, got := c.response("POST"); got != digest([]byte("after")) {
+		if _, got := c.Response("POST"); got != digest([]byte("after")) {
 			t.Fatalf("chunked=%v: next request got %q", isChunked, got)
 		}
 	}
@@ -143,15 +143,15 @@ func TestNoContinueWithoutRead(t *testing.T) {
 		c.WriteString(digest(b))
 	}, core.Options{})
 	c := dial(t, addr)
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
 	c.expectNothing(50 * time.Millisecond)
 	close(proceed)
-	if line, _ := c.br.ReadString('\n'); line != continueLine {
+	if line, _ := c.R.ReadString('\n'); line != continueLine {
 		t.Fatalf("%q", line)
 	}
-	c.br.ReadString('\n')
-	c.send("abc")
-	if _, got := c.response("POST"); got != digest([]byte("abc")) {
+	c.R.ReadString('\n')
+	c.Send("abc")
+	if _, got := c.Response("POST"); got != digest([]byte("abc")) {
 		t.Fatal(got)
 	}
 }

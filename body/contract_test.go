@@ -19,9 +19,9 @@ func TestTruncatedBodyAnswer(t *testing.T) {
 		body.Discard(c)
 	}, core.Options{})
 	c := dial(t, addr)
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc")
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc")
 	c.CloseWrite()
-	if resp, got := c.response("POST"); resp.StatusCode != 400 {
+	if resp, got := c.Response("POST"); resp.StatusCode != 400 {
 		t.Fatalf("%d %q, want 400", resp.StatusCode, got)
 	}
 }
@@ -38,8 +38,8 @@ func TestLargeWriteIsBounded(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	resp, err := http.ReadResponse(c.br, nil)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, err := http.ReadResponse(c.R, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

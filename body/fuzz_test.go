@@ -35,7 +35,7 @@ func FuzzReaderChunked(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, step uint8) {
 		c := dial(t, addr)
 		c.SetDeadline(time.Now().Add(5 * time.Second)) // a hang fails fast, and is kept
-		c.send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
+		c.Send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
 		n := int(step%16) + 1
 		for rest := in; len(rest) > 0; {
 			k := min(n, len(rest))
@@ -45,7 +45,7 @@ func FuzzReaderChunked(f *testing.F) {
 			rest = rest[k:]
 		}
 		c.CloseWrite()
-		resp, got := c.response("POST")
+		resp, got := c.Response("POST")
 		theirs, theirErr := io.ReadAll(httputil.NewChunkedReader(bytes.NewReader(in)))
 		switch resp.StatusCode {
 		case 200:

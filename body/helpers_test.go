@@ -1,68 +1,30 @@
 package body_test
 
 import (
-	"bufio"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/dwelltest"
 )
 
 // startServer serves h on a free loopback port for the duration of the test.
 func startServer(t testing.TB, h core.Handler, o core.Options) string {
 	t.Helper()
-	o.Addr = "127.0.0.1:0"
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	s := core.NewServer(h, o)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- s.ListenAndServe() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-		if err := <-errc; err != core.ErrServerClosed {
-			t.Errorf("ListenAndServe returned %v", err)
-		}
-	})
-	return s.Addr().String()
+	_, addr := dwelltest.Serve(t, h, o)
+	return addr
 }
 
 // rawConn is a test client speaking bytes, so that framing, pipelining and pacing are exact.
-type rawConn struct {
-	t testing.TB
-	*net.TCPConn
-	br *bufio.Reader
-}
+type rawConn struct{ *dwelltest.Conn }
 
 func dial(t testing.TB, addr string) *rawConn {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	return &rawConn{t, c.(*net.TCPConn), bufio.NewReader(c)}
-}
-
-func (c *rawConn) send(s string) {
-	c.t.Helper()
-	if _, err := io.WriteString(c.TCPConn, s); err != nil {
-		c.t.Fatal(err)
-	}
+	return &rawConn{dwelltest.Dial(t, addr)}
 }
 
 // write sends s whole, or one byte per write so that the server sees every possible split. It
@@ -80,42 +42,13 @@ func (c *rawConn) write(s string, bytewise bool) error {
 	return nil
 }
 
-// response reads one response to a request of method (HEAD responses have no body).
-func (c *rawConn) response(method string) (*http.Response, string) {
-	c.t.Helper()
-	resp, err := http.ReadResponse(c.br, &http.Request{Method: method})
-	if err != nil {
-		c.t.Fatalf("reading response: %v", err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Fatalf("reading body: %v", err)
-	}
-	resp.Body.Close()
-	return resp, string(b)
-}
-
-// expectEOF checks that the server closed the connection.
-func (c *rawConn) expectEOF() {
-	c.t.Helper()
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	b, err := c.br.ReadByte()
-	if err == nil {
-		rest, _ := c.br.Peek(c.br.Buffered())
-		c.t.Fatalf("connection still open; read %q%q", b, rest)
-	}
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		c.t.Fatal("connection still open after 5s")
-	}
-}
-
 // expectNothing checks that the server sent nothing (yet) within d.
 func (c *rawConn) expectNothing(d time.Duration) {
-	c.t.Helper()
+	c.T.Helper()
 	c.SetReadDeadline(time.Now().Add(d))
 	defer c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	if b, err := c.br.Peek(1); err == nil {
-		c.t.Fatalf("unexpected bytes from the server: %q", b)
+	if b, err := c.R.Peek(1); err == nil {
+		c.T.Fatalf("unexpected bytes from the server: %q", b)
 	}
 }
 

@@ -93,7 +93,7 @@ func runMatrixCase(t *testing.T, addr string, isChunked, pipelined bool, pace st
 	bytewise := pace == "bytewise"
 	check := func(i int) {
 		t.Helper()
-		resp, got := c.response("POST")
+		resp, got := c.Response("POST")
 		if got != wants[i] || resp.StatusCode != 200 || resp.Close {
 			t.Fatalf("request %d: %d %q (close %v), want %q", i, resp.StatusCode, got, resp.Close, wants[i])
 		}
@@ -120,8 +120,8 @@ func runMatrixCase(t *testing.T, addr string, isChunked, pipelined bool, pace st
 		}
 	}
 	// The connection is still usable, and no stray response is pending.
-	c.send("GET /ignore HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, got := c.response("GET"); got != "ignored" {
+	c.Send("GET /ignore HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, got := c.Response("GET"); got != "ignored" {
 		t.Fatalf("after the bodies: %q", got)
 	}
 }

@@ -49,8 +49,8 @@ func TestReadAllLimits(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dial(t, addr)
-			c.send(tc.req)
-			resp, got := c.response("POST")
+			c.Send(tc.req)
+			resp, got := c.Response("POST")
 			if resp.StatusCode != tc.status || tc.status == 200 && got != tc.body {
 				t.Fatalf("%d %q, want %d %q", resp.StatusCode, got, tc.status, tc.body)
 			}
@@ -58,7 +58,7 @@ func TestReadAllLimits(t *testing.T) {
 				if !resp.Close {
 					t.Fatal("413 without Connection: close")
 				}
-				c.expectEOF()
+				c.ExpectEOF()
 			}
 			if !tc.reached {
 				select {
@@ -90,12 +90,12 @@ func TestReadAllRefusalCanBeReplaced(t *testing.T) {
 		}
 	}, core.Options{})
 	c := dial(t, addr)
-	c.send(post("/", payload(300_000, 3), false, ""))
-	resp, got := c.response("POST")
+	c.Send(post("/", payload(300_000, 3), false, ""))
+	resp, got := c.Response("POST")
 	if resp.StatusCode != 400 || got != `{"error":"too large"}` || !resp.Close {
 		t.Fatalf("%d %q close=%v", resp.StatusCode, got, resp.Close)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 // TestReadErrorsAreSticky: a malformed chunked body fails every later read the same way; a
@@ -116,12 +116,12 @@ func TestReadErrorsAreSticky(t *testing.T) {
 		errs <- e
 	}, core.Options{})
 	c := dial(t, addr)
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	resp, got := c.response("POST")
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, got := c.Response("POST")
 	if resp.StatusCode != 400 || !resp.Close || !strings.Contains(got, "invalid chunk size") {
 		t.Fatalf("%d %q close=%v", resp.StatusCode, got, resp.Close)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 	e := <-errs
 	if e[0] == nil || e[0] == io.EOF || e[1] != e[0] || e[2] != e[0] {
 		t.Fatalf("errors %v", e)
@@ -138,7 +138,7 @@ func TestTruncatedBody(t *testing.T) {
 		}, core.Options{})
 		c := dial(t, addr)
 		req := post("/", payload(10_000, 1), isChunked, "")
-		c.send(req[:len(req)-100])
+		c.Send(req[:len(req)-100])
 		c.CloseWrite()
 		if err := <-errs; err != io.ErrUnexpectedEOF {
 			t.Fatalf("chunked=%v: %v", isChunked, err)
@@ -166,10 +166,10 @@ func TestReaderAndDiscard(t *testing.T) {
 	for _, isChunked := range []bool{false, true} {
 		c := dial(t, addr)
 		go c.write(post("/copy", big, isChunked, "")+post("/discard", big, isChunked, ""), false)
-		if _, got := c.response("POST"); got != fmt.Sprintf("%d %x <nil>", len(big), sum[:6]) {
+		if _, got := c.Response("POST"); got != fmt.Sprintf("%d %x <nil>", len(big), sum[:6]) {
 			t.Fatalf("chunked=%v: %q", isChunked, got)
 		}
-		resp, got := c.response("POST")
+		resp, got := c.Response("POST")
 		if got != fmt.Sprintf("%s+%d <nil>", big[:10], len(big)-10) || resp.Close {
 			t.Fatalf("chunked=%v: %q close=%v", isChunked, got, resp.Close)
 		}

@@ -90,8 +90,8 @@ func get(t *testing.T, addr, method, target string, headers ...string) (*http.Re
 	for _, h := range headers {
 		req += h + "\r\n"
 	}
-	c.send(req + "\r\n")
-	return c.response(method)
+	c.Send(req + "\r\n")
+	return c.Response(method)
 }
 
 func TestServeTypes(t *testing.T) {
@@ -260,9 +260,9 @@ func TestServeHead(t *testing.T) {
 	}
 	// HEAD then GET on one connection: the HEAD response must not be followed by a body.
 	c := dial(t, addr)
-	c.send("HEAD /hello.txt HTTP/1.1\r\nHost: h\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("HEAD")
-	if _, got := c.response("GET"); got != helloText {
+	c.Send("HEAD /hello.txt HTTP/1.1\r\nHost: h\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("HEAD")
+	if _, got := c.Response("GET"); got != helloText {
 		t.Fatalf("GET after HEAD: %q", got)
 	}
 }
@@ -284,7 +284,7 @@ func TestServeContentOnKeptConnection(t *testing.T) {
 		if strings.HasSuffix(n, "big.bin") {
 			want = string(bigFile)
 		}
-		if resp, got := c.response("GET"); got != want || resp.Close {
+		if resp, got := c.Response("GET"); got != want || resp.Close {
 			t.Fatalf("%s: %d bytes, close %v", n, len(got), resp.Close)
 		}
 	}

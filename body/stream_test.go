@@ -39,8 +39,8 @@ func TestSlowReaderMemoryBound(t *testing.T) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		c.send("GET " + path + " HTTP/1.1\r\nHost: h\r\n\r\n")
-		resp, err := http.ReadResponse(c.br, nil)
+		c.Send("GET " + path + " HTTP/1.1\r\nHost: h\r\n\r\n")
+		resp, err := http.ReadResponse(c.R, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,11 +3,10 @@
 package router
 
 import (
-	"io"
-	"net"
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/dwelltest"
 )
 
 // The allocation budget of routing: nothing for a static route, and one allocation (the
@@ -33,11 +32,11 @@ func TestRouteAllocations(t *testing.T) {
 		{"three params", "/repos/dwellhttp/dwell/issues/42", 1},
 		{"catch-all", "/static/css/site.css", 1},
 	} {
-		rt := newRoundTripper(t, addr, "GET "+tc.target+" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		rt := dwelltest.NewRoundTripper(t, addr, "GET "+tc.target+" HTTP/1.1\r\nHost: localhost\r\n\r\n")
 		for range 100 {
-			rt.do(t)
+			rt.Do(t)
 		}
-		n := testing.AllocsPerRun(2000, func() { rt.do(t) })
+		n := testing.AllocsPerRun(2000, func() { rt.Do(t) })
 		t.Logf("%s (%s): %v allocations per request", tc.name, tc.target, n)
 		if n > tc.max {
 			t.Errorf("%s (%s): %v allocations per request, want at most %v", tc.name, tc.target, n, tc.max)
@@ -68,42 +67,5 @@ func TestDispatchAllocations(t *testing.T) {
 		if n > tc.max {
 			t.Errorf("%s %s: %v allocations, want at most %v", tc.method, tc.path, n, tc.max)
 		}
-	}
-}
-
-// roundTripper sends one fixed request and reads one fixed-size response over a kept-alive
-// connection, allocating nothing itself, so that AllocsPerRun counts the server's allocations.
-type roundTripper struct {
-	conn net.Conn
-	req  []byte
-	resp []byte
-}
-
-func newRoundTripper(t *testing.T, addr, req string) *roundTripper {
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	rt := &roundTripper{conn: c, req: []byte(req)}
-	// Learn the response size from a first exchange.
-	if _, err := c.Write(rt.req); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 4096)
-	n, err := c.Read(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt.resp = make([]byte, n)
-	return rt
-}
-
-func (rt *roundTripper) do(t *testing.T) {
-	if _, err := rt.conn.Write(rt.req); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadFull(rt.conn, rt.resp); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -1,18 +1,14 @@
 package wait
 
 import (
-	"bufio"
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/dwelltest"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,66 +16,28 @@ import (
 // ends.
 func startServer(t testing.TB, h core.Handler, loops int) (*core.Server, string) {
 	t.Helper()
-	s := core.NewServer(h, core.Options{
-		Addr:   "127.0.0.1:0",
-		Loops:  loops,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- s.ListenAndServe() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-		if err := <-errc; err != core.ErrServerClosed {
-			t.Errorf("ListenAndServe returned %v", err)
-		}
-	})
-	return s, s.Addr().String()
+	return dwelltest.Serve(t, h, core.Options{Loops: loops})
 }
 
 // client is a test connection speaking HTTP/1.1 by hand.
-type client struct {
-	t testing.TB
-	net.Conn
-	br *bufio.Reader
-}
+type client struct{ *dwelltest.Conn }
 
 func dial(t testing.TB, addr string) *client {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	return &client{t, c, bufio.NewReader(c)}
+	return &client{dwelltest.Dial(t, addr)}
 }
 
 // get sends a GET for target without waiting for the answer.
 func (c *client) get(target string) {
-	c.t.Helper()
-	if _, err := fmt.Fprintf(c.Conn, "GET %s HTTP/1.1\r\nHost: h\r\n\r\n", target); err != nil {
-		c.t.Fatal(err)
-	}
+	c.T.Helper()
+	c.Send("GET " + target + " HTTP/1.1\r\nHost: h\r\n\r\n")
 }
 
 // response reads one response and returns its status and body.
 func (c *client) response() (int, string) {
-	c.t.Helper()
-	resp, err := http.ReadResponse(c.br, nil)
-	if err != nil {
-		c.t.Fatalf("reading response: %v", err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		c.t.Fatalf("reading body: %v", err)
-	}
-	return resp.StatusCode, string(b)
+	c.T.Helper()
+	resp, body := c.Response("GET")
+	return resp.StatusCode, body
 }
 
 // roundTrip sends a GET on a fresh connection and returns the body.

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/dwelltest"
 )
 
 // startFileServer serves a small tree, with a secret file beside it, and returns the address.
@@ -35,18 +34,8 @@ func startFileServer(t *testing.T) string {
 	if err := checkDir(root); err != nil {
 		t.Fatal(err)
 	}
-	srv := core.NewServer(fileServer(root), core.Options{Addr: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.ListenAndServe()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return srv.Addr().String()
+	_, addr := dwelltest.Serve(t, fileServer(root), core.Options{})
+	return addr
 }
 
 // request sends a raw request (so that the path reaches the server as written) and reads the

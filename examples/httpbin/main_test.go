@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,24 +15,14 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/dwelltest"
 )
 
 // serve starts httpbin on a free port with the given body limit.
 func serve(t *testing.T, maxBody int64) string {
 	t.Helper()
-	s := core.NewServer(newHandler(), core.Options{Addr: "127.0.0.1:0", MaxBodyBytes: maxBody, MaxHeaderBytes: 16 << 10})
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { s.ListenAndServe(); close(done) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-		<-done
-	})
-	return s.Addr().String()
+	_, addr := dwelltest.Serve(t, newHandler(), core.Options{MaxBodyBytes: maxBody, MaxHeaderBytes: 16 << 10})
+	return addr
 }
 
 // raw sends a request as bytes and reads one response.

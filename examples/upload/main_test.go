@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/dwelltest"
 )
 
 func startStore(t *testing.T) (string, string) {
@@ -27,18 +26,8 @@ func startStore(t *testing.T) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := core.NewServer(s.handler(), core.Options{Addr: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go srv.ListenAndServe()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return "http://" + srv.Addr().String(), dir
+	_, addr := dwelltest.Serve(t, s.handler(), core.Options{})
+	return "http://" + addr, dir
 }
 
 type stored struct {
