@@ -7,7 +7,7 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/dwelltest"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestReadAllocatesNothing: reading a 64 KiB POST with body.Read, or through body.Reader,
@@ -42,7 +42,7 @@ func TestReadAllocatesNothing(t *testing.T) {
 	b := payload(64<<10, 1)
 	for _, path := range []string{"/read", "/reader"} {
 		for _, isChunked := range []bool{false, true} {
-			rt := dwelltest.NewRoundTripper(t, addr, post(path, b, isChunked, ""))
+			rt := coretest.NewRoundTripper(t, addr, post(path, b, isChunked, ""))
 			for range 20 {
 				rt.Do(t)
 			}

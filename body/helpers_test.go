@@ -9,22 +9,22 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/dwelltest"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // startServer serves h on a free loopback port for the duration of the test.
 func startServer(t testing.TB, h core.Handler, o core.Options) string {
 	t.Helper()
-	_, addr := dwelltest.Serve(t, h, o)
+	_, addr := coretest.Serve(t, h, o)
 	return addr
 }
 
 // rawConn is a test client speaking bytes, so that framing, pipelining and pacing are exact.
-type rawConn struct{ *dwelltest.Conn }
+type rawConn struct{ *coretest.Conn }
 
 func dial(t testing.TB, addr string) *rawConn {
 	t.Helper()
-	return &rawConn{dwelltest.Dial(t, addr)}
+	return &rawConn{coretest.Dial(t, addr)}
 }
 
 // write sends s whole, or one byte per write so that the server sees every possible split. It

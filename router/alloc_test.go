@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/dwelltest"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // The allocation budget of routing: nothing for a static route, and one allocation (the
@@ -32,7 +32,7 @@ func TestRouteAllocations(t *testing.T) {
 		{"three params", "/repos/dwellhttp/dwell/issues/42", 1},
 		{"catch-all", "/static/css/site.css", 1},
 	} {
-		rt := dwelltest.NewRoundTripper(t, addr, "GET "+tc.target+" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		rt := coretest.NewRoundTripper(t, addr, "GET "+tc.target+" HTTP/1.1\r\nHost: localhost\r\n\r\n")
 		for range 100 {
 			rt.Do(t)
 		}

@@ -6,23 +6,23 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/dwelltest"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // serve runs r on a loopback port for the duration of the test and returns its address.
 func serve(t testing.TB, r *Router) string {
 	t.Helper()
-	_, addr := dwelltest.Serve(t, r.Handler(), core.Options{})
+	_, addr := coretest.Serve(t, r.Handler(), core.Options{})
 	return addr
 }
 
 // A client sends raw requests over one kept-alive connection, so that tests can send targets
 // (such as "*" or "//x/") that net/http's client would rewrite, and see redirects unfollowed.
-type client struct{ *dwelltest.Conn }
+type client struct{ *coretest.Conn }
 
 func dial(t testing.TB, addr string) *client {
 	t.Helper()
-	return &client{dwelltest.Dial(t, addr)}
+	return &client{coretest.Dial(t, addr)}
 }
 
 // do sends method and target with the extra header lines given ("Name: value") and returns

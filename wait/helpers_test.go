@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/dwelltest"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,15 +16,15 @@ import (
 // ends.
 func startServer(t testing.TB, h core.Handler, loops int) (*core.Server, string) {
 	t.Helper()
-	return dwelltest.Serve(t, h, core.Options{Loops: loops})
+	return coretest.Serve(t, h, core.Options{Loops: loops})
 }
 
 // client is a test connection speaking HTTP/1.1 by hand.
-type client struct{ *dwelltest.Conn }
+type client struct{ *coretest.Conn }
 
 func dial(t testing.TB, addr string) *client {
 	t.Helper()
-	return &client{dwelltest.Dial(t, addr)}
+	return &client{coretest.Dial(t, addr)}
 }
 
 // get sends a GET for target without waiting for the answer.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/dwelltest"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // startFileServer serves a small tree, with a secret file beside it, and returns the address.
@@ -34,7 +34,7 @@ func startFileServer(t *testing.T) string {
 	if err := checkDir(root); err != nil {
 		t.Fatal(err)
 	}
-	_, addr := dwelltest.Serve(t, fileServer(root), core.Options{})
+	_, addr := coretest.Serve(t, fileServer(root), core.Options{})
 	return addr
 }
 

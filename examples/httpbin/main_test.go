@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/dwelltest"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // serve starts httpbin on a free port with the given body limit.
 func serve(t *testing.T, maxBody int64) string {
 	t.Helper()
-	_, addr := dwelltest.Serve(t, newHandler(), core.Options{MaxBodyBytes: maxBody, MaxHeaderBytes: 16 << 10})
+	_, addr := coretest.Serve(t, newHandler(), core.Options{MaxBodyBytes: maxBody, MaxHeaderBytes: 16 << 10})
 	return addr
 }
 

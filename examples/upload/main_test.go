@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/dwelltest"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 func startStore(t *testing.T) (string, string) {
@@ -26,7 +26,7 @@ func startStore(t *testing.T) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, addr := dwelltest.Serve(t, s.handler(), core.Options{})
+	_, addr := coretest.Serve(t, s.handler(), core.Options{})
 	return "http://" + addr, dir
 }
 

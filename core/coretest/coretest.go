@@ -1,7 +1,9 @@
-// Package dwelltest helps the tests of dwell's packages and examples: a server on a free
-// loopback port for the length of a test, and a client that speaks HTTP/1.1 as bytes, so that
-// framing, pipelining and pacing are exactly what a test says.
-package dwelltest
+// Package coretest helps test dwell handlers, as net/http/httptest does for net/http: Serve runs
+// a handler on a free loopback port for the length of a test; Dial gives a client that speaks
+// HTTP/1.1 as bytes, so that framing, pipelining and pacing are exactly what the test says; a
+// RoundTripper makes keep-alive exchanges that allocate nothing, for allocation tests of a
+// handler with testing.AllocsPerRun. dwell's own packages test themselves with it.
+package coretest
 
 import (
 	"bufio"
@@ -44,9 +46,9 @@ func Serve(t testing.TB, h core.Handler, o core.Options) (*core.Server, string) 
 
 // A Conn is a client connection that sends bytes as given and reads responses.
 type Conn struct {
-	T testing.TB
-	*net.TCPConn
-	R *bufio.Reader
+	T            testing.TB    // the test that owns the connection
+	*net.TCPConn               // the connection, for writes and deadlines of the test's own
+	R            *bufio.Reader // reads from the connection; Response reads through it
 }
 
 // Dial connects to addr for the length of the test, with a 20-second deadline.

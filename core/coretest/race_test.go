@@ -1,0 +1,5 @@
+//go:build race
+
+package coretest_test
+
+const raceEnabled = true
