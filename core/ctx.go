@@ -38,7 +38,7 @@ type Ctx struct {
 
 	// Coroutine and parking.
 	co      *coro
-	detachK func(error)
+	detachK func(*Ctx, error)
 }
 
 type ctxState uint8

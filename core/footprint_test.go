@@ -68,7 +68,7 @@ func TestParkedFootprint(t *testing.T) {
 		var parked atomic.Int64
 		cont = parkedFootprint(t, 2000, func(c *Ctx) {
 			parked.Add(1)
-			c.Detach(func(error) {})
+			c.Detach(func(*Ctx, error) {})
 		}, &parked)
 	})
 	// The connections were accepted before the baseline; add what each holds (its conn, in the

@@ -15,6 +15,7 @@ const (
 	parkHold           // Hold: ended only by Resume or a Waker
 	parkRead           // waiting for request body bytes
 	parkWrite          // waiting for the write queue to drain
+	parkAfter          // detached by DetachAfter: the deadline is the awaited event
 )
 
 // Suspend parks the handler until Resume (or a Waker) wakes it, and returns the error passed
@@ -135,29 +136,48 @@ func (w Waker) Wake(err error) bool {
 }
 
 // Detach lets the handler return without finishing its response: the response stays open and
-// wake runs later, on the loop, when Resume or a Waker wakes it (with their error), when the
-// client goes away (ErrClosed) or when a shutdown's grace period ends (ErrShutdown). wake writes
-// the rest of the response; when it returns, the response is finished, unless wake called Detach
-// again. This is the continuation style: a parked request costs its connection and the closure,
-// not a coroutine.
+// wake runs later, on the loop, with c, when Resume or a Waker wakes it (with their error), when
+// the client goes away (ErrClosed) or when a shutdown's grace period ends (ErrShutdown). wake
+// writes the rest of the response; when it returns, the response is finished, unless wake
+// called Detach again. This is the continuation style: a parked request costs its connection
+// and its Ctx, not a coroutine — and since wake receives c, it can be a plain function rather
+// than a closure.
 //
 // wake runs outside any coroutine, so it cannot park: its writes past the high-water mark queue
 // up, and it cannot read the body. Borrowed values of the request end when the handler returns;
 // copy what wake needs.
-func (cx *Ctx) Detach(wake func(err error)) { cx.DetachFor(0, wake) }
+func (cx *Ctx) Detach(wake func(c *Ctx, err error)) { cx.detach(0, wake, false) }
 
 // DetachFor is Detach with a deadline: after d, wake runs with ErrTimeout. d <= 0 means none.
-func (cx *Ctx) DetachFor(d time.Duration, wake func(err error)) {
+func (cx *Ctx) DetachFor(d time.Duration, wake func(c *Ctx, err error)) {
+	cx.detach(d, wake, false)
+}
+
+// DetachAfter is Detach until d has passed: then wake runs with a nil error (it runs earlier
+// only for a Resume, a Waker, the client leaving or a shutdown). It is a wait on time in the
+// continuation style, at no cost but the Ctx.
+func (cx *Ctx) DetachAfter(d time.Duration, wake func(c *Ctx, err error)) {
+	cx.detach(max(d, 1), wake, true)
+}
+
+func (cx *Ctx) detach(d time.Duration, wake func(*Ctx, error), deadlineIsSuccess bool) {
 	l := cx.conn.l
 	cx.detachK = wake
+	cx.park = parkNone
+	if deadlineIsSuccess {
+		cx.park = parkAfter
+	}
 	if d > 0 {
 		l.timers.set(&cx.tm, l.now+int64(d))
 	}
 }
 
-// fire is the Ctx timer: the deadline of SuspendFor or DetachFor.
+// fire is the Ctx timer: the deadline of SuspendFor, DetachFor or DetachAfter.
 func (cx *Ctx) fire() {
-	if cx.state == ctxParked && cx.park == parkUser || cx.state == ctxDetached {
+	switch {
+	case cx.state == ctxDetached && cx.park == parkAfter:
+		cx.wake(nil)
+	case cx.state == ctxParked && cx.park == parkUser, cx.state == ctxDetached:
 		cx.wake(ErrTimeout)
 	}
 }
@@ -186,6 +206,7 @@ func (cx *Ctx) runContinuation() {
 	k := cx.detachK
 	err := cx.wakeErr()
 	cx.detachK = nil
+	cx.park = parkNone
 	cx.state = ctxRunning
 	l.timers.stop(&cx.tm)
 	cx.gen++
@@ -196,7 +217,7 @@ func (cx *Ctx) runContinuation() {
 				l.handlerPanic(cx, r)
 			}
 		}()
-		k(err)
+		k(cx, err)
 	}()
 	if cx.detachK != nil {
 		cx.state = ctxDetached

@@ -234,7 +234,7 @@ func TestShutdownGraceful(t *testing.T) {
 func TestDetachContinuation(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		path := strings.Clone(c.Path())
-		c.DetachFor(20*time.Millisecond, func(err error) {
+		c.DetachFor(20*time.Millisecond, func(c *Ctx, err error) {
 			c.WriteString(fmt.Sprintf("%s after %v", path, err))
 		})
 	}, Options{})
@@ -252,11 +252,11 @@ func TestDetachResumedAndDisconnected(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/resume" {
 			w := c.Waker()
-			c.Detach(func(err error) { c.WriteString("resumed") })
+			c.Detach(func(c *Ctx, err error) { c.WriteString("resumed") })
 			go w.Wake(nil)
 			return
 		}
-		c.Detach(func(err error) { got <- err })
+		c.Detach(func(_ *Ctx, err error) { got <- err })
 	}, Options{})
 	c := dial(t, addr)
 	c.send("GET /resume HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -361,5 +361,35 @@ func TestAfterFunc(t *testing.T) {
 	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	if _, body := c.response("GET"); body != "true true" {
 		t.Fatal(body)
+	}
+}
+
+func TestDetachAfter(t *testing.T) {
+	gone := make(chan error, 1)
+	_, addr := startServer(t, func(c *Ctx) {
+		start := time.Now()
+		if c.Path() == "/leave" {
+			c.DetachAfter(time.Hour, func(_ *Ctx, err error) { gone <- err })
+			return
+		}
+		c.DetachAfter(30*time.Millisecond, func(c *Ctx, err error) {
+			c.WriteString(fmt.Sprint(err, time.Since(start) >= 25*time.Millisecond))
+		})
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.response("GET"); body != "<nil> true" {
+		t.Fatal(body)
+	}
+	c.send("GET /leave HTTP/1.1\r\nHost: h\r\n\r\n")
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	select {
+	case err := <-gone:
+		if err != ErrClosed {
+			t.Fatal(err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("continuation not told of the disconnect")
 	}
 }

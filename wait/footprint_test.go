@@ -65,7 +65,7 @@ func (s *parkServer) handle(c *core.Ctx) {
 		}
 	case "/cored":
 		s.addWaker(c)
-		c.Detach(func(err error) {
+		c.Detach(func(c *core.Ctx, err error) {
 			if err == nil {
 				c.WriteString("released")
 			}

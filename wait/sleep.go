@@ -32,10 +32,5 @@ func Sleep(c *core.Ctx, d time.Duration) error {
 // queue up instead of waiting. The request's borrowed values (path, query, headers) end when
 // the handler returns: copy what k needs before calling After. Call After from c's handler.
 func After(c *core.Ctx, d time.Duration, k func(c *core.Ctx, err error)) {
-	c.DetachFor(max(d, 1), func(err error) {
-		if err == ErrTimeout { // the deadline that ends an After is its success
-			err = nil
-		}
-		k(c, err)
-	})
+	c.DetachAfter(d, k)
 }

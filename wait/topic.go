@@ -121,14 +121,14 @@ type nextCont[T any] struct {
 }
 
 // wake is the detached request's continuation, on the loop.
-func (w *nextCont[T]) wake(err error) {
+func (w *nextCont[T]) wake(c *core.Ctx, err error) {
 	w.t.h.remove(&w.waiter)
 	if err != nil {
-		w.k(w.c, nil, w.seq, err)
+		w.k(c, nil, w.seq, err)
 		return
 	}
 	msgs, last, err := w.t.Since(w.seq)
-	w.k(w.c, msgs, last, err)
+	w.k(c, msgs, last, err)
 }
 
 // Since returns at once what Next would return at once: the messages published after the
