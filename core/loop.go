@@ -57,6 +57,9 @@ type Loop struct {
 	done     chan struct{}
 }
 
+// initialConns is the number of connections the loop's tables are first sized for.
+const initialConns = 8192
+
 // readBufSize is the size of each loop's shared read buffer; it is raised when MaxHeaderBytes
 // needs more, since a whole head must fit.
 const readBufSize = 64 << 10
@@ -74,10 +77,15 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 	l := &Loop{
 		srv: s, id: id, opts: &s.opts, handler: s.handler, log: s.opts.Logger,
 		poll: p, inbox: ib, lfd: lfd, lfdShared: shared,
-		buf:   make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
-		iov:   make([]unix.Iovec, 0, maxIovecs),
-		epoch: time.Now(),
-		done:  make(chan struct{}),
+		buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
+		iov: make([]unix.Iovec, 0, maxIovecs),
+		// The tables that grow with the connections start large enough for thousands of them:
+		// growing copies them and leaves the old arrays as garbage, while the pages of a fresh
+		// allocation cost memory only once they are written.
+		conns:  make([]*conn, 0, initialConns),
+		timers: timerHeap{h: make([]*timer, 0, 2*initialConns)},
+		epoch:  time.Now(),
+		done:   make(chan struct{}),
 	}
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
 	l.accTimer.t.init(timerFunc)
