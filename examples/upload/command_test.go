@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain runs the command itself when asked to by TestShutdownFinishesUpload.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("UPLOAD_RUN_MAIN"); dir != "" {
+		os.Args = []string{"upload", "-addr", "127.0.0.1:0", "-dir", dir}
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestShutdownFinishesUpload: an upload still arriving when SIGTERM comes is finished and
+// stored whole within the grace period, never cut short.
+func TestShutdownFinishesUpload(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "UPLOAD_RUN_MAIN="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	exited := make(chan struct{})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	go func() { done <- cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening http://")
+	if err != nil || !ok {
+		t.Fatalf("first line %q (%v)", line, err)
+	}
+
+	const size = 1 << 20
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /files HTTP/1.1\r\nHost: h\r\nContent-Length: 1048576\r\n\r\n")
+	part := strings.Repeat("u", size/2)
+	io.WriteString(c, part)
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(100 * time.Millisecond)
+	io.WriteString(c, part)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, _ := io.ReadAll(c)
+	head, body, _ := strings.Cut(string(resp), "\r\n\r\n")
+	if !strings.HasPrefix(head, "HTTP/1.1 201 ") {
+		t.Fatalf("response %q", resp)
+	}
+	var got stored
+	if err := json.Unmarshal([]byte(body), &got); err != nil || got.Size != size {
+		t.Fatalf("stored %+v (%v)", got, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, got.ID)); err != nil || fi.Size() != size {
+		t.Fatalf("file on disk: %v %v", fi, err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10 s after SIGTERM")
+	}
+}
