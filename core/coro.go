@@ -6,9 +6,11 @@ import "iter"
 // iter.Pull, so that switching into a handler and back is a direct hand-off between two
 // goroutines on the loop's thread, with no scheduler in between. A parked handler is a parked
 // coroutine — a small stack and nothing else — and only its own loop resumes it.
+//
+// It keeps no stop function: an idle coroutine ends when resumed with no request (end), which
+// spares every parked request the word and iter.Pull's stop closure.
 type coro struct {
 	resume func() (struct{}, bool)
-	stop   func()
 	yield  func(struct{}) bool
 	ctx    *Ctx
 }
@@ -24,21 +26,28 @@ const coroPoolMax = 256
 
 func newCoro() *coro {
 	co := &coro{}
-	co.resume, co.stop = iter.Pull(func(yield func(struct{}) bool) {
+	co.resume, _ = iter.Pull(func(yield func(struct{}) bool) {
 		co.yield = yield
 		// A panic ends the coroutine: recoverHandler answers for the handler, with the
 		// handler's stack in the log, and the loop makes a new coroutine for the next one.
 		defer co.recoverHandler()
 		for {
 			cx := co.ctx
+			if cx == nil {
+				return // end
+			}
 			cx.conn.l.handler(cx)
 			cx.state = ctxReturned
-			if !yield(struct{}{}) {
-				return
-			}
+			yield(struct{}{})
 		}
 	})
 	return co
+}
+
+// end ends an idle coroutine: resumed with no request, it returns.
+func (co *coro) end() {
+	co.ctx = nil
+	co.resume()
 }
 
 // recoverHandler is deferred by the coroutine: the handler it was running panicked (or called
@@ -47,7 +56,7 @@ func newCoro() *coro {
 func (co *coro) recoverHandler() {
 	cx := co.ctx
 	if cx == nil || cx.state == ctxReturned {
-		return // stopped while idle in the pool
+		return // ended while idle
 	}
 	r := recover()
 	cx.state = ctxReturned
@@ -71,7 +80,7 @@ func (l *Loop) getCoro() *coro {
 func (l *Loop) putCoro(co *coro) {
 	co.ctx = nil
 	if len(l.coros) >= coroPoolMax {
-		co.stop()
+		co.end()
 		return
 	}
 	l.coros = append(l.coros, co)

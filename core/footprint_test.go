@@ -71,8 +71,8 @@ func TestParkedFootprint(t *testing.T) {
 			c.Detach(func(*Ctx, error) {})
 		}, &parked)
 	})
-	// The connections were accepted before the baseline; add what each holds (its conn, in the
-	// allocator's 176-byte class) to get what a parked request costs in all.
+	// The connections were accepted before the baseline; add what each holds (its conn, rounded
+	// up to its allocator size class) to get what a parked request costs in all.
 	conn := float64(bufClasses[classOf(int(unsafe.Sizeof(conn{})))])
 	co += conn
 	cont += conn

@@ -280,7 +280,7 @@ func (l *Loop) exit() {
 	}
 	l.runReady() // let woken handlers see ErrShutdown and return
 	for _, co := range l.coros {
-		co.stop()
+		co.end()
 	}
 	l.coros = nil
 	for _, t := range l.inbox.close() {

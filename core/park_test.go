@@ -337,6 +337,42 @@ func TestDisconnectsFreeParked(t *testing.T) {
 	}
 }
 
+// TestShutdownEndsCoroutines checks that a stopped server leaves no goroutine behind: the
+// coroutines idle in its pool end with it.
+func TestShutdownEndsCoroutines(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := NewServer(func(c *Ctx) {
+		c.SuspendFor(50 * time.Millisecond) // overlap the requests, so that the pool fills
+		c.WriteString("ok")
+	}, Options{Addr: "127.0.0.1:0"})
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.ListenAndServe() }()
+	const n = 40
+	conns := make([]*rawConn, n)
+	for i := range conns {
+		conns[i] = dial(t, s.Addr().String())
+		conns[i].send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	}
+	for _, c := range conns {
+		if resp, body := c.response("GET"); resp.StatusCode != 200 || body != "ok" {
+			t.Fatalf("got %d %q", resp.StatusCode, body)
+		}
+		c.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != ErrServerClosed {
+		t.Fatalf("ListenAndServe returned %v", err)
+	}
+	waitFor(t, func() bool { return runtime.NumGoroutine() <= base })
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
