@@ -30,11 +30,13 @@ func main() {
 	if err := srv.Listen(); err != nil {
 		log.Fatal(err)
 	}
+	// Signals are caught before the server says it is ready, so that one sent right after
+	// the announcement shuts it down gracefully rather than killing it.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 	fmt.Printf("listening http://%s\n", srv.Addr())
 
 	go func() {
-		stop := make(chan os.Signal, 1)
-		signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 		<-stop
 		// Polls and event streams wait for minutes; past a short grace they are ended with
 		// ErrShutdown rather than waited for.

@@ -37,11 +37,13 @@ func main() {
 	if err := srv.Listen(); err != nil {
 		log.Fatal(err)
 	}
+	// Signals are caught before the server says it is ready, so that one sent right after
+	// the announcement shuts it down gracefully rather than killing it.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 	fmt.Printf("listening http://%s\n", srv.Addr())
 
 	go func() {
-		stop := make(chan os.Signal, 1)
-		signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 		<-stop
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -47,17 +47,20 @@ func ParseFlags() Flags {
 	return f
 }
 
+// stop receives SIGINT and SIGTERM from the moment Ready announces the server, so that a
+// signal sent right after the announcement reaches WaitForStop instead of killing the process.
+var stop = make(chan os.Signal, 1)
+
 // Ready prints the line the driver waits for. Call it only once the server accepts connections.
 func Ready(addr string) {
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 	fmt.Printf("listening http://%s\n", addr)
 }
 
-// WaitForStop blocks until SIGINT or SIGTERM.
+// WaitForStop blocks until SIGINT or SIGTERM arrives after Ready.
 func WaitForStop() {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	<-ch
-	signal.Stop(ch)
+	<-stop
+	signal.Stop(stop)
 }
 
 // Gate is what GET /poll waits on: every Release answers all waiters at once and arms a fresh
