@@ -204,21 +204,14 @@ func (cx *Ctx) Write(p []byte) (int, error) {
 		}
 		cx.commit(false)
 	}
-	// In pieces: what the socket does not take of a piece is copied into the queue before the
-	// handler parks, so a single large Write to a slow client costs the high-water mark plus one
-	// piece, not its whole length.
-	for rest := p; len(rest) > 0; {
-		k := min(len(rest), streamPiece)
-		if werr := cx.stream(rest[:k]); werr != nil {
-			return 0, werr
-		}
-		rest = rest[k:]
+	// p goes to the socket from the handler's own memory: while the socket is full the handler
+	// parks on p (see send), so even a single large Write holds no more than the high-water
+	// mark of the server's memory, and the kernel gets large writes.
+	if err := cx.stream(p); err != nil {
+		return 0, err
 	}
 	return len(p), err
 }
-
-// streamPiece is the most of one Write that is queued at once (see Write).
-const streamPiece = 64 << 10
 
 // stream sends p as part of a committed body, framing it as a chunk if the body is chunked.
 func (cx *Ctx) stream(p []byte) error {

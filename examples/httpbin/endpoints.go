@@ -31,7 +31,7 @@ func status(c *core.Ctx) {
 // pattern holds whole runs of the alphabet, so that any piece cut at a multiple of 26 from it
 // continues the sequence 'a'+i%26.
 var pattern = func() []byte {
-	b := make([]byte, 26*2520) // 65520 bytes
+	b := make([]byte, 26*10080) // 262080 bytes: large writes, few syscalls
 	for i := range b {
 		b[i] = 'a' + byte(i%26)
 	}

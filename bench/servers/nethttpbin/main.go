@@ -18,7 +18,7 @@ import (
 
 // pattern holds whole runs of the alphabet, so that pieces cut at multiples of 26 continue it.
 var pattern = func() []byte {
-	b := make([]byte, 26*2520)
+	b := make([]byte, 26*10080) // 262080 bytes, as examples/httpbin writes
 	for i := range b {
 		b[i] = 'a' + byte(i%26)
 	}
