@@ -2,7 +2,9 @@
 // a handler on a free loopback port for the length of a test; Dial gives a client that speaks
 // HTTP/1.1 as bytes, so that framing, pipelining and pacing are exactly what the test says; a
 // RoundTripper makes keep-alive exchanges that allocate nothing, for allocation tests of a
-// handler with testing.AllocsPerRun. dwell's own packages test themselves with it.
+// handler with testing.AllocsPerRun; StartCommand runs a server program as its users do, to test
+// its flags, its readiness line and its shutdown on SIGTERM. dwell's own packages and examples
+// test themselves with it.
 package coretest
 
 import (

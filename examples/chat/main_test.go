@@ -10,14 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // serve runs the chat on a free loopback port, with two loops, until the test ends.
@@ -347,41 +346,14 @@ func TestMain(m *testing.M) {
 
 // TestCommand: the command prints its address once ready, serves, and stops on SIGTERM.
 func TestCommand(t *testing.T) {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "CHAT_RUN_MAIN=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	exited := false
-	defer func() {
-		if !exited {
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening http://")
-	if err != nil || !ok {
-		t.Fatalf("first line %q (%v)", line, err)
-	}
+	cmd := coretest.StartCommand(t, "CHAT_RUN_MAIN", "1")
+	addr := cmd.Addr
 	postText(t, "http://"+addr, "hello")
 	if r := poll(t, "http://"+addr, "after=0"); len(r.Messages) != 1 {
 		t.Fatalf("%+v", r)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-done:
-		exited = true
-		if err != nil {
-			t.Fatalf("exit: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("still running 10 s after SIGTERM")
+	cmd.Terminate()
+	if err := cmd.Wait(10 * time.Second); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
 	}
 }

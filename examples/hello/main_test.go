@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestMain runs the command itself when asked to by TestCommand.
@@ -25,29 +23,8 @@ func TestMain(m *testing.M) {
 // TestCommand: the command prints its address once ready, answers GET / with Hello World and
 // other paths with 404 on one kept-alive connection, and exits cleanly on SIGTERM.
 func TestCommand(t *testing.T) {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "HELLO_RUN_MAIN=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	exited := false
-	defer func() {
-		if !exited {
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening http://")
-	if err != nil || !ok {
-		t.Fatalf("first line %q (%v)", line, err)
-	}
+	cmd := coretest.StartCommand(t, "HELLO_RUN_MAIN", "1")
+	addr := cmd.Addr
 
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}, Timeout: 5 * time.Second}
 	for _, tc := range []struct {
@@ -72,14 +49,8 @@ func TestCommand(t *testing.T) {
 		}
 	}
 
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-done:
-		exited = true
-		if err != nil {
-			t.Fatalf("exit: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("still running 10 s after SIGTERM")
+	cmd.Terminate()
+	if err := cmd.Wait(10 * time.Second); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
 	}
 }

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestMain runs the command itself when asked to by the command tests.
@@ -22,37 +21,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// startCommand runs the httpbin command and returns its address; the test ends it.
-func startCommand(t *testing.T) (*exec.Cmd, string, chan error) {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "HTTPBIN_RUN_MAIN=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	line, err := bufio.NewReader(out).ReadString('\n')
-	exited := make(chan struct{})
-	go func() { done <- cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening http://")
-	if err != nil || !ok {
-		t.Fatalf("first line %q (%v)", line, err)
-	}
-	return cmd, addr, done
-}
-
 // TestGracefulShutdown: on SIGTERM the server stops accepting, requests already running (a
 // delay in continuation style, a body still arriving) finish with their answers, and the
 // process exits cleanly.
 func TestGracefulShutdown(t *testing.T) {
-	cmd, addr, done := startCommand(t)
+	cmd := coretest.StartCommand(t, "HTTPBIN_RUN_MAIN", "1")
+	addr := cmd.Addr
 	delayed, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +40,7 @@ func TestGracefulShutdown(t *testing.T) {
 	defer upload.Close()
 	io.WriteString(upload, "POST /anything HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nhello")
 	time.Sleep(100 * time.Millisecond) // both requests are in their handlers
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Terminate()
 	time.Sleep(100 * time.Millisecond)
 	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		c.Close()
@@ -84,12 +58,7 @@ func TestGracefulShutdown(t *testing.T) {
 			t.Errorf("upload truncated: %q", resp)
 		}
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("still running 10 s after SIGTERM")
+	if err := cmd.Wait(10 * time.Second); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
 	}
 }

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestMain runs the command itself when asked to by TestShutdownFinishesUpload.
@@ -28,27 +27,8 @@ func TestMain(m *testing.M) {
 // stored whole within the grace period, never cut short.
 func TestShutdownFinishesUpload(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "UPLOAD_RUN_MAIN="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	exited := make(chan struct{})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	go func() { done <- cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening http://")
-	if err != nil || !ok {
-		t.Fatalf("first line %q (%v)", line, err)
-	}
+	cmd := coretest.StartCommand(t, "UPLOAD_RUN_MAIN", dir)
+	addr := cmd.Addr
 
 	const size = 1 << 20
 	c, err := net.Dial("tcp", addr)
@@ -60,7 +40,7 @@ func TestShutdownFinishesUpload(t *testing.T) {
 	part := strings.Repeat("u", size/2)
 	io.WriteString(c, part)
 	time.Sleep(100 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Terminate()
 	time.Sleep(100 * time.Millisecond)
 	io.WriteString(c, part)
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -76,12 +56,7 @@ func TestShutdownFinishesUpload(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, got.ID)); err != nil || fi.Size() != size {
 		t.Fatalf("file on disk: %v %v", fi, err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("still running 10 s after SIGTERM")
+	if err := cmd.Wait(10 * time.Second); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
 	}
 }
