@@ -167,14 +167,7 @@ func TestDisconnectWhileParked(t *testing.T) {
 	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	<-parked
 	c.Close()
-	select {
-	case err := <-got:
-		if err != ErrClosed {
-			t.Fatalf("Suspend returned %v", err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("parked handler not woken by the disconnect")
-	}
+	expectErr(t, got, ErrClosed, "parked handler not woken by the disconnect")
 }
 
 func TestShutdownWhileParked(t *testing.T) {
@@ -266,14 +259,7 @@ func TestDetachResumedAndDisconnected(t *testing.T) {
 	c.send("GET /hang HTTP/1.1\r\nHost: h\r\n\r\n")
 	time.Sleep(20 * time.Millisecond)
 	c.Close()
-	select {
-	case err := <-got:
-		if err != ErrClosed {
-			t.Fatal(err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("continuation not told of the disconnect")
-	}
+	expectErr(t, got, ErrClosed, "continuation not told of the disconnect")
 }
 
 // TestHoldWaitsThroughDisconnect: Hold ends only by a wake, then reports the disconnect.
@@ -373,6 +359,20 @@ func TestShutdownEndsCoroutines(t *testing.T) {
 	waitFor(t, func() bool { return runtime.NumGoroutine() <= base })
 }
 
+// expectErr waits up to 3 s for the error a handler or continuation sends on got, and fails
+// the test with what when none comes, or when it is not want.
+func expectErr(t *testing.T, got <-chan error, want error, what string) {
+	t.Helper()
+	select {
+	case err := <-got:
+		if err != want {
+			t.Fatalf("got %v, want %v", err, want)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal(what)
+	}
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -420,12 +420,5 @@ func TestDetachAfter(t *testing.T) {
 	c.send("GET /leave HTTP/1.1\r\nHost: h\r\n\r\n")
 	time.Sleep(20 * time.Millisecond)
 	c.Close()
-	select {
-	case err := <-gone:
-		if err != ErrClosed {
-			t.Fatal(err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("continuation not told of the disconnect")
-	}
+	expectErr(t, gone, ErrClosed, "continuation not told of the disconnect")
 }
