@@ -55,29 +55,23 @@ func writePattern(c *core.Ctx, n int64, flush bool) {
 }
 
 // sendBytes answers n bytes with a Content-Length.
-func sendBytes(c *core.Ctx) {
-	n, ok := intParam(router.Param(c, "n"), 0, maxBytes)
-	if !ok {
-		badRequest(c, "n must be a byte count from 0 to %d", maxBytes)
-		return
-	}
-	c.SetHeader("Content-Type", "application/octet-stream")
-	c.SetHeader("Content-Length", strconv.FormatInt(n, 10))
-	if c.Method() == "HEAD" {
-		return
-	}
-	writePattern(c, n, false)
-}
+func sendBytes(c *core.Ctx) { answerBytes(c, false) }
 
 // streamBytes answers the same bytes chunked.
-func streamBytes(c *core.Ctx) {
+func streamBytes(c *core.Ctx) { answerBytes(c, true) }
+
+func answerBytes(c *core.Ctx, chunked bool) {
 	n, ok := intParam(router.Param(c, "n"), 0, maxBytes)
 	if !ok {
 		badRequest(c, "n must be a byte count from 0 to %d", maxBytes)
 		return
 	}
 	c.SetHeader("Content-Type", "application/octet-stream")
-	c.Flush() // the head goes now: the body is chunked, whatever its size
+	if chunked {
+		c.Flush() // the head goes now: the body is chunked, whatever its size
+	} else {
+		c.SetHeader("Content-Length", strconv.FormatInt(n, 10))
+	}
 	if c.Method() == "HEAD" {
 		return
 	}
