@@ -27,9 +27,10 @@
 //
 // A response body streams with backpressure: past core.Options.WriteHighWater a writing handler
 // parks until the client has taken half, so a slow client costs a bounded amount of memory —
-// even a single large Write is queued a piece at a time. ServeContent, ServeFile and ServeRoot
-// stream the same way: regular files go out with sendfile(2) (core.Ctx.SendFile), other
-// content is copied in 32 KiB pieces.
+// a single large Write goes to the kernel from the handler's own buffer while the handler
+// parks on it. ServeContent, ServeFile and ServeRoot stream the same way: regular files go out
+// with sendfile(2) (core.Ctx.SendFile, which reads a small file into the response instead),
+// other content is copied in 32 KiB pieces.
 //
 // ServeContent implements, for GET and HEAD, the parts of RFC 9110 a static file needs: a
 // Content-Type from the name's extension or from the first 512 bytes; Last-Modified and an

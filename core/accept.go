@@ -99,9 +99,11 @@ func (l *Loop) accept() {
 
 // open starts serving an accepted socket.
 func (l *Loop) open(fd int) {
-	// Responses are written whole and pipelined ones coalesced, so Nagle's delay only adds
-	// latency.
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	if l.lfdShared {
+		// A listener passed to Serve is not ours to change, and connections may have queued on
+		// it before Serve; those from our own listeners inherit the option (see listenTCP).
+		setNoDelay(fd)
+	}
 	l.serial++
 	if l.serial == 0 {
 		l.serial = 1 // 0 marks the loop's own descriptors

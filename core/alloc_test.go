@@ -3,8 +3,12 @@
 package core
 
 import (
+	"bufio"
 	"io"
 	"net"
+	"net/http"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -27,13 +31,28 @@ func newRoundTripper(t *testing.T, addr, req string) *roundTripper {
 	if _, err := c.Write(rt.req); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 4096)
-	n, err := c.Read(buf)
+	cr := &countingReader{r: c}
+	br := bufio.NewReader(cr)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt.resp = make([]byte, n)
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	rt.resp = make([]byte, cr.n-br.Buffered())
 	return rt
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 func (rt *roundTripper) do(t *testing.T) {
@@ -100,5 +119,34 @@ func TestReadBodyAllocatesNothing(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, func() { rt.do(t) }); n != 0 {
 		t.Fatalf("%v allocations per 64 KiB upload, want 0", n)
+	}
+}
+
+// TestSendFileAllocatesNothing: sending a small file (copied) and a large one (sendfile) from
+// an open *os.File allocates nothing in the core.
+func TestSendFileAllocatesNothing(t *testing.T) {
+	const small, large = 254, 256 << 10
+	path := writeFile(t, strings.Repeat("f", large))
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, addr := startServer(t, func(c *Ctx) {
+		n, length := int64(small), "254"
+		if c.Path() == "/large" {
+			n, length = large, "262144"
+		}
+		c.SetHeader("Content-Length", length)
+		c.SendFile(f, 0, n)
+	}, Options{})
+	for _, path := range []string{"/small", "/large"} {
+		rt := newRoundTripper(t, addr, "GET "+path+" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		for range 50 {
+			rt.do(t)
+		}
+		if n := testing.AllocsPerRun(500, func() { rt.do(t) }); n != 0 {
+			t.Errorf("%s: %v allocations per request, want 0", path, n)
+		}
 	}
 }

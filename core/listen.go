@@ -54,7 +54,17 @@ func listenTCP(addr *net.TCPAddr, reusePort bool) (int, error) {
 	if err := unix.Listen(fd, listenBacklog); err != nil {
 		return fail("listen", err)
 	}
+	setNoDelay(fd)
 	return fd, nil
+}
+
+// setNoDelay turns Nagle's algorithm off. Responses are written whole and pipelined ones
+// coalesced, so Nagle's delay would only add latency. Set on a listening socket, it serves
+// every connection accepted after it, since Linux copies a listener's TCP options to the
+// sockets it accepts: one call instead of one per connection. A failure is not worth refusing
+// to serve.
+func setNoDelay(fd int) {
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 }
 
 // boundAddr returns the address a listening socket is bound to.

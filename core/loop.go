@@ -23,7 +23,7 @@ type Loop struct {
 	inbox *inbox
 
 	lfd       int   // listening socket, -1 once closed
-	lfdShared bool  // shared with other loops (EPOLLEXCLUSIVE); not ours to close
+	lfdShared bool  // from Serve, shared by all loops (EPOLLEXCLUSIVE); not ours to close or change
 	listening bool  // lfd is registered with the poller
 	acceptErr bool  // an accept failure was logged and not yet followed by a success
 	accTimer  Timer // ends an accept backoff

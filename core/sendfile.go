@@ -3,14 +3,18 @@ package core
 import (
 	"errors"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // SendFile sends n bytes of f, from offset off, as the next part of the response body, with
 // sendfile(2): the bytes go from the page cache to the socket without being copied through the
-// process. The head is committed first if it has not been (set Content-Length beforehand to
-// avoid chunked framing). The handler parks until the bytes are written, so f only needs to stay
-// open until SendFile returns; a file that turns out shorter than n (truncated meanwhile) ends
-// the connection with an error. SendFile cannot be used from a continuation (ErrNotInHandler).
+// process. Up to 16 KiB are read into the response instead, to leave with the head in one
+// write. The head is committed first if it has not been (set Content-Length beforehand to
+// avoid chunked framing). f only needs to stay open until SendFile returns: the handler parks
+// until the file's bytes are written or copied. A file that turns out shorter than n
+// (truncated meanwhile) ends the connection with an error. SendFile cannot be used from a
+// continuation (ErrNotInHandler).
 func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if err := cx.writeErr(); err != nil {
 		return err
@@ -41,6 +45,9 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 		var hex [18]byte
 		c.out.write(pool, appendChunkSize(hex[:0], n))
 	}
+	if n <= copyFileMax {
+		return cx.copyFile(fd, off, n)
+	}
 	c.out.appendFile(fd, off, n)
 	if cx.rflags&rfChunked != 0 {
 		c.out.write(pool, crlf)
@@ -57,6 +64,38 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 		}
 	}
 	return cx.writeErr()
+}
+
+// copyFileMax is the largest file segment SendFile copies instead of splicing. Read into the
+// write queue behind the head, a small file leaves with it in one write; sendfile would cost a
+// second call, and its splice costs more than copying a few KiB.
+const copyFileMax = 16 << 10
+
+// copyFile sends n bytes of the file fd from offset off by reading them into the write queue.
+func (cx *Ctx) copyFile(fd int, off, n int64) error {
+	c := cx.conn
+	pool := &c.l.pool
+	b := c.out.spare(pool, int(n))[:n]
+	for got := 0; got < len(b); {
+		k, e := sysPread(fd, b[got:], off+int64(got))
+		switch {
+		case e == unix.EINTR:
+			continue
+		case e != 0 || k == 0: // k == 0: the file was truncated since its size was taken
+			// As with sendfile, the client gets what there was, then the close that tells it
+			// the body is incomplete.
+			c.out.commit(pool, b[:got])
+			c.out.send(c, nil)
+			c.close(ErrClosed)
+			return ErrClosed
+		}
+		got += k
+	}
+	c.out.commit(pool, b)
+	if cx.rflags&rfChunked != 0 {
+		c.out.write(pool, crlf)
+	}
+	return cx.send(nil)
 }
 
 // fileFd returns f's descriptor without switching it to blocking mode (as File.Fd would).

@@ -33,6 +33,23 @@ func sysWritev(fd int, iov []unix.Iovec) (int, unix.Errno) {
 	return int(r), e
 }
 
+// sysPread reads a file: from the page cache, as sendfile does, so it returns at once unless
+// the disk has to be read.
+func sysPread(fd int, p []byte, off int64) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(off), 0, 0)
+	return int(r), e
+}
+
+// sysSendmsgMore writes iov with MSG_MORE: the kernel holds the bytes back, as TCP_CORK would,
+// until a following send without the flag, so that a response head and the file that sendfile
+// sends behind it leave in the same segments instead of the head in a packet of its own.
+func sysSendmsgMore(fd int, iov []unix.Iovec) (int, unix.Errno) {
+	msg := unix.Msghdr{Iov: unsafe.SliceData(iov)}
+	msg.SetIovlen(len(iov))
+	r, _, e := unix.RawSyscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_MORE|unix.MSG_NOSIGNAL)
+	return int(r), e
+}
+
 func sysSendfile(out, in int, off *int64, n int) (int, unix.Errno) {
 	r, _, e := unix.RawSyscall6(unix.SYS_SENDFILE, uintptr(out), uintptr(in), uintptr(unsafe.Pointer(off)), uintptr(n), 0, 0)
 	return int(r), e

@@ -254,7 +254,9 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 		}
 		var n int
 		var e unix.Errno
-		if len(iov) == 1 {
+		if !withP && i < len(q.items) && q.items[i].kind == itemFile {
+			n, e = sysSendmsgMore(fd, iov)
+		} else if len(iov) == 1 {
 			n, e = sysWrite(fd, unsafe.Slice(iov[0].Base, iov[0].Len))
 		} else {
 			n, e = sysWritev(fd, iov)
