@@ -494,7 +494,7 @@ func (c *conn) close(err error) {
 	c.state = stClosed
 	l.timers.stop(&c.tm)
 	l.conns[c.fd] = nil
-	unix.Close(int(c.fd))
+	sysClose(int(c.fd))
 	l.nconns--
 	c.in = nil
 	c.dropSpill()

@@ -49,52 +49,65 @@ func newPoller(size int) (*poller, error) {
 // Each registration carries the descriptor and a serial number: a descriptor closed and reused
 // within one batch of events must not receive the old socket's events.
 func (p *poller) add(fd int, serial uint32, events uint32) error {
-	ev := unix.EpollEvent{Events: events, Fd: int32(fd), Pad: int32(serial)}
-	if err := unix.EpollCtl(p.fd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return errnoErr("epoll_ctl", err.(unix.Errno))
-	}
-	return nil
+	return p.ctl(unix.EPOLL_CTL_ADD, fd, serial, events)
 }
 
 func (p *poller) mod(fd int, serial uint32, events uint32) error {
+	return p.ctl(unix.EPOLL_CTL_MOD, fd, serial, events)
+}
+
+func (p *poller) del(fd int) {
+	p.ctl(unix.EPOLL_CTL_DEL, fd, 0, 0)
+}
+
+// ctl never blocks, so it goes through RawSyscall, as reads and writes do (see sys.go).
+func (p *poller) ctl(op, fd int, serial uint32, events uint32) error {
 	ev := unix.EpollEvent{Events: events, Fd: int32(fd), Pad: int32(serial)}
-	if err := unix.EpollCtl(p.fd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
-		return errnoErr("epoll_ctl", err.(unix.Errno))
+	_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(p.fd), uintptr(op), uintptr(fd), uintptr(unsafe.Pointer(&ev)), 0, 0)
+	if e != 0 {
+		return errnoErr("epoll_ctl", e)
 	}
 	return nil
 }
 
-func (p *poller) del(fd int) {
-	unix.EpollCtl(p.fd, unix.EPOLL_CTL_DEL, fd, nil)
-}
-
-// wait returns the ready events. A zero timeout polls without blocking through RawSyscall: while
-// the loop has work it never parks its thread, which keeps the runtime from handing its
-// processor away and back for every request. A non-zero timeout (or -1) blocks through the
-// ordinary syscall path so the processor is released while the loop sleeps.
+// wait returns the ready events, waiting up to msec milliseconds (-1: until there are some).
+//
+// A wait goes through RawSyscall for its first millisecond, and through the ordinary syscall
+// path only after that. The ordinary path lets the runtime hand the loop's processor to another
+// thread once the call has lasted 20 µs, and under load the loop's idle gaps are about that
+// long: each hand-off and return cost more (futex and netpoll calls, context switches) than the
+// gap itself. A raw wait keeps the processor; it is short enough that the runtime's scheduler
+// never needs it back (it preempts after 10 ms), and GOMAXPROCS leaves a processor for other
+// goroutines meanwhile (see Server.serve). A loop idle for longer blocks the ordinary way and
+// gives its processor up.
 func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
-	var n int
-	if msec == 0 {
-		r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(p.fd), uintptr(unsafe.Pointer(&p.events[0])),
-			uintptr(len(p.events)), 0, 0, 0)
-		if e != 0 {
-			if e == unix.EINTR {
-				return nil, nil
-			}
-			return nil, errnoErr("epoll_wait", e)
+	n, e := p.rawWait(min(uint(msec), rawWaitMsec)) // uint: -1 becomes the largest
+	if n == 0 && e == 0 && msec != 0 && uint(msec) > rawWaitMsec {
+		if msec > 0 {
+			msec -= rawWaitMsec
 		}
-		n = int(r)
-	} else {
 		var err error
 		n, err = unix.EpollWait(p.fd, p.events, msec)
 		if err != nil {
-			if err == unix.EINTR {
-				return nil, nil
-			}
-			return nil, errnoErr("epoll_wait", err.(unix.Errno))
+			e = err.(unix.Errno)
 		}
 	}
-	return p.events[:n], nil
+	switch e {
+	case 0:
+		return p.events[:n], nil
+	case unix.EINTR:
+		return nil, nil
+	}
+	return nil, errnoErr("epoll_wait", e)
+}
+
+// rawWaitMsec is how long a wait may last without releasing the loop's processor.
+const rawWaitMsec = 1
+
+func (p *poller) rawWait(msec uint) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(p.fd), uintptr(unsafe.Pointer(&p.events[0])),
+		uintptr(len(p.events)), uintptr(msec), 0, 0)
+	return int(r), e
 }
 
 func (p *poller) close() { unix.Close(p.fd) }

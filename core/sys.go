@@ -55,6 +55,12 @@ func sysSendfile(out, in int, off *int64, n int) (int, unix.Errno) {
 	return int(r), e
 }
 
+// sysClose closes a socket. Without SO_LINGER, close(2) on a socket returns at once: the kernel
+// sends what is left and the FIN on its own.
+func sysClose(fd int) {
+	unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+}
+
 // sysAccept accepts a connection without asking for its address (see conn.remoteAddr), so that
 // accepting allocates nothing.
 func sysAccept(fd int) (int, unix.Errno) {
