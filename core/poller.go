@@ -81,14 +81,18 @@ func (p *poller) ctl(op, fd int, serial uint32, events uint32) error {
 // goroutines meanwhile (see Server.serve). A loop idle for longer blocks the ordinary way and
 // gives its processor up.
 func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
-	n, e := p.rawWait(min(uint(msec), rawWaitMsec)) // uint: -1 becomes the largest
-	if n == 0 && e == 0 && msec != 0 && uint(msec) > rawWaitMsec {
+	first := msec
+	if msec < 0 || msec > rawWaitMsec {
+		first = rawWaitMsec
+	}
+	n, e := p.rawWait(first)
+	if n == 0 && e == 0 && first != msec {
+		rest := -1
 		if msec > 0 {
-			msec -= rawWaitMsec
+			rest = msec - rawWaitMsec
 		}
 		var err error
-		n, err = unix.EpollWait(p.fd, p.events, msec)
-		if err != nil {
+		if n, err = unix.EpollWait(p.fd, p.events, rest); err != nil {
 			e = err.(unix.Errno)
 		}
 	}
@@ -104,7 +108,7 @@ func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
 // rawWaitMsec is how long a wait may last without releasing the loop's processor.
 const rawWaitMsec = 1
 
-func (p *poller) rawWait(msec uint) (int, unix.Errno) {
+func (p *poller) rawWait(msec int) (int, unix.Errno) {
 	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(p.fd), uintptr(unsafe.Pointer(&p.events[0])),
 		uintptr(len(p.events)), uintptr(msec), 0, 0)
 	return int(r), e

@@ -30,7 +30,11 @@ func sendFileServer(t *testing.T, path string) string {
 			off, _ := strconv.ParseInt(a, 10, 64)
 			n, _ := strconv.ParseInt(b, 10, 64)
 			if err := c.SendFile(f, off, n); err != nil {
-				return // the file was shorter: the connection is closed
+				// Only a file shorter than the segment may fail it; the connection is closed.
+				if fi, serr := f.Stat(); serr != nil || off+n <= fi.Size() {
+					t.Errorf("SendFile(%d, %d): %v", off, n, err)
+				}
+				return
 			}
 		}
 	}, Options{WriteHighWater: 64 << 10})
@@ -95,6 +99,25 @@ func TestSendFileSizes(t *testing.T) {
 		if body != want {
 			t.Fatalf("response %d: %d bytes, want %d; first difference at %d", i, len(body), len(want), firstDiff(body, want))
 		}
+	}
+}
+
+// The whole file with a declared length, a range chunked, and HEAD, which sends no body.
+func TestSendFile(t *testing.T) {
+	content := strings.Repeat("0123456789", 100_000) // 1 MB
+	addr := sendFileServer(t, writeFile(t, content))
+	c := dial(t, addr)
+	c.send(fmt.Sprintf("GET /?length=%d&seg=0:%d HTTP/1.1\r\nHost: h\r\n\r\n", len(content), len(content)))
+	if resp, body := c.response("GET"); body != content || resp.ContentLength != int64(len(content)) {
+		t.Fatalf("whole file: %d bytes, length %d", len(body), resp.ContentLength)
+	}
+	c.send("GET /?seg=5:20 HTTP/1.1\r\nHost: h\r\n\r\n") // chunked: no length declared
+	if resp, body := c.response("GET"); body != content[5:25] || resp.ContentLength != -1 {
+		t.Fatalf("range: %q, length %d", body, resp.ContentLength)
+	}
+	c.send("HEAD /?length=20&seg=0:20 HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, body := c.response("HEAD"); body != "" || resp.ContentLength != 20 {
+		t.Fatalf("HEAD: %q, length %d", body, resp.ContentLength)
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -308,46 +306,6 @@ func TestChunkedBodyLimit(t *testing.T) {
 		t.Fatalf("status %d close %v", resp.StatusCode, resp.Close)
 	}
 	c.expectEOF()
-}
-
-func TestSendFile(t *testing.T) {
-	dir := t.TempDir()
-	content := strings.Repeat("0123456789", 100_000) // 1 MB
-	f, err := os.CreateTemp(dir, "f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(content)
-	f.Close()
-	_, addr := startServer(t, func(c *Ctx) {
-		f, err := os.Open(f.Name())
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer f.Close()
-		if c.Query("length") != "" {
-			c.SetHeader("Content-Length", c.Query("length"))
-		}
-		off, _ := strconv.ParseInt(c.Query("off"), 10, 64)
-		n, _ := strconv.ParseInt(c.Query("n"), 10, 64)
-		if err := c.SendFile(f, off, n); err != nil {
-			t.Error(err)
-		}
-	}, Options{WriteHighWater: 64 << 10})
-	c := dial(t, addr)
-	c.send(fmt.Sprintf("GET /?length=%d&n=%d HTTP/1.1\r\nHost: h\r\n\r\n", len(content), len(content)))
-	if resp, body := c.response("GET"); body != content || resp.ContentLength != int64(len(content)) {
-		t.Fatalf("whole file: %d bytes, length %d", len(body), resp.ContentLength)
-	}
-	c.send("GET /?off=5&n=20 HTTP/1.1\r\nHost: h\r\n\r\n") // chunked: no length declared
-	if resp, body := c.response("GET"); body != content[5:25] || resp.ContentLength != -1 {
-		t.Fatalf("range: %q, length %d", body, resp.ContentLength)
-	}
-	c.send("HEAD /?length=20&n=20 HTTP/1.1\r\nHost: h\r\n\r\n")
-	if resp, body := c.response("HEAD"); body != "" || resp.ContentLength != 20 {
-		t.Fatalf("HEAD: %q, length %d", body, resp.ContentLength)
-	}
 }
 
 // TestPipelinedFloodIsBounded: a client that pipelines requests without reading responses does
