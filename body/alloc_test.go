@@ -27,7 +27,7 @@ func TestReadAllocatesNothing(t *testing.T) {
 			}
 		} else {
 			for {
-				k, err := body.Read(c, buf)
+				k, err := c.ReadBody(buf)
 				n += k
 				if err != nil {
 					break

@@ -22,7 +22,7 @@ func continueHandler(c *core.Ctx) {
 		n, err := body.Discard(c)
 		fmt.Fprintf(c, "discarded %d %v", n, err)
 	case "/small":
-		if _, err := body.ReadAll(c, 10); !errors.Is(err, body.ErrTooLarge) {
+		if _, err := body.ReadAll(c, 10); !errors.Is(err, core.ErrBodyTooLarge) {
 			c.SetStatus(500)
 			fmt.Fprintf(c, "ReadAll: %v", err)
 		}
@@ -138,7 +138,7 @@ func TestNoContinueWithoutRead(t *testing.T) {
 	addr := startServer(t, func(c *core.Ctx) {
 		w := c.Waker()
 		go func() { <-proceed; w.Wake(nil) }()
-		c.Suspend()
+		c.Suspend(0)
 		b, _ := body.ReadAll(c, 0)
 		c.WriteString(digest(b))
 	}, core.Options{})

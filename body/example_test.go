@@ -39,12 +39,12 @@ func show(resp *http.Response, err error) {
 
 // Read the body in pieces as it arrives: the handler parks between pieces, and nothing is held
 // but its own buffer.
-func ExampleRead() {
+func Example_read() {
 	base, stop := serveExample(func(c *core.Ctx) {
 		buf := make([]byte, 32<<10)
 		var total int
 		for {
-			n, err := body.Read(c, buf)
+			n, err := c.ReadBody(buf)
 			total += n
 			if err == io.EOF {
 				break
@@ -65,7 +65,7 @@ func ExampleRead() {
 func ExampleReadAll() {
 	base, stop := serveExample(func(c *core.Ctx) {
 		b, err := body.ReadAll(c, 1<<10)
-		if errors.Is(err, body.ErrTooLarge) {
+		if errors.Is(err, core.ErrBodyTooLarge) {
 			return // answered 413, Connection: close
 		}
 		var in struct{ Name string }
@@ -99,10 +99,10 @@ func ExampleReader() {
 }
 
 // Trailers of a chunked body are known once it has been read to its end.
-func ExampleTrailer() {
+func Example_trailers() {
 	base, stop := serveExample(func(c *core.Ctx) {
 		n, _ := body.Discard(c)
-		fmt.Fprintf(c, "%d bytes, checksum %s", n, body.Trailer(c, "X-Checksum"))
+		fmt.Fprintf(c, "%d bytes, checksum %s", n, c.Trailer("X-Checksum"))
 	})
 	defer stop()
 	req, _ := http.NewRequest("POST", base+"/", io.MultiReader(strings.NewReader("chunked body")))

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
 )
 
@@ -30,7 +29,7 @@ func matrixHandler(t *testing.T) core.Handler {
 		h := sha256.New()
 		n := 0
 		for reads := 1; ; reads++ {
-			k, err := body.Read(c, buf)
+			k, err := c.ReadBody(buf)
 			h.Write(buf[:k])
 			n += k
 			if err != nil {
@@ -41,10 +40,10 @@ func matrixHandler(t *testing.T) core.Handler {
 				break
 			}
 			if pause && reads%4 == 0 {
-				c.SuspendFor(200 * time.Microsecond)
+				c.Suspend(200 * time.Microsecond)
 			}
 		}
-		fmt.Fprintf(c, "n=%d sha=%x trailer=%s", n, h.Sum(nil)[:6], body.Trailer(c, "X-Check"))
+		fmt.Fprintf(c, "n=%d sha=%x trailer=%s", n, h.Sum(nil)[:6], c.Trailer("X-Check"))
 	}
 }
 

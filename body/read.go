@@ -8,25 +8,9 @@ import (
 	"github.com/dwellhttp/dwell/core"
 )
 
-// ErrTooLarge is returned by ReadAll when the body is over its limit: the max passed to it or
-// core.Options.MaxBodyBytes. errors.Is(ErrTooLarge, core.ErrBodyTooLarge) holds, so a handler
-// can test for either.
-var ErrTooLarge error = tooLarge{}
-
-type tooLarge struct{}
-
-func (tooLarge) Error() string { return "dwell: request body over the limit" }
-
-// Unwrap lets errors.Is match core.ErrBodyTooLarge, the error of the server-wide limit.
-func (tooLarge) Unwrap() error { return core.ErrBodyTooLarge }
-
-// Read reads request body bytes into p, as an io.Reader does: it returns the bytes that have
-// arrived, parking the handler until some do, and io.EOF after the last byte. The first call
-// sends 100 Continue to a client that expects it. Errors are sticky (see the package doc).
-func Read(c *core.Ctx, p []byte) (int, error) { return c.ReadBody(p) }
-
 // Reader returns the request body of c as an io.Reader, for io.Copy, hash.Hash, decoders and
-// the like. It reads with Read and costs no allocation. It is valid until the handler returns.
+// the like. It reads with c.ReadBody, which parks the handler until bytes arrive, and costs no
+// allocation. It is valid until the handler returns.
 func Reader(c *core.Ctx) io.Reader { return (*ctxReader)(c) }
 
 // ctxReader is a Ctx seen as an io.Reader. Being a pointer, it fits in an interface value
@@ -35,14 +19,16 @@ type ctxReader core.Ctx
 
 func (r *ctxReader) Read(p []byte) (int, error) { return (*core.Ctx)(r).ReadBody(p) }
 
-// ReadAll reads the request body (what the handler has not read yet) and returns it. max bounds its size in bytes (zero or
-// negative: no bound of its own; core.Options.MaxBodyBytes still applies).
+// ReadAll reads the request body (what the handler has not read yet) and returns it. max
+// bounds its size in bytes (zero or negative: no bound of its own; core.Options.MaxBodyBytes
+// still applies).
 //
-// A body over the bound fails with ErrTooLarge. A declared Content-Length over max fails at
-// once, before any body byte is read and without a 100 Continue, so the client need not send
-// it. On ErrTooLarge, ReadAll sets the response to 413 with Connection: close (the rest of the
-// body is never read), unless the response has started; a handler that writes nothing else
-// sends just that, and one that wants another answer sets its own status.
+// A body over the bound fails with core.ErrBodyTooLarge. A declared Content-Length over max
+// fails at once, before any body byte is read and without a 100 Continue, so the client need
+// not send it. On core.ErrBodyTooLarge, ReadAll sets the response to 413 with
+// Connection: close (the rest of the body is never read), unless the response has started; a
+// handler that writes nothing else sends just that, and one that wants another answer sets its
+// own status.
 //
 // The buffer grows with the bytes received, never ahead of them by the declared length, so a
 // client cannot make the server reserve memory it does not send.
@@ -127,7 +113,7 @@ func refuse(c *core.Ctx) error {
 		c.SetStatus(413)
 		c.SetHeader("Connection", "close")
 	}
-	return ErrTooLarge
+	return core.ErrBodyTooLarge
 }
 
 // Discard reads the rest of the request body and drops it, returning how many bytes it read;
@@ -156,8 +142,3 @@ const discardSize = 16 << 10
 // discardBufs is shared by every loop, so it must be safe across goroutines; buffers are kept
 // as array pointers so that putting one back does not allocate.
 var discardBufs = sync.Pool{New: func() any { return new([discardSize]byte) }}
-
-// Trailer returns the value of the trailer field name (case-insensitive) of a chunked request
-// body, or "". Trailers are known once the body has been read to io.EOF. Borrowed: valid until
-// the handler returns.
-func Trailer(c *core.Ctx, name string) string { return c.Trailer(name) }

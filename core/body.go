@@ -22,9 +22,10 @@ const (
 )
 
 // begin sets up the framing of r's body (RFC 9112 §6.3): chunked, a Content-Length, or none.
-// A declared length over MaxBodyBytes is refused here, before any of it is read and without a
-// 100 Continue.
-func (b *bodyState) begin(l *Loop, r *request) *reject {
+// A declared length over MaxBodyBytes fails the body at once, before any of it is read and
+// without a 100 Continue; the handler still runs (its middleware sees the request), and gets
+// ErrBodyTooLarge from any read.
+func (b *bodyState) begin(l *Loop, r *request) {
 	*b = bodyState{}
 	max := l.opts.MaxBodyBytes
 	switch {
@@ -33,16 +34,16 @@ func (b *bodyState) begin(l *Loop, r *request) *reject {
 		b.chunked = l.getChunked()
 		b.chunked.reset(max)
 	case r.contentLength > 0:
-		if max > 0 && r.contentLength > max {
-			return errBodyTooLarge
-		}
 		b.kind = bodyLength
 		b.remaining = r.contentLength
+		if max > 0 && r.contentLength > max {
+			b.failed = codeOf(ErrBodyTooLarge)
+			return
+		}
 	default:
 		b.kind = bodyNone
 	}
 	b.waiting100 = r.has(reqExpect100) && b.kind != bodyNone
-	return nil
 }
 
 // end releases the decoder once the request is over.
@@ -69,7 +70,8 @@ func (b *bodyState) complete() bool {
 func (b *bodyState) err() error { return b.failed.err() }
 
 // decode moves body bytes from src into dst (nil dst discards them) and reports how many bytes of
-// each it used; err is io.EOF at the end of the body, or the sticky framing error.
+// each it used; err is io.EOF at the end of the body, or a framing error, which the caller makes
+// sticky (Ctx.failBody) when it reads for the handler; a discarding caller ends the connection.
 func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
 	if b.failed != 0 {
 		return 0, 0, b.err()
@@ -94,19 +96,7 @@ func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
 	default:
 		err = io.EOF
 	}
-	if err != nil && err != io.EOF {
-		b.fail(err)
-	}
 	return nd, ns, err
-}
-
-// fail records err as the body's sticky error unless one is already there, and returns the
-// sticky error.
-func (b *bodyState) fail(err error) error {
-	if b.failed == 0 {
-		b.failed = codeOf(err)
-	}
-	return b.err()
 }
 
 func (l *Loop) getChunked() *chunkedDecoder {

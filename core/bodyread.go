@@ -2,7 +2,7 @@ package core
 
 import (
 	"io"
-	"unsafe"
+	"iter"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,20 +12,23 @@ var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // ReadBody reads request body bytes into p, as an io.Reader does: it returns what has arrived,
 // parking the handler until some does, and io.EOF after the last byte (and the trailers of a
-// chunked body). When nothing is buffered it reads the socket straight into p. It is the
-// low-level reader under package body, which adds limits and helpers.
+// chunked body). When nothing is buffered it reads the socket straight into p. Package body
+// builds on it: body.Reader is the io.Reader, body.ReadAll reads a whole body under a limit.
 //
 // A client that sent Expect: 100-continue gets its 100 Continue on the first ReadBody, so a
 // handler that refuses the request without reading never makes it send the body.
 //
-// Errors are sticky: ErrBodyTooLarge past Options.MaxBodyBytes, a malformed chunked body,
-// io.ErrUnexpectedEOF when the client stops mid-body, ErrTimeout after Options.BodyTimeout
-// without progress, ErrClosed or ErrShutdown.
+// Errors are sticky: ErrBodyTooLarge past Options.MaxBodyBytes or LimitBody (at once, before
+// any byte, for a declared length over it), a malformed chunked body, io.ErrUnexpectedEOF when
+// the client stops mid-body, ErrTimeout after Options.BodyTimeout without progress (or once
+// the request's deadline has passed), ErrClosed or ErrShutdown. ReadBody may park only in the
+// handler itself: from a continuation it returns ErrNotInHandler when it would have to wait,
+// which is not sticky.
 func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	c := cx.conn
 	b := &cx.body
 	if b.failed != 0 {
-		return 0, b.err()
+		return 0, cx.bodyErr()
 	}
 	if cx.state == ctxIdle || b.complete() {
 		return 0, io.EOF
@@ -37,7 +40,7 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 		b.waiting100 = false
 		if len(c.in) == 0 && cx.rflags&rfCommitted == 0 && c.state != stClosed {
 			// Ahead of anything else the handler writes: the final response is not committed.
-			c.out.insertBeforeHead(&c.l.pool, continue100)
+			c.out.insertBeforeHead(&cx.l.pool, continue100)
 			c.flush()
 		}
 	}
@@ -46,7 +49,7 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 			nd, ns, err := b.decode(p, c.in)
 			c.in = c.in[ns:]
 			if err != nil && err != io.EOF {
-				return nd, err
+				return nd, cx.failBody(err)
 			}
 			if nd > 0 {
 				return nd, nil // io.EOF, if this was the end, comes with the next call
@@ -59,8 +62,10 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 		n, err := cx.readSocket(p)
 		switch {
 		case err == errReadAgain:
+		case err == ErrNotInHandler:
+			return 0, err
 		case err != nil:
-			return 0, b.fail(err)
+			return 0, cx.failBody(err)
 		case n > 0:
 			return n, nil
 		}
@@ -71,12 +76,11 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 var errReadAgain = &framingError{"internal: read again"}
 
 // readSocket reads more of the body. A Content-Length body is read straight into p, at most the
-// bytes left, so nothing past the body is consumed (cx.direct says how many); a chunked body is
-// read into the loop buffer for the decoder, and any bytes past its end stay as the next
+// bytes left, so nothing past the body is consumed (n says how many went into p); a chunked body
+// is read into the loop buffer for the decoder, and any bytes past its end stay as the next
 // request's.
-func (cx *Ctx) readSocket(p []byte) (direct int, err error) {
+func (cx *Ctx) readSocket(p []byte) (n int, err error) {
 	c := cx.conn
-	l := c.l
 	b := &cx.body
 	if c.state == stClosed {
 		if cx.gone != 0 {
@@ -84,10 +88,12 @@ func (cx *Ctx) readSocket(p []byte) (direct int, err error) {
 		}
 		return 0, ErrClosed
 	}
+	if cx.gone.err() == ErrTimeout {
+		return 0, ErrTimeout
+	}
 	if c.peerEOF {
 		return 0, io.ErrUnexpectedEOF
 	}
-	var n int
 	var e unix.Errno
 	if b.kind == bodyLength {
 		n, e = sysRead(int(c.fd), p[:min(int64(len(p)), b.remaining)])
@@ -96,9 +102,9 @@ func (cx *Ctx) readSocket(p []byte) (direct int, err error) {
 			return n, nil
 		}
 	} else {
-		n, e = sysRead(int(c.fd), l.buf)
+		n, e = sysRead(int(c.fd), cx.l.buf)
 		if n > 0 {
-			c.in = l.buf[:n]
+			c.in = cx.l.buf[:n]
 			return 0, nil
 		}
 	}
@@ -112,56 +118,89 @@ func (cx *Ctx) readSocket(p []byte) (direct int, err error) {
 		c.close(ErrClosed)
 		return 0, ErrClosed
 	}
-	if l.current != cx {
+	if !cx.inHandler() {
 		return 0, ErrNotInHandler
 	}
-	// Nothing yet: park until the socket is readable, with a progress-based deadline.
-	if l.opts.BodyTimeout > 0 {
-		c.setReadDeadline(l.opts.BodyTimeout)
-	}
-	c.setInterest(c.events | evRead | evHangup)
-	err = cx.suspend(parkRead)
-	c.rdl = 0
-	if err != nil {
+	if err := c.waitReadable(cx); err != nil {
 		return 0, err
 	}
 	return 0, errReadAgain
 }
 
+// failBody makes err the body's sticky error and returns the sticky error. An error without a
+// code of its own is kept as it is, so errors.Is still finds what it wraps.
+func (cx *Ctx) failBody(err error) error {
+	b := &cx.body
+	if b.failed == 0 {
+		b.failed = codeOf(err)
+		if b.failed == errOther {
+			cx.rare().bodyErr = err
+		}
+	}
+	return cx.bodyErr()
+}
+
+// bodyErr returns the body's sticky error, or nil.
+func (cx *Ctx) bodyErr() error {
+	if cx.body.failed == errOther {
+		return cx.x.rare.bodyErr
+	}
+	return cx.body.err()
+}
+
 // BodyErr returns the sticky error of the request body, if reading it failed.
-func (cx *Ctx) BodyErr() error { return cx.body.err() }
+func (cx *Ctx) BodyErr() error { return cx.bodyErr() }
 
 // BodyDone reports whether the whole request body has been read.
 func (cx *Ctx) BodyDone() bool { return cx.state != ctxIdle && cx.body.complete() }
 
+// LimitBody bounds the request body to n bytes, below Options.MaxBodyBytes (n <= 0 leaves the
+// server's limit alone). Call it before reading the body: a declared Content-Length over n
+// fails at once, without a 100 Continue, and a chunked body fails as it crosses n; reads then
+// return ErrBodyTooLarge, and a handler that writes nothing gets a 413 from the server. It is
+// what a per-route body limit is built on.
+func (cx *Ctx) LimitBody(n int64) {
+	if n <= 0 {
+		return
+	}
+	b := &cx.body
+	if b.failed != 0 {
+		return
+	}
+	switch b.kind {
+	case bodyLength:
+		if cx.req.contentLength > n {
+			cx.failBody(ErrBodyTooLarge)
+			b.waiting100 = false
+		}
+	case bodyChunked:
+		if b.chunked.limit(n) {
+			cx.failBody(ErrBodyTooLarge)
+		}
+	}
+}
+
 // Trailer returns the value of the first trailer field named name (case-insensitive) of a
 // chunked request body, or "". Trailers are known once the body has been read to io.EOF.
-// Borrowed.
 func (cx *Ctx) Trailer(name string) string {
-	var v string
-	cx.Trailers()(func(k, val string) bool {
+	for k, v := range cx.Trailers() {
 		if equalFoldString(k, name) {
-			v = val
-			return false
+			return v
 		}
-		return true
-	})
-	return v
+	}
+	return ""
 }
 
 // Trailers iterates over the trailer fields of a chunked request body in the order received,
-// once the body has been read to io.EOF. Borrowed.
-func (cx *Ctx) Trailers() func(yield func(name, value string) bool) {
+// once the body has been read to io.EOF.
+func (cx *Ctx) Trailers() iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
 		b := &cx.body
 		if b.kind != bodyChunked || !b.eof {
 			return
 		}
 		b.chunked.trailers(func(name, value []byte) bool {
-			return yield(borrowString(name), borrowString(value))
+			return yield(string(name), string(value))
 		})
 	}
 }
-
-// borrowString views b as a string without copying; b must not change while the string is used.
-func borrowString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

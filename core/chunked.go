@@ -6,35 +6,50 @@ import "io"
 // pieces of any size. Chunk data is copied in runs; only the framing around it is read a byte
 // at a time. Errors are sticky: once the framing is broken, nothing after it can be trusted.
 type chunkedDecoder struct {
-	state    uint8
-	sawDigit bool
-	size     uint64 // chunk-size being parsed, then data bytes left in the chunk
-	lineLen  int    // bytes of the current size line or trailer section, bounded
-	total    int64  // data bytes decoded so far
-	max      int64  // limit on total (0: none)
-	trailer  []byte // raw trailer field lines, each ending in CRLF, validated
-	err      error
+	state     uint8
+	sawDigit  bool
+	size      uint64 // chunk-size being parsed, then data bytes left in the chunk
+	lineLen   int    // bytes of the current size line or trailer section, bounded
+	frameLen  int64  // framing bytes of the current chunk's size line
+	chunkSize int64  // data bytes of the current chunk
+	excess    int64  // framing beyond what the data so far allows (see endChunk)
+	total     int64  // data bytes decoded so far
+	max       int64  // limit on total (0: none)
+	trailer   []byte // raw trailer field lines, each ending in CRLF, validated
+	err       error
 }
 
 const (
-	chSize      = iota // hex digits of chunk-size
-	chSizeWS           // BWS between chunk-size and ";"
-	chExt              // chunk-ext, ignored up to CR
-	chSizeLF           // LF ending the size line
-	chData             // chunk data
-	chDataCR           // CR after chunk data
-	chDataLF           // LF after chunk data
-	chTrailer          // start of a trailer line, or the final CRLF
-	chTrailerLn        // inside a trailer field line
-	chEndLF            // LF of the final CRLF
+	chSize          = iota // hex digits of chunk-size
+	chSizeWS               // BWS between chunk-size and ";"
+	chExtStart             // after ";": BWS, then an extension's name
+	chExtName              // chunk-ext-name (a token)
+	chExtNameWS            // BWS after the name: "=" or ";" must follow
+	chExtValue             // after "=": BWS, then a token or a quoted-string
+	chExtToken             // chunk-ext-val as a token
+	chExtQuoted            // chunk-ext-val as a quoted-string
+	chExtQuotedPair        // after a backslash in a quoted-string
+	chExtQuoteEnd          // after a quoted-string's closing quote
+	chExtValueWS           // BWS after a value: ";" must follow
+	chSizeLF               // LF ending the size line
+	chData                 // chunk data
+	chDataCR               // CR after chunk data
+	chDataLF               // LF after chunk data
+	chTrailer              // start of a trailer line, or the final CRLF
+	chTrailerLn            // inside a trailer field line
+	chEndLF                // LF of the final CRLF
 	chDone
 )
 
-// Limits on framing bytes: a chunk-size line with its extensions, and the trailer section. They
-// keep a client from making the server hold or scan unbounded framing.
+// Limits on framing bytes: a chunk-size line with its extensions, the trailer section, and
+// framing beyond what the data carries. They keep a client from making the server hold or scan
+// unbounded framing: without the last, a body of one-byte chunks each with 4 KiB of
+// extensions would cost the server 4 KiB of reading per byte of body.
 const (
 	maxChunkLine   = 4096
 	maxTrailerSize = 16 << 10
+	maxExcess      = 16 << 10
+	freePerChunk   = 16 // framing bytes every chunk may have whatever its size
 )
 
 var (
@@ -46,6 +61,7 @@ var (
 	errChunkLF       = &framingError{"line not ended by CRLF"}
 	errTrailer       = &framingError{"invalid trailer field"}
 	errTrailerSize   = &framingError{"trailer section too large"}
+	errChunkExcess   = &framingError{"too much chunk framing for the data it carries"}
 )
 
 // decode consumes framing and data from src and copies body bytes into dst (a nil dst discards
@@ -108,45 +124,18 @@ func (d *chunkedDecoder) framing(c byte) error {
 		case '\r':
 			d.state = chSizeLF
 		case ';':
-			d.state = chExt
+			d.state = chExtStart
 		case ' ', '\t':
 			d.state = chSizeWS
 		default:
 			return errChunkSize
-		}
-	case chSizeWS:
-		// RFC 9112 §7.1.1: whitespace after chunk-size is allowed only before an extension.
-		switch c {
-		case ' ', '\t':
-		case ';':
-			d.state = chExt
-		default:
-			return errChunkSize
-		}
-		return d.countLine()
-	case chExt:
-		// Extensions are ignored (RFC 9112 §7.1.1), but still may not hold CTLs or a bare LF.
-		if c == '\r' {
-			d.state = chSizeLF
-		} else if !isValueByte[c] {
-			return errChunkExt
 		}
 		return d.countLine()
 	case chSizeLF:
 		if c != '\n' {
 			return errChunkLF
 		}
-		d.lineLen = 0
-		d.sawDigit = false
-		if d.size == 0 {
-			d.state = chTrailer
-			return nil
-		}
-		if d.max > 0 && d.total+int64(d.size) > d.max {
-			return ErrBodyTooLarge
-		}
-		d.total += int64(d.size)
-		d.state = chData
+		return d.startData()
 	case chDataCR:
 		if c != '\r' {
 			return errChunkCRLF
@@ -157,6 +146,7 @@ func (d *chunkedDecoder) framing(c byte) error {
 			return errChunkCRLF
 		}
 		d.state = chSize
+		return d.endChunk()
 	case chTrailer:
 		if c == '\r' {
 			d.state = chEndLF
@@ -171,8 +161,144 @@ func (d *chunkedDecoder) framing(c byte) error {
 			return errChunkLF
 		}
 		d.state = chDone
+	default: // the extensions of a size line
+		if err := d.extension(c); err != nil {
+			return err
+		}
+		return d.countLine()
 	}
 	return nil
+}
+
+// extension advances over one byte of the size line after the chunk-size (RFC 9112 §7.1.1):
+//
+//	chunk-ext      = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+//	chunk-ext-name = token
+//	chunk-ext-val  = token / quoted-string
+//
+// Extensions are ignored, but only once they parse: a recipient that skipped to the CR could
+// disagree with another about where the line ends.
+func (d *chunkedDecoder) extension(c byte) error {
+	ws := c == ' ' || c == '\t'
+	switch d.state {
+	case chSizeWS:
+		switch {
+		case ws:
+		case c == ';':
+			d.state = chExtStart
+		default:
+			return errChunkSize // the size is followed by whitespace and no extension
+		}
+	case chExtValueWS, chExtQuoteEnd:
+		switch {
+		case ws:
+			d.state = chExtValueWS
+		case c == ';':
+			d.state = chExtStart
+		case c == '\r' && d.state == chExtQuoteEnd:
+			d.state = chSizeLF
+		default:
+			return errChunkExt
+		}
+	case chExtStart:
+		switch {
+		case ws:
+		case isTchar[c]:
+			d.state = chExtName
+		default:
+			return errChunkExt // an empty name, say
+		}
+	case chExtName, chExtNameWS:
+		switch {
+		case isTchar[c] && d.state == chExtName:
+		case ws:
+			d.state = chExtNameWS
+		case c == '=':
+			d.state = chExtValue
+		case c == ';':
+			d.state = chExtStart
+		case c == '\r' && d.state == chExtName:
+			d.state = chSizeLF
+		default:
+			return errChunkExt
+		}
+	case chExtValue:
+		switch {
+		case ws:
+		case c == '"':
+			d.state = chExtQuoted
+		case isTchar[c]:
+			d.state = chExtToken
+		default:
+			return errChunkExt
+		}
+	case chExtToken:
+		switch {
+		case isTchar[c]:
+		case ws:
+			d.state = chExtValueWS
+		case c == ';':
+			d.state = chExtStart
+		case c == '\r':
+			d.state = chSizeLF
+		default:
+			return errChunkExt
+		}
+	case chExtQuoted:
+		switch {
+		case c == '"':
+			d.state = chExtQuoteEnd
+		case c == '\\':
+			d.state = chExtQuotedPair
+		case c == '\t' || c >= ' ' && c != 0x7f:
+		default:
+			return errChunkExt
+		}
+	case chExtQuotedPair:
+		if c != '\t' && (c < ' ' || c == 0x7f) {
+			return errChunkExt
+		}
+		d.state = chExtQuoted
+	}
+	return nil
+}
+
+// startData ends a size line: the chunk's data follows, or, for the last chunk, the trailers.
+func (d *chunkedDecoder) startData() error {
+	d.frameLen = int64(d.lineLen) + 2
+	d.lineLen = 0
+	d.sawDigit = false
+	if d.size == 0 {
+		d.state = chTrailer
+		return nil
+	}
+	if d.max > 0 && d.total+int64(d.size) > d.max {
+		return ErrBodyTooLarge
+	}
+	d.total += int64(d.size)
+	d.chunkSize = int64(d.size)
+	d.state = chData
+	return nil
+}
+
+// endChunk accounts for a chunk's framing once its data CRLF is read. Framing beyond
+// freePerChunk bytes is excess, which the chunk's data pays off byte for byte but cannot bank
+// for later chunks; excess past maxExcess fails the body.
+func (d *chunkedDecoder) endChunk() error {
+	d.excess = max(0, d.excess+d.frameLen+2-freePerChunk-d.chunkSize)
+	if d.excess > maxExcess {
+		return errChunkExcess
+	}
+	return nil
+}
+
+// limit lowers the decoder's limit to n, and reports whether the data announced so far is
+// already over it.
+func (d *chunkedDecoder) limit(n int64) bool {
+	if d.max == 0 || n < d.max {
+		d.max = n
+	}
+	return d.total > d.max
 }
 
 func (d *chunkedDecoder) countLine() error {

@@ -48,6 +48,9 @@ func TestChunkedValid(t *testing.T) {
 		{"extensions", "5;name=value;flag\r\nhello\r\n0;last\r\n\r\n", "hello", ""},
 		{"BWS before extension", "5 ;a=b\r\nhello\r\n0\r\n\r\n", "hello", ""},
 		{"quoted extension", "5;a=\"x;y\"\r\nhello\r\n0\r\n\r\n", "hello", ""},
+		{"extensions with BWS", "5 ; a = b ; c=\"q \\\" d\" ;e\r\nhello\r\n0\r\n\r\n", "hello", ""},
+		// Chunks whose framing is large beside their data, but proportionate: accepted.
+		{"many small chunks", strings.Repeat("1;ab=cd\r\nx\r\n", 3000) + "0\r\n\r\n", strings.Repeat("x", 3000), ""},
 		// RFC 9112 §7.1.2: trailer fields.
 		{"trailers", "5\r\nhello\r\n0\r\nChecksum: abc\r\nX-T:  v \r\n\r\n", "hello", "Checksum: abc\r\nX-T:  v \r\n"},
 		{"binary data", "3\r\n\r\n\x00\r\n0\r\n\r\n", "\r\n\x00", ""},
@@ -105,6 +108,17 @@ func TestChunkedErrors(t *testing.T) {
 		{"final CR without LF", "0\r\n\rX", errChunkLF},
 		{"long size line", "1;" + strings.Repeat("a", maxChunkLine) + "\r\nx\r\n0\r\n\r\n", nil},
 		{"huge trailer", "0\r\nA: " + strings.Repeat("a", maxTrailerSize) + "\r\n\r\n", errTrailerSize},
+		// RFC 9112 §7.1.1: chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] ).
+		{"empty extension name", "5;\r\nhello\r\n0\r\n\r\n", errChunkExt},
+		{"empty name before =", "5;=x\r\nhello\r\n0\r\n\r\n", errChunkExt},
+		{"empty extension value", "5;a=\r\nhello\r\n0\r\n\r\n", errChunkExt},
+		{"space in token value", "5;a=b c\r\nhello\r\n0\r\n\r\n", errChunkExt},
+		{"unterminated quote", "5;a=\"x\r\nhello\r\n0\r\n\r\n", errChunkExt},
+		{"whitespace before CR", "5;a=b \r\nhello\r\n0\r\n\r\n", errChunkExt},
+		{"separator in name", "5;a/b\r\nhello\r\n0\r\n\r\n", errChunkExt},
+		// Framing out of proportion to the data (the class of CVE-2023-39326): 2,000 one-byte
+		// chunks each with a 4 KiB extension, 8 MB on the wire for a 2 KB body.
+		{"extension overhead", strings.Repeat("1;a="+strings.Repeat("v", 4000)+"\r\nx\r\n", 2000) + "0\r\n\r\n", errChunkExcess},
 	}
 	for _, tt := range tests {
 		for _, step := range []int{1, len(tt.in)} {

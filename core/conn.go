@@ -1,6 +1,7 @@
 package core
 
 import (
+	"io"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,6 +31,7 @@ type conn struct {
 	peerEOF   bool // the client has shut down its side
 	heldBack  bool // requests wait until the client reads its responses (see serve)
 	linger    bool // on close, shut down writes and drain input first (see finishClose)
+	reset     bool // on close, reset the connection: an aborted response must not look whole
 }
 
 type connState uint8
@@ -76,7 +78,7 @@ func (c *conn) onReadable(hangup bool) {
 		c.readInput()
 	case stHandler:
 		cx := c.cx
-		if cx.state == ctxParked && cx.park == parkRead {
+		if cx.parkedOn(parkRead) {
 			cx.wake(nil) // the handler reads for itself, straight into its buffer
 			return
 		}
@@ -189,7 +191,7 @@ func (c *conn) nextRequest() bool {
 	n, status := c.scan.scan(c.in, l.opts.MaxHeaderBytes)
 	switch {
 	case status == 414:
-		c.reject(errTooLong)
+		c.reject(lineTooLong(c.in, l.opts.MaxHeaderBytes))
 		return false
 	case status != 0:
 		c.reject(errHeadTooLarge)
@@ -204,17 +206,15 @@ func (c *conn) nextRequest() bool {
 	r := &cx.req
 	r.arena = head // parsed in place; the spans are offsets into head
 	fields := l.fields[:0]
-	rej := parseHead(r, &fields)
+	rej := parseHead(r, &fields, l.opts.AllowCONNECT)
 	l.fields = fields[:0]
-	if rej == nil {
-		rej = cx.body.begin(l, r)
-	}
 	if rej != nil {
 		r.arena = nil
 		l.putCtx(cx)
 		c.reject(rej)
 		return false
 	}
+	cx.body.begin(l, r)
 	// Copy the head out of the loop buffer, so that nothing pins it.
 	r.adopt(&l.pool, head, fields, r.scratchNeeded())
 	r.decodePath()
@@ -222,8 +222,50 @@ func (c *conn) nextRequest() bool {
 	c.state = stHandler
 	c.rdl = 0
 	c.cx = cx
-	cx.start()
+	cx.begin()
+	c.run(cx, nil, nil)
 	return c.state != stHandler
+}
+
+// run runs the request's handler (or, with k, its continuation) until it returns or parks,
+// and when it returns, goes on with the request: it waits for its continuation, or it is done.
+func (c *conn) run(cx *Ctx, k func(*Ctx, error), err error) {
+	if !c.l.switchTo(cx, k, err) {
+		return // parked
+	}
+	if cx.detachK != nil {
+		cx.state = ctxDetached
+		cx.releaseRequest() // the request's values end when the handler returns
+		if cx.gone != 0 {
+			cx.wake(cx.gone.err())
+		} else if cx.rflags&rfShutdownWake != 0 && c.l.shutting {
+			cx.wake(ErrShutdown)
+		}
+		return
+	}
+	c.handlerDone()
+}
+
+// resume runs a woken handler or continuation, then lets its connection go on.
+func (c *conn) resume(cx *Ctx) {
+	switch cx.state {
+	case ctxReady:
+		c.run(cx, nil, nil)
+	case ctxDetachedReady:
+		k := cx.detachK
+		err := cx.wakeErr()
+		cx.detachK = nil
+		cx.park = parkNone
+		c.l.timers.stop(&cx.tm)
+		cx.gen++
+		c.run(cx, k, err)
+	default:
+		return
+	}
+	if c.state != stHandler { // the request is over: go on with the connection
+		c.serve()
+	}
+	c.settle()
 }
 
 // handlerDone is called once a request's handler (or its continuation) has finished: it
@@ -234,8 +276,11 @@ func (c *conn) handlerDone() {
 	b := &cx.body
 	if !b.complete() && b.failed == 0 && len(c.in) > 0 {
 		// Skip the part of the unread body that has already arrived.
-		_, used, _ := b.decode(nil, c.in)
+		_, used, err := b.decode(nil, c.in)
 		c.in = c.in[used:]
+		if err != nil && err != io.EOF {
+			cx.failBody(err) // broken framing: the connection cannot go on
+		}
 	}
 	keep := c.keepAlive && b.failed == 0 &&
 		(b.complete() || !b.waiting100 && !(b.kind == bodyLength && b.remaining > drainMax))
@@ -243,6 +288,8 @@ func (c *conn) handlerDone() {
 		cx.rflags |= rfClose
 	}
 	cx.finish()
+	cx.runDone()
+	cx.end()
 	switch {
 	case c.state == stClosed:
 		c.endRequest()
@@ -312,7 +359,9 @@ func (c *conn) onPeerEOF() {
 // reject answers a request refused before its handler, then closes.
 func (c *conn) reject(rej *reject) {
 	l := c.l
-	l.log.Debug("dwell: request refused", "status", rej.status, "reason", rej.reason, "remote", c.remoteAddr())
+	if l.debugEnabled() {
+		l.log.Debug("dwell: request refused", "status", rej.status, "reason", rej.reason, "remote", c.remoteAddr())
+	}
 	writeReject(c, rej)
 	c.in = c.in[:0]
 	c.keepAlive = false
@@ -338,6 +387,11 @@ func (c *conn) closeAfterOutput(linger bool) {
 // reads it; so when the client may still be sending, shut down our side, discard what arrives
 // for a bounded time, and close when the client does.
 func (c *conn) finishClose() {
+	if c.reset {
+		sysResetOnClose(int(c.fd))
+		c.close(nil)
+		return
+	}
 	if !c.linger || c.peerEOF {
 		c.close(nil)
 		return
@@ -419,7 +473,7 @@ func (c *conn) afterSend(progressed bool) {
 		l.pending = append(l.pending, c)
 	}
 	cx := c.cx
-	writer := cx != nil && cx.state == ctxParked && cx.park == parkWrite
+	writer := cx != nil && cx.parkedOn(parkWrite)
 	if c.out.size == 0 {
 		c.wdl = 0
 		if writer {
@@ -433,10 +487,10 @@ func (c *conn) afterSend(progressed bool) {
 		return
 	}
 	// Progress-based write timeout: it restarts whenever the client takes some bytes.
-	if (progressed || c.wdl == 0) && l.opts.WriteTimeout > 0 {
-		c.wdl = l.now + int64(l.opts.WriteTimeout)
-		c.armTimer(c.wdl)
+	if progressed {
+		c.wdl = 0
 	}
+	c.armWriteDeadline()
 	if writer && c.out.size <= int64(l.opts.WriteHighWater/2) && !c.out.hasFile() {
 		cx.wake(nil)
 	}
@@ -458,14 +512,14 @@ func (c *conn) updateInterest() {
 	case stLinger:
 		ev |= evRead | evHangup
 	case stHandler:
-		if c.cx.state == ctxParked && c.cx.park == parkRead {
+		if c.cx.parkedOn(parkRead) {
 			ev |= evRead | evHangup
 		}
 	}
 	if c.peerEOF {
 		ev &^= evRead | evHangup
 	}
-	if c.out.size > 0 || c.cx != nil && c.cx.state == ctxParked && c.cx.park == parkWrite {
+	if c.out.size > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) {
 		ev |= evWrite // output to send, or a writer waiting for room to send from its own buffer
 	} else {
 		ev &^= evWrite
@@ -524,6 +578,35 @@ func (c *conn) setReadDeadline(d time.Duration) {
 	c.armTimer(c.rdl)
 }
 
+// armWriteDeadline starts the write timeout, unless it is already counting: it runs while
+// output waits for the client (queued, or a handler parked on its own buffer).
+func (c *conn) armWriteDeadline() {
+	if c.wdl == 0 && c.l.opts.WriteTimeout > 0 {
+		c.wdl = c.l.now + int64(c.l.opts.WriteTimeout)
+		c.armTimer(c.wdl)
+	}
+}
+
+// waitWritable parks the handler cx until the socket takes more output, for a write that goes
+// on from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
+func (c *conn) waitWritable(cx *Ctx) error {
+	c.setInterest(c.events | evWrite)
+	c.armWriteDeadline()
+	return cx.suspend(parkWrite)
+}
+
+// waitReadable parks the handler cx until body bytes arrive, with the progress-based body
+// timeout.
+func (c *conn) waitReadable(cx *Ctx) error {
+	if t := c.l.opts.BodyTimeout; t > 0 {
+		c.setReadDeadline(t)
+	}
+	c.setInterest(c.events | evRead | evHangup)
+	err := cx.suspend(parkRead)
+	c.rdl = 0
+	return err
+}
+
 // armTimer makes sure the connection's timer fires no later than when. A timer already due
 // earlier is left alone and re-armed when it fires (fire): moving a deadline later, as every
 // keep-alive request does, costs no heap operation.
@@ -537,7 +620,9 @@ func (c *conn) armTimer(when int64) {
 func (c *conn) fire(l *Loop) {
 	now := l.now
 	if c.wdl != 0 && c.wdl <= now {
-		l.log.Debug("dwell: write timeout", "remote", c.remoteAddr())
+		if l.debugEnabled() {
+			l.log.Debug("dwell: write timeout", "remote", c.remoteAddr())
+		}
 		c.close(ErrTimeout)
 		return
 	}
@@ -551,7 +636,7 @@ func (c *conn) fire(l *Loop) {
 			c.closeAfterOutput(true)
 			c.settle()
 		case stHandler:
-			if c.cx.state == ctxParked && c.cx.park == parkRead {
+			if c.cx.parkedOn(parkRead) {
 				c.cx.wake(ErrTimeout)
 			}
 		default:

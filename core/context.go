@@ -11,9 +11,11 @@ import (
 // it (most never do), and it is never reused, so a goroutine that keeps it sees it cancelled,
 // never another request's.
 type requestContext struct {
-	mu   sync.Mutex
-	done chan struct{}
-	err  error
+	mu       sync.Mutex
+	done     chan struct{}
+	err      error
+	values   *valueNode // the request's values (SetValue), an immutable list
+	deadline time.Time  // the request's deadline (SetTimeout), or zero
 }
 
 // errRequestEnded is the cause of a request context cancelled because its request ended.
@@ -21,11 +23,16 @@ var errRequestEnded = errors.New("dwell: request ended")
 
 // Context returns a context cancelled when the client goes away, when a shutdown's grace period
 // ends, or when the request ends (the handler returns, or its continuation finishes). Its Err is
-// then context.Canceled.
+// then context.Canceled (context.DeadlineExceeded for the request's deadline, see SetTimeout).
+// Its Value returns the request's values (SetValue). It may be handed to other goroutines, and
+// stays valid (cancelled) after the request.
 func (cx *Ctx) Context() context.Context {
 	x := cx.rare()
 	if x.reqCtx == nil {
-		x.reqCtx = &requestContext{}
+		x.reqCtx = &requestContext{values: x.values}
+		if x.deadlineAt != 0 {
+			x.reqCtx.deadline = cx.l.epoch.Add(time.Duration(x.deadlineAt))
+		}
 		if cx.gone != 0 {
 			x.reqCtx.cancel(cx.gone.err())
 		}
@@ -53,7 +60,17 @@ var closedChan = func() chan struct{} {
 	return c
 }()
 
-func (rc *requestContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (rc *requestContext) Deadline() (time.Time, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.deadline, !rc.deadline.IsZero()
+}
+
+func (rc *requestContext) setDeadline(t time.Time) {
+	rc.mu.Lock()
+	rc.deadline = t
+	rc.mu.Unlock()
+}
 
 func (rc *requestContext) Done() <-chan struct{} {
 	rc.mu.Lock()
@@ -67,10 +84,17 @@ func (rc *requestContext) Done() <-chan struct{} {
 func (rc *requestContext) Err() error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if rc.err != nil {
-		return context.Canceled
+	switch rc.err {
+	case nil:
+		return nil
+	case ErrTimeout:
+		return context.DeadlineExceeded
 	}
-	return nil
+	return context.Canceled
 }
 
-func (rc *requestContext) Value(any) any { return nil }
+func (rc *requestContext) Value(key any) any {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return lookupValue(rc.values, key)
+}

@@ -1,11 +1,17 @@
 package core
 
-import "iter"
+import (
+	"errors"
+	"iter"
+)
 
-// A coro is a coroutine that runs handlers, one after another: the runtime coroutines behind
-// iter.Pull, so that switching into a handler and back is a direct hand-off between two
-// goroutines on the loop's thread, with no scheduler in between. A parked handler is a parked
-// coroutine — a small stack and nothing else — and only its own loop resumes it.
+// A coro is a coroutine that runs handlers and continuations, one after another: the runtime
+// coroutines behind iter.Pull, so that switching into a handler and back is a direct hand-off
+// between two goroutines on the loop's thread, with no scheduler in between. A parked handler
+// is a parked coroutine — a small stack and nothing else — and only its own loop resumes it.
+//
+// Continuations run in one too, although they cannot park: a coroutine is where a panic or a
+// runtime.Goexit of user code can end without taking the loop's goroutine with it.
 //
 // It keeps no stop function: an idle coroutine ends when resumed with no request (end), which
 // spares every parked request the word and iter.Pull's stop closure.
@@ -13,6 +19,8 @@ type coro struct {
 	resume func() (struct{}, bool)
 	yield  func(struct{}) bool
 	ctx    *Ctx
+	k      func(*Ctx, error) // a continuation to run instead of the handler
+	kerr   error             // what to pass k
 }
 
 // A coroutine's frames below the handler's are on the stack of every parked request. A new
@@ -28,15 +36,24 @@ func newCoro() *coro {
 	co := &coro{}
 	co.resume, _ = iter.Pull(func(yield func(struct{}) bool) {
 		co.yield = yield
-		// A panic ends the coroutine: recoverHandler answers for the handler, with the
-		// handler's stack in the log, and the loop makes a new coroutine for the next one.
+		// A panic or a Goexit ends the coroutine: recoverHandler answers for the handler, with
+		// the handler's stack in the log, and the loop makes a new coroutine for the next one.
 		defer co.recoverHandler()
 		for {
 			cx := co.ctx
 			if cx == nil {
 				return // end
 			}
-			cx.conn.l.handler(cx)
+			if k := co.k; k != nil {
+				err := co.kerr
+				co.k, co.kerr = nil, nil
+				k(cx, err)
+			} else {
+				cx.l.handler(cx)
+			}
+			if cx.detachK == nil {
+				cx.closeFilter() // here, where its writes may still park
+			}
 			cx.state = ctxReturned
 			yield(struct{}{})
 		}
@@ -50,9 +67,18 @@ func (co *coro) end() {
 	co.resume()
 }
 
-// recoverHandler is deferred by the coroutine: the handler it was running panicked (or called
-// runtime.Goexit, treated as a return). The client gets a 500 if nothing was sent, and the loop
-// goes on.
+// errGoexit is what a handler that called runtime.Goexit is reported to have panicked with.
+var errGoexit = errors.New("dwell: runtime.Goexit called by the handler")
+
+// goexitPanic carries a coroutine's runtime.Goexit to its loop as a panic, which the loop
+// recovers (resume). iter.Pull passes a Goexit of the coroutine on to the goroutine that
+// resumed it — the loop's, which would stop every connection — but it passes a panic on as a
+// panic, and a panic can be recovered.
+type goexitPanic struct{}
+
+// recoverHandler is deferred by the coroutine: the handler (or continuation) it was running
+// panicked or called runtime.Goexit. The client gets a 500 if nothing was sent, else sees the
+// response cut, and the loop goes on.
 func (co *coro) recoverHandler() {
 	cx := co.ctx
 	if cx == nil || cx.state == ctxReturned {
@@ -61,9 +87,15 @@ func (co *coro) recoverHandler() {
 	r := recover()
 	cx.state = ctxReturned
 	co.ctx = nil // the coroutine is over: it must not go back to the pool
-	if r != nil {
-		cx.detachK = nil
-		cx.conn.l.handlerPanic(cx, r)
+	co.k, co.kerr = nil, nil
+	cx.detachK = nil
+	goexit := r == nil // since Go 1.21, panic(nil) recovers as a *runtime.PanicNilError
+	if goexit {
+		r = errGoexit
+	}
+	cx.l.handlerPanic(cx, r)
+	if goexit {
+		panic(goexitPanic{}) // a Goexit cannot be stopped, but it can be followed by this
 	}
 }
 
@@ -86,26 +118,40 @@ func (l *Loop) putCoro(co *coro) {
 	l.coros = append(l.coros, co)
 }
 
-// switchTo runs cx's coroutine until its handler returns or parks.
-func (l *Loop) switchTo(cx *Ctx) {
+// switchTo runs cx's handler (or, with k, the continuation k(cx, err)) in a coroutine until it
+// returns or parks, and reports whether it returned. A continuation cannot park: l.current
+// stays unset while it runs.
+func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (returned bool) {
+	if cx.co == nil {
+		cx.co = l.getCoro()
+		cx.co.ctx = cx
+		cx.co.k, cx.co.kerr = k, err
+	}
 	cx.state = ctxRunning
-	l.current = cx
-	cx.co.resume()
+	if k == nil {
+		l.current = cx
+	}
+	resume(cx.co)
 	l.current = nil
 	if cx.state != ctxReturned {
-		return // parked
+		return false // parked
 	}
 	if co := cx.co; co.ctx != nil {
 		l.putCoro(co)
 	}
 	cx.co = nil
-	if cx.detachK != nil {
-		cx.state = ctxDetached
-		cx.releaseRequest() // borrowed values end when the handler returns
-		if cx.gone != 0 {
-			cx.wake(cx.gone.err())
+	return true
+}
+
+// resume switches into co until it yields or ends. A goexitPanic from it is the end of a
+// handler that called runtime.Goexit, already answered for: nothing more to do.
+func resume(co *coro) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(goexitPanic); !ok {
+				panic(r)
+			}
 		}
-		return
-	}
-	cx.conn.handlerDone()
+	}()
+	co.resume()
 }

@@ -61,14 +61,14 @@ func TestParkedFootprint(t *testing.T) {
 		var parked atomic.Int64
 		co = parkedFootprint(t, 2000, func(c *Ctx) {
 			parked.Add(1)
-			c.Suspend()
+			c.Suspend(0)
 		}, &parked)
 	})
 	t.Run("continuation", func(t *testing.T) {
 		var parked atomic.Int64
 		cont = parkedFootprint(t, 2000, func(c *Ctx) {
 			parked.Add(1)
-			c.Detach(func(*Ctx, error) {})
+			c.Detach(0, func(*Ctx, error) {})
 		}, &parked)
 	})
 	// The connections were accepted before the baseline; add what each holds (its conn, rounded

@@ -118,6 +118,13 @@ func (fr *framing) apply(r *request) *reject {
 			}
 		}
 	}
+	// RFC 9112 §3.2 and RFC 9110 §4.2.1: an origin-form (or asterisk-form) target takes its
+	// authority from Host, and an http URI with an empty host is invalid.
+	if fr.hosts == 1 && fr.hostField.n == 0 {
+		if t := r.bytes(r.target); t[0] == '/' || len(t) == 1 && t[0] == '*' {
+			return errHostEmpty
+		}
+	}
 	if fr.te {
 		// RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
 		if r.minor == 0 {

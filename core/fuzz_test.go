@@ -34,7 +34,7 @@ func FuzzParseHead(f *testing.F) {
 		}
 		r := &request{contentLength: -1, arena: in[:n]}
 		var fields []field
-		if rej := parseHead(r, &fields); rej != nil {
+		if rej := parseHead(r, &fields, false); rej != nil {
 			if rej.status < 400 || rej.status > 505 {
 				t.Fatalf("reject status %d", rej.status)
 			}

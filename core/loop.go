@@ -2,6 +2,8 @@ package core
 
 import (
 	"log/slog"
+	"runtime"
+	"runtime/debug"
 	"time"
 	"unsafe"
 
@@ -51,6 +53,7 @@ type Loop struct {
 	dateSec int64
 
 	current *Ctx // the handler whose coroutine is running, if any
+	holds   int  // handlers parked in Hold, waiting on other goroutines
 
 	shutting bool // stop accepting; close connections as they go idle
 	forced   bool // the grace period is over: wake everything with ErrShutdown
@@ -64,15 +67,28 @@ const initialConns = 8192
 // needs more, since a whole head must fit.
 const readBufSize = 64 << 10
 
+// newLoop makes loop id, which takes the listening socket lfd: if it fails, it closes lfd
+// (unless shared) along with whatever else it opened.
 func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
+	fail := func(err error) (*Loop, error) {
+		if !shared {
+			unix.Close(lfd)
+		}
+		return nil, err
+	}
+	if testHookNewLoop != nil {
+		if err := testHookNewLoop(id); err != nil {
+			return fail(err)
+		}
+	}
 	p, err := newPoller(256)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	ib, err := newInbox()
 	if err != nil {
 		p.close()
-		return nil, err
+		return fail(err)
 	}
 	l := &Loop{
 		srv: s, id: id, opts: &s.opts, handler: s.handler, log: s.opts.Logger,
@@ -87,19 +103,25 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 		epoch:  time.Now(),
 		done:   make(chan struct{}),
 	}
+	// Raw waits keep the loop's processor for a millisecond: only when there is one to spare.
+	p.raw = runtime.GOMAXPROCS(0) > s.opts.Loops
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
 	l.accTimer.t.init(timerFunc)
-	if err := p.add(ib.efd, 0, unix.EPOLLIN); err != nil {
-		l.closeFds()
-		return nil, err
+	err = p.add(ib.efd, 0, unix.EPOLLIN)
+	if err == nil {
+		err = l.listen()
 	}
-	if err := l.listen(); err != nil {
-		l.closeFds()
+	if err != nil {
+		l.closeFds() // the listener too
+		ib.close()
 		return nil, err
 	}
 	l.tick()
 	return l, nil
 }
+
+// testHookNewLoop, when set by a test, runs first in newLoop and fails it with its error.
+var testHookNewLoop func(id int) error
 
 // run is the loop's goroutine. Each iteration polls, then handles readiness, due timers, posted
 // tasks and parked handlers made ready — in that order, so that a handler is only ever resumed
@@ -109,6 +131,11 @@ func (l *Loop) run() {
 	busy := false
 	for {
 		msec := l.pollTimeout(busy)
+		if msec != 0 && l.holds > 0 {
+			// Handlers wait on other goroutines (wait.Do, say): with no processor to spare
+			// those would wait for the runtime to take this one back; let them run first.
+			runtime.Gosched()
+		}
 		evs, err := l.poll.wait(msec)
 		if err != nil {
 			l.log.Error("dwell: poll failed; loop stops", "loop", l.id, "err", err)
@@ -184,8 +211,8 @@ func (l *Loop) runInbox() {
 			l.safely(t.f)
 			continue
 		}
-		if t.w.c != nil && t.w.c.gen == t.w.gen {
-			t.w.c.Resume(t.err)
+		if cx := t.w.c; cx != nil && cx.gen == t.w.gen && cx.active() {
+			cx.Resume(t.err)
 		}
 	}
 	l.inbox.recycle(q)
@@ -197,9 +224,9 @@ func (l *Loop) runInbox() {
 func (l *Loop) runReady() {
 	n := len(l.ready)
 	for i := 0; i < n; i++ {
-		c := l.ready[i]
+		cx := l.ready[i]
 		l.ready[i] = nil
-		c.resumeReady()
+		cx.conn.resume(cx)
 	}
 	rest := copy(l.ready, l.ready[n:])
 	clear(l.ready[rest:])
@@ -242,11 +269,13 @@ func (l *Loop) runPending() {
 	l.pending = l.pending[:rest]
 }
 
-// safely runs f on the loop, logging a panic instead of letting it take the loop down.
+// safely runs f on the loop, logging a panic instead of letting it take the loop down: for
+// the callbacks the loop runs outside any request's coroutine (Post, AfterFunc, OnDone).
 func (l *Loop) safely(f func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			l.log.Error("dwell: panic in a function posted to the loop", "loop", l.id, "panic", r)
+			l.log.Error("dwell: panic in a function run by the loop", "loop", l.id, "panic", r,
+				"stack", string(debug.Stack()))
 		}
 	}()
 	f()
@@ -264,7 +293,8 @@ func (l *Loop) owns(b []byte) bool {
 
 // Post runs f on the loop's goroutine, from any goroutine. Posts are never lost: f runs, in
 // order with the loop's other posts, unless the loop has stopped, which Post reports as
-// ErrShutdown.
+// ErrShutdown. f runs outside any request: it must not block, and cannot park; a panic in it is
+// logged and the loop goes on.
 func (l *Loop) Post(f func()) error {
 	if !l.inbox.post(task{f: f}) {
 		return ErrShutdown

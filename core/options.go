@@ -13,8 +13,10 @@ type Options struct {
 	Addr string
 
 	// Loops is the number of event loops. Each loop is one goroutine that owns its sockets, timers
-	// and handlers; handlers of one loop never run in parallel. With N > 1 loops share nothing
-	// and each accepts on its own SO_REUSEPORT listener. Zero or negative means 1.
+	// and handlers; handlers of one loop never run in parallel. With N > 1 loops share nothing:
+	// under ListenAndServe each accepts on its own SO_REUSEPORT listener, and under Serve they
+	// all accept from the listener given, each connection going to one of them. Zero or
+	// negative means 1.
 	Loops int
 
 	// MaxHeaderBytes bounds the request line plus header fields. A request line alone over the
@@ -22,9 +24,11 @@ type Options struct {
 	// over 1 MiB are lowered to 1 MiB.
 	MaxHeaderBytes int
 
-	// MaxBodyBytes bounds a request body. A Content-Length over it is answered 413 before any body
-	// byte is read; a chunked body fails with ErrBodyTooLarge when it crosses it. Zero or
-	// negative means no limit.
+	// MaxBodyBytes bounds a request body. A Content-Length over it fails the body before any
+	// byte of it is read (and without a 100 Continue); a chunked body fails as it crosses it.
+	// Either way body reads return ErrBodyTooLarge, and a handler that then writes nothing gets
+	// a 413 from the server, through its middleware; the connection closes after the response.
+	// Ctx.LimitBody lowers the limit for one request. Zero or negative means no limit.
 	MaxBodyBytes int64
 
 	// WriteHighWater is how many response bytes may wait in a connection's write queue before a
@@ -55,9 +59,13 @@ type Options struct {
 	// kernel backlog holds newcomers) until one closes. Zero or negative means no limit.
 	MaxConns int
 
-	// Logger receives panics from handlers, accept failures and shutdown reports. Nil means
-	// slog.Default().
+	// Logger receives panics from handlers, accept failures and, at debug level, refused
+	// requests and write timeouts. Nil means slog.Default().
 	Logger *slog.Logger
+
+	// AllowCONNECT passes CONNECT requests to the handler. dwell is not a proxy, so by default
+	// a CONNECT is refused with 501 before any handler runs.
+	AllowCONNECT bool
 }
 
 // Defaults applied by normalize; see the Options fields.

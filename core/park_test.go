@@ -18,7 +18,7 @@ func TestSuspendResumeFromOtherGoroutine(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 			w.Wake(fmt.Errorf("woken"))
 		}()
-		err := c.Suspend()
+		err := c.Suspend(0)
 		c.WriteString(err.Error())
 	}, Options{})
 	c := dial(t, addr)
@@ -34,7 +34,7 @@ func TestParkedHandlerParksOnlyItself(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/park" {
 			release <- c.Waker()
-			c.Suspend()
+			c.Suspend(0)
 		}
 		c.WriteString(c.Path())
 	}, Options{})
@@ -57,7 +57,7 @@ func TestParkedHandlerParksOnlyItself(t *testing.T) {
 func TestSuspendForTimeout(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		start := time.Now()
-		err := c.SuspendFor(100 * time.Millisecond)
+		err := c.Suspend(100 * time.Millisecond)
 		c.WriteString(fmt.Sprint(err == ErrTimeout, time.Since(start) >= 90*time.Millisecond))
 	}, Options{})
 	c := dial(t, addr)
@@ -71,9 +71,9 @@ func TestSuspendForTimeout(t *testing.T) {
 func TestStaleWakerIgnored(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		w := c.Waker()
-		c.SuspendFor(10 * time.Millisecond)
+		c.Suspend(10 * time.Millisecond)
 		w.Wake(errors.New("stale"))
-		err := c.SuspendFor(100 * time.Millisecond)
+		err := c.Suspend(100 * time.Millisecond)
 		c.WriteString(fmt.Sprint(err))
 	}, Options{})
 	c := dial(t, addr)
@@ -86,8 +86,8 @@ func TestStaleWakerIgnored(t *testing.T) {
 func TestSuspendOutsideHandler(t *testing.T) {
 	errc := make(chan error, 1)
 	_, addr := startServer(t, func(c *Ctx) {
-		c.Post(func() { errc <- c.Suspend() })
-		c.SuspendFor(50 * time.Millisecond)
+		c.Loop().Post(func() { errc <- c.Suspend(0) })
+		c.Suspend(50 * time.Millisecond)
 		c.WriteString("ok")
 	}, Options{})
 	c := dial(t, addr)
@@ -129,7 +129,7 @@ func TestPanicAfterResponseStarted(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		c.WriteString("partial")
 		c.Flush()
-		c.SuspendFor(time.Millisecond)
+		c.Suspend(time.Millisecond)
 		panic("late")
 	}, Options{})
 	c := dial(t, addr)
@@ -155,7 +155,7 @@ func TestDisconnectWhileParked(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		ctx := c.Context()
 		close(parked)
-		err := c.Suspend()
+		err := c.Suspend(0)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -175,7 +175,7 @@ func TestShutdownWhileParked(t *testing.T) {
 	parked := make(chan struct{})
 	s, addr := startServer(t, func(c *Ctx) {
 		close(parked)
-		got <- c.Suspend()
+		got <- c.Suspend(0)
 	}, Options{})
 	c := dial(t, addr)
 	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -201,7 +201,7 @@ func TestShutdownGraceful(t *testing.T) {
 	s, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/slow" {
 			parked <- c.Waker()
-			c.Suspend()
+			c.Suspend(0)
 		}
 		c.WriteString("done " + c.Path())
 	}, Options{})
@@ -227,7 +227,7 @@ func TestShutdownGraceful(t *testing.T) {
 func TestDetachContinuation(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		path := strings.Clone(c.Path())
-		c.DetachFor(20*time.Millisecond, func(c *Ctx, err error) {
+		c.Detach(20*time.Millisecond, func(c *Ctx, err error) {
 			c.WriteString(fmt.Sprintf("%s after %v", path, err))
 		})
 	}, Options{})
@@ -245,11 +245,11 @@ func TestDetachResumedAndDisconnected(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/resume" {
 			w := c.Waker()
-			c.Detach(func(c *Ctx, err error) { c.WriteString("resumed") })
+			c.Detach(0, func(c *Ctx, err error) { c.WriteString("resumed") })
 			go w.Wake(nil)
 			return
 		}
-		c.Detach(func(_ *Ctx, err error) { got <- err })
+		c.Detach(0, func(_ *Ctx, err error) { got <- err })
 	}, Options{})
 	c := dial(t, addr)
 	c.send("GET /resume HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -292,7 +292,7 @@ func TestDisconnectsFreeParked(t *testing.T) {
 	var mu sync.Mutex
 	woke := 0
 	_, addr := startServer(t, func(c *Ctx) {
-		c.Suspend()
+		c.Suspend(0)
 		mu.Lock()
 		woke++
 		mu.Unlock()
@@ -328,7 +328,7 @@ func TestDisconnectsFreeParked(t *testing.T) {
 func TestShutdownEndsCoroutines(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := NewServer(func(c *Ctx) {
-		c.SuspendFor(50 * time.Millisecond) // overlap the requests, so that the pool fills
+		c.Suspend(50 * time.Millisecond) // overlap the requests, so that the pool fills
 		c.WriteString("ok")
 	}, Options{Addr: "127.0.0.1:0"})
 	if err := s.Listen(); err != nil {
@@ -388,9 +388,9 @@ func TestAfterFunc(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		w := c.Waker()
 		fired := false
-		stopped := c.AfterFunc(time.Hour, func() { panic("stopped timer fired") })
-		c.AfterFunc(10*time.Millisecond, func() { fired = true; w.Wake(nil) })
-		c.Suspend()
+		stopped := c.Loop().AfterFunc(time.Hour, func() { panic("stopped timer fired") })
+		c.Loop().AfterFunc(10*time.Millisecond, func() { fired = true; w.Wake(nil) })
+		c.Suspend(0)
 		c.WriteString(fmt.Sprint(fired, stopped.Stop()))
 	}, Options{})
 	c := dial(t, addr)
@@ -405,12 +405,12 @@ func TestDetachAfter(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		start := time.Now()
 		if c.Path() == "/leave" {
-			c.DetachAfter(time.Hour, func(_ *Ctx, err error) { gone <- err })
+			c.detach(time.Hour, func(_ *Ctx, err error) { gone <- err }, true)
 			return
 		}
-		c.DetachAfter(30*time.Millisecond, func(c *Ctx, err error) {
+		c.detach(30*time.Millisecond, func(c *Ctx, err error) {
 			c.WriteString(fmt.Sprint(err, time.Since(start) >= 25*time.Millisecond))
-		})
+		}, true)
 	}, Options{})
 	c := dial(t, addr)
 	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")

@@ -33,8 +33,10 @@ var (
 	errExpect           = &reject{417, "unsupported expectation"}
 	errPercent          = &reject{400, "invalid percent-encoding in path"}
 	errTooLong          = &reject{414, "request-target too long"}
+	errMethodTooLong    = &reject{501, "method not implemented (too long)"}
+	errConnect          = &reject{501, "CONNECT not implemented"}
+	errHostEmpty        = &reject{400, "empty Host header"}
 	errHeadTooLarge     = &reject{431, "request header fields too large"}
-	errBodyTooLarge     = &reject{413, "request body too large"}
 	errHeaderTimeout    = &reject{408, "request header timeout"}
 )
 
@@ -42,7 +44,7 @@ var (
 // request line, the framing the fields imply, and the fields themselves, appended to *fields.
 // Every rule cites RFC 9112 (or 9110) because each closes a way for two parsers to disagree on
 // where a request ends.
-func parseHead(r *request, fields *[]field) *reject {
+func parseHead(r *request, fields *[]field, allowConnect bool) *reject {
 	b := r.arena
 	i, rej := parseRequestLine(r, b)
 	if rej != nil {
@@ -68,7 +70,31 @@ func parseHead(r *request, fields *[]field) *reject {
 			return rej
 		}
 	}
-	return f.apply(r)
+	if rej := f.apply(r); rej != nil {
+		return rej
+	}
+	// dwell is no proxy: a CONNECT names a tunnel it would not open (RFC 9110 §9.3.6).
+	if !allowConnect && r.isMethod("CONNECT") {
+		return errConnect
+	}
+	return nil
+}
+
+// lineTooLong classifies a request line over the head's size limit max, of which line holds
+// the start: 414 when the request-target is what is long, 501 when the method is (no method
+// that long is implemented), 400 when the line is malformed before that.
+func lineTooLong(line []byte, max int) *reject {
+	i := 0
+	for i < len(line) && isTchar[line[i]] {
+		i++
+	}
+	switch {
+	case i == len(line) || i > max:
+		return errMethodTooLong
+	case line[i] != ' ' || i == 0:
+		return errMethod
+	}
+	return errTooLong
 }
 
 // parseRequestLine parses method SP request-target SP HTTP-version CRLF (RFC 9112 §3) and returns

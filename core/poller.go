@@ -12,6 +12,7 @@ import (
 type poller struct {
 	fd     int
 	events []unix.EpollEvent
+	raw    bool // waits may hold the processor for their first millisecond (see wait)
 }
 
 // A connection's interest, in a byte: what it waits for. Every connection listens for hang-ups
@@ -72,15 +73,26 @@ func (p *poller) ctl(op, fd int, serial uint32, events uint32) error {
 
 // wait returns the ready events, waiting up to msec milliseconds (-1: until there are some).
 //
-// A wait goes through RawSyscall for its first millisecond, and through the ordinary syscall
-// path only after that. The ordinary path lets the runtime hand the loop's processor to another
-// thread once the call has lasted 20 µs, and under load the loop's idle gaps are about that
-// long: each hand-off and return cost more (futex and netpoll calls, context switches) than the
-// gap itself. A raw wait keeps the processor; it is short enough that the runtime's scheduler
-// never needs it back (it preempts after 10 ms), and GOMAXPROCS leaves a processor for other
-// goroutines meanwhile (see Server.serve). A loop idle for longer blocks the ordinary way and
-// gives its processor up.
+// When raw is set, a wait goes through RawSyscall for its first millisecond, and through the
+// ordinary syscall path only after that. The ordinary path lets the runtime hand the loop's
+// processor to another thread once the call has lasted 20 µs, and under load the loop's idle
+// gaps are about that long: each hand-off and return cost more (futex and netpoll calls,
+// context switches) than the gap itself. A raw wait keeps the processor; it is short enough
+// that the runtime's scheduler never needs it back (it preempts after 10 ms). It is set only
+// when GOMAXPROCS leaves a processor to spare beside the loops, so that other goroutines (wait.Do
+// workers, publishers) never wait for a loop's raw millisecond. A loop idle for longer blocks
+// the ordinary way and gives its processor up.
 func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
+	if !p.raw && msec != 0 {
+		n, err := unix.EpollWait(p.fd, p.events, msec)
+		if err != nil {
+			if err == unix.EINTR {
+				return nil, nil
+			}
+			return nil, errnoErr("epoll_wait", err.(unix.Errno))
+		}
+		return p.events[:n], nil
+	}
 	first := msec
 	if msec < 0 || msec > rawWaitMsec {
 		first = rawWaitMsec

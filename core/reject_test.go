@@ -31,8 +31,18 @@ func TestRejectsOnTheWire(t *testing.T) {
 		{"version", "GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505},
 		{"long target", "GET /" + long + " HTTP/1.1\r\nHost: h\r\n\r\n", 414},
 		{"long header", "GET / HTTP/1.1\r\nHost: h\r\nX: " + long + "\r\n\r\n", 431},
-		{"body too large", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1001\r\n\r\n", 413},
 		{"expectation", "GET / HTTP/1.1\r\nHost: h\r\nExpect: nothing\r\n\r\n", 417},
+		// RFC 3986: a URI is ASCII, and a client never sends the fragment.
+		{"raw UTF-8 in target", "GET /caf\xc3\xa9 HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"fragment in target", "GET /a#b HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		// RFC 9110 §4.2.1, RFC 9112 §3.2: an origin-form target's authority is Host's.
+		{"empty host", "GET / HTTP/1.1\r\nHost:\r\n\r\n", 400},
+		{"empty host in 1.0", "GET / HTTP/1.0\r\nHost: \r\n\r\n", 400},
+		{"empty host, asterisk", "OPTIONS * HTTP/1.1\r\nHost:\r\n\r\n", 400},
+		// A method too long for the head's limit is not a long target.
+		{"long method", strings.Repeat("M", 5<<10) + " / HTTP/1.1\r\nHost: h\r\n\r\n", 501},
+		{"long bad method", strings.Repeat("M", 10) + "(" + long + " / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"CONNECT", "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 501},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,7 +49,14 @@ func (r *request) str(s span) string {
 	return unsafe.String(&r.arena[s.off], int(s.n))
 }
 
-func (r *request) bytes(s span) []byte { return r.arena[s.off : s.off+s.n] }
+// bytes returns the arena bytes of s, capped so that an append by their holder cannot reach
+// the arena's bytes after them.
+func (r *request) bytes(s span) []byte {
+	if s.n == 0 {
+		return nil
+	}
+	return r.arena[s.off : s.off+s.n : s.off+s.n]
+}
 
 // fields returns the field table. It lives in the arena, whose bytes hold no pointers, and a
 // field holds none either, so viewing those bytes as fields is safe for the collector.
@@ -65,7 +72,7 @@ func (r *request) fields() []field {
 func (r *request) adopt(pool *bufPool, head []byte, fields []field, scratch int) {
 	off := (len(head) + 3) &^ 3 // fields are 4-byte aligned
 	need := off + len(fields)*int(unsafe.Sizeof(field{})) + scratch
-	a := pool.get(need)[:off+len(fields)*int(unsafe.Sizeof(field{}))]
+	a := getArena(pool, need)[:off+len(fields)*int(unsafe.Sizeof(field{}))]
 	copy(a, head)
 	if len(fields) > 0 {
 		copy(unsafe.Slice((*field)(unsafe.Pointer(&a[off])), len(fields)), fields)
@@ -76,14 +83,31 @@ func (r *request) adopt(pool *bufPool, head []byte, fields []field, scratch int)
 }
 
 // lookup returns the value of the first field named name (any case).
-func (r *request) lookup(name string) (string, bool) {
+func (r *request) lookup(name string) ([]byte, bool) {
 	for _, f := range r.fields() {
 		if int(f.name.n) == len(name) && equalFoldString(r.str(f.name), name) {
-			return r.str(f.value), true
+			return r.bytes(f.value), true
 		}
 	}
-	return "", false
+	return nil, false
 }
+
+// isMethod reports whether the request's method is m.
+func (r *request) isMethod(m string) bool { return string(r.bytes(r.method)) == m }
+
+// methodString returns the method as an owned string: a constant for the standard methods
+// (RFC 9110 §9.1 and PATCH), a copy for any other.
+func (r *request) methodString() string {
+	m := r.bytes(r.method)
+	for _, k := range knownMethods {
+		if string(m) == k {
+			return k
+		}
+	}
+	return string(m)
+}
+
+var knownMethods = [...]string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"}
 
 // appendScratch copies b after the arena's used bytes and returns its span. When the arena is
 // full it returns ok=false and the caller falls back to an allocation; the arena never grows,

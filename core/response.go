@@ -6,9 +6,6 @@ import (
 	"unsafe"
 )
 
-// A hdr is a response header field set by the handler.
-type hdr struct{ name, value string }
-
 type respFlags uint16
 
 const (
@@ -20,22 +17,51 @@ const (
 	rfClose                                // the connection closes after this response
 	rfHead                                 // the request is a HEAD: no body goes out
 	rfHTTP11                               // the request is HTTP/1.1 (kept past the request head)
+	rfAbort                                // the response is abandoned: the client must see it cut
+	rfShutdownWake                         // parks end as soon as a shutdown begins
+	rfFiltered                             // the body filter is running a write: bypass it
 )
 
-// ErrBodyNotAllowed is returned by Write for a response that cannot have a body (1xx, 204, 304).
+// ErrBodyNotAllowed is returned by Write for a response that cannot have a body (204, 304).
 // Writes to a HEAD response are counted, for its Content-Length, and not sent.
 var ErrBodyNotAllowed = errors.New("dwell: response status does not allow a body")
 
 // SetStatus sets the response status code, 200 by default. It has no effect once the response
 // has started (after Flush, or once written bytes passed the high-water mark). A code outside
 // 100–999 is a programming error and panics, as in net/http.
+//
+// An informational status (1xx other than 101) is not the response's status: it is sent at
+// once as an interim response, with the header fields set so far (103 Early Hints with its
+// Link fields, say), and the final status stays 200 unless set again. HTTP/1.0 clients get no
+// interim response (RFC 9110 §15.2).
 func (cx *Ctx) SetStatus(code int) {
 	if code < 100 || code > 999 {
 		panic("dwell: invalid status code " + strconv.Itoa(code))
 	}
-	if cx.rflags&rfCommitted == 0 {
-		cx.status = uint16(code)
+	if cx.rflags&rfCommitted != 0 {
+		return
 	}
+	if code < 200 && code != 101 {
+		cx.sendInterim(code)
+		return
+	}
+	cx.status = uint16(code)
+}
+
+// sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2).
+func (cx *Ctx) sendInterim(code int) {
+	c := cx.conn
+	if cx.rflags&rfHTTP11 == 0 || c == nil || c.state == stClosed {
+		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
+	}
+	pool := &cx.l.pool
+	fields := cx.fieldBytes()
+	b := appendStatusLine(pool.get(len(fields)+64), code)
+	b = append(b, fields...)
+	b = append(b, crlf...)
+	c.out.insertBeforeHead(pool, b)
+	pool.put(b)
+	c.flush()
 }
 
 // Status returns the status set so far (200 when none was).
@@ -50,120 +76,6 @@ func (cx *Ctx) Status() int {
 // header fields can no longer change.
 func (cx *Ctx) Started() bool { return cx.rflags&rfCommitted != 0 }
 
-// SetHeader sets a response header field, replacing any of the same name. Date and
-// Content-Type set here replace the server's; Content-Length declares the body's length (the
-// body then streams without buffering); Connection: close ends the connection after the
-// response; Transfer-Encoding and other Connection values are the server's to set and are
-// ignored. An invalid name, or a value with CR, LF or another control byte, would let a client
-// value split the response: that is a programming error and panics.
-func (cx *Ctx) SetHeader(name, value string) {
-	cx.DelHeader(name)
-	cx.AddHeader(name, value)
-}
-
-// AddHeader adds a response header field, keeping any of the same name (as for Set-Cookie). See
-// SetHeader for the special fields and validation.
-func (cx *Ctx) AddHeader(name, value string) {
-	if cx.rflags&rfCommitted != 0 {
-		return
-	}
-	checkField(name, value)
-	switch {
-	case equalFoldString(name, "Content-Length"):
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || n < 0 || value[0] == '+' {
-			panic("dwell: invalid Content-Length " + strconv.Quote(value))
-		}
-		cx.declLen = n
-		return
-	case equalFoldString(name, "Transfer-Encoding"):
-		return
-	case equalFoldString(name, "Connection"):
-		if equalFoldString(value, "close") {
-			cx.rflags |= rfClose
-		}
-		return
-	case equalFoldString(name, "Date"):
-		cx.rflags |= rfHasDate
-	case equalFoldString(name, "Content-Type"):
-		cx.rflags |= rfHasType
-	}
-	x := cx.extra()
-	x.hdrs = append(x.hdrs, hdr{name, value})
-}
-
-// headers returns the response fields set so far.
-func (cx *Ctx) headers() []hdr {
-	if cx.x == nil {
-		return nil
-	}
-	return cx.x.hdrs
-}
-
-func (cx *Ctx) clearHeaders() {
-	if x := cx.x; x != nil {
-		clear(x.hdrs)
-		x.hdrs = x.hdrs[:0]
-	}
-}
-
-// DelHeader removes the response header fields named name.
-func (cx *Ctx) DelHeader(name string) {
-	if cx.rflags&rfCommitted != 0 {
-		return
-	}
-	switch {
-	case equalFoldString(name, "Content-Length"):
-		cx.declLen = -1
-	case equalFoldString(name, "Date"):
-		cx.rflags &^= rfHasDate
-	case equalFoldString(name, "Content-Type"):
-		cx.rflags &^= rfHasType
-	}
-	x := cx.x
-	if x == nil {
-		return
-	}
-	k := 0
-	for _, h := range x.hdrs {
-		if !equalFoldString(h.name, name) {
-			x.hdrs[k] = h
-			k++
-		}
-	}
-	clear(x.hdrs[k:])
-	x.hdrs = x.hdrs[:k]
-}
-
-// ResponseHeader returns the value of the first response field named name set so far.
-func (cx *Ctx) ResponseHeader(name string) string {
-	if equalFoldString(name, "Content-Length") && cx.declLen >= 0 {
-		return strconv.FormatInt(cx.declLen, 10)
-	}
-	for _, h := range cx.headers() {
-		if equalFoldString(h.name, name) {
-			return h.value
-		}
-	}
-	return ""
-}
-
-func checkField(name, value string) {
-	if name == "" {
-		panic("dwell: empty header field name")
-	}
-	for i := 0; i < len(name); i++ {
-		if !isTchar[name[i]] {
-			panic("dwell: invalid header field name " + strconv.Quote(name))
-		}
-	}
-	for i := 0; i < len(value); i++ {
-		if !isValueByte[value[i]] {
-			panic("dwell: invalid byte in the value of header field " + name + ": " + strconv.Quote(value))
-		}
-	}
-}
-
 // WriteString is Write for a string, without a copy.
 func (cx *Ctx) WriteString(s string) (int, error) {
 	return cx.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
@@ -176,9 +88,19 @@ func (cx *Ctx) WriteString(s string) (int, error) {
 // client the handler parks, and resumes when the client has taken half. A client that is gone
 // makes Write return ErrClosed at once.
 //
+// With a body filter installed (WrapBody), p goes through it first.
+//
 // In a continuation (after Detach) Write cannot park: past the high-water mark bytes are
 // queued, so a continuation that writes a lot should write in steps (wait.After).
 func (cx *Ctx) Write(p []byte) (int, error) {
+	if f := cx.filter(); f != nil {
+		return f.Write(p)
+	}
+	return cx.writeBody(p)
+}
+
+// writeBody writes p to the response body itself, after any filter.
+func (cx *Ctx) writeBody(p []byte) (int, error) {
 	if err := cx.writeErr(); err != nil {
 		return 0, err
 	}
@@ -196,10 +118,10 @@ func (cx *Ctx) Write(p []byte) (int, error) {
 	}
 	c := cx.conn
 	if cx.rflags&rfCommitted == 0 {
-		if cx.declLen < 0 && cx.written <= int64(c.l.opts.WriteHighWater) {
+		if cx.declLen < 0 && cx.written <= int64(cx.l.opts.WriteHighWater) {
 			// Held behind a placeholder for the head, which is written when the length is known.
 			c.out.reserveHead()
-			c.out.write(&c.l.pool, p)
+			c.out.write(&cx.l.pool, p)
 			return len(p), err
 		}
 		cx.commit(false)
@@ -219,7 +141,7 @@ func (cx *Ctx) stream(p []byte) error {
 		return nil
 	}
 	c := cx.conn
-	pool := &c.l.pool
+	pool := &cx.l.pool
 	if cx.rflags&rfChunked != 0 {
 		var hex [18]byte
 		c.out.write(pool, appendChunkSize(hex[:0], int64(len(p))))
@@ -243,8 +165,8 @@ const flushThreshold = 16 << 10
 func (cx *Ctx) send(p []byte) error {
 	c := cx.conn
 	if len(p) < minChunkSize && c.out.size+int64(len(p)) < flushThreshold {
-		c.out.write(&c.l.pool, p)
-		return cx.waitDrain(false)
+		c.out.write(&cx.l.pool, p)
+		return cx.waitDrain()
 	}
 	for {
 		pn, progressed, err := c.out.sendFrom(c, p)
@@ -255,23 +177,17 @@ func (cx *Ctx) send(p []byte) error {
 		p = p[pn:]
 		c.afterSend(progressed)
 		if len(p) == 0 {
-			return cx.waitDrain(false)
+			return cx.waitDrain()
 		}
-		if c.l.current != cx || len(p) < minChunkSize {
-			c.out.write(&c.l.pool, p) // a continuation cannot park; a small rest is not worth it
+		if !cx.inHandler() || len(p) < minChunkSize {
+			c.out.write(&cx.l.pool, p) // a continuation cannot park; a small rest is not worth it
 			c.updateInterest()
-			return cx.waitDrain(false)
+			return cx.waitDrain()
 		}
 		// The socket is full. Rather than copy the rest of p into the queue, park until the
 		// socket takes more and go on from p itself, which stays the handler's until Write
-		// returns: one copy (into the kernel) instead of two. The write timeout watches the
-		// wait as it watches queued output.
-		c.setInterest(c.events | evWrite)
-		if c.wdl == 0 && c.l.opts.WriteTimeout > 0 {
-			c.wdl = c.l.now + int64(c.l.opts.WriteTimeout)
-			c.armTimer(c.wdl)
-		}
-		if err := cx.suspend(parkWrite); err != nil {
+		// returns: one copy (into the kernel) instead of two.
+		if err := c.waitWritable(cx); err != nil {
 			return err
 		}
 		if err := cx.writeErr(); err != nil {
@@ -280,13 +196,11 @@ func (cx *Ctx) send(p []byte) error {
 	}
 }
 
-// waitDrain parks a handler while its connection's queue is over the high-water mark (or, with
-// all, until it is empty).
-func (cx *Ctx) waitDrain(all bool) error {
+// waitDrain parks a handler while its connection's queue is over the high-water mark.
+func (cx *Ctx) waitDrain() error {
 	c := cx.conn
-	hw := int64(c.l.opts.WriteHighWater)
-	for c.state != stClosed && (c.out.size > hw || all && c.out.size > 0) {
-		if c.l.current != cx {
+	for c.state != stClosed && c.out.size > int64(cx.l.opts.WriteHighWater) {
+		if !cx.inHandler() {
 			return nil // a continuation cannot park; the queue absorbs it
 		}
 		if err := cx.suspend(parkWrite); err != nil {
@@ -297,8 +211,17 @@ func (cx *Ctx) waitDrain(all bool) error {
 }
 
 // Flush sends the response head, if it has not gone yet, and everything written so far, without
-// waiting for the client to take it. After Flush the body streams (see Write).
+// waiting for the client to take it. After Flush the body streams (see Write). With a body
+// filter installed (WrapBody), the filter's Flush runs first.
 func (cx *Ctx) Flush() error {
+	if f := cx.filter(); f != nil {
+		return f.Flush()
+	}
+	return cx.flushBody()
+}
+
+// flushBody is Flush for the response body itself, after any filter.
+func (cx *Ctx) flushBody() error {
 	if err := cx.writeErr(); err != nil {
 		return err
 	}
@@ -312,7 +235,7 @@ func (cx *Ctx) Flush() error {
 		return ErrClosed
 	}
 	c.afterSend(progressed)
-	return cx.waitDrain(false)
+	return cx.waitDrain()
 }
 
 // writeErr reports why the response can no longer be written.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -12,9 +13,12 @@ import (
 // process. Up to 16 KiB are read into the response instead, to leave with the head in one
 // write. The head is committed first if it has not been (set Content-Length beforehand to
 // avoid chunked framing). f only needs to stay open until SendFile returns: the handler parks
-// until the file's bytes are written or copied. A file that turns out shorter than n
-// (truncated meanwhile) ends the connection with an error. SendFile cannot be used from a
-// continuation (ErrNotInHandler).
+// until the file's bytes are written or copied, and if SendFile returns early (the client
+// left, a shutdown ended the wait) the connection is closed with whatever of the file was not
+// sent, since the body can no longer be completed. A file that turns out shorter than n
+// (truncated meanwhile) ends the connection with an error. With a body filter installed
+// (WrapBody) the file's bytes are read and written through the filter. SendFile cannot be used
+// from a continuation (ErrNotInHandler).
 func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if err := cx.writeErr(); err != nil {
 		return err
@@ -23,8 +27,11 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 		return errors.New("dwell: SendFile with a negative offset or length")
 	}
 	c := cx.conn
-	if c.l.current != cx {
+	if !cx.inHandler() {
 		return ErrNotInHandler
+	}
+	if cx.filter() != nil {
+		return cx.copyThroughFilter(f, off, n)
 	}
 	if cx.declLen >= 0 && cx.written+n > cx.declLen {
 		return ErrBodyLength
@@ -40,7 +47,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if cx.rflags&rfCommitted == 0 {
 		cx.commit(false)
 	}
-	pool := &c.l.pool
+	pool := &cx.l.pool
 	if cx.rflags&rfChunked != 0 {
 		var hex [18]byte
 		c.out.write(pool, appendChunkSize(hex[:0], n))
@@ -60,10 +67,30 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	c.afterSend(progressed)
 	for c.state != stClosed && c.out.hasFile() {
 		if err := cx.suspend(parkWrite); err != nil {
+			cx.abandonFile()
 			return err
 		}
 	}
 	return cx.writeErr()
+}
+
+// abandonFile ends a response whose file segment SendFile can no longer see through: the
+// segment (its descriptor may be closed and reused as soon as SendFile returns) and what is
+// queued behind it are dropped, and the connection closes after what is before it, so the
+// client sees the body cut.
+func (cx *Ctx) abandonFile() {
+	c := cx.conn
+	if c.state == stClosed {
+		return
+	}
+	c.out.dropFiles(&cx.l.pool)
+	cx.rflags |= rfAbort | rfClose
+}
+
+// copyThroughFilter sends n bytes of f from off through the body filter, in pieces.
+func (cx *Ctx) copyThroughFilter(f *os.File, off, n int64) error {
+	_, err := io.Copy(cx, io.NewSectionReader(f, off, n))
+	return err
 }
 
 // copyFileMax is the largest file segment SendFile copies instead of splicing. Read into the

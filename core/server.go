@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
-	"runtime"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -123,18 +121,10 @@ func (s *Server) serve(fds []int, shared bool) error {
 		return errors.New("dwell: server already serving")
 	}
 	s.started = true
-	// Handlers waiting on work elsewhere (wait.Do workers, publishers) need a processor while
-	// the loops are busy or asleep in epoll_wait.
-	if want := len(fds) + 1; runtime.GOMAXPROCS(0) < want {
-		runtime.GOMAXPROCS(want)
-		s.opts.Logger.Info("dwell: raised GOMAXPROCS so that other goroutines run beside the loops", "GOMAXPROCS", want)
-	}
 	for i, fd := range fds {
 		l, err := newLoop(s, i, fd, shared)
 		if err != nil {
-			for _, l := range s.loops {
-				l.Post(l.beginShutdown)
-			}
+			s.abandonStart(fds[i+1:], shared)
 			s.mu.Unlock()
 			return err
 		}
@@ -155,6 +145,30 @@ func (s *Server) serve(fds []int, shared bool) error {
 	return ErrServerClosed
 }
 
+// abandonStart undoes a start that failed at one loop: the loops made so far never ran, so
+// their descriptors are closed here, with the listeners no loop took; the server is then
+// closed, and a Shutdown returns at once. s.mu is held.
+func (s *Server) abandonStart(rest []int, shared bool) {
+	for _, l := range s.loops {
+		l.closeFds()
+		l.inbox.close()
+		close(l.done)
+	}
+	s.loops = nil
+	if !shared {
+		for _, fd := range rest {
+			unix.Close(fd)
+		}
+	}
+	s.fds = nil
+	if s.shared >= 0 {
+		unix.Close(s.shared)
+		s.shared = -1
+	}
+	s.shutdown = true
+	close(s.done)
+}
+
 // Addr returns the address the server listens on, once Listen or Serve has been called (nil
 // before).
 func (s *Server) Addr() net.Addr {
@@ -166,15 +180,13 @@ func (s *Server) Addr() net.Addr {
 	return s.addr
 }
 
-// shutdownGrace is how long Shutdown waits, after its context ends and handlers are told
-// ErrShutdown, for them to return.
-const shutdownGrace = time.Second
-
 // Shutdown stops the server gracefully: it stops accepting, closes idle connections, and lets
-// running and parked handlers finish, closing each connection after its response. When ctx ends
-// first, the handlers still waiting are woken with ErrShutdown (their Context is cancelled) and
-// their connections close as they return; Shutdown then returns ctx.Err(). It returns nil once
-// every connection has closed.
+// running and parked handlers finish, closing each connection after its response; waits that
+// asked for it (Ctx.WakeOnShutdown: long polls, event streams) end at once with ErrShutdown.
+// It returns nil once every connection has closed. When ctx ends first, Shutdown returns
+// ctx.Err() at once, after telling the loops that the grace period is over: the handlers still
+// waiting are woken with ErrShutdown (their Context is cancelled) and their connections close
+// as they return; ListenAndServe (or Serve) returns once the last has.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.shutdown = true
@@ -205,12 +217,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, l := range loops {
 		l.Post(l.forceShutdown)
 	}
-	t := time.NewTimer(shutdownGrace)
-	defer t.Stop()
-	select {
-	case <-s.done:
-	case <-t.C:
-	}
 	return ctx.Err()
 }
 
@@ -226,6 +232,9 @@ func (l *Loop) beginShutdown() {
 			continue
 		}
 		c.keepAlive = false
+		if c.cx != nil && c.cx.active() {
+			c.cx.wakeForShutdown()
+		}
 		switch c.state {
 		case stIdle, stHead:
 			c.closeAfterOutput(false)

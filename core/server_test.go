@@ -63,7 +63,7 @@ func TestPipelinedInOrder(t *testing.T) {
 func TestPipelinedWithParkedHandler(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/slow" {
-			c.SuspendFor(50 * time.Millisecond)
+			c.Suspend(50 * time.Millisecond)
 		}
 		c.WriteString(c.Path())
 	}, Options{})

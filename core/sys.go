@@ -8,9 +8,11 @@ import (
 )
 
 // The loop's sockets are non-blocking, so these calls return at once; they go through
-// RawSyscall to skip the scheduler hand-off that a possibly-blocking syscall pays for. Only
-// epoll_wait with a timeout uses the ordinary path (see poller.wait). Each returns the errno
-// itself so the hot path never boxes an error.
+// RawSyscall to skip the scheduler hand-off that a possibly-blocking syscall pays for. The calls
+// that read a file (pread, sendfile) can block on the disk when the page cache is cold, and
+// epoll_wait with a timeout blocks by design: those take the ordinary path, which lets the
+// runtime give the loop's processor to other goroutines meanwhile. Each returns the errno itself
+// so the hot path never boxes an error.
 
 func sysRead(fd int, p []byte) (int, unix.Errno) {
 	if len(p) == 0 {
@@ -36,7 +38,7 @@ func sysWritev(fd int, iov []unix.Iovec) (int, unix.Errno) {
 // sysPread reads a file: from the page cache, as sendfile does, so it returns at once unless
 // the disk has to be read.
 func sysPread(fd int, p []byte, off int64) (int, unix.Errno) {
-	r, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(off), 0, 0)
+	r, _, e := unix.Syscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(off), 0, 0)
 	return int(r), e
 }
 
@@ -51,7 +53,7 @@ func sysSendmsgMore(fd int, iov []unix.Iovec) (int, unix.Errno) {
 }
 
 func sysSendfile(out, in int, off *int64, n int) (int, unix.Errno) {
-	r, _, e := unix.RawSyscall6(unix.SYS_SENDFILE, uintptr(out), uintptr(in), uintptr(unsafe.Pointer(off)), uintptr(n), 0, 0)
+	r, _, e := unix.Syscall6(unix.SYS_SENDFILE, uintptr(out), uintptr(in), uintptr(unsafe.Pointer(off)), uintptr(n), 0, 0)
 	return int(r), e
 }
 
@@ -59,6 +61,12 @@ func sysSendfile(out, in int, off *int64, n int) (int, unix.Errno) {
 // sends what is left and the FIN on its own.
 func sysClose(fd int) {
 	unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+}
+
+// sysResetOnClose makes the next close of the socket reset the connection (SO_LINGER with a
+// zero timeout) instead of ending it with a FIN: for a response that must not look complete.
+func sysResetOnClose(fd int) {
+	unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
 }
 
 // sysAccept accepts a connection without asking for its address (see conn.remoteAddr), so that

@@ -1,6 +1,10 @@
 package core
 
-import "strings"
+import (
+	"iter"
+	"strings"
+	"unsafe"
+)
 
 // parseTarget splits the request-target into path and query (RFC 9112 §3.2) and checks the
 // path's escapes; decodePath decodes it once the head has its arena.
@@ -76,7 +80,7 @@ func (r *request) scratchNeeded() int {
 // scratchNeeded); escapes were validated while parsing.
 func (r *request) decodePath() {
 	if r.path.n == 0 {
-		if r.str(r.method) != "CONNECT" {
+		if !r.isMethod("CONNECT") {
 			r.path, _ = r.appendScratch([]byte{'/'})
 		}
 		return
@@ -107,19 +111,21 @@ func validEscapes(b []byte) bool {
 	return true
 }
 
-// authority returns the authority of an absolute-form or authority-form target, or "".
-func (r *request) authority() string {
-	t := r.str(r.target)
-	if r.str(r.method) == "CONNECT" {
+// authority returns the authority of an absolute-form or authority-form target, or nil.
+func (r *request) authority() []byte {
+	t := r.bytes(r.target)
+	if r.isMethod("CONNECT") {
 		return t
 	}
 	n := schemeLen(t)
 	if n == 0 {
-		return ""
+		return nil
 	}
 	t = t[n:]
-	if i := strings.IndexAny(t, "/?"); i >= 0 {
-		t = t[:i]
+	for i, c := range t {
+		if c == '/' || c == '?' {
+			return t[:i]
+		}
 	}
 	return t
 }
@@ -203,33 +209,53 @@ func unhex(c byte) int {
 	return -1
 }
 
-// queryValue returns the first value of key in the raw query q, decoded, and whether it was
-// there. Keys are compared after decoding, so "a%20b" matches "a b". Decoding writes into the
-// request arena when it has room and allocates otherwise.
-func (r *request) queryValue(key string) (string, bool) {
-	q := r.str(r.rawQuery)
-	for q != "" {
-		var pair string
-		pair, q, _ = strings.Cut(q, "&")
-		k, v, _ := strings.Cut(pair, "=")
-		if !keyMatches(k, key) {
-			continue
-		}
-		if !strings.ContainsAny(v, "%+") {
-			return v, true
-		}
-		// The decoded value is never longer than v: decode in place in the arena when v fits.
-		if start := len(r.arena); len(v) <= cap(r.arena)-start {
-			if dec, ok := appendUnescape(r.arena, v, true); ok {
-				r.arena = dec
-				return r.str(span{uint32(start), uint32(len(dec) - start)}), true
-			}
-		} else if dec, ok := appendUnescape(nil, v, true); ok {
-			return string(dec), true
-		}
-		return v, true // a malformed escape is passed through as received
+// queryValue returns the first value of key in the query, decoded, and whether it was there.
+func (r *request) queryValue(key string) ([]byte, bool) {
+	for v := range r.queryValues(key) {
+		return v, true
 	}
-	return "", false
+	return nil, false
+}
+
+// queryValues iterates over the values of key in the query, decoded. Keys are compared after
+// decoding, so "a%20b" matches "a b". A value with escapes is decoded into the request arena
+// when it has room (so the bytes are the request's, like the others), and into a new slice
+// otherwise; a malformed escape is passed through as received.
+func (r *request) queryValues(key string) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		q := r.str(r.rawQuery)
+		for q != "" {
+			var pair string
+			pair, q, _ = strings.Cut(q, "&")
+			k, v, _ := strings.Cut(pair, "=")
+			if !keyMatches(k, key) {
+				continue
+			}
+			if !yield(r.decodeQueryValue(v)) {
+				return
+			}
+		}
+	}
+}
+
+// decodeQueryValue returns v, a value of the raw query, decoded; see queryValues.
+func (r *request) decodeQueryValue(v string) []byte {
+	raw := unsafe.Slice(unsafe.StringData(v), len(v)) // v is in the arena: see request.str
+	if !strings.ContainsAny(v, "%+") {
+		return raw[:len(v):len(v)]
+	}
+	// The decoded value is never longer than v: decode in place in the arena when v fits.
+	if start := len(r.arena); len(v) <= cap(r.arena)-start {
+		if dec, ok := appendUnescape(r.arena, v, true); ok {
+			r.arena = dec
+			return dec[start:len(dec):len(dec)]
+		}
+		return raw[:len(v):len(v)]
+	}
+	if dec, ok := appendUnescape(nil, v, true); ok {
+		return dec
+	}
+	return raw[:len(v):len(v)]
 }
 
 // keyMatches reports whether the raw query key k decodes to key.

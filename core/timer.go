@@ -34,6 +34,14 @@ func (t *timer) init(k timerKind) {
 
 func (t *timer) armed() bool { return t.index >= 0 }
 
+// The casts in fire hold because each owner's timer is its first field, at offset 0: checked
+// here at compile time (an index out of the array's range does not compile).
+var (
+	_ = [1]struct{}{}[unsafe.Offsetof(conn{}.tm)]
+	_ = [1]struct{}{}[unsafe.Offsetof(Ctx{}.tm)]
+	_ = [1]struct{}{}[unsafe.Offsetof(Timer{}.t)]
+)
+
 // fire calls the owner of a due timer.
 func (l *Loop) fire(t *timer) {
 	p := unsafe.Pointer(t)
@@ -43,7 +51,7 @@ func (l *Loop) fire(t *timer) {
 	case timerCtx:
 		(*Ctx)(p).fire()
 	case timerFunc:
-		(*Timer)(p).f()
+		l.safely((*Timer)(p).f)
 	}
 }
 
@@ -160,7 +168,7 @@ func (th *timerHeap) down(i int) {
 	t.index = int32(i)
 }
 
-// A Timer is a callback on a loop's timer heap, made by Ctx.AfterFunc. It fires on the loop.
+// A Timer is a callback on a loop's timer heap, made by Loop.AfterFunc. It fires on the loop.
 type Timer struct {
 	t timer // first: see timer
 	l *Loop
@@ -175,6 +183,18 @@ func (t *Timer) Stop() bool {
 	}
 	t.l.timers.stop(&t.t)
 	return true
+}
+
+// AfterFunc arranges for f to run on the loop after d, and returns a Timer that can stop it.
+// Call it on the loop (from a handler, a Post callback or another timer). f runs outside any
+// request: it must not block, and cannot park; a panic in it is logged and the loop goes on. A
+// Timer belongs to the loop, not to a request: stop it when the request ends if f must not
+// run after that.
+func (l *Loop) AfterFunc(d time.Duration, f func()) *Timer {
+	t := &Timer{l: l, f: f}
+	t.t.init(timerFunc)
+	l.timers.set(&t.t, l.now+int64(max(d, 0)))
+	return t
 }
 
 // Reset re-arms the Timer to fire d from now, whether or not it has fired. Call it on the

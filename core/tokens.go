@@ -32,16 +32,15 @@ var isValueByte = func() (t [256]bool) {
 	return t
 }()
 
-// isTargetByte: what a request-target may hold. RFC 9112 §3.2 builds targets from URI characters;
-// like most servers we also pass bytes >= 0x80 through (clients send raw UTF-8 paths), but never
-// a space, a CTL or DEL, which would let the line be split differently by another parser.
+// isTargetByte: what a request-target may hold. RFC 9112 §3.2 builds targets from URI
+// characters (RFC 3986), which are ASCII: a raw byte >= 0x80 is refused (a client sends UTF-8
+// percent-encoded), as are a space, a CTL and DEL, which would let the line be split
+// differently by another parser, and '#', which starts a fragment a client never sends.
 var isTargetByte = func() (t [256]bool) {
 	for c := 0x21; c < 0x7f; c++ {
 		t[c] = true
 	}
-	for c := 0x80; c <= 0xff; c++ {
-		t[c] = true
-	}
+	t['#'] = false
 	return t
 }()
 

@@ -193,6 +193,38 @@ func (q *writeQueue) dropAfterHead(pool *bufPool) {
 	q.items = q.items[:i+1]
 }
 
+// dropHead discards the head placeholder and the body behind it: the response is abandoned
+// before it started, so none of it goes out.
+func (q *writeQueue) dropHead(pool *bufPool) {
+	i := q.headAt()
+	if i < 0 {
+		return
+	}
+	q.dropAfterHead(pool)
+	q.items[i] = outItem{}
+	q.items = q.items[:i]
+}
+
+// dropFiles discards the file segments still queued, and everything behind them: their files
+// may be closed once SendFile returns, and a descriptor number outliving its file could send
+// whatever file is opened next under it.
+func (q *writeQueue) dropFiles(pool *bufPool) {
+	for i := range q.items {
+		if q.items[i].kind != itemFile {
+			continue
+		}
+		for _, it := range q.items[i:] {
+			q.size -= it.len()
+			if it.b != nil {
+				pool.put(it.b)
+			}
+		}
+		clear(q.items[i:])
+		q.items = q.items[:i]
+		return
+	}
+}
+
 func (it *outItem) len() int64 {
 	switch it.kind {
 	case itemFile:

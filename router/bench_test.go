@@ -1,6 +1,7 @@
 package router
 
 import (
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"net/http"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func BenchmarkRouteDwell50(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		q := &apiMix[i%len(apiMix)]
 		r.dispatch(&c, q.method, q.path)
-		c.ResetParams()
+		ctxhook.SetParams(&c, nil)
 	}
 }
 
@@ -80,7 +81,7 @@ func BenchmarkRouteRatio(b *testing.B) {
 			for i := range batch {
 				q := &apiMix[i%len(apiMix)]
 				dr.dispatch(&c, q.method, q.path)
-				c.ResetParams()
+				ctxhook.SetParams(&c, nil)
 			}
 		},
 		func() {
@@ -115,7 +116,7 @@ func benchOne(b *testing.B, method, path string) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.dispatch(&c, method, path)
-		c.ResetParams()
+		ctxhook.SetParams(&c, nil)
 	}
 }
 

@@ -74,7 +74,7 @@ func explain(a, b string) string {
 		}
 		return "the catch-all " + c + " takes every path below " + at + ", so no other route may" +
 			" branch there; move " + other + " to a path outside " + at + ", or serve it from the" +
-			" catch-all's handler by testing router.Param(c, \"" + c[1:] + "\")"
+			" catch-all's handler by testing c.Param(\"" + c[1:] + "\")"
 	case kx == param && ky == literal || kx == literal && ky == param:
 		p, lit, fixed := x, y, b
 		if kx == literal {
@@ -83,7 +83,7 @@ func explain(a, b string) string {
 		return "httprouter cannot hold the fixed segment \"" + lit + "\" and the parameter " + p +
 			" at the same position (after " + at + "); give " + fixed + " a path that parts from" +
 			" the other before " + at + ", or register only the route with " + p + " and branch" +
-			" on router.Param(c, \"" + p[1:] + "\") == \"" + lit + "\" in its handler"
+			" on c.Param(\"" + p[1:] + "\") == \"" + lit + "\" in its handler"
 	}
 	return generic
 }

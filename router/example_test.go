@@ -48,10 +48,10 @@ func get(method, url string, headers ...string) {
 func Example() {
 	r := router.New()
 	r.GET("/users/:id", func(c *core.Ctx) {
-		c.WriteString("user " + router.Param(c, "id"))
+		c.WriteString("user " + c.Param("id"))
 	})
 	r.GET("/files/*path", func(c *core.Ctx) {
-		c.WriteString("file " + router.Param(c, "path"))
+		c.WriteString("file " + c.Param("path"))
 	})
 	url, stop := start(r.Handler())
 	defer stop()
@@ -103,8 +103,8 @@ func ExampleRouter_Group() {
 	r := router.New()
 	repo := r.Group("/repos/:owner/:repo")
 	repo.GET("/issues/:number", func(c *core.Ctx) {
-		for _, p := range c.Params() {
-			fmt.Fprintf(c, "%s=%s ", p.Key, p.Value)
+		for _, name := range []string{"owner", "repo", "number"} {
+			fmt.Fprintf(c, "%s=%s ", name, c.Param(name))
 		}
 	})
 	url, stop := start(r.Handler())
@@ -143,5 +143,5 @@ func ExampleRouter_Handle_conflict() {
 	r.GET("/users/new", func(c *core.Ctx) {})
 	// Output:
 	// dwell: route conflict: GET /users/new conflicts with GET /users/:id, registered earlier: httprouter cannot hold the fixed segment "new" and the parameter :id at the same position (after /users/);
-	// give /users/new a path that parts from the other before /users/, or register only the route with :id and branch on router.Param(c, "id") == "new" in its handler
+	// give /users/new a path that parts from the other before /users/, or register only the route with :id and branch on c.Param("id") == "new" in its handler
 }

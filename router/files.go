@@ -20,7 +20,7 @@ func (g *Group) ServeFiles(pattern, root string) {
 	if !strings.HasSuffix(pattern, "/*filepath") {
 		panic("dwell: ServeFiles pattern " + pattern + " must end in /*filepath")
 	}
-	h := func(c *core.Ctx) { body.ServeRoot(c, root, Param(c, "filepath")) }
+	h := func(c *core.Ctx) { body.ServeRoot(c, root, c.Param("filepath")) }
 	g.Handle("GET", pattern, h)
 	g.Handle("HEAD", pattern, h)
 }

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"net/http"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func reply(name string) core.Handler {
 	return func(c *core.Ctx) {
 		var b strings.Builder
 		b.WriteString(name)
-		for _, p := range c.Params() {
+		for _, p := range ctxhook.Params(c) {
 			b.WriteString(" " + p.Key + "=" + p.Value)
 		}
 		c.WriteString(b.String())

@@ -92,11 +92,11 @@ func TestMiddlewareParks(t *testing.T) {
 	r := New()
 	r.Use(func(next core.Handler) core.Handler {
 		return func(c *core.Ctx) {
-			if err := c.SuspendFor(5 * time.Millisecond); err != core.ErrTimeout {
+			if err := c.Suspend(5 * time.Millisecond); err != core.ErrTimeout {
 				t.Errorf("SuspendFor before: %v", err)
 			}
 			next(c)
-			if err := c.SuspendFor(5 * time.Millisecond); err != core.ErrTimeout {
+			if err := c.Suspend(5 * time.Millisecond); err != core.ErrTimeout {
 				t.Errorf("SuspendFor after: %v", err)
 			}
 			c.WriteString(" done")
@@ -114,11 +114,11 @@ func TestMiddlewareParks(t *testing.T) {
 func TestParamAcrossParks(t *testing.T) {
 	r := New()
 	r.GET("/slow/:name", func(c *core.Ctx) {
-		name := Param(c, "name")
-		if err := c.SuspendFor(60 * time.Millisecond); err != core.ErrTimeout {
+		name := c.Param("name")
+		if err := c.Suspend(60 * time.Millisecond); err != core.ErrTimeout {
 			t.Errorf("SuspendFor: %v", err)
 		}
-		c.WriteString(name + " " + Param(c, "name"))
+		c.WriteString(name + " " + c.Param("name"))
 	})
 	r.GET("/fast/:name", reply("fast"))
 	addr := serve(t, r)

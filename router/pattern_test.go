@@ -1,6 +1,7 @@
 package router
 
 import (
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"slices"
 	"testing"
 
@@ -63,7 +64,7 @@ func TestDispatchWithoutServer(t *testing.T) {
 	for _, rt := range apiRoutes {
 		r.Handle(rt.method, rt.path, func(c *core.Ctx) {
 			got = rt.method + " " + rt.path
-			for _, p := range c.Params() {
+			for _, p := range ctxhook.Params(c) {
 				got += " " + p.Key + "=" + p.Value
 			}
 		})

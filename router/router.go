@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -95,7 +96,9 @@ func (r *Router) Handler() core.Handler {
 		// wrapper's frame under every handler — and a parked handler's stack is small (see
 		// core's coroutines).
 		r.handler = func(c *core.Ctx) {
-			if !r.dispatch(c, c.Method(), c.Path()) {
+			// The path is borrowed, not copied: the router only reads it, and the parameters
+			// it hands the handler are substrings of it, in the request's memory.
+			if !r.dispatch(c, c.Method(), ctxhook.PathString(c)) {
 				r.miss(c)
 			}
 		}

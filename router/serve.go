@@ -6,14 +6,9 @@ import (
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/julienschmidt/httprouter"
 )
-
-// Param returns the value of the route parameter name for the request c, or "" when the route
-// has none of that name. For "/users/:id" and the path "/users/42", Param(c, "id") is "42"; a
-// catch-all's value starts with '/'. Borrowed: the value points into the request's path and is
-// valid until the handler returns, across parks included; copy it (strings.Clone) to keep it.
-func Param(c *core.Ctx, name string) string { return c.Param(name) }
 
 // dispatch runs the route that matches method and path, with its parameters set on c, and
 // reports false when there is none. The hit path allocates nothing for a static route, and
@@ -31,20 +26,20 @@ func (r *Router) dispatch(c *core.Ctx, method, path string) bool {
 	}
 	h := r.byKey.get(markerKey(m))
 	if len(ps) > 0 {
-		c.SetParams(asParams(ps))
+		ctxhook.SetParams(c, asParams(ps))
 	}
 	h(c)
 	return true
 }
 
-// asParams views httprouter's parameters as core's without copying them: the two element types
-// have the same fields (the conversion below proves it at compile time), and the
-// slice is the one httprouter made for this request alone.
-func asParams(ps httprouter.Params) []core.Param {
-	return unsafe.Slice((*core.Param)(unsafe.Pointer(unsafe.SliceData(ps))), len(ps))
+// asParams views httprouter's parameters as the Ctx's without copying them: the two element
+// types have the same fields (the conversion below proves it at compile time), and the slice
+// is the one httprouter made for this request alone.
+func asParams(ps httprouter.Params) []ctxhook.Param {
+	return unsafe.Slice((*ctxhook.Param)(unsafe.Pointer(unsafe.SliceData(ps))), len(ps))
 }
 
-var _ = core.Param(httprouter.Param{})
+var _ = ctxhook.Param(httprouter.Param{})
 
 // matches reports whether method and path would reach a route, and whether the tree
 // suggests the path with its trailing slash toggled.

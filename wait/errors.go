@@ -20,4 +20,7 @@ var (
 	// that is kept, and some published after the cursor are gone. It wraps nothing; treat it as
 	// a success that lost data (resynchronise, warn the user).
 	ErrMissed = errors.New("dwell: cursor older than the topic's history; messages were missed")
+	// ErrGoexit is returned by Do when its function called runtime.Goexit: the function ended
+	// without returning.
+	ErrGoexit = errors.New("dwell: runtime.Goexit in a function run by wait.Do")
 )

@@ -31,7 +31,7 @@ func (e *Event) Wait(c *core.Ctx, timeout time.Duration) error {
 	e.h.mu.Lock()
 	e.h.addLocked(&w, c, e.h.seq)
 	e.h.mu.Unlock()
-	err := c.SuspendFor(timeout)
+	err := c.Suspend(timeout)
 	e.h.remove(&w)
 	return err
 }

@@ -60,12 +60,12 @@ func (s *parkServer) handle(c *core.Ctx) {
 		s.tp.OnNext(c, s.tp.Last(), 0, writeFirst)
 	case "/core":
 		s.addWaker(c)
-		if c.Suspend() == nil {
+		if c.Suspend(0) == nil {
 			c.WriteString("released")
 		}
 	case "/cored":
 		s.addWaker(c)
-		c.Detach(func(c *core.Ctx, err error) {
+		c.Detach(0, func(c *core.Ctx, err error) {
 			if err == nil {
 				c.WriteString("released")
 			}

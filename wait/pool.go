@@ -65,13 +65,14 @@ func Do(c *core.Ctx, fn func()) error { return defaultPool.Do(c, fn) }
 //
 // fn runs on another goroutine: it must not touch c, nor anything else its loop owns; hand its
 // results back through variables the handler reads after Do returns. A panic in fn is recovered
-// on the worker and raised again in the handler (which then answers 500, as for any panic).
+// on the worker and raised again in the handler (which then answers 500, as for any panic); a
+// runtime.Goexit in fn ends only its worker, and Do returns ErrGoexit.
 // Call Do from c's handler; elsewhere it returns core.ErrNotInHandler without running fn.
 func (p *Pool) Do(c *core.Ctx, fn func()) error {
 	j := &doJob{p: p, fn: fn, w: c.Waker()}
 	// The job is handed to the pool from the loop, after Hold has parked the handler: only then
 	// is it known that Do was called from the handler, and fn must not run for a Do that fails.
-	if err := c.Post(j.start); err != nil {
+	if err := c.Loop().Post(j.start); err != nil {
 		return err
 	}
 	err := c.Hold()
@@ -110,8 +111,15 @@ func (j *doJob) start() {
 	p.mu.Unlock()
 }
 
-// work is a worker: it runs j, then whatever is queued, and ends when nothing is.
+// work is a worker: it runs j, then whatever is queued, and ends when nothing is. A job whose
+// fn calls runtime.Goexit ends the worker's goroutine; the worker's place goes to a new one.
 func (p *Pool) work(j *doJob) {
+	exited := true
+	defer func() {
+		if exited {
+			p.replaceWorker()
+		}
+	}()
 	for j != nil {
 		j.run()
 		p.mu.Lock()
@@ -123,6 +131,19 @@ func (p *Pool) work(j *doJob) {
 		}
 		p.mu.Unlock()
 	}
+	exited = false
+}
+
+// replaceWorker gives the place of a worker whose goroutine exited to a new one, if calls are
+// waiting, or frees it.
+func (p *Pool) replaceWorker() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running <= p.size && p.head < len(p.queue) {
+		go p.work(p.popLocked())
+		return
+	}
+	p.running--
 }
 
 // popLocked takes the oldest queued job. p.mu is held.
@@ -144,18 +165,23 @@ func (p *Pool) popLocked() *doJob {
 	return j
 }
 
-// run calls fn and wakes the handler, passing on a panic as an error to raise there.
+// run calls fn and wakes the handler, passing on a panic as an error to raise there, and a
+// runtime.Goexit as ErrGoexit.
 func (j *doJob) run() {
-	var perr error
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				perr = &panicError{val: r, stack: debug.Stack()}
-			}
-		}()
-		j.fn()
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		var err error = ErrGoexit
+		if r := recover(); r != nil {
+			err = &panicError{val: r, stack: debug.Stack()}
+		}
+		j.w.Wake(err)
 	}()
-	j.w.Wake(perr)
+	j.fn()
+	returned = true
+	j.w.Wake(nil)
 }
 
 // A panicError carries a panic in a pooled call back to the handler that made it.

@@ -2,6 +2,7 @@ package wait
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -114,7 +115,7 @@ func TestDoOutsideHandler(t *testing.T) {
 	var ran atomic.Bool
 	errc := make(chan error, 1)
 	_, addr := startServer(t, func(c *core.Ctx) {
-		c.Post(func() { errc <- Do(c, func() { ran.Store(true) }) })
+		c.Loop().Post(func() { errc <- Do(c, func() { ran.Store(true) }) })
 		Sleep(c, 50*time.Millisecond)
 		c.WriteString("ok")
 	}, 1)
@@ -213,5 +214,28 @@ func TestShutdownWhileParked(t *testing.T) {
 	}
 	if !ev.h.idle() || !tp.h.idle() {
 		t.Fatal("waiters left linked after shutdown")
+	}
+}
+
+// TestDoGoexit: runtime.Goexit in fn ends only its worker: the handler wakes with ErrGoexit,
+// and the worker's place serves the next call (a pool of one would otherwise be stuck).
+func TestDoGoexit(t *testing.T) {
+	p := NewPool(1)
+	_, addr := startServer(t, func(c *core.Ctx) {
+		var err error
+		if c.Path() == "/goexit" {
+			err = p.Do(c, runtime.Goexit)
+		} else {
+			err = p.Do(c, func() {})
+		}
+		c.WriteString(errString(err))
+	}, 1)
+	for range 3 {
+		if body := roundTrip(t, addr, "/goexit"); body != ErrGoexit.Error() {
+			t.Fatalf("Do with Goexit: %q", body)
+		}
+		if body := roundTrip(t, addr, "/"); body != "nil" {
+			t.Fatalf("Do after a Goexit: %q", body)
+		}
 	}
 }

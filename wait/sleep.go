@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // Sleep parks the handler for d on its loop's timers and returns nil after it. It returns
@@ -15,7 +16,7 @@ func Sleep(c *core.Ctx, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	err := c.SuspendFor(d)
+	err := c.Suspend(d)
 	if err == ErrTimeout {
 		return nil
 	}
@@ -32,5 +33,5 @@ func Sleep(c *core.Ctx, d time.Duration) error {
 // queue up instead of waiting. The request's borrowed values (path, query, headers) end when
 // the handler returns: copy what k needs before calling After. Call After from c's handler.
 func After(c *core.Ctx, d time.Duration, k func(c *core.Ctx, err error)) {
-	c.DetachAfter(d, k)
+	ctxhook.DetachUntil(c, d, k)
 }

@@ -63,7 +63,7 @@ func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, 
 	}
 	// The frames of a parked handler stay on its stack, which stays at its first 2 KiB only
 	// while they are small: this one holds little more than w.
-	err := c.SuspendFor(timeout)
+	err := c.Suspend(timeout)
 	t.h.remove(w)
 	if err != nil {
 		return nil, w.seq, err
@@ -110,7 +110,7 @@ func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k fu
 	w := &nextCont[T]{t: t, k: k}
 	t.h.addLocked(&w.waiter, c, cursor)
 	t.h.mu.Unlock()
-	c.DetachFor(timeout, w.wake)
+	c.Detach(timeout, w.wake)
 }
 
 // A nextCont is a request waiting in OnNext: its waiter node and what its continuation needs.

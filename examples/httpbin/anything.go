@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
 )
 
@@ -49,7 +48,7 @@ func anything(c *core.Ctx) {
 	defer readBufs.Put(bp)
 	buf := *bp
 	for {
-		n, err := body.Read(c, buf)
+		n, err := c.ReadBody(buf)
 		h.Write(buf[:n])
 		e.BodyLength += int64(n)
 		if err == io.EOF {

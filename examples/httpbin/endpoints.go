@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/router"
 	"github.com/dwellhttp/dwell/wait"
 )
 
@@ -20,7 +19,7 @@ const (
 
 // status answers with the status named in the path and an empty body.
 func status(c *core.Ctx) {
-	code, ok := intParam(router.Param(c, "code"), 100, 599)
+	code, ok := intParam(c.Param("code"), 100, 599)
 	if !ok {
 		badRequest(c, "status must be a number from 100 to 599")
 		return
@@ -61,7 +60,7 @@ func sendBytes(c *core.Ctx) { answerBytes(c, false) }
 func streamBytes(c *core.Ctx) { answerBytes(c, true) }
 
 func answerBytes(c *core.Ctx, chunked bool) {
-	n, ok := intParam(router.Param(c, "n"), 0, maxBytes)
+	n, ok := intParam(c.Param("n"), 0, maxBytes)
 	if !ok {
 		badRequest(c, "n must be a byte count from 0 to %d", maxBytes)
 		return
@@ -81,7 +80,7 @@ func answerBytes(c *core.Ctx, chunked bool) {
 // delay answers after the given milliseconds, in continuation style: the request waits as a
 // timer and a closure, not a parked coroutine.
 func delay(c *core.Ctx) {
-	ms, ok := intParam(router.Param(c, "ms"), 0, maxDelayMS)
+	ms, ok := intParam(c.Param("ms"), 0, maxDelayMS)
 	if !ok {
 		badRequest(c, "ms must be from 0 to %d", maxDelayMS)
 		return

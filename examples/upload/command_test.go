@@ -60,3 +60,30 @@ func TestShutdownFinishesUpload(t *testing.T) {
 		t.Fatalf("after SIGTERM: %v", err)
 	}
 }
+
+// TestDefaultBodyLimit: without -max-body, an upload declared over 1 GiB is refused with 413
+// before any of it is sent, and no file is made.
+func TestDefaultBodyLimit(t *testing.T) {
+	dir := t.TempDir()
+	cmd := coretest.StartCommand(t, "UPLOAD_RUN_MAIN", dir)
+	c := coretest.Dial(t, cmd.Addr)
+	c.Send("POST /files HTTP/1.1\r\nHost: h\r\nContent-Length: 1073741825\r\nExpect: 100-continue\r\n\r\n")
+	resp, _ := c.Response("POST")
+	if resp.StatusCode != 413 {
+		t.Fatalf("status %d, want 413", resp.StatusCode)
+	}
+	ok := coretest.Dial(t, cmd.Addr)
+	ok.Send("POST /files HTTP/1.1\r\nHost: h\r\nContent-Length: 1073741824\r\nExpect: 100-continue\r\n\r\n")
+	if resp, _ := ok.Response("POST"); resp.StatusCode != 100 {
+		t.Fatalf("an upload of exactly 1 GiB: status %d, want 100 Continue", resp.StatusCode)
+	}
+	ok.Close()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".upload-") {
+			t.Fatalf("file %s made for a refused upload", e.Name())
+		}
+	}
+	cmd.Terminate()
+	cmd.Wait(10 * time.Second)
+}

@@ -5,6 +5,10 @@
 // Disk writes run on the wait package's worker pool, so a slow disk parks only the upload that
 // waits for it. An upload goes to a temporary name and is renamed only once complete: an
 // aborted upload leaves no file behind.
+//
+// Flags: -addr, -loops, -dir (where files go, "uploads"), and -max-body, the largest upload
+// accepted in bytes (1 GiB by default; 0 for no limit). A larger one is refused with 413 —
+// before any of it is read when its Content-Length says so.
 package main
 
 import (
@@ -27,13 +31,14 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	loops := flag.Int("loops", 1, "number of event loops")
 	dir := flag.String("dir", "uploads", "directory the files are stored in")
+	maxBody := flag.Int64("max-body", 1<<30, "largest upload accepted, in bytes (0: no limit)")
 	flag.Parse()
 
 	s, err := openStore(*dir)
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := core.NewServer(s.handler(), core.Options{Addr: *addr, Loops: *loops})
+	srv := core.NewServer(s.handler(), core.Options{Addr: *addr, Loops: *loops, MaxBodyBytes: *maxBody})
 	if err := srv.Listen(); err != nil {
 		log.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/router"
 	"github.com/dwellhttp/dwell/wait"
 )
 
@@ -36,6 +35,9 @@ var pieces = sync.Pool{New: func() any { return new([pieceSize]byte) }}
 
 // upload stores the request body under a new id and answers its size and SHA-256.
 func (s *store) upload(c *core.Ctx) {
+	if c.BodyErr() != nil {
+		return // declared over the limit: the server answers 413, and no file is made
+	}
 	id := uuid.NewString()
 	tmp := filepath.Join(s.dir, tempPrefix+id)
 	var f *os.File
@@ -122,7 +124,7 @@ func receive(c *core.Ctx, f *os.File, h hash.Hash) (int64, error) {
 func fill(c *core.Ctx, buf []byte) (int, error) {
 	n := 0
 	for n < len(buf) {
-		k, err := body.Read(c, buf[n:])
+		k, err := c.ReadBody(buf[n:])
 		n += k
 		if err != nil {
 			return n, err
@@ -134,7 +136,7 @@ func fill(c *core.Ctx, buf []byte) (int, error) {
 // download sends a stored file. Only a well-formed id is looked up, so no request can name
 // anything but a finished upload.
 func (s *store) download(c *core.Ctx) {
-	id, err := uuid.Parse(router.Param(c, "id"))
+	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
 		c.SetStatus(404)
 		c.WriteString("404 Not Found\n")

@@ -51,7 +51,7 @@ func routes(file string) core.Handler {
 		defer bufs.Put(bp)
 		var n int64
 		for {
-			k, err := body.Read(c, *bp)
+			k, err := c.ReadBody(*bp)
 			n += int64(k)
 			if err == io.EOF {
 				break

@@ -1,0 +1,123 @@
+package core
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+)
+
+// The server's own answers: for a handler that returned without responding to a request that
+// went wrong, for a panic, and for a request refused before any handler ran.
+
+// serverAnswer answers for a handler that returned without starting its response when the
+// request went wrong meanwhile: 503 once the request's deadline passed (replacing whatever the
+// handler prepared), or, when the handler wrote nothing, 503 after a shutdown's grace period
+// ended its wait, and for a request body that failed 400 (broken framing, or a body cut
+// short), 413 (over the size limit) or 408 (a body that stopped coming). The connection
+// closes after such an answer, since the body's end is unknown.
+func (cx *Ctx) serverAnswer() {
+	gone := cx.gone.err()
+	if gone == ErrTimeout {
+		cx.errorResponse(503, "the request timed out", ErrTimeout)
+		return
+	}
+	if cx.status != 0 || cx.written != 0 {
+		return // the handler answered
+	}
+	if gone == ErrShutdown {
+		cx.errorResponse(503, "the server is shutting down", ErrShutdown)
+		return
+	}
+	err := cx.bodyErr()
+	if err == nil {
+		return
+	}
+	status := 0
+	switch e := err.(type) {
+	case *framingError:
+		status = e.StatusCode()
+	default:
+		switch err {
+		case ErrBodyTooLarge:
+			status = 413
+		case ErrTimeout:
+			status = 408
+		case io.ErrUnexpectedEOF:
+			status = 400 // the client stopped sending before the end of the body it declared
+		}
+	}
+	if status != 0 {
+		cx.errorResponse(status, err.Error(), err)
+	}
+}
+
+// errorResponse replaces whatever the handler prepared with a plain-text error and closes the
+// connection after it. The header fields that do not describe the content — a request id, CORS
+// fields a middleware set — are kept; a body filter is dropped. err is the Done.Err the
+// response reports.
+func (cx *Ctx) errorResponse(status int, msg string, err error) {
+	c := cx.conn
+	pool := &cx.l.pool
+	cx.dropRepresentation()
+	if x := cx.x; x != nil && x.rare != nil {
+		x.rare.filter = nil
+		x.rare.answered = err
+	}
+	c.out.dropAfterHead(pool)
+	cx.rflags = cx.rflags&(rfHead|rfHTTP11) | rfClose
+	cx.status = uint16(status)
+	text := strconv.Itoa(status) + " " + StatusText(status) + ": " + msg + "\n"
+	c.out.reserveHead()
+	if cx.rflags&rfHead == 0 {
+		c.out.write(pool, []byte(text))
+	}
+	cx.written = int64(len(text))
+}
+
+// handlerPanic logs a handler's panic (or its runtime.Goexit, as errGoexit) and answers 500 if
+// the response has not started; if it has, the response is aborted, so that the client sees it
+// cut. A panic with ErrAbortHandler aborts without logging.
+func (l *Loop) handlerPanic(cx *Ctx, r any) {
+	if r != ErrAbortHandler {
+		l.log.Error("dwell: panic in handler", "method", string(cx.req.bytes(cx.req.method)),
+			"target", string(cx.req.bytes(cx.req.target)), "panic", r, "stack", string(debug.Stack()))
+	}
+	x := cx.rare()
+	x.panicV = r
+	x.filter = nil // a filter must not add to a response that failed
+	if cx.conn == nil || cx.conn.state == stClosed {
+		return
+	}
+	if r != ErrAbortHandler && cx.rflags&rfCommitted == 0 {
+		cx.errorResponse(500, "the handler failed", nil)
+		return
+	}
+	cx.rflags |= rfAbort | rfClose
+}
+
+// writeReject queues the response to a request refused before its handler.
+func writeReject(c *conn, rej *reject) {
+	l := c.l
+	pool := &l.pool
+	text := StatusText(rej.status)
+	b := c.out.spare(pool, 200+len(rej.reason)+len(text))
+	b = appendStatusLine(b, rej.status)
+	b = append(b, "Date: "...)
+	b = append(b, l.date[:]...)
+	b = append(b, "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(text)+len(rej.reason)+7), 10)
+	b = append(b, "\r\n\r\n"...)
+	b = strconv.AppendInt(b, int64(rej.status), 10)
+	b = append(b, ' ')
+	b = append(b, text...)
+	b = append(b, ": "...)
+	b = append(b, rej.reason...)
+	b = append(b, '\n')
+	c.out.commit(pool, b)
+}
+
+// debugEnabled reports whether the loop's logger takes debug records, so that the values of
+// one (a getpeername call for the client's address, say) are computed only when it does.
+func (l *Loop) debugEnabled() bool { return l.log.Enabled(context.Background(), slog.LevelDebug) }

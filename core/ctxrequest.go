@@ -1,0 +1,146 @@
+package core
+
+import (
+	"iter"
+	"net/netip"
+	"unsafe"
+)
+
+// The request side of a Ctx. Strings are owned copies; XxxBytes slices are borrowed (see Ctx)
+// and must not be modified.
+
+// Method returns the request method, such as "GET". The standard methods are returned as
+// constants, without an allocation.
+func (cx *Ctx) Method() string { return cx.req.methodString() }
+
+// Target returns the request-target exactly as received, such as "/a%20b?x=1".
+func (cx *Ctx) Target() string { return string(cx.req.bytes(cx.req.target)) }
+
+// Path returns the target's path, percent-decoded ("/a b"); "*" for "OPTIONS *"; "/" for an
+// absolute-form target without a path.
+func (cx *Ctx) Path() string {
+	b := cx.req.bytes(cx.req.path)
+	if len(b) == 1 && b[0] == '/' {
+		return "/"
+	}
+	return string(b)
+}
+
+// PathBytes is Path without the copy. Borrowed: valid until the handler returns.
+func (cx *Ctx) PathBytes() []byte { return cx.req.bytes(cx.req.path) }
+
+// RawQuery returns the target's query without the "?", undecoded.
+func (cx *Ctx) RawQuery() string { return string(cx.req.bytes(cx.req.rawQuery)) }
+
+// Query returns the first value of the query parameter name, decoded ('+' is a space), or ""
+// when absent.
+func (cx *Ctx) Query(name string) string {
+	v, _ := cx.req.queryValue(name)
+	return string(v)
+}
+
+// LookupQuery is Query that also reports whether the parameter is present.
+func (cx *Ctx) LookupQuery(name string) (string, bool) {
+	v, ok := cx.req.queryValue(name)
+	return string(v), ok
+}
+
+// QueryBytes is Query without the copy. Borrowed: valid until the handler returns.
+func (cx *Ctx) QueryBytes(name string) []byte {
+	v, _ := cx.req.queryValue(name)
+	return v
+}
+
+// QueryAll returns every value of the query parameter name, decoded, in the order received;
+// nil when there is none.
+func (cx *Ctx) QueryAll(name string) []string {
+	var all []string
+	for v := range cx.req.queryValues(name) {
+		all = append(all, string(v))
+	}
+	return all
+}
+
+// Proto returns "HTTP/1.1" or "HTTP/1.0". Requests with a higher 1.x minor version are served
+// as 1.1 and report "HTTP/1.1".
+func (cx *Ctx) Proto() string {
+	if cx.req.minor == 0 {
+		return "HTTP/1.0"
+	}
+	return "HTTP/1.1"
+}
+
+// Host returns the authority the request is for: the absolute-form target's, else the Host
+// header.
+func (cx *Ctx) Host() string {
+	if a := cx.req.authority(); len(a) > 0 {
+		return string(a) // RFC 9112 §3.2.2: an absolute-form target's authority replaces Host
+	}
+	return cx.Header("Host")
+}
+
+// Header returns the value of the first header field named name (case-insensitive), or "".
+func (cx *Ctx) Header(name string) string {
+	v, _ := cx.req.lookup(name)
+	return string(v)
+}
+
+// LookupHeader is Header that also reports whether the field is present.
+func (cx *Ctx) LookupHeader(name string) (string, bool) {
+	v, ok := cx.req.lookup(name)
+	return string(v), ok
+}
+
+// HeaderBytes is Header without the copy. Borrowed: valid until the handler returns.
+func (cx *Ctx) HeaderBytes(name string) []byte {
+	v, _ := cx.req.lookup(name)
+	return v
+}
+
+// Headers iterates over the request's header fields in the order received, with names as
+// sent and values trimmed of surrounding whitespace.
+func (cx *Ctx) Headers() iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		r := &cx.req
+		for _, f := range r.fields() {
+			if !yield(string(r.bytes(f.name)), string(r.bytes(f.value))) {
+				return
+			}
+		}
+	}
+}
+
+// ContentLength returns the request's declared Content-Length, or -1 when it has none (no body,
+// or a chunked one).
+func (cx *Ctx) ContentLength() int64 { return cx.req.contentLength }
+
+// Chunked reports whether the request body uses the chunked transfer coding.
+func (cx *Ctx) Chunked() bool { return cx.req.has(reqChunked) }
+
+// RemoteAddr returns the client's address (the zero value once the connection is closed).
+func (cx *Ctx) RemoteAddr() netip.AddrPort {
+	if cx.conn == nil {
+		return netip.AddrPort{}
+	}
+	return cx.conn.remoteAddr()
+}
+
+// Param returns the value of the route parameter name, as set by the router that matched the
+// request, or "". For the route "/users/:id" and the path "/users/42", Param("id") is "42"; a
+// catch-all's value starts with '/'.
+func (cx *Ctx) Param(name string) string { return string(cx.ParamBytes(name)) }
+
+// ParamBytes is Param without the copy. Borrowed: valid until the handler returns.
+func (cx *Ctx) ParamBytes(name string) []byte {
+	if cx.x == nil {
+		return nil
+	}
+	for _, p := range cx.x.params {
+		if p.Key == name {
+			// The value is a substring of the request's path, in its arena: viewing it as bytes
+			// exposes no memory but the request's own, which the caller may not change.
+			return unsafe.Slice(unsafe.StringData(p.Value), len(p.Value))
+		}
+	}
+	return nil
+}

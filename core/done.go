@@ -1,0 +1,88 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Done describes a finished response, for access logs and metrics: what really went out,
+// whoever wrote it — the handler, its continuation, or the server itself (a 400, 408 or 413
+// for a request body that failed, a 503 at shutdown, a 500 after a panic).
+type Done struct {
+	// Status is the response's status code. For a response that never went out (the client
+	// left first, or the handler aborted it before it started) it is the status the response
+	// had when it ended.
+	Status int
+	// Bytes is the number of body bytes the response carried, after any body filter.
+	Bytes int64
+	// Duration is the time from the request's head being read to the response being
+	// complete (queued whole for the client).
+	Duration time.Duration
+	// Err says why the response did not end normally: ErrClosed (the client left), ErrShutdown
+	// (the grace period of a shutdown ended), ErrTimeout, a request body error
+	// (ErrBodyTooLarge, io.ErrUnexpectedEOF, a malformed chunked body) that the server
+	// answered, ErrAbortHandler, or a PanicError. It is nil for a response that went out whole.
+	Err error
+}
+
+// OnDone registers f to run once the response is complete, on the request's loop, after the
+// handler (and its continuation) and after any error response of the server's own. Hooks run
+// in the order registered. The request's values are gone by then (see Ctx): a hook that needs
+// them captures them before. f must not block.
+func (cx *Ctx) OnDone(f func(Done)) {
+	r := cx.rare()
+	r.onDone = append(r.onDone, f)
+}
+
+// A PanicError is the Done.Err of a response whose handler (or continuation) panicked.
+type PanicError struct {
+	Value any // what the handler panicked with
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("dwell: handler panicked: %v", e.Value) }
+
+// ErrAbortHandler is a sentinel panic value that aborts a response, as net/http's
+// http.ErrAbortHandler does: panic(core.ErrAbortHandler) in a handler or continuation ends
+// the request at once without logging a stack. If the response has started, the client sees
+// it cut short — no final chunk, or a connection reset for a body delimited by the close — so
+// that no proxy or cache takes it for complete; if it has not, the connection closes without
+// a response.
+var ErrAbortHandler = errors.New("dwell: handler aborted its response")
+
+// runDone calls the completion hooks, if any, with the response's outcome.
+func (cx *Ctx) runDone() {
+	x := cx.x
+	if x == nil || x.rare == nil || len(x.rare.onDone) == 0 {
+		return
+	}
+	r := x.rare
+	d := Done{
+		Status:   cx.Status(),
+		Bytes:    cx.written,
+		Duration: time.Duration(int64(time.Since(cx.l.epoch)) - cx.start),
+		Err:      cx.outcome(),
+	}
+	if cx.rflags&rfHead != 0 {
+		d.Bytes = 0 // counted for the Content-Length, not sent
+	}
+	for _, f := range r.onDone {
+		cx.l.safely(func() { f(d) })
+	}
+}
+
+// outcome returns the Done.Err of the request.
+func (cx *Ctx) outcome() error {
+	r := cx.x.rare
+	switch {
+	case r.panicV == ErrAbortHandler:
+		return ErrAbortHandler
+	case r.panicV != nil:
+		return &PanicError{r.panicV}
+	case cx.gone != 0:
+		return cx.gone.err()
+	case cx.conn == nil || cx.conn.state == stClosed:
+		return ErrClosed
+	}
+	return r.answered
+}

@@ -1,0 +1,189 @@
+package core
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// Response header fields are kept as the lines they will be sent as, "Name: value\r\n", in one
+// buffer from the loop's pool. Setting a field copies its name and value there, so nothing a
+// response holds points into memory it does not own — not into the request (whose memory is
+// reused once the handler returns, which a detached response outlives), nor into anything the
+// caller may change — and committing the head is one copy of the whole buffer.
+
+// SetHeader sets a response header field, replacing any of the same name. Date and
+// Content-Type set here replace the server's; Content-Length declares the body's length (the
+// body then streams without buffering); Connection: close ends the connection after the
+// response; Transfer-Encoding and other Connection values are the server's to set and are
+// ignored. An invalid name, or a value with CR, LF or another control byte, would let a client
+// value split the response: that is a programming error and panics. It has no effect once the
+// response has started.
+func (cx *Ctx) SetHeader(name, value string) {
+	cx.DelHeader(name)
+	cx.AddHeader(name, value)
+}
+
+// AddHeader adds a response header field, keeping any of the same name (as for Set-Cookie). See
+// SetHeader for the special fields and validation.
+func (cx *Ctx) AddHeader(name, value string) {
+	if cx.rflags&rfCommitted != 0 {
+		return
+	}
+	checkField(name, value)
+	switch {
+	case equalFoldString(name, "Content-Length"):
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n < 0 || value[0] == '+' {
+			panic("dwell: invalid Content-Length " + strconv.Quote(value))
+		}
+		cx.declLen = n
+		return
+	case equalFoldString(name, "Transfer-Encoding"):
+		return
+	case equalFoldString(name, "Connection"):
+		if equalFoldString(value, "close") {
+			cx.rflags |= rfClose
+		}
+		return
+	case equalFoldString(name, "Date"):
+		cx.rflags |= rfHasDate
+	case equalFoldString(name, "Content-Type"):
+		cx.rflags |= rfHasType
+	}
+	cx.appendField(name, value)
+}
+
+// appendField copies the line "name: value\r\n" into the response's field buffer, moving the
+// buffer to a larger pool class when it is full.
+func (cx *Ctx) appendField(name, value string) {
+	x := cx.extra()
+	need := len(name) + len(value) + 4
+	if cap(x.hdrs)-len(x.hdrs) < need {
+		pool := &cx.l.pool
+		b := append(pool.get(max(len(x.hdrs)+need, 2*cap(x.hdrs), 128)), x.hdrs...)
+		if x.hdrs != nil {
+			pool.put(x.hdrs)
+		}
+		x.hdrs = b
+	}
+	x.hdrs = append(x.hdrs, name...)
+	x.hdrs = append(x.hdrs, ": "...)
+	x.hdrs = append(x.hdrs, value...)
+	x.hdrs = append(x.hdrs, "\r\n"...)
+}
+
+// DelHeader removes the response header fields named name. It has no effect once the response
+// has started.
+func (cx *Ctx) DelHeader(name string) {
+	if cx.rflags&rfCommitted != 0 {
+		return
+	}
+	switch {
+	case equalFoldString(name, "Content-Length"):
+		cx.declLen = -1
+	case equalFoldString(name, "Date"):
+		cx.rflags &^= rfHasDate
+	case equalFoldString(name, "Content-Type"):
+		cx.rflags &^= rfHasType
+	}
+	cx.dropFields(func(n []byte) bool { return equalFoldString(borrowString(n), name) })
+}
+
+// dropFields removes the field lines whose name drop reports true for.
+func (cx *Ctx) dropFields(drop func(name []byte) bool) {
+	x := cx.x
+	if x == nil {
+		return
+	}
+	b := x.hdrs
+	k := 0
+	for i := 0; i < len(b); {
+		name, _, next := fieldLine(b, i)
+		if !drop(name) {
+			k += copy(b[k:], b[i:next])
+		}
+		i = next
+	}
+	x.hdrs = b[:k]
+}
+
+// fieldLine splits the field line starting at b[i] into name and value and returns where the
+// next line starts. The buffer holds only lines appendField wrote, so the separators are there.
+func fieldLine(b []byte, i int) (name, value []byte, next int) {
+	colon := i + bytes.IndexByte(b[i:], ':')
+	end := colon + bytes.IndexByte(b[colon:], '\r')
+	return b[i:colon], b[colon+2 : end], end + 2
+}
+
+// ResponseHeader returns the value of the first response field named name set so far, or "".
+func (cx *Ctx) ResponseHeader(name string) string {
+	if equalFoldString(name, "Content-Length") && cx.declLen >= 0 {
+		return strconv.FormatInt(cx.declLen, 10)
+	}
+	if cx.x == nil {
+		return ""
+	}
+	b := cx.x.hdrs
+	for i := 0; i < len(b); {
+		n, v, next := fieldLine(b, i)
+		if equalFoldString(borrowString(n), name) {
+			return string(v)
+		}
+		i = next
+	}
+	return ""
+}
+
+// fieldBytes returns the response's field lines, ready to be written.
+func (cx *Ctx) fieldBytes() []byte {
+	if cx.x == nil {
+		return nil
+	}
+	return cx.x.hdrs
+}
+
+// clearHeaders gives the field buffer back to the pool.
+func (cx *Ctx) clearHeaders() {
+	if x := cx.x; x != nil && x.hdrs != nil {
+		cx.l.pool.put(x.hdrs)
+		x.hdrs = nil
+	}
+}
+
+// dropRepresentation removes the fields that describe a response's content (its type,
+// encoding, validators, range), keeping the rest — a request id or CORS fields a middleware
+// set — for an error response that replaces the content.
+func (cx *Ctx) dropRepresentation() {
+	cx.rflags &^= rfHasType
+	cx.declLen = -1
+	cx.dropFields(func(n []byte) bool {
+		for _, r := range representationFields {
+			if equalFoldString(borrowString(n), r) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// representationFields describe the content of a response (RFC 9110 §8) or how to cache it.
+var representationFields = [...]string{
+	"Content-Type", "Content-Encoding", "Content-Language", "Content-Location", "Content-Range",
+	"Content-Disposition", "ETag", "Last-Modified", "Accept-Ranges", "Cache-Control", "Expires",
+}
+
+func checkField(name, value string) {
+	if name == "" {
+		panic("dwell: empty header field name")
+	}
+	for i := 0; i < len(name); i++ {
+		if !isTchar[name[i]] {
+			panic("dwell: invalid header field name " + strconv.Quote(name))
+		}
+	}
+	for i := 0; i < len(value); i++ {
+		if !isValueByte[value[i]] {
+			panic("dwell: invalid byte in the value of header field " + name + ": " + strconv.Quote(value))
+		}
+	}
+}
