@@ -13,8 +13,8 @@ import (
 
 // serverAnswer answers for a handler that returned without starting its response when the
 // request went wrong meanwhile: 503 once the request's deadline passed (replacing whatever the
-// handler prepared), or, when the handler wrote nothing, 503 after a shutdown's grace period
-// ended its wait, and for a request body that failed 400 (broken framing, or a body cut
+// handler prepared), or, when the handler wrote nothing, 503 after a shutdown ended its wait
+// (its grace period, or the notice of WakeOnShutdown), and for a request body that failed 400 (broken framing, or a body cut
 // short), 413 (over the size limit) or 408 (a body that stopped coming). The connection
 // closes after such an answer, since the body's end is unknown.
 func (cx *Ctx) serverAnswer() {
@@ -26,7 +26,7 @@ func (cx *Ctx) serverAnswer() {
 	if cx.status != 0 || cx.written != 0 {
 		return // the handler answered
 	}
-	if gone == ErrShutdown {
+	if gone == ErrShutdown || cx.rflags&rfShutdownTold != 0 {
 		cx.errorResponse(503, "the server is shutting down", ErrShutdown)
 		return
 	}

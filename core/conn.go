@@ -238,8 +238,8 @@ func (c *conn) run(cx *Ctx, k func(*Ctx, error), err error) {
 		cx.releaseRequest() // the request's values end when the handler returns
 		if cx.gone != 0 {
 			cx.wake(cx.gone.err())
-		} else if cx.rflags&rfShutdownWake != 0 && c.l.shutting {
-			cx.wake(ErrShutdown)
+		} else if c.l.shutting {
+			cx.wakeForShutdown()
 		}
 		return
 	}

@@ -58,6 +58,7 @@ func (cx *Ctx) suspendFor(kind parkKind, d time.Duration) error {
 			return cx.gone.err()
 		}
 		if cx.rflags&rfShutdownWake != 0 && l.shutting {
+			cx.rflags |= rfShutdownTold
 			return ErrShutdown
 		}
 	}
@@ -181,19 +182,20 @@ func (cx *Ctx) detach(d time.Duration, k func(*Ctx, error), deadlineIsSuccess bo
 // WakeOnShutdown makes the request's waits end with ErrShutdown as soon as a shutdown begins,
 // rather than when its grace period ends: for a long poll or an event stream, which can always
 // answer "nothing yet", so that its client gets that answer at once and reconnects elsewhere.
-// The response can still be written. It applies to Suspend and Detach (and so to the waits of
+// The response can still be written; a handler that writes nothing gets a 503. It applies to Suspend and Detach (and so to the waits of
 // package wait built on them), not to Hold, body reads or writes. Topic.Next calls it.
 func (cx *Ctx) WakeOnShutdown() {
 	cx.rflags |= rfShutdownWake
 	if cx.l.shutting && cx.state == ctxDetached {
-		cx.wake(ErrShutdown)
+		cx.wakeForShutdown()
 	}
 }
 
 // wakeForShutdown is the shutdown notice: called on every active request when a shutdown
-// begins.
+// begins. A handler told, that then writes nothing, gets a 503 (serverAnswer).
 func (cx *Ctx) wakeForShutdown() {
 	if cx.rflags&rfShutdownWake != 0 && (cx.parkedOn(parkUser) || cx.state == ctxDetached) {
+		cx.rflags |= rfShutdownTold
 		cx.wake(ErrShutdown)
 	}
 }

@@ -19,6 +19,7 @@ const (
 	rfHTTP11                               // the request is HTTP/1.1 (kept past the request head)
 	rfAbort                                // the response is abandoned: the client must see it cut
 	rfShutdownWake                         // parks end as soon as a shutdown begins
+	rfShutdownTold                         // a park ended with ErrShutdown for the notice
 	rfFiltered                             // the body filter is running a write: bypass it
 )
 

@@ -53,10 +53,13 @@ func (t *Topic[T]) Last() uint64 {
 // ErrTimeout, ErrClosed and ErrShutdown come with no messages and the cursor to poll from next,
 // which is after itself unless after was ahead of the topic. Such a cursor (from before a
 // restart, say) counts as the topic's last sequence, so the caller gets the next message
-// published and a cursor it can follow from there.
+// published and a cursor it can follow from there. ErrShutdown comes as soon as a shutdown
+// begins (core.Ctx.WakeOnShutdown), so that a long poll can answer "nothing yet" at once and
+// its client poll again at another instance.
 //
 // The slice is the caller's. Call Next from c's handler.
 func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, uint64, error) {
+	c.WakeOnShutdown()
 	w := t.waitAfter(c, after)
 	if w == nil {
 		return t.Since(after) // something came after the cursor: no wait
@@ -88,7 +91,8 @@ func (t *Topic[T]) waitAfter(c *core.Ctx, after uint64) *waiter {
 }
 
 // OnNext is the continuation form of Next, for extreme fan-in: a waiting request costs its
-// connection and a few words, not a coroutine. When messages are already there, k runs at once,
+// connection and a few words, not a coroutine. Like Next, it ends with ErrShutdown as soon as
+// a shutdown begins. When messages are already there, k runs at once,
 // before OnNext returns. Otherwise the handler is detached (core.Ctx.Detach): it must return
 // right after OnNext, and k runs later on c's loop with c and what Next would have returned;
 // the response is finished when k returns, unless k detaches again (with another OnNext, say).
@@ -99,6 +103,7 @@ func (t *Topic[T]) waitAfter(c *core.Ctx, after uint64) *waiter {
 // (path, query, headers) end when the handler returns: copy what k needs before calling OnNext.
 // Call OnNext from c's handler.
 func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k func(c *core.Ctx, msgs []T, last uint64, err error)) {
+	c.WakeOnShutdown()
 	t.h.mu.Lock()
 	cursor := min(after, t.h.seq)
 	if cursor < t.h.seq {

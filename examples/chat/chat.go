@@ -125,9 +125,11 @@ func (ch *chat) poll(c *core.Ctx) {
 	}
 	timeout := min(time.Duration(ms)*time.Millisecond, maxTimeout)
 	msgs, last, err := ch.next(c, after, timeout)
-	if err != nil && err != wait.ErrTimeout && err != wait.ErrMissed {
-		return // the client left, or the server is shutting down
+	if err == wait.ErrClosed {
+		return // the client left
 	}
+	// Messages, or none when the timeout passed or a shutdown began: the client polls again
+	// with last, here or at another instance.
 	writeMessages(c, msgs, last)
 }
 

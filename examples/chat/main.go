@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/examples/internal/chatpage"
 	"github.com/dwellhttp/dwell/router"
 )
 
@@ -52,7 +53,7 @@ func main() {
 // handler routes the chat's endpoints.
 func (ch *chat) handler() core.Handler {
 	r := router.New()
-	r.GET("/", page)
+	r.GET("/", chatpage.Serve)
 	r.POST("/messages", ch.post)
 	r.GET("/messages", ch.poll)
 	r.GET("/events", ch.events)

@@ -1,10 +1,12 @@
-package main
+// Package chatpage is the page of the chat examples (examples/chat, examples/chatcluster): one
+// self-contained HTML document, with its style and script, that posts with POST /messages and
+// follows the room with long polls on GET /messages, keeping its cursor across failures.
+package chatpage
 
 import "github.com/dwellhttp/dwell/core"
 
-// page handles GET /: a chat page, self-contained, that posts with POST /messages and follows
-// the room with long polls on GET /messages, keeping its cursor across failures.
-func page(c *core.Ctx) {
+// Serve answers GET / with the page.
+func Serve(c *core.Ctx) {
 	c.SetHeader("Content-Type", "text/html; charset=utf-8")
 	c.WriteString(pageHTML)
 }
