@@ -77,8 +77,9 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 }
 
 // handlerPanic logs a handler's panic (or its runtime.Goexit, as errGoexit) and answers 500 if
-// the response has not started; if it has, the response is aborted, so that the client sees it
-// cut. A panic with ErrAbortHandler aborts without logging.
+// the response has not started — through the request's OnPanic responder, if it has one; if
+// the response has started, it is aborted, so that the client sees it cut. A panic with
+// ErrAbortHandler aborts without logging.
 func (l *Loop) handlerPanic(cx *Ctx, r any) {
 	if r != ErrAbortHandler {
 		l.log.Error("dwell: panic in handler", "method", string(cx.req.bytes(cx.req.method)),
@@ -90,12 +91,47 @@ func (l *Loop) handlerPanic(cx *Ctx, r any) {
 	if cx.conn == nil || cx.conn.state == stClosed {
 		return
 	}
-	if r != ErrAbortHandler && cx.rflags&rfCommitted == 0 {
-		cx.errorResponse(500, "the handler failed", nil)
+	if r == ErrAbortHandler || cx.rflags&rfCommitted != 0 {
+		cx.rflags |= rfAbort | rfClose
 		return
 	}
-	cx.rflags |= rfAbort | rfClose
+	cx.errorResponse(500, "the handler failed", nil)
+	if f := x.onPanic; f != nil {
+		cx.respondToPanic(f, r)
+	}
 }
+
+// respondToPanic lets the request's OnPanic responder replace the server's 500. It runs where
+// the panic was recovered, but cannot park there: its writes queue.
+func (cx *Ctx) respondToPanic(f func(*Ctx, any), v any) {
+	cx.conn.out.dropAfterHead(&cx.l.pool)
+	cx.status, cx.written = 0, 0
+	current := cx.l.current
+	cx.l.current = nil
+	defer func() {
+		cx.l.current = current
+		r := recover()
+		switch {
+		case r != nil && cx.rflags&rfCommitted != 0:
+			cx.rflags |= rfAbort
+		case r != nil, cx.status == 0 && cx.written == 0:
+			cx.errorResponse(500, "the handler failed", nil) // the responder failed, or said nothing
+		}
+		if r != nil {
+			cx.l.log.Error("dwell: panic in an OnPanic responder", "panic", r)
+		}
+		cx.rflags |= rfClose
+	}()
+	f(cx, v)
+}
+
+// OnPanic makes f answer for a panic of the handler (or of its continuation), in place of the
+// server's plain-text 500: for a recover middleware that answers in JSON, say. f runs once the
+// panic has been recovered and logged, and only when the response has not started (a started
+// one is cut short instead, see ErrAbortHandler); it writes a response as a handler does,
+// except that it cannot park. The header fields set before the panic stay, those describing
+// the content aside. The connection closes after the response. A later OnPanic replaces f.
+func (cx *Ctx) OnPanic(f func(c *Ctx, v any)) { cx.rare().onPanic = f }
 
 // writeReject queues the response to a request refused before its handler.
 func writeReject(c *conn, rej *reject) {

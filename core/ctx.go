@@ -87,9 +87,10 @@ type ctxRare struct {
 	wakeErr    error        // an error passed to Resume that has no errCode
 	bodyErr    error        // a body error that has no errCode
 	panicV     any          // what the handler panicked with, for Done.Err
-	answered   error        // the error the server answered for, for Done.Err
-	deadline   *Timer       // the request's deadline (SetTimeout), kept for the Ctx's next requests
-	deadlineAt int64        // when it fires, on the loop clock; 0 when not set
+	onPanic    func(*Ctx, any)
+	answered   error  // the error the server answered for, for Done.Err
+	deadline   *Timer // the request's deadline (SetTimeout), kept for the Ctx's next requests
+	deadlineAt int64  // when it fires, on the loop clock; 0 when not set
 }
 
 func (cx *Ctx) rare() *ctxRare {

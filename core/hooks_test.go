@@ -327,3 +327,44 @@ func TestQueryAllAndHeaders(t *testing.T) {
 		t.Fatalf("body %q", body)
 	}
 }
+
+// TestOnPanic: a responder answers for a panic of the handler and of a continuation alike; one
+// that writes nothing, or panics itself, leaves the server's 500.
+func TestOnPanic(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		c.SetHeader("X-Request-Id", "r")
+		c.SetHeader("Content-Type", "text/html") // describes content that never comes
+		c.OnPanic(func(c *Ctx, v any) {
+			switch c.Path() {
+			case "/silent":
+			case "/twice":
+				panic("again")
+			default:
+				c.SetStatus(500)
+				c.SetHeader("Content-Type", "application/json")
+				c.WriteString(`{"error":"` + v.(string) + `"}`)
+			}
+		})
+		c.WriteString("lost")
+		if c.Path() == "/continuation" {
+			c.detach(time.Millisecond, func(c *Ctx, err error) { panic("late") }, true)
+			return
+		}
+		panic("boom")
+	}, Options{})
+	for _, tc := range []struct{ path, ctype, body string }{
+		{"/handler", "application/json", `{"error":"boom"}`},
+		// The request's path is gone in a continuation (see Ctx): the default branch answers.
+		{"/continuation", "application/json", `{"error":"late"}`},
+		{"/silent", "text/plain; charset=utf-8", "500 Internal Server Error: the handler failed\n"},
+		{"/twice", "text/plain; charset=utf-8", "500 Internal Server Error: the handler failed\n"},
+	} {
+		c := dial(t, addr)
+		c.send("GET " + tc.path + " HTTP/1.1\r\nHost: h\r\n\r\n")
+		resp, body := c.response("GET")
+		if resp.StatusCode != 500 || resp.Header.Get("Content-Type") != tc.ctype || body != tc.body ||
+			resp.Header.Get("X-Request-Id") != "r" {
+			t.Errorf("%s: %d %q %q %v", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), body, resp.Header)
+		}
+	}
+}
