@@ -3,6 +3,9 @@
 PROGRAM ?= examples/hello
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
+# Nested modules (their own go.mod, for dependencies the main module does not take): make test
+# vets and tests each of them too.
+NESTED_MODULES :=
 
 .PHONY: build run test fuzz bench bench-quick clean
 
@@ -22,6 +25,10 @@ test:
 	go run $(STATICCHECK) ./...
 	go test -race ./...
 	go test -count=1 -run 'Alloc' ./...
+	@set -e; for m in $(NESTED_MODULES); do \
+		echo "== $$m"; \
+		(cd $$m && go vet ./... && go run $(STATICCHECK) ./... && go test -race ./...); \
+	done
 
 # Every fuzz target for a bounded time each (FUZZTIME, default 10s).
 fuzz:
