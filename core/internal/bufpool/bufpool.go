@@ -59,7 +59,7 @@ var smallClass = func() (t [2048/16 + 1]uint8) {
 const firstPow2Class = 33
 
 // get returns an empty buffer with room for at least n bytes.
-func (p *Pool)Get(n int) []byte {
+func (p *Pool) Get(n int) []byte {
 	c := classOf(n)
 	if c < 0 {
 		return make([]byte, 0, n)
@@ -74,7 +74,7 @@ func (p *Pool)Get(n int) []byte {
 }
 
 // put recycles b. Buffers that did not come from get (other capacities) are left to the GC.
-func (p *Pool)Put(b []byte) {
+func (p *Pool) Put(b []byte) {
 	n := cap(b)
 	c := classOf(n)
 	if c < 0 || bufClasses[c] != n || len(p.free[c])*n >= poolBytesPerClass {
