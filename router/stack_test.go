@@ -54,7 +54,7 @@ func writeRoom(c *core.Ctx) { c.WriteString(strconv.Itoa(stackRoom())) }
 // TestStackRoom: the router's frames under a handler take at most routerFrames bytes of its
 // stack, whether the route is static or has parameters, and middleware adds only its own.
 func TestStackRoom(t *testing.T) {
-	const routerFrames = 512
+	const routerFrames = 160
 	direct := roomOf(t, writeRoom, "/")
 	t.Logf("a handler served without the router has %d B of stack before it grows", direct)
 	passThrough := func(next core.Handler) core.Handler { return func(c *core.Ctx) { next(c) } }
