@@ -43,8 +43,8 @@ type Router struct {
 	// RedirectFixedPath redirects a request that matches no route to the route that its
 	// cleaned path (no "..", "." or doubled slashes) matches, case-insensitively, and with the
 	// trailing slash fixed if RedirectTrailingSlash is set; the codes are those of
-	// RedirectTrailingSlash. On in New. It costs a scan of the method's routes, but only for
-	// requests that would otherwise miss.
+	// RedirectTrailingSlash. On in New. It costs a scan of the routes the method may reach,
+	// but only for requests that would otherwise miss.
 	RedirectFixedPath bool
 
 	static  map[string][]*route // routes without parameters, by path; matched first
