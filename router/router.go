@@ -30,9 +30,9 @@ type Router struct {
 	// matches routes of other methods only. On in New.
 	HandleMethodNotAllowed bool
 
-	// HandleOPTIONS answers an OPTIONS request that no OPTIONS route matches with the
-	// methods the path allows, in an Allow header ("OPTIONS *" lists every registered method).
-	// On in New.
+	// HandleOPTIONS answers an OPTIONS request that no OPTIONS route (nor Any route) matches
+	// with the methods the path allows, in an Allow header ("OPTIONS *" lists every registered
+	// method, and the standard ones once an Any route is registered). On in New.
 	HandleOPTIONS bool
 
 	// RedirectTrailingSlash redirects a request that matches no route, but would with the
