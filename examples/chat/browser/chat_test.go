@@ -53,8 +53,8 @@ func room(t *testing.T, s *server) []string {
 }
 
 // TestTwoUsersChat: two people chat; each sees every message in order, with its author's
-// name and its time, their own apart from the other's, HTML as text. The page asks for no
-// favicon, and a reload keeps the name and which messages were one's own.
+// name and its time, their own apart from the other's, HTML as text. The page has its icon
+// inline, and a reload keeps the name and which messages were one's own.
 func TestTwoUsersChat(t *testing.T) {
 	s := startServer(t)
 	alice, bob := open(t, s, "Alice"), open(t, s, "Bob")
@@ -111,6 +111,19 @@ func TestTwoUsersChat(t *testing.T) {
 		if m.Own != (conversation[i].from == alice) {
 			t.Errorf("after a reload, message %d: %+v", i, m)
 		}
+	}
+	// The icon is in the page, so that no browser asks for /favicon.ico (headless Chromium asks
+	// for none either way).
+	icon, err := chromedp.Run(alice.ctx, chromedp.Evaluate[int](`new Promise(ok => {
+		const link = document.querySelector('link[rel="icon"]');
+		if (!link || !link.href.startsWith("data:image/")) return ok(0);
+		const img = new Image();
+		img.onload = () => ok(img.naturalWidth);
+		img.onerror = () => ok(0);
+		img.src = link.href;
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil || icon == 0 {
+		t.Errorf("no icon in the page (%v)", err)
 	}
 	if n := s.count("GET /favicon.ico"); n != 0 {
 		t.Errorf("%d requests for /favicon.ico", n)

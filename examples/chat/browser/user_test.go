@@ -51,6 +51,10 @@ func open(t *testing.T, s *server, name string) *user {
 			u.mu.Unlock()
 		}
 	}()
+	who := name
+	if who == "" {
+		who = "an anonymous user"
+	}
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -59,7 +63,7 @@ func open(t *testing.T, s *server, name string) *user {
 		for _, m := range u.console {
 			// Requests that fail while the server is down are logged by the browser itself.
 			if m.IsException() || m.Type == chromedp.ConsoleError && m.Source != "network" {
-				t.Errorf("%s's console: %s", name, m)
+				t.Errorf("%s's console: %s", who, m)
 			}
 		}
 	})
@@ -189,12 +193,6 @@ func (u *user) waitMessages(n int) []shown {
 	u.t.Helper()
 	u.waitFor(fmt.Sprintf("%d messages", n), fmt.Sprintf(`document.querySelectorAll("#log .msg").length >= %d`, n))
 	return u.messages()
-}
-
-// jsString quotes s for JavaScript.
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // overflow reports by how many pixels the page is wider than the window, if at all.
