@@ -75,30 +75,37 @@ function nameProblem(name) {
   return "";
 }
 
-// The notice says what is wrong with the input; only the input changes it.
-function say(problem, field) {
-  notice.textContent = problem;
-  input.setAttribute("aria-invalid", String(field === input));
-  nameInput.setAttribute("aria-invalid", String(field === nameInput));
+// trouble returns what keeps a message from being sent, and the field to fix, or null. While
+// the user types, a blank text is no trouble yet.
+function trouble(text, name, typing) {
+  let problem = nameProblem(name);
+  if (problem) return {problem, field: nameInput};
+  if (typing && blank.test(text)) return null;
+  problem = textProblem(text);
+  return problem ? {problem, field: input} : null;
+}
+
+// say shows the trouble with the input (none: null). Only the input changes the notice.
+function say(t) {
+  notice.textContent = t ? t.problem : "";
+  input.setAttribute("aria-invalid", String(t?.field === input));
+  nameInput.setAttribute("aria-invalid", String(t?.field === nameInput));
 }
 
 function recheck() {
-  const text = input.value;
-  const problem = nameProblem(trimmed(nameInput.value)) ||
-    (text === "" || blank.test(text) ? "" : textProblem(text));
-  const field = problem === "" ? null : problem.startsWith("Name") ? nameInput : input;
-  // Blank text is refused when sent, not while typing.
-  if (problem !== "" || notice.textContent !== "") say(problem, field);
+  const t = trouble(input.value, trimmed(nameInput.value), true);
+  if (t || notice.textContent !== "") say(t);
 }
 
-function updateCount() {
+// measure shows the length of the text against the limits, and fits the box to the text.
+function measure() {
   const text = input.value, c = chars(text), b = bytes(text);
   let s = `${number.format(c)} / ${number.format(limits.textChars)} characters`;
   if (b !== c) s += ` · ${number.format(b)} / ${number.format(limits.textBytes)} bytes`;
   count.textContent = s;
   count.classList.toggle("over", c > limits.textChars || b > limits.textBytes);
   input.style.height = "auto";
-  input.style.height = input.scrollHeight + 2 + "px";
+  input.style.height = input.scrollHeight + 2 + "px"; // the borders
 }
 
 // --- rendering
@@ -183,7 +190,7 @@ function pause(ms) {
   });
 }
 
-// reason turns a failed response or a network error into words.
+// reason is what a failed response says went wrong: the server's error, else its status.
 async function reason(r) {
   try {
     const body = await r.json();
@@ -262,7 +269,7 @@ function unsend(item) {
   outbox.splice(outbox.indexOf(item), 1);
   item.li.remove();
   input.value = input.value === "" ? item.text : item.text + "\n" + input.value;
-  updateCount();
+  measure();
   recheck();
   input.focus();
   pump();
@@ -316,16 +323,15 @@ function sent(item, m) {
 
 function submit() {
   const text = input.value, name = trimmed(nameInput.value);
-  const problem = nameProblem(name) || textProblem(text);
-  if (problem) {
-    const field = problem.startsWith("Name") ? nameInput : input;
-    say(problem, field);
-    field.focus();
+  const t = trouble(text, name, false);
+  if (t) {
+    say(t);
+    t.field.focus();
     return;
   }
-  say("", null);
+  say(null);
   input.value = "";
-  updateCount();
+  measure();
   enqueue(text, name);
 }
 
@@ -339,7 +345,7 @@ input.addEventListener("keydown", ev => {
     submit();
   }
 });
-input.addEventListener("input", () => { updateCount(); recheck(); });
+input.addEventListener("input", () => { measure(); recheck(); });
 nameInput.addEventListener("input", () => {
   recheck();
   const name = trimmed(nameInput.value);
@@ -347,5 +353,5 @@ nameInput.addEventListener("input", () => {
 });
 
 nameInput.value = load("dwell-chat-name", "");
-updateCount();
+measure();
 follow();

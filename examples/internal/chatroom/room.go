@@ -1,16 +1,20 @@
 // Package chatroom is the room of examples/chat: a long-poll chat over a wait.Topic, with the
 // same messages as Server-Sent Events, and the page of examples/internal/chatpage.
 //
-// The API, all JSON:
+// The API:
 //
-//	POST /messages {"text", "name"}  201 {"id", "seq", "time"}
+//	POST /messages {"text", "name"}  201 {"id", "seq", "time"} (the name may be left out)
 //	GET  /messages?after=N&timeout=MS  200 {"messages": [...], "last": N}
 //	GET  /events  text/event-stream, from Last-Event-ID (or ?after=N), else from now
 //
 // A message is {"id", "seq", "name", "text", "time"}: id a UUID, seq its place in the room
-// (1, 2, 3, ...), name the sender's (absent when none was given), time when the server took it
-// (RFC 3339 in UTC, to the millisecond: "2025-01-02T15:04:05.123Z"). Errors are {"error": "..."}
-// with a 4xx status. The limits are chatpage's, so that the page refuses what the server would.
+// (1, 2, 3, ...), name the sender's (trimmed; absent when none or a blank one was given), time
+// when the server took it (RFC 3339 in UTC, to the millisecond: "2025-01-02T15:04:05.123Z").
+//
+// A text must not be blank, and has at most 2048 characters and 4096 bytes in UTF-8; a name has
+// at most 32 characters and no control characters (chatpage's limits, which the page applies
+// too). Refusals are {"error": "..."}: 400 for bad JSON, a blank text or a bad name, 413 for a
+// text or name over its limit or a body over 64 KiB.
 package chatroom
 
 import (
