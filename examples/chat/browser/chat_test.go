@@ -71,7 +71,11 @@ func TestTwoUsersChat(t *testing.T) {
 		{bob, "Every one of them, in order."},
 	}
 	for i, line := range conversation {
-		line.from.say(line.text)
+		if len(line.text) > 100 {
+			line.from.pasteAndSend(line.text)
+		} else {
+			line.from.say(line.text)
+		}
 		alice.waitMessages(i + 1)
 		bob.waitMessages(i + 1)
 	}
@@ -227,9 +231,11 @@ func TestRestart(t *testing.T) {
 	s.start()
 	start := time.Now()
 	u.waitLive()
-	if d := time.Since(start); d > 5*time.Second {
+	d := time.Since(start)
+	if d > 5*time.Second {
 		t.Errorf("live %v after the server came back", d)
 	}
+	t.Logf("live %v after the server came back", d.Round(time.Millisecond))
 
 	post(t, s, "Dan", "after the restart")
 	u.waitMessages(2)
@@ -265,6 +271,7 @@ func TestSendWhileDown(t *testing.T) {
 		!strings.HasSuffix(got[0], "RetryEdit") {
 		t.Fatalf("the outbox shows %q", got)
 	}
+	screenshot(t, "not-sent.png", u)
 
 	u.do(chromedp.Click(chromedp.CSS("#outbox li.failed button:nth-of-type(2)")))
 	if got := u.input(); got != text {
@@ -384,12 +391,12 @@ func TestBadInput(t *testing.T) {
 func TestLongWordsWrap(t *testing.T) {
 	s := startServer(t)
 	desk, phone := open(t, s, "Hal"), open(t, s, "Ida")
-	phone.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile))
+	phone.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
 	desk.waitLive()
 	phone.waitLive()
 	link := "https://example.com/" + strings.Repeat("x", 280)
-	desk.say(link)
-	phone.say(link)
+	desk.pasteAndSend(link)
+	phone.pasteAndSend(link)
 	for _, u := range []*user{desk, phone} {
 		u.waitMessages(2)
 		if px := u.overflow(); px > 0 {

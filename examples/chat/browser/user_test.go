@@ -142,6 +142,13 @@ var enter = chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 	return nil
 })
 
+// pasteAndSend pastes text in the message box and presses Enter: quicker than typing a long one.
+func (u *user) pasteAndSend(text string) {
+	u.t.Helper()
+	u.paste(text)
+	u.do(chromedp.Focus(chromedp.ID("text")), enter)
+}
+
 // paste puts text in the message box at once, as a paste does.
 func (u *user) paste(text string) {
 	u.t.Helper()
