@@ -7,7 +7,7 @@ FUZZTIME ?= 10s
 # vets and tests each of them too.
 NESTED_MODULES :=
 
-.PHONY: build run test fuzz bench bench-quick clean
+.PHONY: build run test test-browser fuzz bench bench-quick clean
 
 build:
 	go build ./...
@@ -29,6 +29,21 @@ test:
 		echo "== $$m"; \
 		(cd $$m && go vet ./... && go run $(STATICCHECK) ./... && go test -race ./...); \
 	done
+
+# The chat page in headless Chromium: examples/chat/browser, a module of its own (chromedp).
+# Installs the Debian package chromium first when no browser is found (CHROME names another).
+BROWSER_TESTS := examples/chat/browser
+CHROMIUM = $${CHROME:-$$(command -v chromium || command -v chromium-browser || command -v google-chrome)}
+
+test-browser:
+	@if [ -z "$(CHROMIUM)" ]; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "== installing chromium"; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@[ -n "$(CHROMIUM)" ] || { echo "no Chromium: install the Debian package chromium"; exit 1; }
+	cd $(BROWSER_TESTS) && go vet ./... && go run $(STATICCHECK) ./... && CHROME="$(CHROMIUM)" go test -race -count=1 ./...
 
 # Every fuzz target for a bounded time each (FUZZTIME, default 10s).
 fuzz:
