@@ -31,11 +31,43 @@ func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, 
 	if len(msgs) > 0 || err != nil {
 		return msgs, cursor, err
 	}
-	// The frames of a parked handler stay on its stack: this one holds little more than cursor.
-	if err := t.seq.Wait(c, cursor, timeout); err != nil {
-		return nil, cursor, err
+	deadline := deadlineOf(timeout)
+	for {
+		// The frames of a parked handler stay on its stack: this one holds little more than
+		// the cursor and the deadline.
+		if err := t.seq.Wait(c, cursor, timeout); err != nil {
+			return nil, cursor, err
+		}
+		msgs, cursor, err = t.collect(c, cursor)
+		if len(msgs) > 0 || err != nil {
+			return msgs, cursor, err
+		}
+		// Only messages Decode refused came: wait for the rest of the time.
+		if timeout, err = remaining(deadline); err != nil {
+			return nil, cursor, err
+		}
 	}
-	return t.collect(c, cursor)
+}
+
+// deadlineOf returns when a wait of timeout ends; the zero time for no deadline.
+func deadlineOf(timeout time.Duration) time.Time {
+	if timeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(timeout)
+}
+
+// remaining returns the timeout left before deadline (0, none, for the zero time), or
+// wait.ErrTimeout when it has passed.
+func remaining(deadline time.Time) (time.Duration, error) {
+	if deadline.IsZero() {
+		return 0, nil
+	}
+	d := time.Until(deadline)
+	if d <= 0 {
+		return 0, wait.ErrTimeout
+	}
+	return d, nil
 }
 
 // collect returns what came after the cursor, from memory when it covers the cursor, else from
@@ -97,7 +129,8 @@ func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k fu
 		switch derr {
 		case nil:
 		case core.ErrNotInHandler: // a continuation waiting again: read without a coroutine
-			t.readThen(c, after, timeout, k)
+			n := &nextCont[T]{t: t, k: k, cursor: after, deadline: deadlineOf(timeout)}
+			n.readThen(c)
 			return
 		default:
 			k(c, nil, after, derr)
@@ -108,24 +141,31 @@ func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k fu
 		k(c, msgs, cursor, err)
 		return
 	}
-	t.onWait(c, cursor, timeout, k)
+	n := &nextCont[T]{t: t, k: k, deadline: deadlineOf(timeout)}
+	n.wait(c, cursor)
 }
 
-// onWait detaches c until a message comes after the cursor.
-func (t *Topic[T]) onWait(c *core.Ctx, cursor uint64, timeout time.Duration, k func(*core.Ctx, []T, uint64, error)) {
-	n := &nextCont[T]{t: t, k: k, cursor: cursor, timeout: timeout}
-	t.seq.OnWait(c, cursor, timeout, n.woken)
-}
-
-// A nextCont is a request waiting in OnNext: what its continuation needs.
+// A nextCont is a request in OnNext that could not be answered at once: what its
+// continuations need.
 type nextCont[T any] struct {
-	t       *Topic[T]
-	k       func(*core.Ctx, []T, uint64, error)
-	cursor  uint64
-	timeout time.Duration
-	msgs    []T // a read of the stream (readThen), handed over by the Waker's wake-up
-	last    uint64
-	err     error
+	t        *Topic[T]
+	k        func(*core.Ctx, []T, uint64, error)
+	cursor   uint64
+	deadline time.Time // zero for none
+	msgs     []T       // a read of the stream (readThen), handed over by the Waker's wake-up
+	last     uint64
+	err      error
+}
+
+// wait detaches c until a message comes after the cursor, or the deadline passes.
+func (n *nextCont[T]) wait(c *core.Ctx, cursor uint64) {
+	n.cursor = cursor
+	timeout, err := remaining(n.deadline)
+	if err != nil {
+		n.k(c, nil, cursor, err)
+		return
+	}
+	n.t.seq.OnWait(c, cursor, timeout, n.woken)
 }
 
 // woken is the continuation of a request that waited for a message, on the loop.
@@ -134,24 +174,26 @@ func (n *nextCont[T]) woken(c *core.Ctx, err error) {
 		n.k(c, nil, n.cursor, err)
 		return
 	}
-	if msgs, last, ok := n.t.fromMemory(n.cursor); ok {
+	msgs, last, ok := n.t.fromMemory(n.cursor)
+	switch {
+	case !ok: // more than History messages came at once: the rest are read from the stream
+		n.readThen(c)
+	case len(msgs) > 0:
 		n.k(c, msgs, last, nil)
-		return
+	default: // only messages Decode refused came
+		n.wait(c, last)
 	}
-	// More than History messages came at once: the rest are read from the stream.
-	n.t.readThen(c, n.cursor, n.timeout, n.k)
 }
 
 // readThen reads the stream after the cursor for a request outside its handler, where wait.Do
 // cannot park it: the request is detached while a goroutine of its own reads, and wakes it. It
 // is the rare path (a continuation that fell more than History messages behind, or followed a
 // cursor ahead of the process), so a goroutine for the length of one read is no burden.
-func (t *Topic[T]) readThen(c *core.Ctx, after uint64, timeout time.Duration, k func(*core.Ctx, []T, uint64, error)) {
-	n := &nextCont[T]{t: t, k: k, cursor: after, timeout: timeout}
+func (n *nextCont[T]) readThen(c *core.Ctx) {
 	ctx, w := c.Context(), c.Waker()
 	c.Detach(0, n.read)
 	go func() {
-		n.msgs, n.last, n.err = t.read(ctx, after)
+		n.msgs, n.last, n.err = n.t.read(ctx, n.cursor)
 		w.Wake(nil)
 	}()
 }
@@ -165,6 +207,6 @@ func (n *nextCont[T]) read(c *core.Ctx, err error) {
 	case len(n.msgs) > 0 || n.err != nil:
 		n.k(c, n.msgs, n.last, n.err)
 	default:
-		n.t.onWait(c, n.last, n.timeout, n.k)
+		n.wait(c, n.last)
 	}
 }

@@ -53,10 +53,11 @@ type Topic[T any] struct {
 	cc     natsjs.ConsumeContext
 	seq    wait.Sequence // mem.last, advanced after each message received
 
-	mu      sync.Mutex
-	mem     history[T]
-	primeTo uint64        // New waits until the consumer has delivered this one
-	primed  chan struct{} // closed then; nil after
+	mu       sync.Mutex
+	mem      history[T]
+	primeTo  uint64        // New waits until the consumer has delivered this one
+	primed   chan struct{} // closed then; nil after
+	received chan struct{} // closed at the next message received, for publishers waiting for theirs
 }
 
 // New starts following cfg.Subject of cfg.Stream over nc and returns once the topic holds the
@@ -188,6 +189,10 @@ func (t *Topic[T]) receive(msg natsjs.Msg) {
 		close(t.primed)
 		t.primed = nil
 	}
+	if t.received != nil {
+		close(t.received)
+		t.received = nil
+	}
 	t.mu.Unlock()
 	t.seq.Advance(seq)
 }
@@ -199,10 +204,14 @@ func (t *Topic[T]) consumeError(_ natsjs.ConsumeContext, err error) {
 }
 
 // Publish stores data as the topic's next message and returns its sequence number, once
-// JetStream has acknowledged storing it. It fails with an error wrapping ErrUnavailable when it
-// could not be stored: at once when the connection is down, after Config.Timeout (or ctx) when
-// no acknowledgement comes. Such a message is not sent later; only a connection lost between
-// the store and its acknowledgement can leave it stored all the same.
+// JetStream has acknowledged storing it and this process has received it back, so that a poll
+// of this instance made after Publish returns sees it (and every message before it). It fails
+// with an error wrapping ErrUnavailable when the message could not be stored: at once when the
+// connection is down, after Config.Timeout (or when ctx ends) when no acknowledgement comes.
+// Such a message is not sent later; only a connection lost between the store and its
+// acknowledgement can leave it stored all the same. A stored message whose delivery back is
+// late (the consumer recovering from a reconnection) is still a success, once ctx or
+// Config.Timeout ends.
 //
 // Publish blocks: from a handler, call it through wait.Do. The message reaches this process's
 // waiters through the stream, like every other instance's.
@@ -216,7 +225,28 @@ func (t *Topic[T]) Publish(ctx context.Context, data []byte) (uint64, error) {
 	if err != nil {
 		return 0, unavailable(err)
 	}
+	t.waitReceived(ctx, ack.Sequence)
 	return ack.Sequence, nil
+}
+
+// waitReceived waits until the consumer has delivered message seq, or ctx ends.
+func (t *Topic[T]) waitReceived(ctx context.Context, seq uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.mem.last < seq {
+		if t.received == nil {
+			t.received = make(chan struct{})
+		}
+		received := t.received
+		t.mu.Unlock()
+		select {
+		case <-received:
+		case <-ctx.Done():
+			t.mu.Lock()
+			return
+		}
+		t.mu.Lock()
+	}
 }
 
 // Last returns the sequence number of the last message this process has received (or of the
