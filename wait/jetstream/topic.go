@@ -254,5 +254,6 @@ func (t *Topic[T]) waitReceived(ctx context.Context, seq uint64) {
 func (t *Topic[T]) Last() uint64 { return t.seq.Value() }
 
 // Close stops following the stream. Waiting handlers are not woken by it: they end with their
-// timeout, or with a shutdown. Close the Topic before the NATS connection.
+// timeout, or with a shutdown; call it once the server has shut down. Only Last may be called
+// after it. Close the Topic before the NATS connection.
 func (t *Topic[T]) Close() { t.cc.Stop() }
