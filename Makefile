@@ -16,15 +16,21 @@ build:
 run:
 	go run ./$(PROGRAM) $(ARGS)
 
-# Formatting, vet, staticcheck, the race-enabled suite, then the allocation tests, which only
-# count true allocations in a build without the race detector.
+# Formatting, vet, staticcheck, the race-enabled suite, the allocation tests (which only count
+# true allocations in a build without the race detector), the builds for other systems, the
+# suite once more on the portable poller (the one other systems use), then the nested modules.
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	go vet ./...
+	go vet -tags dwell_portable ./...
 	go run $(STATICCHECK) ./...
 	go test -race ./...
 	go test -count=1 -run 'Alloc' ./...
+	@set -e; for os in darwin freebsd windows; do \
+		echo "== GOOS=$$os go build ./..."; GOOS=$$os go build ./...; \
+	done
+	go test -count=1 -tags dwell_portable ./core/... ./router/... ./body/... ./wait/... ./examples/...
 	@set -e; for m in $(NESTED_MODULES); do \
 		echo "== $$m"; \
 		(cd $$m && go vet ./... && go run $(STATICCHECK) ./... && go test -race ./...); \

@@ -3,22 +3,23 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/examples/internal/chatpage"
 	"github.com/dwellhttp/dwell/wait"
 	"github.com/dwellhttp/dwell/wait/jetstream"
 	"github.com/google/uuid"
 )
 
-// Limits of the API: examples/chat's.
+// Limits of the API: examples/chat's (the text and name limits are chatpage's).
 const (
 	history        = 1000             // messages each instance keeps in memory; older ones come from the stream
-	maxText        = 4096             // bytes of text in a message
-	maxBody        = 64 << 10         // bytes of a POST body: room for maxText escaped as \uXXXX
+	maxBody        = 64 << 10         // bytes of a POST body: room for a text escaped as \uXXXX
 	defaultTimeout = 30 * time.Second // of a poll that names none
 	maxTimeout     = 120 * time.Second
 	eventsPing     = 25 * time.Second // a comment on an idle event stream, to notice a gone client
@@ -29,7 +30,9 @@ const (
 type message struct {
 	ID   string `json:"id"`
 	Seq  uint64 `json:"seq,omitempty"`
+	Name string `json:"name,omitempty"`
 	Text string `json:"text"`
+	Time string `json:"time"`
 }
 
 // An entry is a message as the topic keeps it: encoded for the API once per instance, when it
@@ -55,31 +58,37 @@ type chat struct {
 	topic *jetstream.Topic[entry]
 }
 
-// post handles POST /messages {"text": "..."}: 201 {"id", "seq"} once the stream has stored it;
-// 400 for bad JSON or an empty text, 413 for a text over maxText bytes or a body over maxBody,
-// 503 when NATS could not store it (it never will: the client may send it again).
+// post handles POST /messages {"text": "...", "name": "..."}: 201 {"id", "seq", "time"} once
+// the stream has stored it; 400 for bad JSON, a text missing or blank, a name with control
+// characters; 413 for a text or name over its limit, or a body over maxBody; 503 when NATS
+// could not store it (it never will: the client may send it again).
 func (ch *chat) post(c *core.Ctx) {
-	body, status := readBody(c, maxBody)
-	if status != 0 {
-		fail(c, status, "request body over 64 KiB")
+	b, err := body.ReadAll(c, maxBody)
+	switch {
+	case errors.Is(err, core.ErrBodyTooLarge):
+		fail(c, 413, fmt.Sprintf("request body over %d KiB", maxBody>>10))
 		return
+	case err != nil:
+		return // a body that broke off or stalled: the server answers
 	}
 	var in struct {
 		Text *string `json:"text"`
+		Name string  `json:"name"`
 	}
-	if err := json.Unmarshal(body, &in); err != nil {
+	if err := json.Unmarshal(b, &in); err != nil {
 		fail(c, 400, "bad JSON: "+err.Error())
 		return
 	}
-	switch {
-	case in.Text == nil || *in.Text == "":
-		fail(c, 400, `"text" must be a non-empty string`)
-		return
-	case len(*in.Text) > maxText:
-		fail(c, 413, "text over 4096 bytes")
+	if in.Text == nil {
+		fail(c, 400, `"text" is missing`)
 		return
 	}
-	m := message{ID: uuid.NewString(), Text: *in.Text}
+	name := chatpage.TrimName(in.Name)
+	if status, msg := chatpage.Check(*in.Text, name); status != 0 {
+		fail(c, status, msg)
+		return
+	}
+	m := message{ID: uuid.NewString(), Name: name, Text: *in.Text, Time: time.Now().UTC().Format(chatpage.TimeFormat)}
 	data, _ := json.Marshal(m)
 	ctx := c.Context()
 	var perr error
@@ -93,34 +102,7 @@ func (ch *chat) post(c *core.Ctx) {
 	}
 	c.SetStatus(201)
 	c.SetHeader("Content-Type", "application/json")
-	c.WriteString(`{"id":"` + m.ID + `","seq":` + strconv.FormatUint(m.Seq, 10) + "}\n")
-}
-
-// readBody reads the request body, refusing one over limit bytes with 413 (at once when its
-// Content-Length says so) and a broken one with 400. The buffer grows only with bytes received.
-func readBody(c *core.Ctx, limit int) ([]byte, int) {
-	if c.ContentLength() > int64(limit) {
-		return nil, 413
-	}
-	buf := make([]byte, 0, 512)
-	if n := c.ContentLength(); n >= 0 {
-		buf = make([]byte, 0, n+1) // +1: room to see the end without growing
-	}
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := c.ReadBody(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		switch {
-		case len(buf) > limit || errors.Is(err, core.ErrBodyTooLarge):
-			return nil, 413
-		case err == io.EOF:
-			return buf, 0
-		case err != nil:
-			return nil, 400
-		}
-	}
+	c.WriteString(`{"id":"` + m.ID + `","seq":` + strconv.FormatUint(m.Seq, 10) + `,"time":"` + m.Time + "\"}\n")
 }
 
 // poll handles GET /messages?after=N&timeout=MS: the messages after N at once (at most 1,000;

@@ -265,7 +265,11 @@ func TestBadInput(t *testing.T) {
 		{"no text", `{}`, 400},
 		{"empty text", `{"text": ""}`, 400},
 		{"text not a string", `{"text": 5}`, 400},
-		{"text over 4096 bytes", `{"text": "` + strings.Repeat("a", 4097) + `"}`, 413},
+		{"blank text", `{"text": " \t\n"}`, 400},
+		{"text over 2048 characters", `{"text": "` + strings.Repeat("a", 2049) + `"}`, 413},
+		{"text over 4096 bytes", `{"text": "` + strings.Repeat("€", 1400) + `"}`, 413},
+		{"name over 32 characters", `{"text": "hi", "name": "` + strings.Repeat("n", 33) + `"}`, 413},
+		{"name with a control character", `{"text": "hi", "name": "a\u0007b"}`, 400},
 		{"body over 64 KiB", `{"text": "a", "pad": "` + strings.Repeat(" ", 70<<10) + `"}`, 413},
 	} {
 		if status, body := post(t, base, tc.body); status != tc.want {
@@ -390,5 +394,31 @@ func TestCommand(t *testing.T) {
 	cmd.Terminate()
 	if err := cmd.Wait(10 * time.Second); err != nil {
 		t.Fatalf("after SIGTERM: %v", err)
+	}
+}
+
+// TestNameAndTime: a message's name (trimmed) and the time it was posted come back to polls, as
+// examples/chat's do, so that the shared page shows them; a message without a name has none.
+func TestNameAndTime(t *testing.T) {
+	ns := startNATS(t)
+	base := serve(t, ns)
+	before := time.Now().UTC().Truncate(time.Millisecond)
+	status, body := post(t, base, `{"text": "hello", "name": "  Ada  "}`)
+	var r struct{ Time string }
+	if status != 201 || json.Unmarshal([]byte(body), &r) != nil {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	postText(t, base, "anonymous")
+	got := poll(t, base, "after=0&timeout=0")
+	if len(got.Messages) != 2 {
+		t.Fatalf("%d messages", len(got.Messages))
+	}
+	m := got.Messages[0]
+	at, err := time.Parse(time.RFC3339, m.Time)
+	if m.Name != "Ada" || m.Text != "hello" || err != nil || m.Time != r.Time || at.Before(before) {
+		t.Fatalf("first message %+v (time %v, %v), posted at %s", m, at, err, r.Time)
+	}
+	if m := got.Messages[1]; m.Name != "" || m.Time == "" {
+		t.Fatalf("second message %+v", m)
 	}
 }

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
@@ -40,8 +37,8 @@ func (rm *Room) post(c *core.Ctx) {
 		fail(c, 400, `"text" is missing`)
 		return
 	}
-	name := strings.TrimFunc(in.Name, isBlank)
-	if status, msg := check(*in.Text, name); status != 0 {
+	name := chatpage.TrimName(in.Name)
+	if status, msg := chatpage.Check(*in.Text, name); status != 0 {
 		fail(c, status, msg)
 		return
 	}
@@ -50,31 +47,4 @@ func (rm *Room) post(c *core.Ctx) {
 	c.SetStatus(201)
 	c.SetHeader("Content-Type", "application/json")
 	c.WriteString(`{"id":"` + m.ID + `","seq":` + strconv.FormatUint(m.Seq, 10) + `,"time":"` + m.Time + "\"}\n")
-}
-
-// check applies the limits of a message (chatpage's, which the page applies too) to its text
-// and its trimmed name, and returns the status and message of a refusal, or 0.
-func check(text, name string) (int, string) {
-	if strings.TrimFunc(text, isBlank) == "" {
-		return 400, "the text is empty"
-	}
-	if n := utf8.RuneCountInString(text); n > chatpage.MaxTextChars {
-		return 413, fmt.Sprintf("text of %d characters, over the limit of %d", n, chatpage.MaxTextChars)
-	}
-	if n := len(text); n > chatpage.MaxTextBytes {
-		return 413, fmt.Sprintf("text of %d bytes in UTF-8, over the limit of %d", n, chatpage.MaxTextBytes)
-	}
-	if n := utf8.RuneCountInString(name); n > chatpage.MaxNameChars {
-		return 413, fmt.Sprintf("name of %d characters, over the limit of %d", n, chatpage.MaxNameChars)
-	}
-	if strings.ContainsFunc(name, unicode.IsControl) {
-		return 400, "the name has control characters"
-	}
-	return 0, ""
-}
-
-// isBlank reports whether r is white space to JavaScript's String.trim or to Go's
-// unicode.IsSpace, so that the page and the server agree on what a blank text is.
-func isBlank(r rune) bool {
-	return unicode.IsSpace(r) || r == '\uFEFF'
 }

@@ -48,9 +48,6 @@ type message struct {
 	Time string `json:"time"`
 }
 
-// timeFormat is RFC 3339 with milliseconds, which JavaScript's Date parses.
-const timeFormat = "2006-01-02T15:04:05.000Z07:00"
-
 // An entry is a message as the topic keeps it: encoded once, when posted, so that answering a
 // thousand polls costs no encoding and a slow event stream holds references, not copies.
 type entry struct {
@@ -85,7 +82,7 @@ func (rm *Room) publish(m message) message {
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	m.Seq = rm.topic.Last() + 1
-	m.Time = time.Now().UTC().Format(timeFormat)
+	m.Time = time.Now().UTC().Format(chatpage.TimeFormat)
 	b, _ := json.Marshal(m)
 	rm.topic.Publish(entry{m.Seq, b})
 	return m
