@@ -64,7 +64,9 @@ func serveHTTP(c *core.Ctx, h http.Handler, mounted bool) {
 	x.h = h
 	x.collect(c, mounted)
 	httpWorkers.start(x)
-	x.serveCalls(c)
+	if v := x.serveCalls(c); v != nil {
+		panic(v)
+	}
 }
 
 // collect copies from c what the goroutine needs to build the *http.Request: owned strings

@@ -141,15 +141,15 @@ func (x *exchange) abandon(err error) {
 }
 
 // serveCalls is the dwell handler's side: it parks until the goroutine calls, serves the call,
-// answers, and parks again, until the call that finishes the response.
-func (x *exchange) serveCalls(c *core.Ctx) {
+// answers, and parks again, until the call that finishes the response. It returns the
+// net/http handler's panic, if it panicked, for the dwell handler to raise.
+func (x *exchange) serveCalls(c *core.Ctx) any {
 	defer x.abandonOnPanic()
 	for {
 		x.awaitCall(c)
 		cl := &x.call
 		if cl.kind == callFinish {
-			x.finish(c)
-			return
+			return x.finish(c)
 		}
 		x.serve(c, cl)
 		x.mu.Lock()
@@ -182,7 +182,8 @@ func (x *exchange) awaitCall(c *core.Ctx) {
 }
 
 // abandonOnPanic keeps the goroutine from waiting forever for a handler that panicked while
-// serving a call (or that was not running as a handler at all).
+// serving a call (or that was not running as a handler at all). Such an exchange is never
+// recycled.
 func (x *exchange) abandonOnPanic() {
 	if v := recover(); v != nil {
 		x.mu.Lock()
@@ -234,14 +235,14 @@ func (x *exchange) serve(c *core.Ctx, cl *call) {
 }
 
 // finish ends the response: the rest of the body goes out (the head first, if it has not),
-// or the panic of the net/http handler becomes the dwell handler's own, which the server
-// answers with a 500 or by cutting the response short. The exchange goes back to the pool.
-func (x *exchange) finish(c *core.Ctx) {
+// unless the net/http handler panicked: its panic is returned, for the dwell handler to raise
+// as its own, which the server answers with a 500 or by cutting the response short. The
+// exchange goes back to the pool.
+func (x *exchange) finish(c *core.Ctx) any {
 	cl := &x.call
-	if cl.panicV != nil {
-		v := cl.panicV
+	if v := cl.panicV; v != nil {
 		x.release()
-		panic(v)
+		return v
 	}
 	if cl.status != 0 {
 		applyHead(c, cl.status, cl.fields)
@@ -250,6 +251,7 @@ func (x *exchange) finish(c *core.Ctx) {
 		c.Write(cl.out) // an error here is the client's leaving, which the server records
 	}
 	x.release()
+	return nil
 }
 
 // release clears the exchange and puts it and its buffer back. It runs on the loop once the
