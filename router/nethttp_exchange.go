@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,9 @@ type call struct {
 	// callInterim, the interim response's status and fields.
 	status int
 	fields []string // name, value, ...: sanitized, sorted by name
+	// implied: the handler set no status and wrote nothing; the Ctx's status is left unset, so
+	// that the server may still answer for a body that failed or a shutdown.
+	implied bool
 
 	out, p []byte // callWrite and callFinish: buffered bytes, then the caller's own
 	flush  bool
@@ -208,7 +212,7 @@ func (x *exchange) serve(c *core.Ctx, cl *call) {
 		return
 	}
 	if cl.status != 0 {
-		applyHead(c, cl.status, cl.fields)
+		applyHead(c, cl.status, cl.fields, false)
 		cl.status = 0
 	}
 	switch cl.kind {
@@ -245,7 +249,7 @@ func (x *exchange) finish(c *core.Ctx) any {
 		return v
 	}
 	if cl.status != 0 {
-		applyHead(c, cl.status, cl.fields)
+		applyHead(c, cl.status, cl.fields, cl.implied)
 	}
 	if len(cl.out) > 0 {
 		c.Write(cl.out) // an error here is the client's leaving, which the server records
@@ -287,17 +291,20 @@ func writeBoth(c *core.Ctx, a, b []byte) error {
 	return nil
 }
 
-// applyHead sets the response's status and header fields, replacing fields of the same names
-// that a dwell middleware may have set. fields are sorted by name.
-func applyHead(c *core.Ctx, status int, fields []string) {
+// applyHead sets the response's header fields, replacing fields of the same names that a dwell
+// middleware may have set (fields are sorted by name, case-insensitively), and its status unless
+// implied.
+func applyHead(c *core.Ctx, status int, fields []string, implied bool) {
 	for i := 0; i < len(fields); i += 2 {
-		if i == 0 || fields[i-2] != fields[i] {
+		if i == 0 || !strings.EqualFold(fields[i-2], fields[i]) {
 			c.SetHeader(fields[i], fields[i+1])
 		} else {
 			c.AddHeader(fields[i], fields[i+1])
 		}
 	}
-	c.SetStatus(status)
+	if !implied {
+		c.SetStatus(status)
+	}
 }
 
 // sendInterim sends a 1xx response with fields and takes the fields away again: they belong to
@@ -308,7 +315,7 @@ func sendInterim(c *core.Ctx, status int, fields []string) {
 	}
 	c.SetStatus(status)
 	for i := 0; i < len(fields); i += 2 {
-		if i == 0 || fields[i-2] != fields[i] {
+		if i == 0 || !strings.EqualFold(fields[i-2], fields[i]) {
 			c.DelHeader(fields[i])
 		}
 	}

@@ -191,7 +191,10 @@ func (w *responseWriter) finish(panicV any) {
 	cl.panicV = panicV
 	if panicV == nil {
 		if w.status == 0 {
+			// net/http's 200; but the Ctx keeps no status, so that the server's own answer
+			// (413 for a body over the limit, 503 at a shutdown's end) stands if it has one.
 			w.WriteHeader(http.StatusOK)
+			cl.implied = true
 		}
 		w.headInto(cl, nil)
 	} else {
