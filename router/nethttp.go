@@ -63,6 +63,12 @@ func serveHTTP(c *core.Ctx, h http.Handler, mounted bool) {
 	x := exchanges.Get().(*exchange)
 	x.h = h
 	x.collect(c, mounted)
+	if x.target == "" {
+		// Every request has a target, but in a continuation the request's values are gone:
+		// there the handler could not park to serve the goroutine.
+		x.release()
+		panic(errNotInHandler)
+	}
 	httpWorkers.start(x)
 	if v := x.serveCalls(c); v != nil {
 		panic(v)

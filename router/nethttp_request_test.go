@@ -15,14 +15,14 @@ import (
 // requestView is what a net/http handler saw of its request.
 type requestView struct {
 	Method, RequestURI, Path, RawPath, RawQuery, Scheme, URLHost string
-	Proto                                                       string
-	ProtoMajor, ProtoMinor                                      int
-	Header                                                      http.Header
-	Host, RemoteAddr                                            string
-	ContentLength                                               int64
-	TransferEncoding                                            []string
-	Close, NoBody                                               bool
-	ID, Rest                                                    string
+	Proto                                                        string
+	ProtoMajor, ProtoMinor                                       int
+	Header                                                       http.Header
+	Host, RemoteAddr                                             string
+	ContentLength                                                int64
+	TransferEncoding                                             []string
+	Close, NoBody                                                bool
+	ID, Rest                                                     string
 }
 
 func viewRequest(w http.ResponseWriter, r *http.Request) {

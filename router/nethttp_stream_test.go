@@ -349,4 +349,3 @@ func TestNotInHandler(t *testing.T) {
 		t.Errorf("status %d %q", resp.StatusCode, body)
 	}
 }
-
