@@ -1,9 +1,6 @@
 package router
 
-import (
-	"net/http"
-	"sync"
-)
+import "net/http"
 
 // A bodyReader is r.Body for a request that has a body: each Read that finds nothing buffered
 // is a call to the loop, which reads the client's bytes straight into the caller's buffer when
@@ -27,10 +24,13 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	if b.r < len(b.buf) {
 		n := copy(p, b.buf[b.r:])
 		b.r += n
-		if b.r == len(b.buf) {
-			return n, b.err
+		if b.r < len(b.buf) {
+			return n, nil
 		}
-		return n, nil
+		if b.err != nil {
+			b.releaseBuffer()
+		}
+		return n, b.err
 	}
 	if b.err != nil {
 		return 0, b.err
@@ -42,15 +42,19 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		return b.fill(p)
 	}
 	if b.buf == nil {
-		b.buf = getBuffer()
+		b.buf = getBuffer(bufferSize)
 	}
 	n, err := b.fill(b.buf[:cap(b.buf)])
 	b.buf = b.buf[:n]
-	b.r = copy(p, b.buf)
-	if b.r < n {
-		return b.r, nil // the error comes with the last buffered byte
+	k := copy(p, b.buf)
+	b.r = k
+	if k < n {
+		return k, nil // the error comes with the last buffered byte
 	}
-	return b.r, err
+	if err != nil {
+		b.releaseBuffer() // the body is over: a handler that goes on waiting holds no buffer
+	}
+	return k, err
 }
 
 // fill is one call to the loop, reading into p.
@@ -82,22 +86,13 @@ func (b *bodyReader) Close() error {
 
 // release gives the buffer back; the handler is done reading.
 func (b *bodyReader) release() {
+	b.releaseBuffer()
+	b.x = nil
+}
+
+func (b *bodyReader) releaseBuffer() {
 	if b.buf != nil {
 		putBuffer(b.buf)
 		b.buf, b.r = nil, 0
 	}
-	b.x = nil
 }
-
-// bufferSize is the size of the writer's and the body reader's buffers: what a handler's
-// small writes gather in before they go to the loop in one call, and what a small read fills
-// in one call. net/http's server has 4 KiB buffers on each side too.
-const bufferSize = 4 << 10
-
-var buffers = sync.Pool{New: func() any { return new([bufferSize]byte) }}
-
-// getBuffer returns an empty buffer of bufferSize capacity.
-func getBuffer() []byte { return buffers.Get().(*[bufferSize]byte)[:0] }
-
-// putBuffer gives b, which getBuffer returned, back for reuse.
-func putBuffer(b []byte) { buffers.Put((*[bufferSize]byte)(b[:bufferSize])) }

@@ -10,7 +10,6 @@ import (
 	"path"
 	"runtime"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
@@ -102,7 +101,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 		return 0, http.ErrContentLength
 	}
 	if w.buf == nil && len(p) < bufferSize {
-		w.buf = getBuffer()
+		w.buf = getBuffer(bufferSize)
 	}
 	if len(p) <= cap(w.buf)-len(w.buf) {
 		w.buf = append(w.buf, p...)
@@ -152,14 +151,29 @@ func (w *responseWriter) handOver(kind callKind, p []byte, flush bool) error {
 	x.do()
 	err := cl.err
 	cl.out, cl.p, cl.flush, cl.err = nil, nil, false, nil
-	if w.buf != nil {
-		w.buf = w.buf[:0]
-	}
+	w.nextBuffer(flush)
 	if err != nil {
 		w.err = writeError(err)
 		return w.err
 	}
 	return nil
+}
+
+// nextBuffer readies the buffer after a call has taken its bytes. After a flush the buffer goes
+// back to the pool: a stream that flushes each event and waits between them holds none while it
+// waits. A small buffer that filled up makes way for a large one.
+func (w *responseWriter) nextBuffer(flushed bool) {
+	switch {
+	case w.buf == nil:
+	case flushed:
+		putBuffer(w.buf)
+		w.buf = nil
+	case cap(w.buf) == bufferSize && len(w.buf) == cap(w.buf):
+		putBuffer(w.buf)
+		w.buf = getBuffer(largeBufferSize)
+	default:
+		w.buf = w.buf[:0]
+	}
 }
 
 // headInto puts the head into the call, if it has yet to go, with a sniffed Content-Type when
@@ -256,7 +270,7 @@ func (w *responseWriter) sendFile(f *os.File, limit int64, lr *io.LimitedReader)
 	if limit >= 0 {
 		n = min(n, limit)
 	}
-	if n <= int64(bufferSize-len(w.buf)) || w.declLen >= 0 && w.written+n > w.declLen {
+	if n <= int64(max(bufferSize, cap(w.buf))-len(w.buf)) || w.declLen >= 0 && w.written+n > w.declLen {
 		return 0, false, nil
 	}
 	w.written += n
@@ -268,9 +282,7 @@ func (w *responseWriter) sendFile(f *os.File, limit int64, lr *io.LimitedReader)
 	x.do()
 	err = cl.err
 	cl.out, cl.file, cl.err = nil, nil, nil
-	if w.buf != nil {
-		w.buf = w.buf[:0]
-	}
+	w.nextBuffer(false)
 	if err != nil {
 		w.err = writeError(err)
 		return 0, true, w.err
@@ -284,40 +296,25 @@ func (w *responseWriter) sendFile(f *os.File, limit int64, lr *io.LimitedReader)
 	return n, true, nil
 }
 
-// copyFrom copies src through the buffer; past the buffer's first fill, src is a stream, read
-// 32 KiB at a time and handed to the loop as it comes, as io.Copy would.
+// copyFrom copies src through the buffer, reading straight into it: a stream goes to the loop
+// one full buffer at a time.
 func (w *responseWriter) copyFrom(src io.Reader) (int64, error) {
-	if w.buf == nil {
-		w.buf = getBuffer()
-	}
 	var total int64
-	for len(w.buf) < cap(w.buf) {
+	for {
+		if w.buf == nil {
+			w.buf = getBuffer(bufferSize)
+		}
+		if len(w.buf) == cap(w.buf) {
+			if err := w.handOver(callWrite, nil, false); err != nil {
+				return total, err
+			}
+		}
 		n, err := src.Read(w.buf[len(w.buf):cap(w.buf)])
 		if n > 0 {
 			if err := w.count(n); err != nil {
 				return total, err
 			}
 			w.buf = w.buf[:len(w.buf)+n]
-			total += int64(n)
-		}
-		if err == io.EOF {
-			return total, nil
-		}
-		if err != nil {
-			return total, err
-		}
-	}
-	chunk := chunks.Get().(*[chunkSize]byte)
-	defer chunks.Put(chunk)
-	for {
-		n, err := src.Read(chunk[:])
-		if n > 0 {
-			if err := w.count(n); err != nil {
-				return total, err
-			}
-			if err := w.handOver(callWrite, chunk[:n], false); err != nil {
-				return total, err
-			}
 			total += int64(n)
 		}
 		if err == io.EOF {
@@ -343,11 +340,6 @@ func (w *responseWriter) count(n int) error {
 	}
 	return nil
 }
-
-// chunkSize is the piece in which a stream is copied to the response, io.Copy's.
-const chunkSize = 32 << 10
-
-var chunks = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 
 // bodyAllowed reports whether a response with status may have a body (RFC 9110 §6.4.1).
 func bodyAllowed(status int) bool {
