@@ -89,7 +89,6 @@ func (x *exchange) collect(c *core.Ctx, mounted bool) {
 		x.fields = append(x.fields, name, value)
 	}
 	if x.target != "*" && !strings.HasPrefix(x.target, "/") {
-		x.absolute = true
 		x.host = c.Host() // RFC 9112 §3.2.2: the absolute-form target's authority wins
 	}
 	x.remote = c.RemoteAddr().String()

@@ -28,7 +28,7 @@ type exchange struct {
 	// Collected on the loop before the goroutine starts; read only by the goroutine.
 	method, target, proto, host, remote string
 	contentLength                       int64
-	chunked, hasBody, absolute          bool
+	chunked, hasBody                    bool
 	fields                              []string // request header fields: name, value, name, ...
 	params                              []string // route parameters: name, value, ...
 	ctx                                 context.Context
@@ -129,7 +129,6 @@ func (x *exchange) awaitEnded() {
 		case <-t.C:
 			if x.loop.Post(func() {}) != nil {
 				x.abandon(core.ErrShutdown)
-				x.call.err = core.ErrShutdown
 				return
 			}
 		}

@@ -161,3 +161,18 @@ func TestRequestQueryAndForm(t *testing.T) {
 		t.Errorf("got %q", b)
 	}
 }
+
+// TestRequestBadTarget: a target the server takes but net/url refuses (an absolute-form target
+// with an invalid port) is answered 400, as net/http's server answers it, without running the
+// handler, and the connection closes.
+func TestRequestBadTarget(t *testing.T) {
+	_, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("handler ran for %q", r.RequestURI)
+	}, core.Options{})
+	cl := coretest.Dial(t, addr)
+	cl.Send("GET http://h:xx/ HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, body := cl.Response("GET"); resp.StatusCode != 400 || !strings.Contains(body, "invalid port") {
+		t.Errorf("status %d %q", resp.StatusCode, body)
+	}
+	cl.ExpectEOF()
+}
