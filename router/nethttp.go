@@ -30,8 +30,10 @@ import (
 // body.
 //
 // The ResponseWriter follows net/http's rules: WriteHeader sends 1xx interim responses (103
-// Early Hints) at once, a second WriteHeader is ignored and logged, 204 and 304 take no body, a
-// Content-Type is sniffed from the first bytes when none is set. Writes are buffered (4 KiB)
+// Early Hints) at once, a second WriteHeader is ignored and logged (to slog's default logger),
+// 204 and 304 take no body, a Content-Type is sniffed from the first bytes when none is set.
+// Header fields go out as net/http writes them: an invalid name is dropped, a CR or LF in a
+// value becomes a space. Writes are buffered (4 KiB)
 // and handed to the loop, which parks h while the client is slow; a response written whole
 // before h returns goes out with a Content-Length (up to core.Options.WriteHighWater),
 // a longer or flushed one streams. It implements http.Flusher, io.ReaderFrom (files go out
@@ -42,10 +44,14 @@ import (
 // middleware of the route.
 //
 // A panic in h is the dwell handler's: the server answers 500 if nothing was sent, else cuts
-// the response short; panic(http.ErrAbortHandler) cuts it without logging.
+// the response short; panic(http.ErrAbortHandler) cuts it without logging. An h that sets no
+// status and writes nothing leaves the server's own answer standing, where it has one: 413 for
+// a body over the limit, 503 at the end of a shutdown or past the request's deadline.
 //
 // Not bridged: response trailers (the Trailer field and http.TrailerPrefix are dropped),
-// a nil header value that suppresses a default field (Date, Content-Type), Hijack.
+// a nil header value that suppresses a default field (Date, Content-Type), Hijack. A response
+// flushed before its first byte gets dwell's default Content-Type, text/plain, where net/http
+// would send none.
 //
 // The returned handler must run as the request's handler (or inside its middleware), not from
 // a continuation (core.Ctx.Detach): there it panics.
