@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -347,5 +348,52 @@ func TestNotInHandler(t *testing.T) {
 	cl.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	if resp, body := cl.Response("GET"); resp.StatusCode != 500 {
 		t.Errorf("status %d %q", resp.StatusCode, body)
+	}
+}
+
+// TestLoopStoppedUnderHandler: a loop stops once a shutdown has begun and its last connection
+// has closed — a client that resets its connection closes it at once — even while a net/http
+// handler of that connection still runs; the handler's later writes then fail with ErrShutdown
+// instead of waiting forever for a loop that is gone.
+func TestLoopStoppedUnderHandler(t *testing.T) {
+	started, proceed := make(chan struct{}), make(chan struct{})
+	var release sync.Once
+	defer release.Do(func() { close(proceed) })
+	errs := make(chan error, 1)
+	s, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-proceed
+		_, err := w.Write(make([]byte, 64<<10))
+		errs <- err
+	}, core.Options{})
+	cl := coretest.Dial(t, addr)
+	cl.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	<-started
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stopped <- s.Shutdown(ctx)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break // the shutdown has begun: no more connections
+		}
+		c.Close()
+	}
+	cl.SetLinger(0)
+	cl.Close()
+	if err := <-stopped; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	release.Do(func() { close(proceed) })
+	select {
+	case err := <-errs:
+		if err != core.ErrShutdown {
+			t.Errorf("write after the loop stopped: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write after the loop stopped is still waiting")
 	}
 }
