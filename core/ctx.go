@@ -1,6 +1,7 @@
 package core
 
 import (
+	"net/netip"
 	"time"
 	"unsafe"
 
@@ -90,9 +91,10 @@ type ctxRare struct {
 	bodyErr    error        // a body error that has no errCode
 	panicV     any          // what the handler panicked with, for Done.Err
 	onPanic    func(*Ctx, any)
-	answered   error  // the error the server answered for, for Done.Err
-	deadline   *Timer // the request's deadline (SetTimeout), kept for the Ctx's next requests
-	deadlineAt int64  // when it fires, on the loop clock; 0 when not set
+	answered   error          // the error the server answered for, for Done.Err
+	deadline   *Timer         // the request's deadline (SetTimeout), kept for the Ctx's next requests
+	deadlineAt int64          // when it fires, on the loop clock; 0 when not set
+	remote     netip.AddrPort // the client's address, once asked for
 }
 
 func (cx *Ctx) rare() *ctxRare {
@@ -123,12 +125,14 @@ func (l *Loop) getCtx(c *conn) *Ctx {
 	}
 	cx.conn = c
 	cx.req = wire.Request{ContentLength: -1}
+	l.nreqs++
 	return cx
 }
 
 // putCtx returns a Ctx whose request is over to the pool.
 func (l *Loop) putCtx(cx *Ctx) {
 	cx.conn = nil
+	l.nreqs--
 	if len(l.ctxs) < ctxPoolMax {
 		l.ctxs = append(l.ctxs, cx)
 	}

@@ -112,6 +112,19 @@ func (cx *Ctx) Headers() iter.Seq2[string, string] {
 	}
 }
 
+// HeadersBytes is Headers without the copies: the names and values are borrowed, valid until
+// the handler returns.
+func (cx *Ctx) HeadersBytes() iter.Seq2[[]byte, []byte] {
+	return func(yield func([]byte, []byte) bool) {
+		r := &cx.req
+		for _, f := range r.Fields() {
+			if !yield(r.Bytes(f.Name), r.Bytes(f.Value)) {
+				return
+			}
+		}
+	}
+}
+
 // ContentLength returns the request's declared Content-Length, or -1 when it has none (no body,
 // or a chunked one).
 func (cx *Ctx) ContentLength() int64 { return cx.req.ContentLength }
@@ -124,7 +137,13 @@ func (cx *Ctx) RemoteAddr() netip.AddrPort {
 	if cx.conn == nil {
 		return netip.AddrPort{}
 	}
-	return cx.conn.remoteAddr()
+	// Asked of the system the first time a request asks, then kept for the request: a
+	// connection does not keep it, since few requests ask and every idle connection would pay.
+	r := cx.rare()
+	if !r.remote.IsValid() {
+		r.remote = cx.conn.remoteAddr()
+	}
+	return r.remote
 }
 
 // Param returns the value of the route parameter name, as set by the router that matched the

@@ -17,7 +17,7 @@ import (
 // Content-Type set here replace the server's; Content-Length declares the body's length (the
 // body then streams without buffering); Connection: close ends the connection after the
 // response; Transfer-Encoding and other Connection values are the server's to set and are
-// ignored. An invalid name, or a value with CR, LF or another control byte, would let a client
+// ignored. An empty Content-Type sends none, where the server would send text/plain. An invalid name, or a value with CR, LF or another control byte, would let a client
 // value split the response: that is a programming error and panics. It has no effect once the
 // response has started.
 func (cx *Ctx) SetHeader(name, value string) {
@@ -51,6 +51,9 @@ func (cx *Ctx) AddHeader(name, value string) {
 		cx.rflags |= rfHasDate
 	case wire.EqualFoldString(name, "Content-Type"):
 		cx.rflags |= rfHasType
+		if value == "" {
+			return // no Content-Type at all
+		}
 	}
 	cx.appendField(name, value)
 }

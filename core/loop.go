@@ -35,6 +35,7 @@ type Loop struct {
 	buf    []byte  // the read buffer shared by all connections, one turn at a time
 	conns  []*conn // by file descriptor
 	nconns int
+	nreqs  int // requests taken from the pool and not yet given back: running, parked or detached
 	serial uint32 // of the last connection opened
 
 	timers      timerHeap
@@ -163,7 +164,9 @@ func (l *Loop) run() {
 		l.runTimers()
 		l.runReady()
 		l.runPending()
-		if l.shutting && l.nconns == 0 {
+		if l.shutting && l.nconns == 0 && l.nreqs == 0 {
+			// Done: no connection, and no request — a handler held on work that must run to its
+			// end (wait.Do) outlives its connection, and the loop waits for it.
 			return
 		}
 	}

@@ -1,0 +1,116 @@
+package core
+
+import (
+	"context"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestLoopWaitsForHeldHandler: a handler held on work that must run to its end (as wait.Do's)
+// outlives its connection — here reset by the client during a shutdown: the connection closes
+// at once, as a reset ends both directions — and the loop stops
+// only once the work has woken it, so that neither the wake nor the coroutine is lost.
+func TestLoopWaitsForHeldHandler(t *testing.T) {
+	type parked struct {
+		w    Waker
+		l    *Loop
+		done <-chan struct{}
+	}
+	held := make(chan parked, 1)
+	woke := make(chan error, 1)
+	s := NewServer(func(c *Ctx) {
+		held <- parked{c.Waker(), c.Loop(), c.Context().Done()}
+		woke <- c.Hold()
+	}, Options{Addr: "127.0.0.1:0", Logger: newTestLogger(&logBuffer{})})
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.ListenAndServe() }()
+	c := dial(t, s.Addr().String())
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	p := <-held
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(context.Background()) }()
+	// The shutdown has begun once the loop no longer accepts.
+	for {
+		d, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			break
+		}
+		d.Close()
+		runtime.Gosched()
+	}
+	c.Conn.(*net.TCPConn).SetLinger(0)
+	c.Close() // the last connection is reset while its handler is held
+	<-p.done  // the loop has seen it go
+	// A task posted now runs in a later turn of the loop: if the loop stopped when the
+	// connection went, it is refused.
+	ran := make(chan struct{})
+	if err := p.l.Post(func() { close(ran) }); err != nil {
+		t.Fatalf("the loop stopped under a held handler: %v", err)
+	}
+	<-ran
+	select {
+	case err := <-served:
+		t.Fatalf("the server stopped (%v) while a handler was held", err)
+	case err := <-woke:
+		t.Fatalf("Hold ended (%v) before its wake", err)
+	default:
+	}
+	if !p.w.Wake(nil) {
+		t.Fatal("the held handler's loop had stopped: its wake was refused")
+	}
+	if err := <-woke; err != ErrClosed {
+		t.Fatalf("Hold returned %v, want ErrClosed (the client left meanwhile)", err)
+	}
+	if err := <-served; err != ErrServerClosed {
+		t.Fatal(err)
+	}
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHeadersBytesAndNoContentType: the borrowed field iterator sees what Headers does, and an
+// empty Content-Type sends none.
+func TestHeadersBytesAndNoContentType(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		var b strings.Builder
+		for k, v := range c.HeadersBytes() {
+			b.WriteString(string(k) + "=" + string(v) + ";")
+		}
+		c.SetHeader("Content-Type", "")
+		c.Flush()
+		c.WriteString(b.String())
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\nX-A:  1 \r\n\r\n")
+	resp, body := c.response("GET")
+	if body != "Host=h;X-A=1;" {
+		t.Fatalf("body %q", body)
+	}
+	if ct, ok := resp.Header["Content-Type"]; ok {
+		t.Fatalf("Content-Type %q sent", ct)
+	}
+}
+
+// TestRemoteAddr: the client's address, asked several times in a request and in the next.
+func TestRemoteAddr(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		a, b := c.RemoteAddr(), c.RemoteAddr()
+		if a != b || !a.IsValid() {
+			c.SetStatus(500)
+		}
+		c.WriteString(a.String())
+	}, Options{})
+	c := dial(t, addr)
+	for range 2 {
+		c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		if resp, body := c.response("GET"); resp.StatusCode != 200 || body != c.LocalAddr().String() {
+			t.Fatalf("%d %q, want %s", resp.StatusCode, body, c.LocalAddr())
+		}
+	}
+}
