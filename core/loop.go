@@ -35,7 +35,7 @@ type Loop struct {
 	buf    []byte  // the read buffer shared by all connections, one turn at a time
 	conns  []*conn // by file descriptor
 	nconns int
-	nreqs  int // requests taken from the pool and not yet given back: running, parked or detached
+	nreqs  int    // requests taken from the pool and not yet given back: running, parked or detached
 	serial uint32 // of the last connection opened
 
 	timers      timerHeap
