@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -82,16 +81,12 @@ const (
 
 var exchanges = sync.Pool{New: func() any { return &exchange{done: make(chan struct{}, 1)} }}
 
-// do hands x.call to the handler and waits for its answer, which is in x.call on return.
+// do hands x.call to the handler and waits for its answer, which is in x.call on return. The
+// handler answers every call, also once its client has gone (with the error that says so): its
+// loop does not stop while it holds.
 func (x *exchange) do() {
-	if !x.post() {
-		return
-	}
-	select {
-	case <-x.done:
-		return
-	case <-x.ctx.Done():
-		x.awaitEnded()
+	if x.post() {
+		<-x.done
 	}
 }
 
@@ -113,26 +108,6 @@ func (x *exchange) post() bool {
 		return false
 	}
 	return true
-}
-
-// awaitEnded waits for the answer to a call made by a request that has ended for its client
-// (gone, or cut by a shutdown's end). The loop answers such a call at once, unless it has
-// stopped: a loop whose last connection closed while its handler held exits, and the wake-up
-// posted for the call is dropped with its inbox. A stopped loop refuses posts, which tells.
-func (x *exchange) awaitEnded() {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-x.done:
-			return
-		case <-t.C:
-			if x.loop.Post(func() {}) != nil {
-				x.abandon(core.ErrShutdown)
-				return
-			}
-		}
-	}
 }
 
 // abandon marks the exchange as no longer served by its handler: calls fail with err at once.
