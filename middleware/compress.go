@@ -42,14 +42,18 @@ var defaultCompressTypes = []string{
 // MinSize, or when the handler flushes it (a stream): it then gets Content-Encoding: gzip, a
 // Content-Length the handler declared goes (the server counts the compressed body instead, or
 // streams it chunked), a strong ETag becomes weak, since the bytes differ, and Accept-Ranges
-// goes. Every response of a compressible type gets
-// Vary: Accept-Encoding, compressed or not, so that caches keep the two apart.
+// goes. Every response gets Vary: Accept-Encoding, compressed or not, so that caches keep
+// the encodings apart.
 //
 // Nothing is compressed for HEAD, for a request with a Range (ranges count the bytes of the
 // uncompressed body), for 1xx, 204, 206 and 304 responses, or for a body the handler encoded
-// itself (Content-Encoding set). Flush flushes the compressor, so a compressed stream still
-// reaches the client as it is written, and writes keep their backpressure: a handler writing to
-// a slow client parks as without compression. The compressors and buffers are pooled.
+// itself (Content-Encoding set). A request that cannot get a compressed answer (no gzip in
+// Accept-Encoding, HEAD, a Range) gets no filter at all, so that its files still go out with
+// sendfile(2); for the others, a file goes through the filter, read and written.
+//
+// Flush flushes the compressor, so a compressed stream still reaches the client as it is
+// written, and writes keep their backpressure: a handler writing to a slow client parks as
+// without compression. The compressors and buffers are pooled.
 func Compress(o CompressOptions) func(core.Handler) core.Handler {
 	z := &compressor{minSize: o.MinSize, types: o.Types, level: o.Level}
 	if z.minSize == 0 {
@@ -71,9 +75,14 @@ func Compress(o CompressOptions) func(core.Handler) core.Handler {
 	}
 	return func(next core.Handler) core.Handler {
 		return func(c *core.Ctx) {
+			c.AddHeader("Vary", "Accept-Encoding")
+			if c.Method() == "HEAD" || c.HeaderBytes("Range") != nil || !acceptsGzip(c.HeaderBytes("Accept-Encoding")) {
+				// Nothing to compress: no filter, so that a file still goes out with sendfile.
+				next(c)
+				return
+			}
 			f := z.filters.Get().(*gzipFilter)
 			f.c = c
-			f.accepted = c.Method() != "HEAD" && acceptsGzip(c.HeaderBytes("Accept-Encoding")) && c.HeaderBytes("Range") == nil
 			c.WrapBody(f.install)
 			next(c)
 		}
@@ -119,7 +128,6 @@ type gzipFilter struct {
 	z        *compressor
 	c        *core.Ctx
 	next     core.BodyWriter
-	accepted bool // the client takes gzip, and the request is one to compress for
 	state    filterState
 	held     []byte
 	gz       *gzip.Writer
@@ -200,11 +208,7 @@ func (f *gzipFilter) decide(big bool) error {
 	f.state = passing
 	status := c.Status()
 	if status == 204 || status == 206 || status == 304 || status < 200 ||
-		c.ResponseHeader("Content-Encoding") != "" || !f.z.compressible(c.ResponseHeader("Content-Type")) {
-		return f.writeHeld()
-	}
-	c.AddHeader("Vary", "Accept-Encoding")
-	if !big || !f.accepted {
+		c.ResponseHeader("Content-Encoding") != "" || !f.z.compressible(c.ResponseHeader("Content-Type")) || !big {
 		return f.writeHeld()
 	}
 	f.state = compressing
