@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strconv"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
 // The server's own answers: for a handler that returned without responding to a request that
@@ -36,7 +38,7 @@ func (cx *Ctx) serverAnswer() {
 	}
 	status := 0
 	switch e := err.(type) {
-	case *framingError:
+	case *wire.FramingError:
 		status = e.StatusCode()
 	default:
 		switch err {
@@ -82,8 +84,8 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 // ErrAbortHandler aborts without logging.
 func (l *Loop) handlerPanic(cx *Ctx, r any) {
 	if r != ErrAbortHandler {
-		l.log.Error("dwell: panic in handler", "method", string(cx.req.bytes(cx.req.method)),
-			"target", string(cx.req.bytes(cx.req.target)), "panic", r, "stack", string(debug.Stack()))
+		l.log.Error("dwell: panic in handler", "method", string(cx.req.Bytes(cx.req.Method)),
+			"target", string(cx.req.Bytes(cx.req.Target)), "panic", r, "stack", string(debug.Stack()))
 	}
 	x := cx.rare()
 	x.panicV = r
@@ -134,22 +136,22 @@ func (cx *Ctx) respondToPanic(f func(*Ctx, any), v any) {
 func (cx *Ctx) OnPanic(f func(c *Ctx, v any)) { cx.rare().onPanic = f }
 
 // writeReject queues the response to a request refused before its handler.
-func writeReject(c *conn, rej *reject) {
+func writeReject(c *conn, rej *wire.Reject) {
 	l := c.l
 	pool := &l.pool
-	text := StatusText(rej.status)
-	b := c.out.spare(pool, 200+len(rej.reason)+len(text))
-	b = appendStatusLine(b, rej.status)
+	text := StatusText(rej.Status)
+	b := c.out.spare(pool, 200+len(rej.Reason)+len(text))
+	b = wire.AppendStatusLine(b, rej.Status)
 	b = append(b, "Date: "...)
 	b = append(b, l.date[:]...)
 	b = append(b, "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: "...)
-	b = strconv.AppendInt(b, int64(len(text)+len(rej.reason)+7), 10)
+	b = strconv.AppendInt(b, int64(len(text)+len(rej.Reason)+7), 10)
 	b = append(b, "\r\n\r\n"...)
-	b = strconv.AppendInt(b, int64(rej.status), 10)
+	b = strconv.AppendInt(b, int64(rej.Status), 10)
 	b = append(b, ' ')
 	b = append(b, text...)
 	b = append(b, ": "...)
-	b = append(b, rej.reason...)
+	b = append(b, rej.Reason...)
 	b = append(b, '\n')
 	c.out.commit(pool, b)
 }

@@ -1,12 +1,16 @@
 package core
 
-import "io"
+import (
+	"io"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
+)
 
 // bodyState is the framing of the current request's body: how much is left and what went wrong.
 // The loop still needs it after the handler returns, to skip what the handler did not read.
 type bodyState struct {
 	remaining  int64 // bodyLength: bytes not yet consumed
-	chunked    *chunkedDecoder
+	chunked    *wire.ChunkedDecoder
 	kind       bodyKind
 	eof        bool
 	waiting100 bool    // the client sent Expect: 100-continue and no 100 has been sent yet
@@ -25,25 +29,25 @@ const (
 // A declared length over MaxBodyBytes fails the body at once, before any of it is read and
 // without a 100 Continue; the handler still runs (its middleware sees the request), and gets
 // ErrBodyTooLarge from any read.
-func (b *bodyState) begin(l *Loop, r *request) {
+func (b *bodyState) begin(l *Loop, r *wire.Request) {
 	*b = bodyState{}
 	max := l.opts.MaxBodyBytes
 	switch {
-	case r.has(reqChunked):
+	case r.Has(wire.Chunked):
 		b.kind = bodyChunked
 		b.chunked = l.getChunked()
-		b.chunked.reset(max)
-	case r.contentLength > 0:
+		b.chunked.Reset(max)
+	case r.ContentLength > 0:
 		b.kind = bodyLength
-		b.remaining = r.contentLength
-		if max > 0 && r.contentLength > max {
+		b.remaining = r.ContentLength
+		if max > 0 && r.ContentLength > max {
 			b.failed = codeOf(ErrBodyTooLarge)
 			return
 		}
 	default:
 		b.kind = bodyNone
 	}
-	b.waiting100 = r.has(reqExpect100) && b.kind != bodyNone
+	b.waiting100 = r.Has(wire.Expect100) && b.kind != bodyNone
 }
 
 // end releases the decoder once the request is over.
@@ -89,9 +93,12 @@ func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
 			err = io.EOF
 		}
 	case bodyChunked:
-		nd, ns, err = b.chunked.decode(dst, src)
-		if err == io.EOF {
+		nd, ns, err = b.chunked.Decode(dst, src)
+		switch err {
+		case io.EOF:
 			b.eof = true
+		case wire.ErrTooLarge:
+			err = ErrBodyTooLarge
 		}
 	default:
 		err = io.EOF
@@ -99,19 +106,19 @@ func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
 	return nd, ns, err
 }
 
-func (l *Loop) getChunked() *chunkedDecoder {
+func (l *Loop) getChunked() *wire.ChunkedDecoder {
 	if n := len(l.chunkedFree); n > 0 {
 		d := l.chunkedFree[n-1]
 		l.chunkedFree = l.chunkedFree[:n-1]
 		return d
 	}
-	return new(chunkedDecoder)
+	return new(wire.ChunkedDecoder)
 }
 
-func (l *Loop) putChunked(d *chunkedDecoder) {
-	if cap(d.trailer) > maxTrailerSize || len(l.chunkedFree) >= 64 {
+func (l *Loop) putChunked(d *wire.ChunkedDecoder) {
+	if d.TrailerCap() > wire.MaxTrailerSize || len(l.chunkedFree) >= 64 {
 		return
 	}
-	d.reset(0)
+	d.Reset(0)
 	l.chunkedFree = append(l.chunkedFree, d)
 }

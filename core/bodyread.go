@@ -1,9 +1,11 @@
 package core
 
 import (
+	"errors"
 	"io"
 	"iter"
 
+	"github.com/dwellhttp/dwell/core/internal/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,7 +75,7 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 }
 
 // errReadAgain: readSocket parked and was woken by new bytes; read again.
-var errReadAgain = &framingError{"internal: read again"}
+var errReadAgain = errors.New("dwell: read again")
 
 // readSocket reads more of the body. A Content-Length body is read straight into p, at most the
 // bytes left, so nothing past the body is consumed (n says how many went into p); a chunked body
@@ -169,12 +171,12 @@ func (cx *Ctx) LimitBody(n int64) {
 	}
 	switch b.kind {
 	case bodyLength:
-		if cx.req.contentLength > n {
+		if cx.req.ContentLength > n {
 			cx.failBody(ErrBodyTooLarge)
 			b.waiting100 = false
 		}
 	case bodyChunked:
-		if b.chunked.limit(n) {
+		if b.chunked.Limit(n) {
 			cx.failBody(ErrBodyTooLarge)
 		}
 	}
@@ -184,7 +186,7 @@ func (cx *Ctx) LimitBody(n int64) {
 // chunked request body, or "". Trailers are known once the body has been read to io.EOF.
 func (cx *Ctx) Trailer(name string) string {
 	for k, v := range cx.Trailers() {
-		if equalFoldString(k, name) {
+		if wire.EqualFoldString(k, name) {
 			return v
 		}
 	}
@@ -199,7 +201,7 @@ func (cx *Ctx) Trailers() iter.Seq2[string, string] {
 		if b.kind != bodyChunked || !b.eof {
 			return
 		}
-		b.chunked.trailers(func(name, value []byte) bool {
+		b.chunked.Trailers(func(name, value []byte) bool {
 			return yield(string(name), string(value))
 		})
 	}

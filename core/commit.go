@@ -1,6 +1,10 @@
 package core
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
+)
 
 // commit writes the response head into the connection's queue, in the placeholder ahead of any
 // body already written. whole means the handler has returned, so the body is complete and its
@@ -50,7 +54,7 @@ func (cx *Ctx) commit(whole bool) {
 	if whole && buffered <= copyLimit {
 		n += int(buffered) // room to merge a small body into the head's buffer (fillHead)
 	}
-	b := appendStatusLine(pool.get(n), status)
+	b := wire.AppendStatusLine(pool.Get(n), status)
 	if cx.rflags&rfHasDate == 0 {
 		b = append(b, "Date: "...)
 		b = append(b, l.date[:]...)
@@ -78,7 +82,7 @@ func (cx *Ctx) commit(whole bool) {
 	b = append(b, crlf...)
 	chunkedBody := cx.rflags&rfChunked != 0 && buffered > 0
 	if chunkedBody {
-		b = appendChunkSize(b, buffered) // the body held so far becomes the first chunk
+		b = wire.AppendChunkSize(b, buffered) // the body held so far becomes the first chunk
 	}
 	c.out.fillHead(pool, b)
 	if chunkedBody {

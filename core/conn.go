@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,7 +22,7 @@ type conn struct {
 	rdl, wdl int64 // read-side and write-side deadlines on the loop clock; 0 means none
 
 	in    []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
-	scan  headScan
+	scan  wire.HeadScan
 	out   writeQueue
 	spill int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
@@ -176,8 +177,8 @@ func (c *conn) outputBlocked() bool { return c.out.size > int64(c.l.opts.WriteHi
 // connection is ready for more (the handler finished at once).
 func (c *conn) nextRequest() bool {
 	l := c.l
-	if c.scan.lines == 0 && c.scan.pos == 0 {
-		in, more := skipEmptyLines(c.in)
+	if c.scan.Fresh() {
+		in, more := wire.SkipEmptyLines(c.in)
 		if c.state == stIdle && len(c.in) > 0 {
 			// The first byte of a request starts its header timeout.
 			c.state = stHead
@@ -188,37 +189,37 @@ func (c *conn) nextRequest() bool {
 			return false
 		}
 	}
-	n, status := c.scan.scan(c.in, l.opts.MaxHeaderBytes)
+	n, status := c.scan.Scan(c.in, l.opts.MaxHeaderBytes)
 	switch {
 	case status == 414:
-		c.reject(lineTooLong(c.in, l.opts.MaxHeaderBytes))
+		c.reject(wire.LineTooLong(c.in, l.opts.MaxHeaderBytes))
 		return false
 	case status != 0:
-		c.reject(errHeadTooLarge)
+		c.reject(wire.ErrHeadTooLarge)
 		return false
-	case n == scanMore:
+	case n == wire.ScanMore:
 		return false
 	}
 	head := c.in[:n]
 	c.in = c.in[n:]
-	c.scan.reset()
+	c.scan.Reset()
 	cx := l.getCtx(c)
 	r := &cx.req
-	r.arena = head // parsed in place; the spans are offsets into head
+	r.Arena = head // parsed in place; the spans are offsets into head
 	fields := l.fields[:0]
-	rej := parseHead(r, &fields, l.opts.AllowCONNECT)
+	rej := wire.ParseHead(r, &fields, l.opts.AllowCONNECT)
 	l.fields = fields[:0]
 	if rej != nil {
-		r.arena = nil
+		r.Arena = nil
 		l.putCtx(cx)
 		c.reject(rej)
 		return false
 	}
 	cx.body.begin(l, r)
 	// Copy the head out of the loop buffer, so that nothing pins it.
-	r.adopt(&l.pool, head, fields, r.scratchNeeded())
-	r.decodePath()
-	c.keepAlive = !r.has(reqClose) && (r.minor == 1 || r.has(reqKeepAlive)) && !l.shutting
+	r.Adopt(&l.pool, head, fields, r.ScratchNeeded())
+	r.DecodePath()
+	c.keepAlive = !r.Has(wire.Close) && (r.Minor == 1 || r.Has(wire.KeepAlive)) && !l.shutting
 	c.state = stHandler
 	c.rdl = 0
 	c.cx = cx
@@ -357,10 +358,10 @@ func (c *conn) onPeerEOF() {
 }
 
 // reject answers a request refused before its handler, then closes.
-func (c *conn) reject(rej *reject) {
+func (c *conn) reject(rej *wire.Reject) {
 	l := c.l
 	if l.debugEnabled() {
-		l.log.Debug("dwell: request refused", "status", rej.status, "reason", rej.reason, "remote", c.remoteAddr())
+		l.log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.remoteAddr())
 	}
 	writeReject(c, rej)
 	c.in = c.in[:0]
@@ -442,7 +443,7 @@ func (c *conn) keepInput() {
 		c.in = nil
 	case l.owns(c.in):
 		c.dropSpill()
-		b := append(l.pool.get(len(c.in)), c.in...)
+		b := append(l.pool.Get(len(c.in)), c.in...)
 		c.spill = l.holdSpill(b)
 		c.in = b
 	}
@@ -630,7 +631,7 @@ func (c *conn) fire(l *Loop) {
 		c.rdl = 0
 		switch c.state {
 		case stHead:
-			writeReject(c, errHeaderTimeout)
+			writeReject(c, wire.ErrHeaderTimeout)
 			c.in = c.in[:0]
 			c.keepAlive = false
 			c.closeAfterOutput(true)

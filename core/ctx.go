@@ -4,6 +4,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dwellhttp/dwell/core/internal/bufpool"
+	"github.com/dwellhttp/dwell/core/internal/wire"
 	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
@@ -35,7 +37,7 @@ type Ctx struct {
 	tm    timer // first: see timer; the deadline of Suspend and Detach
 	l     *Loop // the Ctx's loop for its whole life: Ctxs are pooled per loop
 	conn  *conn // nil once the request has ended
-	req   request
+	req   wire.Request
 	body  bodyState
 	start int64 // loop clock when the request's handler started
 
@@ -120,7 +122,7 @@ func (l *Loop) getCtx(c *conn) *Ctx {
 		cx.tm.init(timerCtx)
 	}
 	cx.conn = c
-	cx.req = request{contentLength: -1}
+	cx.req = wire.Request{ContentLength: -1}
 	return cx
 }
 
@@ -140,10 +142,10 @@ func (cx *Ctx) begin() {
 	l := cx.l
 	cx.status = 0
 	cx.rflags = 0
-	if cx.req.minor == 1 {
+	if cx.req.Minor == 1 {
 		cx.rflags |= rfHTTP11
 	}
-	if cx.req.isMethod("HEAD") {
+	if cx.req.IsMethod("HEAD") {
 		cx.rflags |= rfHead
 	}
 	cx.declLen = -1
@@ -157,10 +159,10 @@ func (cx *Ctx) active() bool { return cx.state != ctxIdle }
 
 // releaseRequest returns the request head to the pool: borrowed values end here.
 func (cx *Ctx) releaseRequest() {
-	if cx.req.arena != nil {
-		putArena(&cx.l.pool, cx.req.arena)
+	if cx.req.Arena != nil {
+		bufpool.PutArena(&cx.l.pool, cx.req.Arena)
 	}
-	cx.req = request{contentLength: -1}
+	cx.req = wire.Request{ContentLength: -1}
 	if x := cx.x; x != nil {
 		x.params = nil // most often a router's own slice (ctxhook.SetParams): nothing to keep
 	}
@@ -217,7 +219,7 @@ func init() {
 	}
 	ctxhook.PathString = func(c any) string {
 		r := &c.(*Ctx).req
-		return r.str(r.path)
+		return r.Str(r.Path)
 	}
 }
 

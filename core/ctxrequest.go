@@ -4,6 +4,8 @@ import (
 	"iter"
 	"net/netip"
 	"unsafe"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
 // The request side of a Ctx. Strings are owned copies; XxxBytes slices are borrowed (see Ctx)
@@ -11,15 +13,15 @@ import (
 
 // Method returns the request method, such as "GET". The standard methods are returned as
 // constants, without an allocation.
-func (cx *Ctx) Method() string { return cx.req.methodString() }
+func (cx *Ctx) Method() string { return cx.req.MethodString() }
 
 // Target returns the request-target exactly as received, such as "/a%20b?x=1".
-func (cx *Ctx) Target() string { return string(cx.req.bytes(cx.req.target)) }
+func (cx *Ctx) Target() string { return string(cx.req.Bytes(cx.req.Target)) }
 
 // Path returns the target's path, percent-decoded ("/a b"); "*" for "OPTIONS *"; "/" for an
 // absolute-form target without a path.
 func (cx *Ctx) Path() string {
-	b := cx.req.bytes(cx.req.path)
+	b := cx.req.Bytes(cx.req.Path)
 	if len(b) == 1 && b[0] == '/' {
 		return "/"
 	}
@@ -27,27 +29,27 @@ func (cx *Ctx) Path() string {
 }
 
 // PathBytes is Path without the copy. Borrowed: valid until the handler returns.
-func (cx *Ctx) PathBytes() []byte { return cx.req.bytes(cx.req.path) }
+func (cx *Ctx) PathBytes() []byte { return cx.req.Bytes(cx.req.Path) }
 
 // RawQuery returns the target's query without the "?", undecoded.
-func (cx *Ctx) RawQuery() string { return string(cx.req.bytes(cx.req.rawQuery)) }
+func (cx *Ctx) RawQuery() string { return string(cx.req.Bytes(cx.req.RawQuery)) }
 
 // Query returns the first value of the query parameter name, decoded ('+' is a space), or ""
 // when absent.
 func (cx *Ctx) Query(name string) string {
-	v, _ := cx.req.queryValue(name)
+	v, _ := cx.req.QueryValue(name)
 	return string(v)
 }
 
 // LookupQuery is Query that also reports whether the parameter is present.
 func (cx *Ctx) LookupQuery(name string) (string, bool) {
-	v, ok := cx.req.queryValue(name)
+	v, ok := cx.req.QueryValue(name)
 	return string(v), ok
 }
 
 // QueryBytes is Query without the copy. Borrowed: valid until the handler returns.
 func (cx *Ctx) QueryBytes(name string) []byte {
-	v, _ := cx.req.queryValue(name)
+	v, _ := cx.req.QueryValue(name)
 	return v
 }
 
@@ -55,7 +57,7 @@ func (cx *Ctx) QueryBytes(name string) []byte {
 // nil when there is none.
 func (cx *Ctx) QueryAll(name string) []string {
 	var all []string
-	for v := range cx.req.queryValues(name) {
+	for v := range cx.req.QueryValues(name) {
 		all = append(all, string(v))
 	}
 	return all
@@ -64,7 +66,7 @@ func (cx *Ctx) QueryAll(name string) []string {
 // Proto returns "HTTP/1.1" or "HTTP/1.0". Requests with a higher 1.x minor version are served
 // as 1.1 and report "HTTP/1.1".
 func (cx *Ctx) Proto() string {
-	if cx.req.minor == 0 {
+	if cx.req.Minor == 0 {
 		return "HTTP/1.0"
 	}
 	return "HTTP/1.1"
@@ -73,7 +75,7 @@ func (cx *Ctx) Proto() string {
 // Host returns the authority the request is for: the absolute-form target's, else the Host
 // header.
 func (cx *Ctx) Host() string {
-	if a := cx.req.authority(); len(a) > 0 {
+	if a := cx.req.Authority(); len(a) > 0 {
 		return string(a) // RFC 9112 §3.2.2: an absolute-form target's authority replaces Host
 	}
 	return cx.Header("Host")
@@ -81,19 +83,19 @@ func (cx *Ctx) Host() string {
 
 // Header returns the value of the first header field named name (case-insensitive), or "".
 func (cx *Ctx) Header(name string) string {
-	v, _ := cx.req.lookup(name)
+	v, _ := cx.req.Lookup(name)
 	return string(v)
 }
 
 // LookupHeader is Header that also reports whether the field is present.
 func (cx *Ctx) LookupHeader(name string) (string, bool) {
-	v, ok := cx.req.lookup(name)
+	v, ok := cx.req.Lookup(name)
 	return string(v), ok
 }
 
 // HeaderBytes is Header without the copy. Borrowed: valid until the handler returns.
 func (cx *Ctx) HeaderBytes(name string) []byte {
-	v, _ := cx.req.lookup(name)
+	v, _ := cx.req.Lookup(name)
 	return v
 }
 
@@ -102,8 +104,8 @@ func (cx *Ctx) HeaderBytes(name string) []byte {
 func (cx *Ctx) Headers() iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
 		r := &cx.req
-		for _, f := range r.fields() {
-			if !yield(string(r.bytes(f.name)), string(r.bytes(f.value))) {
+		for _, f := range r.Fields() {
+			if !yield(string(r.Bytes(f.Name)), string(r.Bytes(f.Value))) {
 				return
 			}
 		}
@@ -112,10 +114,10 @@ func (cx *Ctx) Headers() iter.Seq2[string, string] {
 
 // ContentLength returns the request's declared Content-Length, or -1 when it has none (no body,
 // or a chunked one).
-func (cx *Ctx) ContentLength() int64 { return cx.req.contentLength }
+func (cx *Ctx) ContentLength() int64 { return cx.req.ContentLength }
 
 // Chunked reports whether the request body uses the chunked transfer coding.
-func (cx *Ctx) Chunked() bool { return cx.req.has(reqChunked) }
+func (cx *Ctx) Chunked() bool { return cx.req.Has(wire.Chunked) }
 
 // RemoteAddr returns the client's address (the zero value once the connection is closed).
 func (cx *Ctx) RemoteAddr() netip.AddrPort {

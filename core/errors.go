@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"io"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
 // Errors a handler sees from Suspend, body reads and writes. Each names what ended the wait.
@@ -29,15 +31,6 @@ var (
 	ErrNotInHandler = errors.New("dwell: Suspend called outside the handler's coroutine")
 )
 
-// A framingError is a malformed chunked body: the request cannot be delimited, so the
-// connection ends after the response. It is sticky: every later read returns it again.
-type framingError struct{ what string }
-
-func (e *framingError) Error() string { return "dwell: malformed chunked body: " + e.what }
-
-// StatusCode reports the status the server answers with when the handler has not responded.
-func (e *framingError) StatusCode() int { return 400 }
-
 // An errCode keeps one of the errors a request can end with in a byte, where an error value
 // would take sixteen: the Ctx of every parked request carries two of them.
 type errCode uint8
@@ -45,8 +38,8 @@ type errCode uint8
 // codedErrors lists the errors that have a code, the code being the index.
 var codedErrors = [...]error{
 	nil, ErrClosed, ErrShutdown, ErrTimeout, ErrBodyTooLarge, io.ErrUnexpectedEOF, errBodyFailed,
-	errChunkSize, errChunkOverflow, errChunkExt, errChunkLine, errChunkCRLF, errChunkLF, errTrailer,
-	errTrailerSize,
+	wire.ErrChunkSize, wire.ErrChunkOverflow, wire.ErrChunkExt, wire.ErrChunkLine, wire.ErrChunkCRLF, wire.ErrChunkLF, wire.ErrTrailer,
+	wire.ErrTrailerSize,
 }
 
 // errBodyFailed stands for a body error without a code of its own (none is expected).

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/dwellhttp/dwell/core/internal/bufpool"
 )
 
 // The parked footprint is the figure the design is built around (DESIGN.md: a parked
@@ -73,7 +75,7 @@ func TestParkedFootprint(t *testing.T) {
 	})
 	// The connections were accepted before the baseline; add what each holds (its conn, rounded
 	// up to its allocator size class) to get what a parked request costs in all.
-	conn := float64(bufClasses[classOf(int(unsafe.Sizeof(conn{})))])
+	conn := float64(bufpool.SizeClass(int(unsafe.Sizeof(conn{}))))
 	co += conn
 	cont += conn
 	t.Logf("per parked request, connection included: coroutine %.0f B, continuation %.0f B", co, cont)

@@ -3,6 +3,8 @@ package core
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
 // Response header fields are kept as the lines they will be sent as, "Name: value\r\n", in one
@@ -31,23 +33,23 @@ func (cx *Ctx) AddHeader(name, value string) {
 	}
 	checkField(name, value)
 	switch {
-	case equalFoldString(name, "Content-Length"):
+	case wire.EqualFoldString(name, "Content-Length"):
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || n < 0 || value[0] == '+' {
 			panic("dwell: invalid Content-Length " + strconv.Quote(value))
 		}
 		cx.declLen = n
 		return
-	case equalFoldString(name, "Transfer-Encoding"):
+	case wire.EqualFoldString(name, "Transfer-Encoding"):
 		return
-	case equalFoldString(name, "Connection"):
-		if equalFoldString(value, "close") {
+	case wire.EqualFoldString(name, "Connection"):
+		if wire.EqualFoldString(value, "close") {
 			cx.rflags |= rfClose
 		}
 		return
-	case equalFoldString(name, "Date"):
+	case wire.EqualFoldString(name, "Date"):
 		cx.rflags |= rfHasDate
-	case equalFoldString(name, "Content-Type"):
+	case wire.EqualFoldString(name, "Content-Type"):
 		cx.rflags |= rfHasType
 	}
 	cx.appendField(name, value)
@@ -60,9 +62,9 @@ func (cx *Ctx) appendField(name, value string) {
 	need := len(name) + len(value) + 4
 	if cap(x.hdrs)-len(x.hdrs) < need {
 		pool := &cx.l.pool
-		b := append(pool.get(max(len(x.hdrs)+need, 2*cap(x.hdrs), 128)), x.hdrs...)
+		b := append(pool.Get(max(len(x.hdrs)+need, 2*cap(x.hdrs), 128)), x.hdrs...)
 		if x.hdrs != nil {
-			pool.put(x.hdrs)
+			pool.Put(x.hdrs)
 		}
 		x.hdrs = b
 	}
@@ -79,14 +81,14 @@ func (cx *Ctx) DelHeader(name string) {
 		return
 	}
 	switch {
-	case equalFoldString(name, "Content-Length"):
+	case wire.EqualFoldString(name, "Content-Length"):
 		cx.declLen = -1
-	case equalFoldString(name, "Date"):
+	case wire.EqualFoldString(name, "Date"):
 		cx.rflags &^= rfHasDate
-	case equalFoldString(name, "Content-Type"):
+	case wire.EqualFoldString(name, "Content-Type"):
 		cx.rflags &^= rfHasType
 	}
-	cx.dropFields(func(n []byte) bool { return equalFoldString(borrowString(n), name) })
+	cx.dropFields(func(n []byte) bool { return wire.EqualFoldString(borrowString(n), name) })
 }
 
 // dropFields removes the field lines whose name drop reports true for.
@@ -117,7 +119,7 @@ func fieldLine(b []byte, i int) (name, value []byte, next int) {
 
 // ResponseHeader returns the value of the first response field named name set so far, or "".
 func (cx *Ctx) ResponseHeader(name string) string {
-	if equalFoldString(name, "Content-Length") && cx.declLen >= 0 {
+	if wire.EqualFoldString(name, "Content-Length") && cx.declLen >= 0 {
 		return strconv.FormatInt(cx.declLen, 10)
 	}
 	if cx.x == nil {
@@ -126,7 +128,7 @@ func (cx *Ctx) ResponseHeader(name string) string {
 	b := cx.x.hdrs
 	for i := 0; i < len(b); {
 		n, v, next := fieldLine(b, i)
-		if equalFoldString(borrowString(n), name) {
+		if wire.EqualFoldString(borrowString(n), name) {
 			return string(v)
 		}
 		i = next
@@ -145,7 +147,7 @@ func (cx *Ctx) fieldBytes() []byte {
 // clearHeaders gives the field buffer back to the pool.
 func (cx *Ctx) clearHeaders() {
 	if x := cx.x; x != nil && x.hdrs != nil {
-		cx.l.pool.put(x.hdrs)
+		cx.l.pool.Put(x.hdrs)
 		x.hdrs = nil
 	}
 }
@@ -158,7 +160,7 @@ func (cx *Ctx) dropRepresentation() {
 	cx.declLen = -1
 	cx.dropFields(func(n []byte) bool {
 		for _, r := range representationFields {
-			if equalFoldString(borrowString(n), r) {
+			if wire.EqualFoldString(borrowString(n), r) {
 				return true
 			}
 		}
@@ -177,12 +179,12 @@ func checkField(name, value string) {
 		panic("dwell: empty header field name")
 	}
 	for i := 0; i < len(name); i++ {
-		if !isTchar[name[i]] {
+		if !wire.IsTchar[name[i]] {
 			panic("dwell: invalid header field name " + strconv.Quote(name))
 		}
 	}
 	for i := 0; i < len(value); i++ {
-		if !isValueByte[value[i]] {
+		if !wire.IsValueByte[value[i]] {
 			panic("dwell: invalid byte in the value of header field " + name + ": " + strconv.Quote(value))
 		}
 	}

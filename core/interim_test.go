@@ -3,6 +3,8 @@ package core
 import (
 	"strings"
 	"testing"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
 // TestInterimResponse: a 1xx status goes out at once with the fields set so far, and the final
@@ -81,8 +83,8 @@ func TestChunkFramingOutOfProportion(t *testing.T) {
 	if resp.StatusCode != 400 {
 		t.Fatalf("status %d, want 400", resp.StatusCode)
 	}
-	if err := <-errs; err != errChunkExcess {
-		t.Fatalf("handler read error %v, want %v", err, errChunkExcess)
+	if err := <-errs; err != wire.ErrChunkExcess {
+		t.Fatalf("handler read error %v, want %v", err, wire.ErrChunkExcess)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dwellhttp/dwell/core/internal/bufpool"
+	"github.com/dwellhttp/dwell/core/internal/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,11 +42,11 @@ type Loop struct {
 	pending     []*conn // connections with requests held over from their last turn
 	coros       []*coro
 	ctxs        []*Ctx
-	spills      [][]byte // the spill buffers of connections (conn.spill), so a conn holds an index
-	spillFree   []int32  // free slots of spills
-	fields      []field  // the field table of the head being parsed
-	chunkedFree []*chunkedDecoder
-	pool        bufPool
+	spills      [][]byte     // the spill buffers of connections (conn.spill), so a conn holds an index
+	spillFree   []int32      // free slots of spills
+	fields      []wire.Field // the field table of the head being parsed
+	chunkedFree []*wire.ChunkedDecoder
+	pool        bufpool.Pool
 	iov         []unix.Iovec
 
 	epoch   time.Time
@@ -248,7 +250,7 @@ func (l *Loop) holdSpill(b []byte) int32 {
 // releaseSpill gives a spill buffer back to the pool.
 func (l *Loop) releaseSpill(h int32) {
 	i := h - 1
-	l.pool.put(l.spills[i])
+	l.pool.Put(l.spills[i])
 	l.spills[i] = nil
 	l.spillFree = append(l.spillFree, i)
 }

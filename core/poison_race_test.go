@@ -5,6 +5,8 @@ package core
 import (
 	"strings"
 	"testing"
+
+	"github.com/dwellhttp/dwell/core/internal/bufpool"
 )
 
 // TestRetainedBorrowedValueIsPoisoned: under the race detector (make test), a borrowed value
@@ -30,8 +32,8 @@ func TestRetainedBorrowedValueIsPoisoned(t *testing.T) {
 	_, body := c.response("GET")
 	kept, keptPath, _ := strings.Cut(body, "|")
 	for what, v := range map[string]string{"HeaderBytes": kept, "a string of PathBytes": keptPath} {
-		if len(v) == 0 || !strings.Contains(strings.Repeat(poison, 3), v) {
-			t.Errorf("retained %s reads %q after its request, want the poison %q", what, v, poison)
+		if len(v) == 0 || !strings.Contains(strings.Repeat(bufpool.Poison, 3), v) {
+			t.Errorf("retained %s reads %q after its request, want the poison %q", what, v, bufpool.Poison)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"unsafe"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
 type respFlags uint16
@@ -57,11 +59,11 @@ func (cx *Ctx) sendInterim(code int) {
 	}
 	pool := &cx.l.pool
 	fields := cx.fieldBytes()
-	b := appendStatusLine(pool.get(len(fields)+64), code)
+	b := wire.AppendStatusLine(pool.Get(len(fields)+64), code)
 	b = append(b, fields...)
 	b = append(b, crlf...)
 	c.out.insertBeforeHead(pool, b)
-	pool.put(b)
+	pool.Put(b)
 	c.flush()
 }
 
@@ -145,7 +147,7 @@ func (cx *Ctx) stream(p []byte) error {
 	pool := &cx.l.pool
 	if cx.rflags&rfChunked != 0 {
 		var hex [18]byte
-		c.out.write(pool, appendChunkSize(hex[:0], int64(len(p))))
+		c.out.write(pool, wire.AppendChunkSize(hex[:0], int64(len(p))))
 		if err := cx.send(p); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/dwellhttp/dwell/core/internal/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,7 +51,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	pool := &cx.l.pool
 	if cx.rflags&rfChunked != 0 {
 		var hex [18]byte
-		c.out.write(pool, appendChunkSize(hex[:0], n))
+		c.out.write(pool, wire.AppendChunkSize(hex[:0], n))
 	}
 	if n <= copyFileMax {
 		return cx.copyFile(fd, off, n)
@@ -136,21 +137,4 @@ func fileFd(f *os.File) (int, error) {
 		return -1, err
 	}
 	return fd, nil
-}
-
-// appendChunkSize appends a chunk-size line (RFC 9112 §7.1) for n bytes.
-func appendChunkSize(b []byte, n int64) []byte {
-	const hexDigits = "0123456789abcdef"
-	var tmp [16]byte
-	i := len(tmp)
-	for {
-		i--
-		tmp[i] = hexDigits[n&15]
-		n >>= 4
-		if n == 0 {
-			break
-		}
-	}
-	b = append(b, tmp[i:]...)
-	return append(b, '\r', '\n')
 }

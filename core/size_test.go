@@ -3,6 +3,8 @@ package core
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
 // TestStructSizes pins the memory budget of what every connection and every request holds: an
@@ -16,5 +18,5 @@ func TestStructSizes(t *testing.T) {
 		t.Errorf("Ctx is %d bytes; budget 192", n)
 	}
 	t.Logf("conn %d B, Ctx %d B, request %d B, bodyState %d B", unsafe.Sizeof(conn{}), unsafe.Sizeof(Ctx{}),
-		unsafe.Sizeof(request{}), unsafe.Sizeof(bodyState{}))
+		unsafe.Sizeof(wire.Request{}), unsafe.Sizeof(bodyState{}))
 }

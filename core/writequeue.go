@@ -3,6 +3,7 @@ package core
 import (
 	"unsafe"
 
+	"github.com/dwellhttp/dwell/core/internal/bufpool"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,11 +46,11 @@ const (
 )
 
 // write appends a copy of p.
-func (q *writeQueue) write(pool *bufPool, p []byte) {
+func (q *writeQueue) write(pool *bufpool.Pool, p []byte) {
 	for len(p) > 0 {
 		t := q.tail()
 		if t == nil || cap(t.b) == len(t.b) {
-			q.items = append(q.items, outItem{b: pool.get(min(max(len(p), minChunkSize), maxChunkSize))})
+			q.items = append(q.items, outItem{b: pool.Get(min(max(len(p), minChunkSize), maxChunkSize))})
 			t = &q.items[len(q.items)-1]
 		}
 		n := copy(t.b[len(t.b):cap(t.b)], p)
@@ -74,10 +75,10 @@ func (q *writeQueue) tail() *outItem {
 // spare returns the free space of the tail buffer, at least n bytes, as an empty slice to
 // append to; commit then accounts for what was appended. Response heads are formatted this way,
 // straight into the queue.
-func (q *writeQueue) spare(pool *bufPool, n int) []byte {
+func (q *writeQueue) spare(pool *bufpool.Pool, n int) []byte {
 	t := q.tail()
 	if t == nil || cap(t.b)-len(t.b) < n {
-		q.items = append(q.items, outItem{b: pool.get(min(max(n, minChunkSize), maxChunkSize))})
+		q.items = append(q.items, outItem{b: pool.Get(min(max(n, minChunkSize), maxChunkSize))})
 		t = &q.items[len(q.items)-1]
 	}
 	return t.b[len(t.b):len(t.b)]
@@ -85,7 +86,7 @@ func (q *writeQueue) spare(pool *bufPool, n int) []byte {
 
 // commit accounts for bytes appended to the slice spare returned. If the appends outgrew it
 // (the estimate was short), they are copied in instead.
-func (q *writeQueue) commit(pool *bufPool, b []byte) {
+func (q *writeQueue) commit(pool *bufpool.Pool, b []byte) {
 	t := q.tail()
 	if len(b) > 0 && t != nil && cap(t.b)-len(t.b) >= len(b) && unsafe.SliceData(b) == unsafe.SliceData(t.b[len(t.b):cap(t.b)]) {
 		t.b = t.b[:len(t.b)+len(b)]
@@ -130,7 +131,7 @@ func (q *writeQueue) reserveHead() {
 // fillHead puts the head h (a pooled buffer) in the placeholder, or at the end when there is
 // none. A body of one small buffer right behind the placeholder is moved into h, so that a
 // small response goes out as one buffer.
-func (q *writeQueue) fillHead(pool *bufPool, h []byte) {
+func (q *writeQueue) fillHead(pool *bufpool.Pool, h []byte) {
 	i := q.headAt()
 	if i < 0 {
 		q.items = append(q.items, outItem{b: h})
@@ -142,7 +143,7 @@ func (q *writeQueue) fillHead(pool *bufPool, h []byte) {
 	if i+2 == len(q.items) {
 		if next := &q.items[i+1]; next.kind == itemBytes && cap(h)-len(h) >= len(next.b) {
 			q.items[i].b = append(h, next.b...)
-			pool.put(next.b)
+			pool.Put(next.b)
 			q.items = q.items[:i+1]
 		}
 	}
@@ -150,13 +151,13 @@ func (q *writeQueue) fillHead(pool *bufPool, h []byte) {
 
 // insertBeforeHead queues p ahead of the head placeholder (an interim 100 Continue must precede
 // the final response), or at the end when there is none.
-func (q *writeQueue) insertBeforeHead(pool *bufPool, p []byte) {
+func (q *writeQueue) insertBeforeHead(pool *bufpool.Pool, p []byte) {
 	i := q.headAt()
 	if i < 0 {
 		q.write(pool, p)
 		return
 	}
-	b := append(pool.get(len(p)), p...)
+	b := append(pool.Get(len(p)), p...)
 	q.items = append(q.items, outItem{})
 	copy(q.items[i+1:], q.items[i:])
 	q.items[i] = outItem{b: b}
@@ -178,7 +179,7 @@ func (q *writeQueue) afterHead() int64 {
 
 // dropAfterHead discards a body buffered behind the head placeholder (the handler's response is
 // being replaced by an error).
-func (q *writeQueue) dropAfterHead(pool *bufPool) {
+func (q *writeQueue) dropAfterHead(pool *bufpool.Pool) {
 	i := q.headAt()
 	if i < 0 {
 		return
@@ -186,7 +187,7 @@ func (q *writeQueue) dropAfterHead(pool *bufPool) {
 	for _, it := range q.items[i+1:] {
 		q.size -= it.len()
 		if it.b != nil {
-			pool.put(it.b)
+			pool.Put(it.b)
 		}
 	}
 	clear(q.items[i+1:])
@@ -195,7 +196,7 @@ func (q *writeQueue) dropAfterHead(pool *bufPool) {
 
 // dropHead discards the head placeholder and the body behind it: the response is abandoned
 // before it started, so none of it goes out.
-func (q *writeQueue) dropHead(pool *bufPool) {
+func (q *writeQueue) dropHead(pool *bufpool.Pool) {
 	i := q.headAt()
 	if i < 0 {
 		return
@@ -208,7 +209,7 @@ func (q *writeQueue) dropHead(pool *bufPool) {
 // dropFiles discards the file segments still queued, and everything behind them: their files
 // may be closed once SendFile returns, and a descriptor number outliving its file could send
 // whatever file is opened next under it.
-func (q *writeQueue) dropFiles(pool *bufPool) {
+func (q *writeQueue) dropFiles(pool *bufpool.Pool) {
 	for i := range q.items {
 		if q.items[i].kind != itemFile {
 			continue
@@ -216,7 +217,7 @@ func (q *writeQueue) dropFiles(pool *bufPool) {
 		for _, it := range q.items[i:] {
 			q.size -= it.len()
 			if it.b != nil {
-				pool.put(it.b)
+				pool.Put(it.b)
 			}
 		}
 		clear(q.items[i:])
@@ -313,7 +314,7 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 
 // consume drops n written bytes from the front of the queue, recycling emptied buffers, and
 // returns how many of the n were beyond the queue (taken from the caller's p).
-func (q *writeQueue) consume(pool *bufPool, n int) int {
+func (q *writeQueue) consume(pool *bufpool.Pool, n int) int {
 	done := 0
 	for n > 0 && done < len(q.items) {
 		it := &q.items[done]
@@ -327,7 +328,7 @@ func (q *writeQueue) consume(pool *bufPool, n int) int {
 		if int(it.off) < len(it.b) {
 			break
 		}
-		pool.put(it.b)
+		pool.Put(it.b)
 		done++
 	}
 	q.drop(done)
@@ -375,10 +376,10 @@ func (q *writeQueue) sendFile(sock int, it *outItem) (int64, unix.Errno) {
 }
 
 // release recycles every queued buffer, unsent ones included: the connection is gone.
-func (q *writeQueue) release(pool *bufPool) {
+func (q *writeQueue) release(pool *bufpool.Pool) {
 	for i := range q.items {
 		if q.items[i].b != nil {
-			pool.put(q.items[i].b)
+			pool.Put(q.items[i].b)
 		}
 	}
 	clear(q.items)

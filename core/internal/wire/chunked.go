@@ -1,11 +1,23 @@
-package core
+package wire
 
-import "io"
+import (
+	"errors"
+	"io"
+)
 
-// chunkedDecoder decodes the chunked transfer coding (RFC 9112 §7.1) from input that arrives in
+// A FramingError is a malformed chunked body: the request cannot be delimited, so the
+// connection ends after the response. It is sticky: every later read returns it again.
+type FramingError struct{ what string }
+
+func (e *FramingError) Error() string { return "dwell: malformed chunked body: " + e.what }
+
+// StatusCode reports the status the server answers with when the handler has not responded.
+func (e *FramingError) StatusCode() int { return 400 }
+
+// ChunkedDecoder decodes the chunked transfer coding (RFC 9112 §7.1) from input that arrives in
 // pieces of any size. Chunk data is copied in runs; only the framing around it is read a byte
 // at a time. Errors are sticky: once the framing is broken, nothing after it can be trusted.
-type chunkedDecoder struct {
+type ChunkedDecoder struct {
 	state     uint8
 	sawDigit  bool
 	size      uint64 // chunk-size being parsed, then data bytes left in the chunk
@@ -47,27 +59,30 @@ const (
 // extensions would cost the server 4 KiB of reading per byte of body.
 const (
 	maxChunkLine   = 4096
-	maxTrailerSize = 16 << 10
+	MaxTrailerSize = 16 << 10
 	maxExcess      = 16 << 10
 	freePerChunk   = 16 // framing bytes every chunk may have whatever its size
 )
 
+// ErrTooLarge is returned by Decode when the body passes the decoder's limit (Reset, Limit).
+var ErrTooLarge = errors.New("dwell: request body too large")
+
 var (
-	errChunkSize     = &framingError{"invalid chunk size"}
-	errChunkOverflow = &framingError{"chunk size too large"}
-	errChunkExt      = &framingError{"invalid chunk extension"}
-	errChunkLine     = &framingError{"chunk size line too long"}
-	errChunkCRLF     = &framingError{"missing CRLF after chunk data"}
-	errChunkLF       = &framingError{"line not ended by CRLF"}
-	errTrailer       = &framingError{"invalid trailer field"}
-	errTrailerSize   = &framingError{"trailer section too large"}
-	errChunkExcess   = &framingError{"too much chunk framing for the data it carries"}
+	ErrChunkSize     = &FramingError{"invalid chunk size"}
+	ErrChunkOverflow = &FramingError{"chunk size too large"}
+	ErrChunkExt      = &FramingError{"invalid chunk extension"}
+	ErrChunkLine     = &FramingError{"chunk size line too long"}
+	ErrChunkCRLF     = &FramingError{"missing CRLF after chunk data"}
+	ErrChunkLF       = &FramingError{"line not ended by CRLF"}
+	ErrTrailer       = &FramingError{"invalid trailer field"}
+	ErrTrailerSize   = &FramingError{"trailer section too large"}
+	ErrChunkExcess   = &FramingError{"too much chunk framing for the data it carries"}
 )
 
-// decode consumes framing and data from src and copies body bytes into dst (a nil dst discards
+// Decode consumes framing and data from src and copies body bytes into dst (a nil dst discards
 // them, up to len(src)). It returns the body bytes produced and the src bytes consumed; err is
 // io.EOF once the last chunk and the trailer section have been read.
-func (d *chunkedDecoder) decode(dst, src []byte) (nd, ns int, err error) {
+func (d *ChunkedDecoder) Decode(dst, src []byte) (nd, ns int, err error) {
 	if d.err != nil {
 		return 0, 0, d.err
 	}
@@ -106,19 +121,19 @@ func (d *chunkedDecoder) decode(dst, src []byte) (nd, ns int, err error) {
 }
 
 // framing advances the decoder over one byte outside chunk data.
-func (d *chunkedDecoder) framing(c byte) error {
+func (d *ChunkedDecoder) framing(c byte) error {
 	switch d.state {
 	case chSize:
 		if v := unhex(c); v >= 0 {
 			if d.size>>59 != 0 {
-				return errChunkOverflow
+				return ErrChunkOverflow
 			}
 			d.size = d.size<<4 | uint64(v)
 			d.sawDigit = true
 			return d.countLine()
 		}
 		if !d.sawDigit {
-			return errChunkSize
+			return ErrChunkSize
 		}
 		switch c {
 		case '\r':
@@ -128,22 +143,22 @@ func (d *chunkedDecoder) framing(c byte) error {
 		case ' ', '\t':
 			d.state = chSizeWS
 		default:
-			return errChunkSize
+			return ErrChunkSize
 		}
 		return d.countLine()
 	case chSizeLF:
 		if c != '\n' {
-			return errChunkLF
+			return ErrChunkLF
 		}
 		return d.startData()
 	case chDataCR:
 		if c != '\r' {
-			return errChunkCRLF
+			return ErrChunkCRLF
 		}
 		d.state = chDataLF
 	case chDataLF:
 		if c != '\n' {
-			return errChunkCRLF
+			return ErrChunkCRLF
 		}
 		d.state = chSize
 		return d.endChunk()
@@ -158,7 +173,7 @@ func (d *chunkedDecoder) framing(c byte) error {
 		return d.trailerByte(c)
 	case chEndLF:
 		if c != '\n' {
-			return errChunkLF
+			return ErrChunkLF
 		}
 		d.state = chDone
 	default: // the extensions of a size line
@@ -178,7 +193,7 @@ func (d *chunkedDecoder) framing(c byte) error {
 //
 // Extensions are ignored, but only once they parse: a recipient that skipped to the CR could
 // disagree with another about where the line ends.
-func (d *chunkedDecoder) extension(c byte) error {
+func (d *ChunkedDecoder) extension(c byte) error {
 	ws := c == ' ' || c == '\t'
 	switch d.state {
 	case chSizeWS:
@@ -187,7 +202,7 @@ func (d *chunkedDecoder) extension(c byte) error {
 		case c == ';':
 			d.state = chExtStart
 		default:
-			return errChunkSize // the size is followed by whitespace and no extension
+			return ErrChunkSize // the size is followed by whitespace and no extension
 		}
 	case chExtValueWS, chExtQuoteEnd:
 		switch {
@@ -198,19 +213,19 @@ func (d *chunkedDecoder) extension(c byte) error {
 		case c == '\r' && d.state == chExtQuoteEnd:
 			d.state = chSizeLF
 		default:
-			return errChunkExt
+			return ErrChunkExt
 		}
 	case chExtStart:
 		switch {
 		case ws:
-		case isTchar[c]:
+		case IsTchar[c]:
 			d.state = chExtName
 		default:
-			return errChunkExt // an empty name, say
+			return ErrChunkExt // an empty name, say
 		}
 	case chExtName, chExtNameWS:
 		switch {
-		case isTchar[c] && d.state == chExtName:
+		case IsTchar[c] && d.state == chExtName:
 		case ws:
 			d.state = chExtNameWS
 		case c == '=':
@@ -220,21 +235,21 @@ func (d *chunkedDecoder) extension(c byte) error {
 		case c == '\r' && d.state == chExtName:
 			d.state = chSizeLF
 		default:
-			return errChunkExt
+			return ErrChunkExt
 		}
 	case chExtValue:
 		switch {
 		case ws:
 		case c == '"':
 			d.state = chExtQuoted
-		case isTchar[c]:
+		case IsTchar[c]:
 			d.state = chExtToken
 		default:
-			return errChunkExt
+			return ErrChunkExt
 		}
 	case chExtToken:
 		switch {
-		case isTchar[c]:
+		case IsTchar[c]:
 		case ws:
 			d.state = chExtValueWS
 		case c == ';':
@@ -242,7 +257,7 @@ func (d *chunkedDecoder) extension(c byte) error {
 		case c == '\r':
 			d.state = chSizeLF
 		default:
-			return errChunkExt
+			return ErrChunkExt
 		}
 	case chExtQuoted:
 		switch {
@@ -252,11 +267,11 @@ func (d *chunkedDecoder) extension(c byte) error {
 			d.state = chExtQuotedPair
 		case c == '\t' || c >= ' ' && c != 0x7f:
 		default:
-			return errChunkExt
+			return ErrChunkExt
 		}
 	case chExtQuotedPair:
 		if c != '\t' && (c < ' ' || c == 0x7f) {
-			return errChunkExt
+			return ErrChunkExt
 		}
 		d.state = chExtQuoted
 	}
@@ -264,7 +279,7 @@ func (d *chunkedDecoder) extension(c byte) error {
 }
 
 // startData ends a size line: the chunk's data follows, or, for the last chunk, the trailers.
-func (d *chunkedDecoder) startData() error {
+func (d *ChunkedDecoder) startData() error {
 	d.frameLen = int64(d.lineLen) + 2
 	d.lineLen = 0
 	d.sawDigit = false
@@ -273,7 +288,7 @@ func (d *chunkedDecoder) startData() error {
 		return nil
 	}
 	if d.max > 0 && d.total+int64(d.size) > d.max {
-		return ErrBodyTooLarge
+		return ErrTooLarge
 	}
 	d.total += int64(d.size)
 	d.chunkSize = int64(d.size)
@@ -284,36 +299,36 @@ func (d *chunkedDecoder) startData() error {
 // endChunk accounts for a chunk's framing once its data CRLF is read. Framing beyond
 // freePerChunk bytes is excess, which the chunk's data pays off byte for byte but cannot bank
 // for later chunks; excess past maxExcess fails the body.
-func (d *chunkedDecoder) endChunk() error {
+func (d *ChunkedDecoder) endChunk() error {
 	d.excess = max(0, d.excess+d.frameLen+2-freePerChunk-d.chunkSize)
 	if d.excess > maxExcess {
-		return errChunkExcess
+		return ErrChunkExcess
 	}
 	return nil
 }
 
-// limit lowers the decoder's limit to n, and reports whether the data announced so far is
+// Limit lowers the decoder's limit to n, and reports whether the data announced so far is
 // already over it.
-func (d *chunkedDecoder) limit(n int64) bool {
+func (d *ChunkedDecoder) Limit(n int64) bool {
 	if d.max == 0 || n < d.max {
 		d.max = n
 	}
 	return d.total > d.max
 }
 
-func (d *chunkedDecoder) countLine() error {
+func (d *ChunkedDecoder) countLine() error {
 	d.lineLen++
 	if d.lineLen > maxChunkLine {
-		return errChunkLine
+		return ErrChunkLine
 	}
 	return nil
 }
 
 // trailerByte collects a trailer field line (RFC 9112 §7.1.2) and validates it like a header
 // field once its LF arrives.
-func (d *chunkedDecoder) trailerByte(c byte) error {
-	if len(d.trailer) >= maxTrailerSize {
-		return errTrailerSize
+func (d *ChunkedDecoder) trailerByte(c byte) error {
+	if len(d.trailer) >= MaxTrailerSize {
+		return ErrTrailerSize
 	}
 	d.trailer = append(d.trailer, c)
 	if c != '\n' {
@@ -321,7 +336,7 @@ func (d *chunkedDecoder) trailerByte(c byte) error {
 	}
 	line := d.trailer[lastLineStart(d.trailer):]
 	if _, _, rej := parseField(line, 0); rej != nil {
-		return errTrailer
+		return ErrTrailer
 	}
 	d.state = chTrailer
 	return nil
@@ -337,22 +352,43 @@ func lastLineStart(b []byte) int {
 	return 0
 }
 
-func (d *chunkedDecoder) reset(max int64) {
+func (d *ChunkedDecoder) Reset(max int64) {
 	t := d.trailer[:0]
-	*d = chunkedDecoder{max: max, trailer: t}
+	*d = ChunkedDecoder{max: max, trailer: t}
 }
 
-// trailers calls f for each trailer field collected, in order.
-func (d *chunkedDecoder) trailers(f func(name, value []byte) bool) {
+// Trailers calls f for each trailer field collected, in order.
+func (d *ChunkedDecoder) Trailers(f func(name, value []byte) bool) {
 	b := d.trailer
 	for i := 0; i < len(b); {
 		fl, next, rej := parseField(b, i)
 		if rej != nil {
 			return
 		}
-		if !f(b[fl.name.off:fl.name.off+fl.name.n], b[fl.value.off:fl.value.off+fl.value.n]) {
+		if !f(b[fl.Name.off:fl.Name.off+fl.Name.n], b[fl.Value.off:fl.Value.off+fl.Value.n]) {
 			return
 		}
 		i = next
 	}
 }
+
+// AppendChunkSize appends a chunk-size line (RFC 9112 §7.1) for n bytes.
+func AppendChunkSize(b []byte, n int64) []byte {
+	const hexDigits = "0123456789abcdef"
+	var tmp [16]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = hexDigits[n&15]
+		n >>= 4
+		if n == 0 {
+			break
+		}
+	}
+	b = append(b, tmp[i:]...)
+	return append(b, '\r', '\n')
+}
+
+// TrailerCap returns the capacity of the buffer the decoder keeps trailers in, so that a pool of
+// decoders can drop one that a large trailer section grew.
+func (d *ChunkedDecoder) TrailerCap() int { return cap(d.trailer) }

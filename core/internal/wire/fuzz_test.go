@@ -1,10 +1,12 @@
-package core
+package wire
 
 import (
 	"bytes"
 	"io"
 	"net/http/httputil"
 	"testing"
+
+	"github.com/dwellhttp/dwell/core/internal/bufpool"
 )
 
 // FuzzParseHead: the scanner and parser never panic, agree with themselves when the head arrives
@@ -15,53 +17,53 @@ func FuzzParseHead(f *testing.F) {
 	f.Add([]byte("GET http://h:1/p HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		const max = 1 << 10
-		in, more := skipEmptyLines(raw)
+		in, more := SkipEmptyLines(raw)
 		if more {
 			return
 		}
-		var whole headScan
-		n, status := whole.scan(in, max)
-		var step headScan
-		n1, status1 := scanMore, 0
-		for i := 1; i <= len(in) && n1 == scanMore && status1 == 0; i++ {
-			n1, status1 = step.scan(in[:i], max)
+		var whole HeadScan
+		n, status := whole.Scan(in, max)
+		var step HeadScan
+		n1, status1 := ScanMore, 0
+		for i := 1; i <= len(in) && n1 == ScanMore && status1 == 0; i++ {
+			n1, status1 = step.Scan(in[:i], max)
 		}
 		if len(in) > 0 && (n1 != n || status1 != status) {
 			t.Fatalf("byte at a time: (%d, %d), whole: (%d, %d)", n1, status1, n, status)
 		}
-		if n == scanMore || status != 0 {
+		if n == ScanMore || status != 0 {
 			return
 		}
-		r := &request{contentLength: -1, arena: in[:n]}
-		var fields []field
-		if rej := parseHead(r, &fields, false); rej != nil {
-			if rej.status < 400 || rej.status > 505 {
-				t.Fatalf("reject status %d", rej.status)
+		r := &Request{ContentLength: -1, Arena: in[:n]}
+		var fields []Field
+		if rej := ParseHead(r, &fields, false); rej != nil {
+			if rej.Status < 400 || rej.Status > 505 {
+				t.Fatalf("reject status %d", rej.Status)
 			}
 			return
 		}
-		var pool bufPool
-		r.adopt(&pool, in[:n], fields, r.scratchNeeded())
-		r.decodePath()
-		if !bytes.HasPrefix(in, r.bytes(r.method)) || r.method.n == 0 {
-			t.Fatalf("method %q", r.bytes(r.method))
+		var pool bufpool.Pool
+		r.Adopt(&pool, in[:n], fields, r.ScratchNeeded())
+		r.DecodePath()
+		if !bytes.HasPrefix(in, r.Bytes(r.Method)) || r.Method.n == 0 {
+			t.Fatalf("method %q", r.Bytes(r.Method))
 		}
-		if r.has(reqChunked) && r.contentLength >= 0 {
+		if r.Has(Chunked) && r.ContentLength >= 0 {
 			t.Fatal("accepted both chunked and a Content-Length")
 		}
-		for _, fl := range r.fields() {
-			for _, c := range r.bytes(fl.name) {
-				if !isTchar[c] {
-					t.Fatalf("field name %q", r.bytes(fl.name))
+		for _, fl := range r.Fields() {
+			for _, c := range r.Bytes(fl.Name) {
+				if !IsTchar[c] {
+					t.Fatalf("field name %q", r.Bytes(fl.Name))
 				}
 			}
-			for _, c := range r.bytes(fl.value) {
-				if !isValueByte[c] {
-					t.Fatalf("field value %q", r.bytes(fl.value))
+			for _, c := range r.Bytes(fl.Value) {
+				if !IsValueByte[c] {
+					t.Fatalf("field value %q", r.Bytes(fl.Value))
 				}
 			}
 		}
-		r.queryValue("a")
+		r.QueryValue("a")
 	})
 }
 

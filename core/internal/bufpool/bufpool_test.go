@@ -1,4 +1,4 @@
-package core
+package bufpool
 
 import (
 	"slices"
@@ -23,16 +23,16 @@ func TestClassOf(t *testing.T) {
 }
 
 func TestBufPoolRecycles(t *testing.T) {
-	var p bufPool
-	b := p.get(100)
+	var p Pool
+	b := p.Get(100)
 	if cap(b) != 112 || len(b) != 0 {
 		t.Fatalf("get(100): len %d cap %d, want 0 and 112 (the allocator's class)", len(b), cap(b))
 	}
-	p.put(b)
-	if c := p.get(97); &c[:1][0] != &b[:1][0] {
+	p.Put(b)
+	if c := p.Get(97); &c[:1][0] != &b[:1][0] {
 		t.Fatal("a buffer of the same class was not reused")
 	}
-	p.put(make([]byte, 0, 100)) // not a class size: left to the collector
+	p.Put(make([]byte, 0, 100)) // not a class size: left to the collector
 	if n := len(p.free[classOf(100)]); n != 0 {
 		t.Fatalf("%d buffers kept after putting an odd one", n)
 	}

@@ -1,4 +1,4 @@
-package core
+package wire
 
 import (
 	"iter"
@@ -11,10 +11,10 @@ import (
 // The four forms: origin-form "/p?q" for most requests; absolute-form "http://host/p?q", which a
 // server MUST accept (§3.2.2) and whose authority replaces Host; authority-form "host:port", only
 // for CONNECT (§3.2.3); asterisk-form "*", only for OPTIONS (§3.2.4).
-func parseTarget(r *request) *reject {
-	t := r.bytes(r.target)
-	method := r.bytes(r.method)
-	off := r.target.off
+func parseTarget(r *Request) *Reject {
+	t := r.Bytes(r.Target)
+	method := r.Bytes(r.Method)
+	off := r.Target.off
 	switch {
 	case string(method) == "CONNECT":
 		if t[0] == '/' || !validAuthority(t) {
@@ -26,7 +26,7 @@ func parseTarget(r *request) *reject {
 		if string(method) != "OPTIONS" {
 			return errTarget
 		}
-		r.path = r.target
+		r.Path = r.Target
 		return nil
 	default:
 		n := schemeLen(t)
@@ -52,50 +52,50 @@ func parseTarget(r *request) *reject {
 		}
 	}
 	if q < len(t) {
-		r.rawQuery = span{off + uint32(q) + 1, uint32(len(t) - q - 1)}
+		r.RawQuery = Span{off + uint32(q) + 1, uint32(len(t) - q - 1)}
 	}
 	raw := t[:q]
 	if len(raw) == 0 { // "http://host" or "http://host?q": the root, set by decodePath
-		r.path = span{}
+		r.Path = Span{}
 		return nil
 	}
 	if !validEscapes(raw) {
 		return errPercent
 	}
-	r.path = span{off, uint32(q)}
+	r.Path = Span{off, uint32(q)}
 	return nil
 }
 
-// scratchNeeded is how many scratch bytes decodePath and query decoding may use: none for the
+// ScratchNeeded is how many scratch bytes decodePath and query decoding may use: none for the
 // common target without escapes.
-func (r *request) scratchNeeded() int {
-	t := r.bytes(r.target)
+func (r *Request) ScratchNeeded() int {
+	t := r.Bytes(r.Target)
 	if t[0] == '/' && !hasByte(t, '%') && !hasByte(t, '+') {
 		return 0
 	}
 	return len(t) + 1
 }
 
-// decodePath percent-decodes the path into the arena's scratch space (sized for it by
+// DecodePath percent-decodes the path into the arena's scratch space (sized for it by
 // scratchNeeded); escapes were validated while parsing.
-func (r *request) decodePath() {
-	if r.path.n == 0 {
-		if !r.isMethod("CONNECT") {
-			r.path, _ = r.appendScratch([]byte{'/'})
+func (r *Request) DecodePath() {
+	if r.Path.n == 0 {
+		if !r.IsMethod("CONNECT") {
+			r.Path, _ = r.AppendScratch([]byte{'/'})
 		}
 		return
 	}
-	raw := r.bytes(r.path)
+	raw := r.Bytes(r.Path)
 	if !hasByte(raw, '%') {
 		return
 	}
-	start := len(r.arena)
-	if len(raw) > cap(r.arena)-start {
+	start := len(r.Arena)
+	if len(raw) > cap(r.Arena)-start {
 		return // no room: cannot happen with scratchNeeded's size
 	}
-	dec, _ := appendUnescape(r.arena, raw, false)
-	r.arena = dec
-	r.path = span{uint32(start), uint32(len(dec) - start)}
+	dec, _ := appendUnescape(r.Arena, raw, false)
+	r.Arena = dec
+	r.Path = Span{uint32(start), uint32(len(dec) - start)}
 }
 
 // validEscapes reports whether every '%' in b starts a %XX escape.
@@ -111,10 +111,10 @@ func validEscapes(b []byte) bool {
 	return true
 }
 
-// authority returns the authority of an absolute-form or authority-form target, or nil.
-func (r *request) authority() []byte {
-	t := r.bytes(r.target)
-	if r.isMethod("CONNECT") {
+// Authority returns the authority of an absolute-form or authority-form target, or nil.
+func (r *Request) Authority() []byte {
+	t := r.Bytes(r.Target)
+	if r.IsMethod("CONNECT") {
 		return t
 	}
 	n := schemeLen(t)
@@ -209,21 +209,21 @@ func unhex(c byte) int {
 	return -1
 }
 
-// queryValue returns the first value of key in the query, decoded, and whether it was there.
-func (r *request) queryValue(key string) ([]byte, bool) {
-	for v := range r.queryValues(key) {
+// QueryValue returns the first value of key in the query, decoded, and whether it was there.
+func (r *Request) QueryValue(key string) ([]byte, bool) {
+	for v := range r.QueryValues(key) {
 		return v, true
 	}
 	return nil, false
 }
 
-// queryValues iterates over the values of key in the query, decoded. Keys are compared after
+// QueryValues iterates over the values of key in the query, decoded. Keys are compared after
 // decoding, so "a%20b" matches "a b". A value with escapes is decoded into the request arena
 // when it has room (so the bytes are the request's, like the others), and into a new slice
 // otherwise; a malformed escape is passed through as received.
-func (r *request) queryValues(key string) iter.Seq[[]byte] {
+func (r *Request) QueryValues(key string) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
-		q := r.str(r.rawQuery)
+		q := r.Str(r.RawQuery)
 		for q != "" {
 			var pair string
 			pair, q, _ = strings.Cut(q, "&")
@@ -239,15 +239,15 @@ func (r *request) queryValues(key string) iter.Seq[[]byte] {
 }
 
 // decodeQueryValue returns v, a value of the raw query, decoded; see queryValues.
-func (r *request) decodeQueryValue(v string) []byte {
-	raw := unsafe.Slice(unsafe.StringData(v), len(v)) // v is in the arena: see request.str
+func (r *Request) decodeQueryValue(v string) []byte {
+	raw := unsafe.Slice(unsafe.StringData(v), len(v)) // v is in the arena: see Request.Str
 	if !strings.ContainsAny(v, "%+") {
 		return raw[:len(v):len(v)]
 	}
 	// The decoded value is never longer than v: decode in place in the arena when v fits.
-	if start := len(r.arena); len(v) <= cap(r.arena)-start {
-		if dec, ok := appendUnescape(r.arena, v, true); ok {
-			r.arena = dec
+	if start := len(r.Arena); len(v) <= cap(r.Arena)-start {
+		if dec, ok := appendUnescape(r.Arena, v, true); ok {
+			r.Arena = dec
 			return dec[start:len(dec):len(dec)]
 		}
 		return raw[:len(v):len(v)]

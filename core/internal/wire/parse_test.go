@@ -1,37 +1,39 @@
-package core
+package wire
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/dwellhttp/dwell/core/internal/bufpool"
 )
 
 // parseRaw runs the head scanner and parser over one raw request, as the loop does.
-func parseRaw(t testing.TB, raw string, max int) (*request, *reject) {
+func parseRaw(t testing.TB, raw string, max int) (*Request, *Reject) {
 	t.Helper()
-	in, more := skipEmptyLines([]byte(raw))
+	in, more := SkipEmptyLines([]byte(raw))
 	if more {
 		return nil, nil
 	}
-	var s headScan
-	n, status := s.scan(in, max)
+	var s HeadScan
+	n, status := s.Scan(in, max)
 	switch {
 	case status == 414:
 		return nil, errTooLong
 	case status != 0:
-		return nil, errHeadTooLarge
-	case n == scanMore:
+		return nil, ErrHeadTooLarge
+	case n == ScanMore:
 		return nil, nil
 	}
-	r := &request{contentLength: -1, arena: in[:n]}
-	var fields []field
+	r := &Request{ContentLength: -1, Arena: in[:n]}
+	var fields []Field
 	// CONNECT is refused by policy (Options.AllowCONNECT), which the wire tests cover; here
 	// the parser's own rules are under test.
-	if rej := parseHead(r, &fields, true); rej != nil {
+	if rej := ParseHead(r, &fields, true); rej != nil {
 		return nil, rej
 	}
-	var pool bufPool
-	r.adopt(&pool, in[:n], fields, r.scratchNeeded())
-	r.decodePath()
+	var pool bufpool.Pool
+	r.Adopt(&pool, in[:n], fields, r.ScratchNeeded())
+	r.DecodePath()
 	return r, nil
 }
 
@@ -93,7 +95,7 @@ func TestParseValid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r, rej := parseRaw(t, tt.raw, 16<<10)
 			if rej != nil {
-				t.Fatalf("refused with %d: %s", rej.status, rej.reason)
+				t.Fatalf("refused with %d: %s", rej.Status, rej.Reason)
 			}
 			if r == nil {
 				t.Fatal("head reported incomplete")
@@ -103,22 +105,22 @@ func TestParseValid(t *testing.T) {
 					t.Errorf("%s = %q, want %q", what, got, want)
 				}
 			}
-			check("method", r.str(r.method), tt.method)
-			check("target", r.str(r.target), tt.target)
-			check("path", r.str(r.path), tt.path)
-			check("query", r.str(r.rawQuery), tt.query)
-			host := r.authority()
+			check("method", r.Str(r.Method), tt.method)
+			check("target", r.Str(r.Target), tt.target)
+			check("path", r.Str(r.Path), tt.path)
+			check("query", r.Str(r.RawQuery), tt.query)
+			host := r.Authority()
 			if len(host) == 0 {
-				host, _ = r.lookup("host")
+				host, _ = r.Lookup("host")
 			}
 			check("host", string(host), tt.host)
-			if r.minor != tt.minor || r.contentLength != tt.contentLength || r.has(reqChunked) != tt.chunked ||
-				r.has(reqExpect100) != tt.expect || r.has(reqClose) != tt.close || r.has(reqKeepAlive) != tt.keepAlv {
-				t.Errorf("minor=%d length=%d chunked=%v expect=%v close=%v keepalive=%v", r.minor, r.contentLength,
-					r.has(reqChunked), r.has(reqExpect100), r.has(reqClose), r.has(reqKeepAlive))
+			if r.Minor != tt.minor || r.ContentLength != tt.contentLength || r.Has(Chunked) != tt.chunked ||
+				r.Has(Expect100) != tt.expect || r.Has(Close) != tt.close || r.Has(KeepAlive) != tt.keepAlv {
+				t.Errorf("minor=%d length=%d chunked=%v expect=%v close=%v keepalive=%v", r.Minor, r.ContentLength,
+					r.Has(Chunked), r.Has(Expect100), r.Has(Close), r.Has(KeepAlive))
 			}
-			if len(r.fields()) != tt.fields {
-				t.Errorf("%d fields, want %d", len(r.fields()), tt.fields)
+			if len(r.Fields()) != tt.fields {
+				t.Errorf("%d fields, want %d", len(r.Fields()), tt.fields)
 			}
 		})
 	}
@@ -129,13 +131,13 @@ func TestParseFieldValues(t *testing.T) {
 	if rej != nil {
 		t.Fatal(rej)
 	}
-	if v, _ := r.lookup("X-MULTI"); string(v) != "a" {
+	if v, _ := r.Lookup("X-MULTI"); string(v) != "a" {
 		t.Errorf("first X-Multi = %q, want a", v)
 	}
-	if v, _ := r.lookup("x-pad"); string(v) != "v a l" {
+	if v, _ := r.Lookup("x-pad"); string(v) != "v a l" {
 		t.Errorf("X-Pad = %q, want %q", v, "v a l")
 	}
-	if _, ok := r.lookup("missing"); ok {
+	if _, ok := r.Lookup("missing"); ok {
 		t.Error("found a missing field")
 	}
 }
@@ -228,8 +230,8 @@ func TestParseRejects(t *testing.T) {
 			if rej == nil {
 				t.Fatalf("accepted; want %d", tt.status)
 			}
-			if rej.status != tt.status {
-				t.Fatalf("refused with %d (%s), want %d", rej.status, rej.reason, tt.status)
+			if rej.Status != tt.status {
+				t.Fatalf("refused with %d (%s), want %d", rej.Status, rej.Reason, tt.status)
 			}
 		})
 	}
@@ -244,21 +246,21 @@ func TestScanByteAtATime(t *testing.T) {
 		"GET / HTTP/1.1\r\nHost: h\r\nX: \r\n\r\nGET /next HTTP/1.1\r\n",
 	}
 	for _, h := range heads {
-		var whole headScan
-		want, _ := whole.scan([]byte(h), 1<<10)
-		var s headScan
-		got := scanMore
-		for i := 1; i <= len(h) && got == scanMore; i++ {
-			got, _ = s.scan([]byte(h[:i]), 1<<10)
+		var whole HeadScan
+		want, _ := whole.Scan([]byte(h), 1<<10)
+		var s HeadScan
+		got := ScanMore
+		for i := 1; i <= len(h) && got == ScanMore; i++ {
+			got, _ = s.Scan([]byte(h[:i]), 1<<10)
 		}
-		if got != want || want == scanMore {
+		if got != want || want == ScanMore {
 			t.Errorf("%q: byte at a time found %d, whole found %d", h, got, want)
 		}
 	}
-	var s headScan
+	var s HeadScan
 	long := "GET /" + strings.Repeat("x", 100)
 	for i := 1; i <= len(long); i++ {
-		if _, st := s.scan([]byte(long[:i]), 64); st != 0 {
+		if _, st := s.Scan([]byte(long[:i]), 64); st != 0 {
 			if st != 414 || i != 65 {
 				t.Fatalf("status %d after %d bytes, want 414 after 65", st, i)
 			}
@@ -280,7 +282,7 @@ func TestQueryValue(t *testing.T) {
 		{"a", "1", true}, {"b", "x y", true}, {"c", "AB", true}, {"e", "", true}, {"f", "", true},
 		{"g h", "i", true}, {"bad", "%zz", true}, {"missing", "", false},
 	} {
-		got, ok := r.queryValue(tt.key)
+		got, ok := r.QueryValue(tt.key)
 		if string(got) != tt.want || ok != tt.ok {
 			t.Errorf("query %q = %q, %v; want %q, %v", tt.key, got, ok, tt.want, tt.ok)
 		}

@@ -1,6 +1,6 @@
 //go:build race
 
-package core
+package bufpool
 
 // In builds with the race detector (make test runs them), a request's memory is never reused,
 // and is overwritten with a poison pattern when the request ends. Everything runs on the loop's
@@ -8,17 +8,17 @@ package core
 // its request; with the poison, such a value reads as "dwell:freed dwell:freed ..." in the first
 // test that looks at it, rather than as another request's bytes in production.
 
-// poison is the pattern an ended request's memory is overwritten with.
-const poison = "dwell:freed "
+// Poison is the pattern an ended request's memory is overwritten with.
+const Poison = "dwell:freed "
 
-// getArena returns a fresh buffer for a request head of n bytes, never a recycled one.
-func getArena(_ *bufPool, n int) []byte { return make([]byte, 0, n) }
+// GetArena returns a fresh buffer for a request head of n bytes, never a recycled one.
+func GetArena(_ *Pool, n int) []byte { return make([]byte, 0, n) }
 
-// putArena poisons a request's arena once the request has ended, and leaves it to the
+// PutArena poisons a request's arena once the request has ended, and leaves it to the
 // collector: nothing reuses it.
-func putArena(_ *bufPool, b []byte) {
+func PutArena(_ *Pool, b []byte) {
 	b = b[:cap(b)]
 	for i := range b {
-		b[i] = poison[i%len(poison)]
+		b[i] = Poison[i%len(Poison)]
 	}
 }

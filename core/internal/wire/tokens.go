@@ -1,11 +1,11 @@
-package core
+package wire
 
 // Byte classes of RFC 9110 §5.6.2 (token) and §5.5 (field values), as tables so that the parser's
 // inner loops are one load and one test per byte.
 
-// isTchar: tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" /
-// "|" / "~" / DIGIT / ALPHA (RFC 9110 §5.6.2). Field names and methods are tokens.
-var isTchar = func() (t [256]bool) {
+// IsTchar: tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" /
+// "|" / "~" / DIGIT / ALPHA (RFC 9110 §5.6.2). field names and methods are tokens.
+var IsTchar = func() (t [256]bool) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = true
 	}
@@ -19,9 +19,9 @@ var isTchar = func() (t [256]bool) {
 	return t
 }()
 
-// isValueByte: field-content is VCHAR, SP, HTAB and obs-text (RFC 9110 §5.5). Everything else —
+// IsValueByte: field-content is VCHAR, SP, HTAB and obs-text (RFC 9110 §5.5). Everything else —
 // NUL, a bare CR or LF, other CTLs, DEL — makes the field invalid.
-var isValueByte = func() (t [256]bool) {
+var IsValueByte = func() (t [256]bool) {
 	for c := 0x20; c < 0x7f; c++ {
 		t[c] = true
 	}
@@ -81,8 +81,8 @@ func equalFold(b []byte, s string) bool {
 	return true
 }
 
-// equalFoldString is equalFold for two strings of any case.
-func equalFoldString(a, b string) bool {
+// EqualFoldString is equalFold for two strings of any case.
+func EqualFoldString(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}

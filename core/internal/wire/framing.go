@@ -1,10 +1,10 @@
-package core
+package wire
 
 // framing collects, while the fields are parsed, what the special fields say about the message:
 // Host, Content-Length, Transfer-Encoding, Connection and Expect.
 type framing struct {
 	hosts        int
-	hostField    span
+	hostField    Span
 	lengths      int
 	te           bool
 	teChunked    bool // a "chunked" coding was seen
@@ -16,14 +16,14 @@ type framing struct {
 }
 
 // note records f if it is one of the special fields.
-func (fr *framing) note(r *request, f field) *reject {
-	name := r.bytes(f.name)
-	value := r.bytes(f.value)
+func (fr *framing) note(r *Request, f Field) *Reject {
+	name := r.Bytes(f.Name)
+	value := r.Bytes(f.Value)
 	switch len(name) {
 	case 4:
 		if equalFold(name, "host") {
 			fr.hosts++
-			fr.hostField = f.value
+			fr.hostField = f.Value
 		}
 	case 6:
 		if equalFold(name, "expect") {
@@ -32,7 +32,7 @@ func (fr *framing) note(r *request, f field) *reject {
 			switch {
 			case len(value) == 0:
 			case equalFold(value, "100-continue"):
-				r.flags |= reqExpect100
+				r.flags |= Expect100
 			default:
 				fr.expectFailed = true
 			}
@@ -42,9 +42,9 @@ func (fr *framing) note(r *request, f field) *reject {
 			forEachElement(value, func(opt []byte) {
 				switch {
 				case equalFold(opt, "close"):
-					r.flags |= reqClose
+					r.flags |= Close
 				case equalFold(opt, "keep-alive"):
-					r.flags |= reqKeepAlive
+					r.flags |= KeepAlive
 				}
 			})
 		}
@@ -65,7 +65,7 @@ func (fr *framing) note(r *request, f field) *reject {
 // list, or more digits than fit in an int64 is invalid; RFC 9112 §6.3 rule 5 makes any invalid
 // Content-Length unrecoverable (400 and close). A second Content-Length field is refused even
 // when equal: two parsers that disagree on which one counts is the smuggling this prevents.
-func (fr *framing) contentLength(r *request, v []byte) *reject {
+func (fr *framing) contentLength(r *Request, v []byte) *Reject {
 	fr.lengths++
 	if fr.lengths > 1 {
 		return errContentLengthDup
@@ -80,7 +80,7 @@ func (fr *framing) contentLength(r *request, v []byte) *reject {
 		}
 		n = n*10 + int64(c-'0')
 	}
-	r.contentLength = n
+	r.ContentLength = n
 	return nil
 }
 
@@ -102,32 +102,32 @@ func (fr *framing) coding(c []byte) {
 }
 
 // apply checks the collected fields against each other and sets r's framing.
-func (fr *framing) apply(r *request) *reject {
+func (fr *framing) apply(r *Request) *Reject {
 	// RFC 9112 §3.2: a server MUST respond 400 to an HTTP/1.1 request that lacks a Host field and
 	// to any request with more than one.
 	if fr.hosts > 1 {
 		return errHostMany
 	}
-	if fr.hosts == 0 && r.minor == 1 {
+	if fr.hosts == 0 && r.Minor == 1 {
 		return errHostMissing
 	}
 	if fr.hosts == 1 {
-		for _, c := range r.bytes(fr.hostField) {
+		for _, c := range r.Bytes(fr.hostField) {
 			if !isHostByte[c] {
 				return errHost
 			}
 		}
 	}
 	// RFC 9112 §3.2 and RFC 9110 §4.2.1: an origin-form (or asterisk-form) target takes its
-	// authority from Host, and an http URI with an empty host is invalid.
+	// Authority from Host, and an http URI with an empty host is invalid.
 	if fr.hosts == 1 && fr.hostField.n == 0 {
-		if t := r.bytes(r.target); t[0] == '/' || len(t) == 1 && t[0] == '*' {
+		if t := r.Bytes(r.Target); t[0] == '/' || len(t) == 1 && t[0] == '*' {
 			return errHostEmpty
 		}
 	}
 	if fr.te {
 		// RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
-		if r.minor == 0 {
+		if r.Minor == 0 {
 			return errTEInHTTP10
 		}
 		// RFC 9112 §6.1: a server MAY reject a request with both Transfer-Encoding and
@@ -147,14 +147,14 @@ func (fr *framing) apply(r *request) *reject {
 		if fr.teUnknown {
 			return errTEUnknown
 		}
-		r.flags |= reqChunked
+		r.flags |= Chunked
 	}
 	if fr.expectFailed {
 		return errExpect
 	}
 	// RFC 9110 §10.1.1: a server MUST ignore 100-continue in an HTTP/1.0 request.
-	if r.minor == 0 {
-		r.flags &^= reqExpect100
+	if r.Minor == 0 {
+		r.flags &^= Expect100
 	}
 	return parseTarget(r)
 }

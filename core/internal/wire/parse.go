@@ -1,51 +1,51 @@
-package core
+package wire
 
-// A reject is a request the server refuses before any handler runs: the status to answer with
+// A Reject is a request the server refuses before any handler runs: the status to answer with
 // and a short reason for the response body and the log. The connection closes after it.
-type reject struct {
-	status int
-	reason string
+type Reject struct {
+	Status int
+	Reason string
 }
 
-func (r *reject) Error() string { return "dwell: request refused: " + r.reason }
+func (r *Reject) Error() string { return "dwell: request refused: " + r.Reason }
 
 // Rejects share these values so that refusing a request allocates nothing.
 var (
-	errRequestLine      = &reject{400, "malformed request line"}
-	errMethod           = &reject{400, "invalid method"}
-	errTarget           = &reject{400, "invalid request-target"}
-	errVersion          = &reject{400, "malformed HTTP version"}
-	errVersionSupported = &reject{505, "HTTP version not supported"}
-	errLineEnding       = &reject{400, "line not ended by CRLF"}
-	errObsFold          = &reject{400, "obsolete line folding"}
-	errFieldName        = &reject{400, "invalid header field name"}
-	errFieldValue       = &reject{400, "invalid header field value"}
-	errHostMissing      = &reject{400, "missing Host header"}
-	errHostMany         = &reject{400, "more than one Host header"}
-	errHost             = &reject{400, "invalid Host header"}
-	errContentLength    = &reject{400, "invalid Content-Length"}
-	errContentLengthDup = &reject{400, "more than one Content-Length"}
-	errTEAndCL          = &reject{400, "both Transfer-Encoding and Content-Length"}
-	errTEInHTTP10       = &reject{400, "Transfer-Encoding in an HTTP/1.0 request"}
-	errTENotChunked     = &reject{400, "chunked is not the final transfer coding"}
-	errTEChunkedTwice   = &reject{400, "chunked applied more than once"}
-	errTEUnknown        = &reject{501, "transfer coding not implemented"}
-	errExpect           = &reject{417, "unsupported expectation"}
-	errPercent          = &reject{400, "invalid percent-encoding in path"}
-	errTooLong          = &reject{414, "request-target too long"}
-	errMethodTooLong    = &reject{501, "method not implemented (too long)"}
-	errConnect          = &reject{501, "CONNECT not implemented"}
-	errHostEmpty        = &reject{400, "empty Host header"}
-	errHeadTooLarge     = &reject{431, "request header fields too large"}
-	errHeaderTimeout    = &reject{408, "request header timeout"}
+	errRequestLine      = &Reject{400, "malformed request line"}
+	errMethod           = &Reject{400, "invalid method"}
+	errTarget           = &Reject{400, "invalid request-target"}
+	errVersion          = &Reject{400, "malformed HTTP version"}
+	errVersionSupported = &Reject{505, "HTTP version not supported"}
+	errLineEnding       = &Reject{400, "line not ended by CRLF"}
+	errObsFold          = &Reject{400, "obsolete line folding"}
+	errFieldName        = &Reject{400, "invalid header field name"}
+	errFieldValue       = &Reject{400, "invalid header field value"}
+	errHostMissing      = &Reject{400, "missing Host header"}
+	errHostMany         = &Reject{400, "more than one Host header"}
+	errHost             = &Reject{400, "invalid Host header"}
+	errContentLength    = &Reject{400, "invalid Content-Length"}
+	errContentLengthDup = &Reject{400, "more than one Content-Length"}
+	errTEAndCL          = &Reject{400, "both Transfer-Encoding and Content-Length"}
+	errTEInHTTP10       = &Reject{400, "Transfer-Encoding in an HTTP/1.0 request"}
+	errTENotChunked     = &Reject{400, "chunked is not the final transfer coding"}
+	errTEChunkedTwice   = &Reject{400, "chunked applied more than once"}
+	errTEUnknown        = &Reject{501, "transfer coding not implemented"}
+	errExpect           = &Reject{417, "unsupported expectation"}
+	errPercent          = &Reject{400, "invalid percent-encoding in path"}
+	errTooLong          = &Reject{414, "request-target too long"}
+	errMethodTooLong    = &Reject{501, "method not implemented (too long)"}
+	errConnect          = &Reject{501, "CONNECT not implemented"}
+	errHostEmpty        = &Reject{400, "empty Host header"}
+	ErrHeadTooLarge     = &Reject{431, "request header fields too large"}
+	ErrHeaderTimeout    = &Reject{408, "request header timeout"}
 )
 
-// parseHead parses the complete head in r.arena (which holds exactly the head) into r: the
+// ParseHead parses the complete head in r.Arena (which holds exactly the head) into r: the
 // request line, the framing the fields imply, and the fields themselves, appended to *fields.
 // Every rule cites RFC 9112 (or 9110) because each closes a way for two parsers to disagree on
 // where a request ends.
-func parseHead(r *request, fields *[]field, allowConnect bool) *reject {
-	b := r.arena
+func ParseHead(r *Request, fields *[]Field, allowConnect bool) *Reject {
+	b := r.Arena
 	i, rej := parseRequestLine(r, b)
 	if rej != nil {
 		return rej
@@ -57,13 +57,13 @@ func parseHead(r *request, fields *[]field, allowConnect bool) *reject {
 		if b[i] == '\r' && b[i+1] == '\n' {
 			break
 		}
-		var fl field
+		var fl Field
 		fl, i, rej = parseField(b, i)
 		if rej != nil {
 			return rej
 		}
 		if len(*fields) == maxFields {
-			return errHeadTooLarge
+			return ErrHeadTooLarge
 		}
 		*fields = append(*fields, fl)
 		if rej = f.note(r, fl); rej != nil {
@@ -74,18 +74,18 @@ func parseHead(r *request, fields *[]field, allowConnect bool) *reject {
 		return rej
 	}
 	// dwell is no proxy: a CONNECT names a tunnel it would not open (RFC 9110 §9.3.6).
-	if !allowConnect && r.isMethod("CONNECT") {
+	if !allowConnect && r.IsMethod("CONNECT") {
 		return errConnect
 	}
 	return nil
 }
 
-// lineTooLong classifies a request line over the head's size limit max, of which line holds
+// LineTooLong classifies a request line over the head's size limit max, of which line holds
 // the start: 414 when the request-target is what is long, 501 when the method is (no method
 // that long is implemented), 400 when the line is malformed before that.
-func lineTooLong(line []byte, max int) *reject {
+func LineTooLong(line []byte, max int) *Reject {
 	i := 0
-	for i < len(line) && isTchar[line[i]] {
+	for i < len(line) && IsTchar[line[i]] {
 		i++
 	}
 	switch {
@@ -99,9 +99,9 @@ func lineTooLong(line []byte, max int) *reject {
 
 // parseRequestLine parses method SP request-target SP HTTP-version CRLF (RFC 9112 §3) and returns
 // the offset of the first field line.
-func parseRequestLine(r *request, b []byte) (int, *reject) {
+func parseRequestLine(r *Request, b []byte) (int, *Reject) {
 	i := 0
-	for isTchar[b[i]] {
+	for IsTchar[b[i]] {
 		i++
 	}
 	// RFC 9112 §3: a single SP separates the parts; method is a token (RFC 9110 §9.1).
@@ -111,7 +111,7 @@ func parseRequestLine(r *request, b []byte) (int, *reject) {
 		}
 		return 0, errMethod
 	}
-	r.method = span{0, uint32(i)}
+	r.Method = Span{0, uint32(i)}
 	i++
 	start := i
 	for isTargetByte[b[i]] {
@@ -125,7 +125,7 @@ func parseRequestLine(r *request, b []byte) (int, *reject) {
 		}
 		return 0, errTarget
 	}
-	r.target = span{uint32(start), uint32(i - start)}
+	r.Target = Span{uint32(start), uint32(i - start)}
 	i++
 	// RFC 9112 §2.3: HTTP-version = "HTTP" "/" DIGIT "." DIGIT, case-sensitive.
 	v := b[i:]
@@ -143,51 +143,51 @@ func parseRequestLine(r *request, b []byte) (int, *reject) {
 		return 0, errVersionSupported
 	}
 	if v[7] != '0' {
-		r.minor = 1
+		r.Minor = 1
 	}
 	return i + 10, nil
 }
 
 // parseField parses one field line (RFC 9112 §5) starting at i and returns the offset of the next.
-func parseField(b []byte, i int) (field, int, *reject) {
+func parseField(b []byte, i int) (Field, int, *Reject) {
 	// RFC 9112 §5.2: obs-fold is rejected with 400 rather than unfolded.
 	if b[i] == ' ' || b[i] == '\t' {
-		return field{}, 0, errObsFold
+		return Field{}, 0, errObsFold
 	}
 	if b[i] == '\n' || b[i] == '\r' {
-		return field{}, 0, errLineEnding
+		return Field{}, 0, errLineEnding
 	}
 	start := i
-	for isTchar[b[i]] {
+	for IsTchar[b[i]] {
 		i++
 	}
 	// RFC 9112 §5.1: no whitespace is allowed between the field name and colon; a server MUST
 	// reject such a request with 400. Any non-token byte in the name is likewise invalid.
 	if i == start || b[i] != ':' {
-		return field{}, 0, errFieldName
+		return Field{}, 0, errFieldName
 	}
-	name := span{uint32(start), uint32(i - start)}
+	name := Span{uint32(start), uint32(i - start)}
 	i++
 	for b[i] == ' ' || b[i] == '\t' {
 		i++
 	}
 	vstart := i
-	for isValueByte[b[i]] {
+	for IsValueByte[b[i]] {
 		i++
 	}
 	// RFC 9110 §5.5: CR, LF and NUL are never allowed in a field value; RFC 9112 §2.2: a bare CR
 	// is invalid.
 	if b[i] != '\r' || b[i+1] != '\n' {
 		if b[i] == '\n' {
-			return field{}, 0, errLineEnding
+			return Field{}, 0, errLineEnding
 		}
-		return field{}, 0, errFieldValue
+		return Field{}, 0, errFieldValue
 	}
 	end := i
 	for end > vstart && (b[end-1] == ' ' || b[end-1] == '\t') {
 		end--
 	}
-	return field{name, span{uint32(vstart), uint32(end - vstart)}}, i + 2, nil
+	return Field{name, Span{uint32(vstart), uint32(end - vstart)}}, i + 2, nil
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -1,15 +1,15 @@
-package core
+package bufpool
 
 import "math/bits"
 
-// A bufPool recycles byte buffers by size class. Each loop has its own, used only by its
+// A Pool recycles byte buffers by size class. Each loop has its own, used only by its
 // goroutine, so it needs no locks. Request heads, spill buffers and output chunks all come from
 // here, which is how an idle connection holds no buffer at all: it takes one only for the bytes
 // it is holding, and gives it back as soon as they are consumed.
 //
 // Up to 2 KiB the classes are the Go allocator's own, so a buffer sized for a 150-byte request
 // head costs 160 bytes, not 256; above that they are powers of two up to 64 KiB.
-type bufPool struct {
+type Pool struct {
 	free [len(bufClasses)][][]byte
 }
 
@@ -21,6 +21,15 @@ var bufClasses = [...]int{
 
 // poolBytesPerClass bounds what one class keeps idle, so that a burst does not pin memory.
 const poolBytesPerClass = 1 << 20
+
+// SizeClass returns the capacity of the buffers Get returns for n bytes: up to 2 KiB, the size
+// the Go allocator gives an object of n bytes.
+func SizeClass(n int) int {
+	if c := classOf(n); c >= 0 {
+		return bufClasses[c]
+	}
+	return n
+}
 
 // classOf returns the class whose buffers hold n bytes, or -1 when n is over the largest.
 func classOf(n int) int {
@@ -50,7 +59,7 @@ var smallClass = func() (t [2048/16 + 1]uint8) {
 const firstPow2Class = 33
 
 // get returns an empty buffer with room for at least n bytes.
-func (p *bufPool) get(n int) []byte {
+func (p *Pool) Get(n int) []byte {
 	c := classOf(n)
 	if c < 0 {
 		return make([]byte, 0, n)
@@ -65,7 +74,7 @@ func (p *bufPool) get(n int) []byte {
 }
 
 // put recycles b. Buffers that did not come from get (other capacities) are left to the GC.
-func (p *bufPool) put(b []byte) {
+func (p *Pool) Put(b []byte) {
 	n := cap(b)
 	c := classOf(n)
 	if c < 0 || bufClasses[c] != n || len(p.free[c])*n >= poolBytesPerClass {

@@ -1,4 +1,4 @@
-package core
+package wire
 
 import (
 	"bytes"
@@ -12,15 +12,15 @@ import (
 // decodeAll runs the decoder over in, fed step bytes at a time and read into buffers of readSize,
 // and returns the body, the trailer section and the error that ended it (io.EOF when complete).
 func decodeAll(in string, step, readSize int, max int64) (body, trailer []byte, err error) {
-	var d chunkedDecoder
-	d.reset(max)
+	var d ChunkedDecoder
+	d.Reset(max)
 	buf := make([]byte, readSize)
 	src := []byte(in)
 	for fed := 0; ; {
 		end := min(fed+step, len(src))
 		pending := src[fed:end]
 		for {
-			nd, ns, e := d.decode(buf, pending)
+			nd, ns, e := d.Decode(buf, pending)
 			body = append(body, buf[:nd]...)
 			pending = pending[ns:]
 			if e != nil {
@@ -68,13 +68,13 @@ func TestChunkedValid(t *testing.T) {
 }
 
 func TestChunkedTrailerLookup(t *testing.T) {
-	var d chunkedDecoder
-	d.reset(0)
-	if _, _, err := d.decode(make([]byte, 16), []byte("1\r\nx\r\n0\r\nA: 1\r\nB-Two: 2 2\r\n\r\n")); err != io.EOF {
+	var d ChunkedDecoder
+	d.Reset(0)
+	if _, _, err := d.Decode(make([]byte, 16), []byte("1\r\nx\r\n0\r\nA: 1\r\nB-Two: 2 2\r\n\r\n")); err != io.EOF {
 		t.Fatal(err)
 	}
 	var got []string
-	d.trailers(func(n, v []byte) bool {
+	d.Trailers(func(n, v []byte) bool {
 		got = append(got, string(n)+"="+string(v))
 		return true
 	})
@@ -88,37 +88,37 @@ func TestChunkedErrors(t *testing.T) {
 		name, in string
 		want     error
 	}{
-		{"empty size", "\r\nhello\r\n0\r\n\r\n", errChunkSize},
-		{"bad hex", "5g\r\nhello\r\n0\r\n\r\n", errChunkSize},
-		{"negative", "-5\r\nhello\r\n0\r\n\r\n", errChunkSize},
-		{"space before size", " 5\r\nhello\r\n0\r\n\r\n", errChunkSize},
-		{"space after size", "5 \r\nhello\r\n0\r\n\r\n", errChunkSize},
-		{"0x prefix", "0x5\r\nhello\r\n0\r\n\r\n", errChunkSize},
-		{"overflow", "fffffffffffffffff\r\n", errChunkOverflow},
-		{"bare LF after size", "5\nhello\r\n0\r\n\r\n", errChunkSize},
-		{"CR without LF", "5\rhello\r\n0\r\n\r\n", errChunkLF},
-		{"data too long", "5\r\nhelloX\r\n0\r\n\r\n", errChunkCRLF},
-		{"missing CRLF after data", "5\r\nhello0\r\n\r\n", errChunkCRLF},
-		{"LF only after data", "5\r\nhello\n0\r\n\r\n", errChunkCRLF},
-		{"CTL in extension", "5;a\x01\r\nhello\r\n0\r\n\r\n", errChunkExt},
-		{"bare LF in extension", "5;a\nhello\r\n0\r\n\r\n", errChunkExt},
-		{"bad trailer", "0\r\nBad Name: x\r\n\r\n", errTrailer},
-		{"trailer bare LF", "0\r\nA: b\n\r\n", errTrailer},
-		{"trailer obs-fold", "0\r\nA: b\r\n c\r\n\r\n", errTrailer},
-		{"final CR without LF", "0\r\n\rX", errChunkLF},
+		{"empty size", "\r\nhello\r\n0\r\n\r\n", ErrChunkSize},
+		{"bad hex", "5g\r\nhello\r\n0\r\n\r\n", ErrChunkSize},
+		{"negative", "-5\r\nhello\r\n0\r\n\r\n", ErrChunkSize},
+		{"space before size", " 5\r\nhello\r\n0\r\n\r\n", ErrChunkSize},
+		{"space after size", "5 \r\nhello\r\n0\r\n\r\n", ErrChunkSize},
+		{"0x prefix", "0x5\r\nhello\r\n0\r\n\r\n", ErrChunkSize},
+		{"overflow", "fffffffffffffffff\r\n", ErrChunkOverflow},
+		{"bare LF after size", "5\nhello\r\n0\r\n\r\n", ErrChunkSize},
+		{"CR without LF", "5\rhello\r\n0\r\n\r\n", ErrChunkLF},
+		{"data too long", "5\r\nhelloX\r\n0\r\n\r\n", ErrChunkCRLF},
+		{"missing CRLF after data", "5\r\nhello0\r\n\r\n", ErrChunkCRLF},
+		{"LF only after data", "5\r\nhello\n0\r\n\r\n", ErrChunkCRLF},
+		{"CTL in extension", "5;a\x01\r\nhello\r\n0\r\n\r\n", ErrChunkExt},
+		{"bare LF in extension", "5;a\nhello\r\n0\r\n\r\n", ErrChunkExt},
+		{"bad trailer", "0\r\nBad Name: x\r\n\r\n", ErrTrailer},
+		{"trailer bare LF", "0\r\nA: b\n\r\n", ErrTrailer},
+		{"trailer obs-fold", "0\r\nA: b\r\n c\r\n\r\n", ErrTrailer},
+		{"final CR without LF", "0\r\n\rX", ErrChunkLF},
 		{"long size line", "1;" + strings.Repeat("a", maxChunkLine) + "\r\nx\r\n0\r\n\r\n", nil},
-		{"huge trailer", "0\r\nA: " + strings.Repeat("a", maxTrailerSize) + "\r\n\r\n", errTrailerSize},
+		{"huge trailer", "0\r\nA: " + strings.Repeat("a", MaxTrailerSize) + "\r\n\r\n", ErrTrailerSize},
 		// RFC 9112 §7.1.1: chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] ).
-		{"empty extension name", "5;\r\nhello\r\n0\r\n\r\n", errChunkExt},
-		{"empty name before =", "5;=x\r\nhello\r\n0\r\n\r\n", errChunkExt},
-		{"empty extension value", "5;a=\r\nhello\r\n0\r\n\r\n", errChunkExt},
-		{"space in token value", "5;a=b c\r\nhello\r\n0\r\n\r\n", errChunkExt},
-		{"unterminated quote", "5;a=\"x\r\nhello\r\n0\r\n\r\n", errChunkExt},
-		{"whitespace before CR", "5;a=b \r\nhello\r\n0\r\n\r\n", errChunkExt},
-		{"separator in name", "5;a/b\r\nhello\r\n0\r\n\r\n", errChunkExt},
+		{"empty extension name", "5;\r\nhello\r\n0\r\n\r\n", ErrChunkExt},
+		{"empty name before =", "5;=x\r\nhello\r\n0\r\n\r\n", ErrChunkExt},
+		{"empty extension value", "5;a=\r\nhello\r\n0\r\n\r\n", ErrChunkExt},
+		{"space in token value", "5;a=b c\r\nhello\r\n0\r\n\r\n", ErrChunkExt},
+		{"unterminated quote", "5;a=\"x\r\nhello\r\n0\r\n\r\n", ErrChunkExt},
+		{"whitespace before CR", "5;a=b \r\nhello\r\n0\r\n\r\n", ErrChunkExt},
+		{"separator in name", "5;a/b\r\nhello\r\n0\r\n\r\n", ErrChunkExt},
 		// Framing out of proportion to the data (the class of CVE-2023-39326): 2,000 one-byte
 		// chunks each with a 4 KiB extension, 8 MB on the wire for a 2 KB body.
-		{"extension overhead", strings.Repeat("1;a="+strings.Repeat("v", 4000)+"\r\nx\r\n", 2000) + "0\r\n\r\n", errChunkExcess},
+		{"extension overhead", strings.Repeat("1;a="+strings.Repeat("v", 4000)+"\r\nx\r\n", 2000) + "0\r\n\r\n", ErrChunkExcess},
 	}
 	for _, tt := range tests {
 		for _, step := range []int{1, len(tt.in)} {
@@ -137,12 +137,12 @@ func TestChunkedErrors(t *testing.T) {
 }
 
 func TestChunkedStickyError(t *testing.T) {
-	var d chunkedDecoder
-	d.reset(0)
-	if _, _, err := d.decode(make([]byte, 8), []byte("zz\r\n")); err != errChunkSize {
+	var d ChunkedDecoder
+	d.Reset(0)
+	if _, _, err := d.Decode(make([]byte, 8), []byte("zz\r\n")); err != ErrChunkSize {
 		t.Fatalf("err %v", err)
 	}
-	if _, _, err := d.decode(make([]byte, 8), []byte("5\r\nhello\r\n")); err != errChunkSize {
+	if _, _, err := d.Decode(make([]byte, 8), []byte("5\r\nhello\r\n")); err != ErrChunkSize {
 		t.Fatalf("error not sticky: %v", err)
 	}
 }
@@ -153,7 +153,7 @@ func TestChunkedLimit(t *testing.T) {
 		t.Fatalf("at the limit: %q %v", body, err)
 	}
 	body, _, err := decodeAll(in, len(in), 64, 9)
-	if err != ErrBodyTooLarge {
+	if err != ErrTooLarge {
 		t.Fatalf("over the limit: err %v", err)
 	}
 	if string(body) != "hello" {
@@ -162,10 +162,10 @@ func TestChunkedLimit(t *testing.T) {
 }
 
 func TestChunkedDiscard(t *testing.T) {
-	var d chunkedDecoder
-	d.reset(0)
+	var d ChunkedDecoder
+	d.Reset(0)
 	in := []byte("5\r\nhello\r\n3\r\nabc\r\n0\r\n\r\nGET / HTTP/1.1\r\n")
-	nd, ns, err := d.decode(nil, in)
+	nd, ns, err := d.Decode(nil, in)
 	if err != io.EOF || nd != 8 || string(in[ns:]) != "GET / HTTP/1.1\r\n" {
 		t.Fatalf("discard: nd=%d rest=%q err=%v", nd, in[ns:], err)
 	}

@@ -1,12 +1,12 @@
-package core
+package wire
 
 import "bytes"
 
-// headScan finds the end of a request head in bytes that arrive in pieces of any size. It keeps
+// HeadScan finds the end of a request head in bytes that arrive in pieces of any size. It keeps
 // only where it stopped, so a head trickled in a byte at a time is scanned once in all, not once
 // per byte (a slowloris client costs no CPU), and it enforces the size limits while the head is
 // still incomplete, so an oversized head is refused without being held.
-type headScan struct {
+type HeadScan struct {
 	lineStart int32 // start of the line being scanned
 	pos       int32 // bytes of that line already searched for LF
 	lines     int32 // complete lines seen; 0 while in the request line
@@ -15,13 +15,13 @@ type headScan struct {
 
 // Outcomes of scan besides the head's length.
 const (
-	scanMore = -1 // the head is not complete yet
+	ScanMore = -1 // the head is not complete yet
 )
 
-// skipEmptyLines drops the empty lines a client may send before a request (RFC 9112 §2.2: a
+// SkipEmptyLines drops the empty lines a client may send before a request (RFC 9112 §2.2: a
 // server SHOULD ignore at least one empty line received prior to the request-line). It returns
 // the remaining input and whether a lone CR at the end needs more bytes to decide.
-func skipEmptyLines(in []byte) ([]byte, bool) {
+func SkipEmptyLines(in []byte) ([]byte, bool) {
 	for len(in) > 0 {
 		switch {
 		case in[0] == '\n':
@@ -37,21 +37,21 @@ func skipEmptyLines(in []byte) ([]byte, bool) {
 	return in, false
 }
 
-// scan continues over in (which starts at the head's first byte) and returns the head's length,
-// including its final empty line, or scanMore. A non-zero status means the head is refused:
+// Scan continues over in (which starts at the head's first byte) and returns the head's length,
+// including its final empty line, or ScanMore. A non-zero status means the head is refused:
 // 414 when the request line alone is over max, 431 when the header section is.
-func (s *headScan) scan(in []byte, max int) (n int, status int) {
+func (s *HeadScan) Scan(in []byte, max int) (n int, status int) {
 	for {
 		i := bytes.IndexByte(in[s.pos:], '\n')
 		if i < 0 {
 			s.pos = int32(len(in))
 			if len(in) > max {
 				if s.lines == 0 {
-					return scanMore, 414
+					return ScanMore, 414
 				}
-				return scanMore, 431
+				return ScanMore, 431
 			}
-			return scanMore, 0
+			return ScanMore, 0
 		}
 		nl := int(s.pos) + i
 		start := int(s.lineStart)
@@ -64,9 +64,9 @@ func (s *headScan) scan(in []byte, max int) (n int, status int) {
 		s.pos = s.lineStart
 		if nl+1 > max+2 { // the final CRLF is not counted against the limit
 			if s.lines == 1 {
-				return scanMore, 414
+				return ScanMore, 414
 			}
-			return scanMore, 431
+			return ScanMore, 431
 		}
 		if empty && s.lines > 1 {
 			return nl + 1, 0
@@ -74,4 +74,9 @@ func (s *headScan) scan(in []byte, max int) (n int, status int) {
 	}
 }
 
-func (s *headScan) reset() { *s = headScan{} }
+// Reset readies the scanner for the next head.
+func (s *HeadScan) Reset() { *s = HeadScan{} }
+
+// Fresh reports whether the scanner has seen nothing of the head yet: the input starts at the
+// head's first byte, or at empty lines before it.
+func (s *HeadScan) Fresh() bool { return s.lines == 0 && s.pos == 0 }
