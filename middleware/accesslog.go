@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -87,7 +88,11 @@ func (e *logEntry) write(d core.Done) {
 		attrs[n] = slog.String("error", d.Err.Error())
 		n++
 	}
-	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs[:n]...)
+	// The record is made here rather than by Logger.LogAttrs, which looks up its caller's
+	// program counter for every record; an access line has no use for it.
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	r.AddAttrs(attrs[:n]...)
+	e.logger.Handler().Handle(context.Background(), r)
 	*e = logEntry{done: e.done}
 	logEntries.Put(e)
 }
