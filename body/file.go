@@ -8,7 +8,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -77,7 +76,7 @@ func ServeRoot(c *core.Ctx, root, name string) {
 // openNonblock opens a file for reading with O_NONBLOCK: opening a FIFO would otherwise block
 // the loop until a writer came. Regular files ignore the flag.
 func openNonblock(open func(flag int) (*os.File, error)) (*os.File, error) {
-	return open(os.O_RDONLY | syscall.O_NONBLOCK)
+	return open(os.O_RDONLY | openNonblockFlag)
 }
 
 // serveOpened serves the opened file f (named name, for its type), or, for a directory, the
@@ -161,14 +160,5 @@ func statusFor(err error) int {
 	case errors.Is(err, fs.ErrPermission):
 		return 403
 	}
-	var errno syscall.Errno
-	if !errors.As(err, &errno) {
-		// os.Root reports a path escaping it with an unexported error, not an errno.
-		return 404
-	}
-	switch errno {
-	case syscall.ENOTDIR, syscall.ELOOP, syscall.ENAMETOOLONG, syscall.EINVAL:
-		return 404
-	}
-	return 500
+	return errnoStatus(err)
 }

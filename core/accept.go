@@ -3,9 +3,8 @@ package core
 import (
 	"net/netip"
 	"time"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
 // acceptBatch bounds the connections taken per wake-up, so that a flood of new clients cannot
@@ -22,11 +21,7 @@ func (l *Loop) listen() error {
 	if l.lfd < 0 || l.listening {
 		return nil
 	}
-	ev := uint32(unix.EPOLLIN)
-	if l.lfdShared {
-		ev |= unix.EPOLLEXCLUSIVE
-	}
-	if err := l.poll.add(l.lfd, 0, ev); err != nil {
+	if err := l.poll.AddListener(l.lfd, l.lfdShared); err != nil {
 		return err
 	}
 	l.listening = true
@@ -36,7 +31,7 @@ func (l *Loop) listen() error {
 // pauseAccept takes the listener out of the poll set (EPOLLEXCLUSIVE forbids modifying it).
 func (l *Loop) pauseAccept() {
 	if l.listening {
-		l.poll.del(l.lfd)
+		l.poll.Del(l.lfd)
 		l.listening = false
 	}
 }
@@ -47,7 +42,7 @@ func (l *Loop) closeListener() {
 	}
 	l.pauseAccept()
 	if !l.lfdShared {
-		unix.Close(l.lfd)
+		netpoll.Close(l.lfd)
 	}
 	l.lfd = -1
 }
@@ -68,27 +63,27 @@ func (l *Loop) accept() {
 			l.pauseAccept() // resumed by conn.close
 			return
 		}
-		fd, e := sysAccept(l.lfd)
+		fd, e := netpoll.Accept(l.lfd)
 		if e != 0 {
 			switch e {
-			case unix.EAGAIN, unix.EINTR, unix.ECONNABORTED:
-				if e == unix.EAGAIN {
+			case netpoll.EAGAIN, netpoll.EINTR, netpoll.ECONNABORTED:
+				if e == netpoll.EAGAIN {
 					return
 				}
 				continue
-			case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
+			case netpoll.EMFILE, netpoll.ENFILE, netpoll.ENOBUFS, netpoll.ENOMEM:
 				// Out of descriptors or memory: stop accepting for a moment rather than spin on a
 				// listener that stays readable, keep serving the connections we have, and say so
 				// once per burst.
 				if !l.acceptErr {
-					l.log.Warn("dwell: accept failing; backing off", "loop", l.id, "err", errnoErr("accept4", e), "backoff", acceptBackoff)
+					l.log.Warn("dwell: accept failing; backing off", "loop", l.id, "err", netpoll.Error("accept4", e), "backoff", acceptBackoff)
 					l.acceptErr = true
 				}
 				l.pauseAccept()
 				l.accTimer.Reset(acceptBackoff)
 				return
 			default:
-				l.log.Error("dwell: accept failed", "loop", l.id, "err", errnoErr("accept4", e))
+				l.log.Error("dwell: accept failed", "loop", l.id, "err", netpoll.Error("accept4", e))
 				return
 			}
 		}
@@ -99,19 +94,19 @@ func (l *Loop) accept() {
 
 // open starts serving an accepted socket.
 func (l *Loop) open(fd int) {
-	if l.lfdShared {
+	if l.lfdShared || !netpoll.AcceptInheritsNoDelay {
 		// A listener passed to Serve is not ours to change, and connections may have queued on
-		// it before Serve; those from our own listeners inherit the option (see listenTCP).
-		setNoDelay(fd)
+		// it before Serve; those from our own listeners inherit the option (netpoll.Listen).
+		netpoll.SetNoDelay(fd)
 	}
 	l.serial++
 	if l.serial == 0 {
 		l.serial = 1 // 0 marks the loop's own descriptors
 	}
-	c := &conn{fd: int32(fd), serial: l.serial, l: l, events: evRead | evHangup}
+	c := &conn{fd: int32(fd), serial: l.serial, l: l, events: netpoll.WatchRead | netpoll.WatchHangup}
 	c.tm.init(timerConn)
-	if err := l.poll.add(fd, c.serial, epollEvents(c.events)); err != nil {
-		unix.Close(fd)
+	if err := l.poll.Add(fd, c.serial, c.events); err != nil {
+		netpoll.Close(fd)
 		l.log.Error("dwell: cannot poll a new connection", "loop", l.id, "err", err)
 		return
 	}
@@ -123,32 +118,11 @@ func (l *Loop) open(fd int) {
 	c.setReadDeadline(l.opts.HeaderTimeout)
 }
 
-// remoteAddr asks the kernel for the client's address: kept nowhere, since few requests ask and
-// every connection would pay for it.
+// remoteAddr returns the client's address, asked of the system when wanted: kept nowhere, since
+// few requests ask and every connection would pay for it.
 func (c *conn) remoteAddr() netip.AddrPort {
 	if c.state == stClosed {
 		return netip.AddrPort{}
 	}
-	var rsa unix.RawSockaddrAny
-	n := uint32(unix.SizeofSockaddrAny)
-	_, _, e := unix.RawSyscall(unix.SYS_GETPEERNAME, uintptr(c.fd), uintptr(unsafe.Pointer(&rsa)), uintptr(unsafe.Pointer(&n)))
-	if e != 0 {
-		return netip.AddrPort{}
-	}
-	return sockaddrAddrPort(&rsa)
-}
-
-// sockaddrAddrPort converts a socket address without allocating.
-func sockaddrAddrPort(rsa *unix.RawSockaddrAny) netip.AddrPort {
-	switch rsa.Addr.Family {
-	case unix.AF_INET:
-		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(rsa))
-		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
-		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(p[0])<<8|uint16(p[1]))
-	case unix.AF_INET6:
-		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(rsa))
-		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(p[0])<<8|uint16(p[1]))
-	}
-	return netip.AddrPort{}
+	return netpoll.RemoteAddr(int(c.fd))
 }

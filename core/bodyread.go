@@ -5,8 +5,8 @@ import (
 	"io"
 	"iter"
 
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
-	"golang.org/x/sys/unix"
 )
 
 // continue100 is the interim response to Expect: 100-continue (RFC 9110 §15.2.1).
@@ -96,15 +96,15 @@ func (cx *Ctx) readSocket(p []byte) (n int, err error) {
 	if c.peerEOF {
 		return 0, io.ErrUnexpectedEOF
 	}
-	var e unix.Errno
+	var e netpoll.Errno
 	if b.kind == bodyLength {
-		n, e = sysRead(int(c.fd), p[:min(int64(len(p)), b.remaining)])
+		n, e = netpoll.Read(int(c.fd), p[:min(int64(len(p)), b.remaining)])
 		if n > 0 {
 			b.remaining -= int64(n)
 			return n, nil
 		}
 	} else {
-		n, e = sysRead(int(c.fd), cx.l.buf)
+		n, e = netpoll.Read(int(c.fd), cx.l.buf)
 		if n > 0 {
 			c.in = cx.l.buf[:n]
 			return 0, nil
@@ -114,9 +114,9 @@ func (cx *Ctx) readSocket(p []byte) (n int, err error) {
 	case e == 0:
 		c.peerEOF = true
 		return 0, io.ErrUnexpectedEOF
-	case e == unix.EINTR:
+	case e == netpoll.EINTR:
 		return 0, errReadAgain
-	case e != unix.EAGAIN:
+	case e != netpoll.EAGAIN:
 		c.close(ErrClosed)
 		return 0, ErrClosed
 	}

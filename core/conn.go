@@ -4,8 +4,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
-	"golang.org/x/sys/unix"
 )
 
 // A conn is one client connection. An idle one holds no buffer and no Ctx: unparsed input lives
@@ -26,7 +26,7 @@ type conn struct {
 	out   writeQueue
 	spill int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
-	events    uint8 // interest registered with the poller (evRead, evWrite, evHangup)
+	events    netpoll.Interest // what the poller watches the socket for
 	state     connState
 	keepAlive bool // the current request allows another after it
 	peerEOF   bool // the client has shut down its side
@@ -55,21 +55,21 @@ const (
 	lingerTimeout = 2 * time.Second
 )
 
-func (c *conn) onEvent(ev uint32) {
-	if ev&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+func (c *conn) onEvent(ev *netpoll.Event) {
+	if ev.Failed() {
 		// Both directions are shut: the client reset the connection, or it finished closing
 		// while we lingered.
 		c.close(ErrClosed)
 		return
 	}
-	if ev&unix.EPOLLOUT != 0 {
+	if ev.Writable() {
 		c.flush()
 		if c.state == stClosed {
 			return
 		}
 	}
-	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP) != 0 {
-		c.onReadable(ev&unix.EPOLLRDHUP != 0)
+	if ev.Readable() {
+		c.onReadable(ev.PeerClosed())
 	}
 }
 
@@ -85,9 +85,9 @@ func (c *conn) onReadable(hangup bool) {
 		}
 		// Input the handler does not want yet. The poller is level-triggered, so stop asking
 		// about it until the handler reads; a hang-up stays watched unless it is this one.
-		ev := c.events &^ evRead
+		ev := c.events &^ netpoll.WatchRead
 		if hangup {
-			ev &^= evHangup
+			ev &^= netpoll.WatchHangup
 			c.peerEOF = true
 			if cx.body.complete() {
 				cx.clientGone(ErrClosed)
@@ -100,7 +100,7 @@ func (c *conn) onReadable(hangup bool) {
 		if hangup {
 			c.peerEOF = true
 		}
-		c.setInterest(c.events &^ (evRead | evHangup))
+		c.setInterest(c.events &^ (netpoll.WatchRead | netpoll.WatchHangup))
 	}
 }
 
@@ -115,13 +115,13 @@ func (c *conn) readInput() {
 	k := copy(l.buf, c.in)
 	c.dropSpill()
 	if k < len(l.buf) {
-		n, e := sysRead(int(c.fd), l.buf[k:])
+		n, e := netpoll.Read(int(c.fd), l.buf[k:])
 		switch {
 		case n > 0:
 			k += n
 		case e == 0:
 			c.peerEOF = true
-		case e == unix.EAGAIN || e == unix.EINTR:
+		case e == netpoll.EAGAIN || e == netpoll.EINTR:
 		default:
 			c.close(ErrClosed)
 			return
@@ -354,7 +354,7 @@ func (c *conn) onPeerEOF() {
 		c.endRequest()
 		c.closeAfterOutput(false)
 	}
-	c.setInterest(c.events &^ (evRead | evHangup))
+	c.setInterest(c.events &^ (netpoll.WatchRead | netpoll.WatchHangup))
 }
 
 // reject answers a request refused before its handler, then closes.
@@ -389,7 +389,7 @@ func (c *conn) closeAfterOutput(linger bool) {
 // for a bounded time, and close when the client does.
 func (c *conn) finishClose() {
 	if c.reset {
-		sysResetOnClose(int(c.fd))
+		netpoll.ResetOnClose(int(c.fd))
 		c.close(nil)
 		return
 	}
@@ -397,20 +397,20 @@ func (c *conn) finishClose() {
 		c.close(nil)
 		return
 	}
-	unix.Shutdown(int(c.fd), unix.SHUT_WR)
+	netpoll.ShutdownWrite(int(c.fd))
 	c.state = stLinger
 	c.setReadDeadline(lingerTimeout)
-	c.setInterest(evRead | evHangup)
+	c.setInterest(netpoll.WatchRead | netpoll.WatchHangup)
 }
 
 func (c *conn) readLinger() {
 	for c.state == stLinger {
-		n, e := sysRead(int(c.fd), c.l.buf)
+		n, e := netpoll.Read(int(c.fd), c.l.buf)
 		switch {
 		case n > 0:
-		case e == unix.EAGAIN:
+		case e == netpoll.EAGAIN:
 			return
-		case e == unix.EINTR:
+		case e == netpoll.EINTR:
 		default:
 			c.close(nil)
 		}
@@ -506,34 +506,34 @@ func (c *conn) updateInterest() {
 	switch c.state {
 	case stIdle, stHead, stDrain:
 		if c.outputBlocked() {
-			ev &^= evRead
+			ev &^= netpoll.WatchRead
 		} else {
-			ev |= evRead | evHangup
+			ev |= netpoll.WatchRead | netpoll.WatchHangup
 		}
 	case stLinger:
-		ev |= evRead | evHangup
+		ev |= netpoll.WatchRead | netpoll.WatchHangup
 	case stHandler:
 		if c.cx.parkedOn(parkRead) {
-			ev |= evRead | evHangup
+			ev |= netpoll.WatchRead | netpoll.WatchHangup
 		}
 	}
 	if c.peerEOF {
-		ev &^= evRead | evHangup
+		ev &^= netpoll.WatchRead | netpoll.WatchHangup
 	}
 	if c.out.size > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) {
-		ev |= evWrite // output to send, or a writer waiting for room to send from its own buffer
+		ev |= netpoll.WatchWrite // output to send, or a writer waiting for room to send from its own buffer
 	} else {
-		ev &^= evWrite
+		ev &^= netpoll.WatchWrite
 	}
 	c.setInterest(ev)
 }
 
-func (c *conn) setInterest(ev uint8) {
+func (c *conn) setInterest(ev netpoll.Interest) {
 	if ev == c.events || c.state == stClosed {
 		return
 	}
 	c.events = ev
-	if err := c.l.poll.mod(int(c.fd), c.serial, epollEvents(ev)); err != nil {
+	if err := c.l.poll.Mod(int(c.fd), c.serial, ev); err != nil {
 		c.close(ErrClosed)
 	}
 }
@@ -549,7 +549,7 @@ func (c *conn) close(err error) {
 	c.state = stClosed
 	l.timers.stop(&c.tm)
 	l.conns[c.fd] = nil
-	sysClose(int(c.fd))
+	netpoll.Close(int(c.fd))
 	l.nconns--
 	c.in = nil
 	c.dropSpill()
@@ -591,7 +591,7 @@ func (c *conn) armWriteDeadline() {
 // waitWritable parks the handler cx until the socket takes more output, for a write that goes
 // on from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
 func (c *conn) waitWritable(cx *Ctx) error {
-	c.setInterest(c.events | evWrite)
+	c.setInterest(c.events | netpoll.WatchWrite)
 	c.armWriteDeadline()
 	return cx.suspend(parkWrite)
 }
@@ -602,7 +602,7 @@ func (c *conn) waitReadable(cx *Ctx) error {
 	if t := c.l.opts.BodyTimeout; t > 0 {
 		c.setReadDeadline(t)
 	}
-	c.setInterest(c.events | evRead | evHangup)
+	c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup)
 	err := cx.suspend(parkRead)
 	c.rdl = 0
 	return err

@@ -2,9 +2,8 @@ package core
 
 import (
 	"sync"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
 // A task is work posted to a loop from any goroutine: a function to run, or a wake-up for a
@@ -17,25 +16,22 @@ type task struct {
 
 // An inbox is how other goroutines reach a loop: a mutex-guarded queue drained by the loop
 // (double-buffered: the loop swaps in an empty slice and runs the full one outside the lock),
-// and an eventfd that is written only when the queue goes from empty to non-empty. One eventfd
-// write costs about a microsecond; a burst of posts pays it once.
+// and a wake-up descriptor (an eventfd on Linux) signalled only when the queue goes from empty
+// to non-empty. One signal costs about a microsecond; a burst of posts pays it once.
 type inbox struct {
 	mu     sync.Mutex
 	queue  []task
 	spare  []task
 	closed bool
-	efd    int
+	wake   *netpoll.Wakeup
 }
 
-// eventfdOne is the 8-byte counter increment written to the eventfd (little-endian 1).
-var eventfdOne = [8]byte{1}
-
 func newInbox() (*inbox, error) {
-	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	w, err := netpoll.NewWakeup()
 	if err != nil {
-		return nil, errnoErr("eventfd", err.(unix.Errno))
+		return nil, err
 	}
-	return &inbox{efd: fd}, nil
+	return &inbox{wake: w}, nil
 }
 
 // post queues t and reports whether the loop will run it: false once the loop has stopped.
@@ -49,16 +45,15 @@ func (ib *inbox) post(t task) bool {
 	first := len(ib.queue) == 1
 	ib.mu.Unlock()
 	if first {
-		unix.RawSyscall(unix.SYS_WRITE, uintptr(ib.efd), uintptr(unsafe.Pointer(&eventfdOne)), 8)
+		ib.wake.Signal()
 	}
 	return true
 }
 
-// take resets the eventfd and returns the queued tasks; the caller hands the slice back with
+// take clears the wake-up and returns the queued tasks; the caller hands the slice back with
 // recycle once it has run them.
 func (ib *inbox) take() []task {
-	var buf [8]byte
-	unix.RawSyscall(unix.SYS_READ, uintptr(ib.efd), uintptr(unsafe.Pointer(&buf)), 8)
+	ib.wake.Clear()
 	ib.mu.Lock()
 	q := ib.queue
 	ib.queue = ib.spare[:0]
@@ -81,6 +76,6 @@ func (ib *inbox) close() []task {
 	q := ib.queue
 	ib.queue = nil
 	ib.mu.Unlock()
-	unix.Close(ib.efd)
+	ib.wake.Close()
 	return q
 }

@@ -8,8 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core/internal/bufpool"
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
-	"golang.org/x/sys/unix"
 )
 
 // A Loop is one event loop: one goroutine that owns an epoll instance, the connections it
@@ -23,7 +23,7 @@ type Loop struct {
 	handler Handler
 	log     *slog.Logger
 
-	poll  *poller
+	poll  *netpoll.Poller
 	inbox *inbox
 
 	lfd       int   // listening socket, -1 once closed
@@ -47,7 +47,7 @@ type Loop struct {
 	fields      []wire.Field // the field table of the head being parsed
 	chunkedFree []*wire.ChunkedDecoder
 	pool        bufpool.Pool
-	iov         []unix.Iovec
+	iov         *netpoll.IOVecs
 
 	epoch   time.Time
 	now     int64 // monotonic nanoseconds since epoch, read once per iteration
@@ -74,7 +74,7 @@ const readBufSize = 64 << 10
 func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 	fail := func(err error) (*Loop, error) {
 		if !shared {
-			unix.Close(lfd)
+			netpoll.Close(lfd)
 		}
 		return nil, err
 	}
@@ -83,20 +83,21 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 			return fail(err)
 		}
 	}
-	p, err := newPoller(256)
+	// Raw waits keep the loop's processor for a millisecond: only when there is one to spare.
+	p, err := netpoll.NewPoller(256, runtime.GOMAXPROCS(0) > s.opts.Loops)
 	if err != nil {
 		return fail(err)
 	}
 	ib, err := newInbox()
 	if err != nil {
-		p.close()
+		p.Close()
 		return fail(err)
 	}
 	l := &Loop{
 		srv: s, id: id, opts: &s.opts, handler: s.handler, log: s.opts.Logger,
 		poll: p, inbox: ib, lfd: lfd, lfdShared: shared,
 		buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
-		iov: make([]unix.Iovec, 0, maxIovecs),
+		iov: netpoll.NewIOVecs(maxIovecs),
 		// The tables that grow with the connections start large enough for thousands of them:
 		// growing copies them and leaves the old arrays as garbage, while the pages of a fresh
 		// allocation cost memory only once they are written.
@@ -105,11 +106,9 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 		epoch:  time.Now(),
 		done:   make(chan struct{}),
 	}
-	// Raw waits keep the loop's processor for a millisecond: only when there is one to spare.
-	p.raw = runtime.GOMAXPROCS(0) > s.opts.Loops
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
 	l.accTimer.t.init(timerFunc)
-	err = p.add(ib.efd, 0, unix.EPOLLIN)
+	err = p.Add(ib.wake.FD(), 0, netpoll.WatchRead)
 	if err == nil {
 		err = l.listen()
 	}
@@ -138,7 +137,7 @@ func (l *Loop) run() {
 			// those would wait for the runtime to take this one back; let them run first.
 			runtime.Gosched()
 		}
-		evs, err := l.poll.wait(msec)
+		evs, err := l.poll.Wait(msec)
 		if err != nil {
 			l.log.Error("dwell: poll failed; loop stops", "loop", l.id, "err", err)
 			return
@@ -147,14 +146,14 @@ func (l *Loop) run() {
 		l.tick()
 		for i := range evs {
 			ev := &evs[i]
-			switch fd := int(ev.Fd); {
-			case fd == l.inbox.efd:
+			switch fd := ev.FD(); {
+			case fd == l.inbox.wake.FD():
 				l.runInbox()
 			case fd == l.lfd:
 				l.accept()
 			default:
-				if c := l.conns[fd]; c != nil && c.serial == uint32(ev.Pad) {
-					c.onEvent(ev.Events)
+				if c := l.conns[fd]; c != nil && c.serial == ev.Tag() {
+					c.onEvent(ev)
 				}
 			}
 		}
@@ -326,5 +325,5 @@ func (l *Loop) exit() {
 
 func (l *Loop) closeFds() {
 	l.closeListener()
-	l.poll.close()
+	l.poll.Close()
 }

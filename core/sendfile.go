@@ -5,8 +5,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
-	"golang.org/x/sys/unix"
 )
 
 // SendFile sends n bytes of f, from offset off, as the next part of the response body, with
@@ -41,7 +41,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if cx.noBody() || n == 0 {
 		return nil
 	}
-	fd, err := fileFd(f)
+	file, err := netpoll.FileOf(f)
 	if err != nil {
 		return err
 	}
@@ -54,9 +54,9 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 		c.out.write(pool, wire.AppendChunkSize(hex[:0], n))
 	}
 	if n <= copyFileMax {
-		return cx.copyFile(fd, off, n)
+		return cx.copyFile(file, off, n)
 	}
-	c.out.appendFile(fd, off, n)
+	c.out.appendFile(file, off, n)
 	if cx.rflags&rfChunked != 0 {
 		c.out.write(pool, crlf)
 	}
@@ -99,15 +99,15 @@ func (cx *Ctx) copyThroughFilter(f *os.File, off, n int64) error {
 // second call, and its splice costs more than copying a few KiB.
 const copyFileMax = 16 << 10
 
-// copyFile sends n bytes of the file fd from offset off by reading them into the write queue.
-func (cx *Ctx) copyFile(fd int, off, n int64) error {
+// copyFile sends n bytes of the file f from offset off by reading them into the write queue.
+func (cx *Ctx) copyFile(f netpoll.File, off, n int64) error {
 	c := cx.conn
 	pool := &c.l.pool
 	b := c.out.spare(pool, int(n))[:n]
 	for got := 0; got < len(b); {
-		k, e := sysPread(fd, b[got:], off+int64(got))
+		k, e := netpoll.Pread(f, b[got:], off+int64(got))
 		switch {
-		case e == unix.EINTR:
+		case e == netpoll.EINTR:
 			continue
 		case e != 0 || k == 0: // k == 0: the file was truncated since its size was taken
 			// As with sendfile, the client gets what there was, then the close that tells it
@@ -124,17 +124,4 @@ func (cx *Ctx) copyFile(fd int, off, n int64) error {
 		c.out.write(pool, crlf)
 	}
 	return cx.send(nil)
-}
-
-// fileFd returns f's descriptor without switching it to blocking mode (as File.Fd would).
-func fileFd(f *os.File) (int, error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd := -1
-	if err := rc.Control(func(s uintptr) { fd = int(s) }); err != nil {
-		return -1, err
-	}
-	return fd, nil
 }

@@ -6,7 +6,7 @@ import (
 	"net"
 	"sync"
 
-	"golang.org/x/sys/unix"
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
 // A Server serves HTTP/1.1 with one or more event loops. Create it with NewServer; start it with
@@ -38,9 +38,10 @@ func ListenAndServe(addr string, h Handler) error {
 	return NewServer(h, Options{Addr: addr}).ListenAndServe()
 }
 
-// Listen opens the listening sockets on Options.Addr — one per loop, with SO_REUSEPORT when
-// there are several — without serving yet, so that Addr is known (port 0 picks a free port).
-// ListenAndServe calls it if it has not been called.
+// Listen opens the listening sockets on Options.Addr — on Linux one per loop, with
+// SO_REUSEPORT when there are several; elsewhere one that the loops share — without serving
+// yet, so that Addr is known (port 0 picks a free port). ListenAndServe calls it if it has not
+// been called.
 func (s *Server) Listen() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -55,22 +56,23 @@ func (s *Server) Listen() error {
 		return err
 	}
 	n := s.opts.Loops
+	if !netpoll.ReusePort {
+		n = 1
+	}
 	for i := range n {
-		fd, err := listenTCP(addr, n > 1)
+		fd, err := netpoll.Listen(addr, n > 1)
+		if err == nil && i == 0 {
+			// The other loops bind the port the first one got.
+			addr, err = netpoll.BoundAddr(fd)
+		}
 		if err != nil {
 			for _, fd := range s.fds {
-				unix.Close(fd)
+				netpoll.Close(fd)
 			}
 			s.fds = nil
 			return err
 		}
 		s.fds = append(s.fds, fd)
-		if i == 0 {
-			// The other loops bind the port the first one got.
-			if addr, err = boundAddr(fd); err != nil {
-				return err
-			}
-		}
 	}
 	s.addr = addr
 	return nil
@@ -84,15 +86,20 @@ func (s *Server) ListenAndServe() error {
 	}
 	s.mu.Lock()
 	fds := s.fds
+	if len(fds) < s.opts.Loops {
+		// One listener for all the loops (no SO_REUSEPORT here): shared as under Serve.
+		s.shared = fds[0]
+		fds = s.sharedFds(fds[0])
+	}
 	s.mu.Unlock()
-	return s.serve(fds, false)
+	return s.serve(fds, s.shared >= 0)
 }
 
 // Serve serves connections accepted from ln until Shutdown, after which it returns
 // ErrServerClosed. ln must be a TCP listener with a file descriptor (as net.Listen returns);
 // with several loops all of them accept from it.
 func (s *Server) Serve(ln net.Listener) error {
-	fd, err := listenerFd(ln)
+	fd, err := netpoll.ListenerFD(ln)
 	if err != nil {
 		return err
 	}
@@ -102,12 +109,18 @@ func (s *Server) Serve(ln net.Listener) error {
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {
 		s.addr = a
 	}
+	fds := s.sharedFds(fd)
 	s.mu.Unlock()
+	return s.serve(fds, true)
+}
+
+// sharedFds returns fd once for each loop, for loops that share one listening socket.
+func (s *Server) sharedFds(fd int) []int {
 	fds := make([]int, s.opts.Loops)
 	for i := range fds {
 		fds[i] = fd
 	}
-	return s.serve(fds, true)
+	return fds
 }
 
 func (s *Server) serve(fds []int, shared bool) error {
@@ -139,7 +152,7 @@ func (s *Server) serve(fds []int, shared bool) error {
 		<-l.done
 	}
 	if s.shared >= 0 {
-		unix.Close(s.shared)
+		netpoll.Close(s.shared)
 	}
 	close(s.done)
 	return ErrServerClosed
@@ -157,12 +170,12 @@ func (s *Server) abandonStart(rest []int, shared bool) {
 	s.loops = nil
 	if !shared {
 		for _, fd := range rest {
-			unix.Close(fd)
+			netpoll.Close(fd)
 		}
 	}
 	s.fds = nil
 	if s.shared >= 0 {
-		unix.Close(s.shared)
+		netpoll.Close(s.shared)
 		s.shared = -1
 	}
 	s.shutdown = true
@@ -194,7 +207,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	started := s.started
 	if !started {
 		for _, fd := range s.fds {
-			unix.Close(fd)
+			netpoll.Close(fd)
 		}
 		s.fds = nil
 	}

@@ -4,7 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core/internal/bufpool"
-	"golang.org/x/sys/unix"
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
 // A writeQueue holds a connection's output in order until the socket takes it: byte chunks from
@@ -26,9 +26,9 @@ type outItem struct {
 	b    []byte
 	off  int32
 	kind itemKind
-	file int32 // descriptor of a file segment
-	foff int64 // file segment: next offset
-	fn   int64 // file segment: bytes left
+	file netpoll.File // a file segment's file
+	foff int64        // file segment: next offset
+	fn   int64        // file segment: bytes left
 }
 
 type itemKind uint8
@@ -96,9 +96,9 @@ func (q *writeQueue) commit(pool *bufpool.Pool, b []byte) {
 	q.write(pool, b)
 }
 
-// appendFile queues n bytes of the file fd from offset off.
-func (q *writeQueue) appendFile(fd int, off, n int64) {
-	q.items = append(q.items, outItem{kind: itemFile, file: int32(fd), foff: off, fn: n})
+// appendFile queues n bytes of the file f from offset off.
+func (q *writeQueue) appendFile(f netpoll.File, off, n int64) {
+	q.items = append(q.items, outItem{kind: itemFile, file: f, foff: off, fn: n})
 	q.size += n
 }
 
@@ -253,30 +253,31 @@ func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
 func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err error) {
 	l := c.l
 	fd := int(c.fd)
+	iov := l.iov
 	for {
-		iov := l.iov[:0]
+		iov.Reset()
 		want := 0
 		i := 0
-		for ; i < len(q.items) && len(iov) < maxIovecs-1; i++ {
+		for ; i < len(q.items) && iov.Len() < maxIovecs-1; i++ {
 			it := &q.items[i]
 			if it.kind != itemBytes {
 				break
 			}
-			iov = appendIovec(iov, it.b[it.off:])
+			iov.Append(it.b[it.off:])
 			want += len(it.b) - int(it.off)
 		}
 		withP := i == len(q.items) && pn < len(p)
 		if withP {
-			iov = appendIovec(iov, p[pn:])
+			iov.Append(p[pn:])
 			want += len(p) - pn
 		}
-		if len(iov) == 0 {
+		if iov.Len() == 0 {
 			if i == len(q.items) || q.items[i].kind == itemHead {
 				return pn, progressed, nil
 			}
 			done, e := q.sendFile(fd, &q.items[i])
 			if e != 0 {
-				return pn, progressed, errnoErr("sendfile", e)
+				return pn, progressed, netpoll.Error("sendfile", e)
 			}
 			progressed = progressed || done > 0
 			if q.items[i].fn > 0 {
@@ -286,23 +287,21 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 			continue
 		}
 		var n int
-		var e unix.Errno
+		var e netpoll.Errno
 		if !withP && i < len(q.items) && q.items[i].kind == itemFile {
-			n, e = sysSendmsgMore(fd, iov)
-		} else if len(iov) == 1 {
-			n, e = sysWrite(fd, unsafe.Slice(iov[0].Base, iov[0].Len))
+			n, e = netpoll.WritevMore(fd, iov)
 		} else {
-			n, e = sysWritev(fd, iov)
+			n, e = netpoll.Writev(fd, iov)
 		}
-		clear(iov)
+		iov.Reset()
 		if e != 0 {
 			switch e {
-			case unix.EINTR:
+			case netpoll.EINTR:
 				continue
-			case unix.EAGAIN:
+			case netpoll.EAGAIN:
 				return pn, progressed, nil
 			}
-			return pn, progressed, errnoErr("writev", e)
+			return pn, progressed, netpoll.Error("writev", e)
 		}
 		progressed = progressed || n > 0
 		pn += q.consume(&l.pool, n)
@@ -352,21 +351,21 @@ func (q *writeQueue) drop(k int) {
 
 // sendFile sends from a file segment until the socket is full. A file that ends early (it was
 // truncated while being sent) is an error: the response can no longer match its length.
-func (q *writeQueue) sendFile(sock int, it *outItem) (int64, unix.Errno) {
+func (q *writeQueue) sendFile(sock int, it *outItem) (int64, netpoll.Errno) {
 	var sent int64
 	for it.fn > 0 {
-		n, e := sysSendfile(sock, int(it.file), &it.foff, int(min(it.fn, 1<<30)))
-		if e == unix.EINTR {
+		n, e := netpoll.Sendfile(sock, it.file, &it.foff, int(min(it.fn, 1<<30)))
+		if e == netpoll.EINTR {
 			continue
 		}
-		if e == unix.EAGAIN {
+		if e == netpoll.EAGAIN {
 			return sent, 0
 		}
 		if e != 0 {
 			return sent, e
 		}
 		if n == 0 {
-			return sent, unix.EIO
+			return sent, netpoll.EIO
 		}
 		sent += int64(n)
 		it.fn -= int64(n)
@@ -385,10 +384,4 @@ func (q *writeQueue) release(pool *bufpool.Pool) {
 	clear(q.items)
 	q.items = q.items[:0]
 	q.size = 0
-}
-
-func appendIovec(iov []unix.Iovec, b []byte) []unix.Iovec {
-	v := unix.Iovec{Base: unsafe.SliceData(b)}
-	v.SetLen(len(b))
-	return append(iov, v)
 }

@@ -58,7 +58,7 @@ var smallClass = func() (t [2048/16 + 1]uint8) {
 // firstPow2Class is the index of 4096 in bufClasses, where the classes become powers of two.
 const firstPow2Class = 33
 
-// get returns an empty buffer with room for at least n bytes.
+// Get returns an empty buffer with room for at least n bytes.
 func (p *Pool) Get(n int) []byte {
 	c := classOf(n)
 	if c < 0 {
@@ -73,7 +73,7 @@ func (p *Pool) Get(n int) []byte {
 	return make([]byte, 0, bufClasses[c])
 }
 
-// put recycles b. Buffers that did not come from get (other capacities) are left to the GC.
+// Put recycles b. Buffers that did not come from get (other capacities) are left to the GC.
 func (p *Pool) Put(b []byte) {
 	n := cap(b)
 	c := classOf(n)

@@ -1,4 +1,6 @@
-package core
+//go:build linux && !dwell_portable
+
+package netpoll
 
 import (
 	"errors"
@@ -12,9 +14,13 @@ import (
 // listenBacklog is the accept queue length requested; the kernel caps it at somaxconn.
 const listenBacklog = 4096
 
-// listenTCP opens a non-blocking listening socket on addr. With reusePort several sockets may
+// ReusePort reports whether several loops can listen on one address with a socket each
+// (SO_REUSEPORT), the kernel spreading new connections over them.
+const ReusePort = true
+
+// Listen opens a non-blocking listening socket on addr. With reusePort several sockets may
 // listen on the same address and the kernel spreads new connections over them: one per loop.
-func listenTCP(addr *net.TCPAddr, reusePort bool) (int, error) {
+func Listen(addr *net.TCPAddr, reusePort bool) (int, error) {
 	family := unix.AF_INET
 	ip4 := addr.IP.To4()
 	if addr.IP != nil && ip4 == nil {
@@ -22,11 +28,11 @@ func listenTCP(addr *net.TCPAddr, reusePort bool) (int, error) {
 	}
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return -1, errnoErr("socket", err.(unix.Errno))
+		return -1, Error("socket", err.(unix.Errno))
 	}
 	fail := func(call string, err error) (int, error) {
 		unix.Close(fd)
-		return -1, fmt.Errorf("dwell: listen on %s: %w", addr, errnoErr(call, err.(unix.Errno)))
+		return -1, fmt.Errorf("dwell: listen on %s: %w", addr, Error(call, err.(unix.Errno)))
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 		return fail("setsockopt", err)
@@ -54,24 +60,15 @@ func listenTCP(addr *net.TCPAddr, reusePort bool) (int, error) {
 	if err := unix.Listen(fd, listenBacklog); err != nil {
 		return fail("listen", err)
 	}
-	setNoDelay(fd)
+	SetNoDelay(fd)
 	return fd, nil
 }
 
-// setNoDelay turns Nagle's algorithm off. Responses are written whole and pipelined ones
-// coalesced, so Nagle's delay would only add latency. Set on a listening socket, it serves
-// every connection accepted after it, since Linux copies a listener's TCP options to the
-// sockets it accepts: one call instead of one per connection. A failure is not worth refusing
-// to serve.
-func setNoDelay(fd int) {
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-}
-
-// boundAddr returns the address a listening socket is bound to.
-func boundAddr(fd int) (*net.TCPAddr, error) {
+// BoundAddr returns the address a listening socket is bound to.
+func BoundAddr(fd int) (*net.TCPAddr, error) {
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
-		return nil, errnoErr("getsockname", err.(unix.Errno))
+		return nil, Error("getsockname", err.(unix.Errno))
 	}
 	switch a := sa.(type) {
 	case *unix.SockaddrInet4:
@@ -82,8 +79,9 @@ func boundAddr(fd int) (*net.TCPAddr, error) {
 	return nil, errors.New("dwell: listener has a non-TCP address")
 }
 
-// listenerFd duplicates the descriptor of a net.Listener so that the loops can poll it.
-func listenerFd(ln net.Listener) (int, error) {
+// ListenerFD duplicates the descriptor of a net.Listener so that the loops can poll it; close
+// it with Close when done. The listener itself stays the caller's.
+func ListenerFD(ln net.Listener) (int, error) {
 	sc, ok := ln.(syscall.Conn)
 	if !ok {
 		return -1, fmt.Errorf("dwell: Serve needs a listener with a file descriptor, not %T", ln)
@@ -100,11 +98,11 @@ func listenerFd(ln net.Listener) (int, error) {
 		return -1, fmt.Errorf("dwell: Serve: %w", err)
 	}
 	if derr != nil {
-		return -1, fmt.Errorf("dwell: Serve: %w", errnoErr("fcntl", derr.(unix.Errno)))
+		return -1, fmt.Errorf("dwell: Serve: %w", Error("fcntl", derr.(unix.Errno)))
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("dwell: Serve: %w", errnoErr("fcntl", err.(unix.Errno)))
+		return -1, fmt.Errorf("dwell: Serve: %w", Error("fcntl", err.(unix.Errno)))
 	}
 	return fd, nil
 }
