@@ -119,7 +119,7 @@ func jsonError(b []byte, err error) error {
 		if typ.Field != "" {
 			what = fmt.Sprintf("JSON field %q", typ.Field)
 		}
-		return &Error{Status: 400, Msg: fmt.Sprintf("%s: got %s, want %s (byte offset %d)", what, typ.Value, jsonKind(typ.Type), typ.Offset), Err: err}
+		return &Error{Status: 400, Msg: fmt.Sprintf("%s: got %s, want %s (byte offset %d)", what, jsonValueKind(typ.Value), jsonKind(typ.Type), typ.Offset), Err: err}
 	}
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, `json: unknown field "`); ok {
@@ -131,6 +131,18 @@ func jsonError(b []byte, err error) error {
 	}
 	// An error of a field's own UnmarshalJSON (a malformed time, say): the client's value.
 	return &Error{Status: 400, Msg: "bad JSON value: " + strings.TrimPrefix(msg, "json: "), Err: err}
+}
+
+// jsonValueKind names the JSON value a json.UnmarshalTypeError found, in the words jsonKind
+// uses: json says "bool", and "number -1" for a number out of its type's range.
+func jsonValueKind(v string) string {
+	switch {
+	case v == "bool":
+		return "boolean"
+	case strings.HasPrefix(v, "number "):
+		return "number " + strings.TrimPrefix(v, "number ") + " (out of range)"
+	}
+	return v
 }
 
 // jsonKind names the JSON a Go type takes, for messages meant for clients.

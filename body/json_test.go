@@ -14,6 +14,7 @@ import (
 type todoIn struct {
 	Title string `json:"title"`
 	Done  bool   `json:"done"`
+	Count uint8  `json:"count"`
 	Items []struct {
 		Title string `json:"title"`
 	} `json:"items"`
@@ -50,15 +51,16 @@ func TestReadJSON(t *testing.T) {
 		status int
 		want   string // the body, or a part of it
 	}{
-		{"ok", post("/", []byte(`{"title":"a","done":true}`), false, js), 200, `{"title":"a","done":true,"items":null}`},
-		{"ok chunked", post("/", []byte(`{"title":"a"}`), true, js), 200, `{"title":"a","done":false,"items":null}`},
+		{"ok", post("/", []byte(`{"title":"a","done":true}`), false, js), 200, `{"title":"a","done":true,"count":0,"items":null}`},
+		{"ok chunked", post("/", []byte(`{"title":"a"}`), true, js), 200, `{"title":"a","done":false,"count":0,"items":null}`},
 		{"white space after", post("/", []byte("{\"title\":\"a\"} \r\n"), false, js), 200, `"title":"a"`},
 		{"charset utf-8", post("/", []byte(`{}`), false, "Content-Type: application/json; charset=UTF-8\r\n"), 200, `"title":""`},
 		{"suffix +json", post("/", []byte(`{}`), false, "Content-Type: application/merge-patch+json\r\n"), 200, `"title":""`},
 		{"unknown field ignored", post("/", []byte(`{"colour":"red"}`), false, js), 200, `"title":""`},
 		{"unknown field refused", post("/?strict=1", []byte(`{"title":"a","colour":"red"}`), false, js), 400, `JSON field "colour" is unknown (byte offset 21)`},
 		{"wrong type", post("/", []byte(`{"title":5}`), false, js), 400, `JSON field "title": got number, want string (byte offset 10)`},
-		{"wrong type nested", post("/", []byte(`{"items":[{"title":true}]}`), false, js), 400, `JSON field "items.title": got bool, want string`},
+		{"wrong type nested", post("/", []byte(`{"items":[{"title":true}]}`), false, js), 400, `JSON field "items.title": got boolean, want string`},
+		{"out of range", post("/", []byte(`{"done":false,"count":-1}`), false, js), 400, `JSON field "count": got number -1 (out of range), want non-negative integer`},
 		{"wrong type top", post("/", []byte(`[1]`), false, js), 400, `JSON value: got array, want object`},
 		{"syntax", post("/", []byte(`{"title":}`), false, js), 400, "malformed JSON at byte offset 10: invalid character '}'"},
 		{"cut short", post("/", []byte(`{"title":"a"`), false, js), 400, "JSON value cut short at byte offset 12"},
