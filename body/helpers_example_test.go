@@ -63,7 +63,6 @@ func ExampleCopy() {
 	// Output: 200 1048576 bytes, sha256 8f990ba0
 }
 
-
 // showLine prints the status and a body that ends its line itself, as WriteJSON's does.
 func showLine(resp *http.Response, err error) {
 	if err != nil {
