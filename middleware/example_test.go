@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 
@@ -186,4 +187,20 @@ func ExampleBearerAuth() {
 	// 200 OK | "[]"
 	// 401 Unauthorized | WWW-Authenticate=Bearer | "{\"error\":\"a bearer token is required\"}\n"
 	// 201 Created
+}
+
+// Behind a proxy on the same machine, the client is the address the proxy added to
+// X-Forwarded-For; what the client itself put there is not believed.
+func ExampleRealIP() {
+	r := router.New()
+	r.Use(middleware.RealIP([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}))
+	r.GET("/ip", func(c *core.Ctx) { c.WriteString(middleware.ClientIP(c).String()) })
+	url, stop := start(r.Handler())
+	defer stop()
+
+	do("GET", url+"/ip", []string{"X-Forwarded-For: 6.6.6.6, 203.0.113.7"})
+	do("GET", url+"/ip", nil)
+	// Output:
+	// 200 OK | "203.0.113.7"
+	// 200 OK | "127.0.0.1"
 }
