@@ -5,9 +5,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 # Nested modules (their own go.mod, for dependencies the main module does not take): make test
 # vets and tests each of them too.
-NESTED_MODULES :=
+NESTED_MODULES := wait/jetstream examples/chatcluster
 
-.PHONY: build run test fuzz bench bench-quick clean
+.PHONY: build run test test-browser fuzz bench bench-quick clean
 
 build:
 	go build ./...
@@ -16,19 +16,40 @@ build:
 run:
 	go run ./$(PROGRAM) $(ARGS)
 
-# Formatting, vet, staticcheck, the race-enabled suite, then the allocation tests, which only
-# count true allocations in a build without the race detector.
+# Formatting, vet, staticcheck, the race-enabled suite, the allocation tests (which only count
+# true allocations in a build without the race detector), the builds for other systems, the
+# suite once more on the portable poller (the one other systems use), then the nested modules.
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	go vet ./...
+	go vet -tags dwell_portable ./...
 	go run $(STATICCHECK) ./...
 	go test -race ./...
 	go test -count=1 -run 'Alloc' ./...
+	@set -e; for os in darwin freebsd windows; do \
+		echo "== GOOS=$$os go build ./..."; GOOS=$$os go build ./...; \
+	done
+	go test -count=1 -tags dwell_portable ./core/... ./router/... ./body/... ./wait/... ./examples/...
 	@set -e; for m in $(NESTED_MODULES); do \
 		echo "== $$m"; \
 		(cd $$m && go vet ./... && go run $(STATICCHECK) ./... && go test -race ./...); \
 	done
+
+# The chat page in headless Chromium: examples/chat/browser, a module of its own (chromedp).
+# Installs the Debian package chromium first when no browser is found (CHROME names another).
+BROWSER_TESTS := examples/chat/browser
+CHROMIUM = $${CHROME:-$$(command -v chromium || command -v chromium-browser || command -v google-chrome)}
+
+test-browser:
+	@if [ -z "$(CHROMIUM)" ]; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "== installing chromium"; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@[ -n "$(CHROMIUM)" ] || { echo "no Chromium: install the Debian package chromium"; exit 1; }
+	cd $(BROWSER_TESTS) && go vet ./... && go run $(STATICCHECK) ./... && CHROME="$(CHROMIUM)" go test -race -count=1 ./...
 
 # Every fuzz target for a bounded time each (FUZZTIME, default 10s).
 fuzz:

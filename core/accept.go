@@ -41,7 +41,9 @@ func (l *Loop) closeListener() {
 		return
 	}
 	l.pauseAccept()
-	if !l.lfdShared {
+	if l.lfdShared {
+		l.srv.leaveShared() // the last loop to stop accepting closes it
+	} else {
 		netpoll.Close(l.lfd)
 	}
 	l.lfd = -1

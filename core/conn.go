@@ -423,6 +423,15 @@ func (c *conn) settle() {
 	if c.state == stClosed {
 		return
 	}
+	if c.peerEOF && c.state == stIdle && len(c.in) == 0 {
+		// The client shut its side and every request it sent is answered: nothing more can
+		// come. (Without this, a client that left while its last handler ran would hold the
+		// connection until the idle timeout, or until a reset from its host closed it.)
+		c.closeAfterOutput(false)
+		if c.state == stClosed {
+			return
+		}
+	}
 	c.keepInput()
 	if c.out.size > 0 {
 		c.flush()

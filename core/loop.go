@@ -151,7 +151,10 @@ func (l *Loop) run() {
 				l.runInbox()
 			case fd == l.lfd:
 				l.accept()
-			default:
+			case fd < len(l.conns):
+				// An event for a descriptor this loop no longer owns is dropped: a connection
+				// closed earlier in the batch (the serial tells a reused descriptor), or the
+				// listener after a shutdown closed it earlier in the batch.
 				if c := l.conns[fd]; c != nil && c.serial == ev.Tag() {
 					c.onEvent(ev)
 				}

@@ -21,7 +21,8 @@ type Server struct {
 	fds      []int        // listening sockets from Listen, handed to the loops
 	addr     *net.TCPAddr // bound address
 	ln       net.Listener // the listener given to Serve, closed by Shutdown
-	shared   int          // descriptor shared by all loops (Serve), closed after them
+	shared   int          // descriptor shared by all loops (Serve), closed by the last to leave it
+	sharing  int          // loops still accepting from shared
 	started  bool
 	shutdown bool
 	done     chan struct{} // closed when every loop has stopped
@@ -89,7 +90,7 @@ func (s *Server) ListenAndServe() error {
 	if len(fds) < s.opts.Loops {
 		// One listener for all the loops (no SO_REUSEPORT here): shared as under Serve.
 		s.shared = fds[0]
-		fds = s.sharedFds(fds[0])
+		fds = netpoll.Share(fds[0], s.opts.Loops)
 	}
 	s.mu.Unlock()
 	return s.serve(fds, s.shared >= 0)
@@ -109,18 +110,9 @@ func (s *Server) Serve(ln net.Listener) error {
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {
 		s.addr = a
 	}
-	fds := s.sharedFds(fd)
+	fds := netpoll.Share(fd, s.opts.Loops)
 	s.mu.Unlock()
 	return s.serve(fds, true)
-}
-
-// sharedFds returns fd once for each loop, for loops that share one listening socket.
-func (s *Server) sharedFds(fd int) []int {
-	fds := make([]int, s.opts.Loops)
-	for i := range fds {
-		fds[i] = fd
-	}
-	return fds
 }
 
 func (s *Server) serve(fds []int, shared bool) error {
@@ -134,6 +126,9 @@ func (s *Server) serve(fds []int, shared bool) error {
 		return errors.New("dwell: server already serving")
 	}
 	s.started = true
+	if shared {
+		s.sharing = len(fds)
+	}
 	for i, fd := range fds {
 		l, err := newLoop(s, i, fd, shared)
 		if err != nil {
@@ -151,11 +146,22 @@ func (s *Server) serve(fds []int, shared bool) error {
 	for _, l := range loops {
 		<-l.done
 	}
-	if s.shared >= 0 {
-		netpoll.Close(s.shared)
-	}
+	netpoll.Drain() // every last response on its way before the program may exit
 	close(s.done)
 	return ErrServerClosed
+}
+
+// leaveShared is called by each loop that stops accepting from the shared listening socket;
+// the last one closes it, so that new connections are refused from the start of a shutdown
+// on, rather than queued until the server is gone.
+func (s *Server) leaveShared() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sharing--
+	if s.sharing == 0 && s.shared >= 0 {
+		netpoll.Close(s.shared)
+		s.shared = -1
+	}
 }
 
 // abandonStart undoes a start that failed at one loop: the loops made so far never ran, so
@@ -163,6 +169,10 @@ func (s *Server) serve(fds []int, shared bool) error {
 // closed, and a Shutdown returns at once. s.mu is held.
 func (s *Server) abandonStart(rest []int, shared bool) {
 	for _, l := range s.loops {
+		if shared {
+			l.pauseAccept() // the shared listener is closed below, once
+			l.lfd = -1
+		}
 		l.closeFds()
 		l.inbox.close()
 		close(l.done)

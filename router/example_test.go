@@ -133,15 +133,74 @@ func ExampleRouter_GlobalOPTIONS() {
 	// 204 No Content Allow: GET, HEAD, OPTIONS, POST Access-Control-Allow-Methods: GET, HEAD, OPTIONS, POST
 }
 
-// A route httprouter cannot hold beside another panics at registration, naming both.
+// A route without parameters may sit beside a parameter or a catch-all at the same position,
+// and wins for its own path.
+func Example_staticBesideParam() {
+	r := router.New()
+	r.GET("/todos/:id", func(c *core.Ctx) { c.WriteString("todo " + c.Param("id")) })
+	r.GET("/todos/changes", func(c *core.Ctx) { c.WriteString("changes") })
+	r.GET("/static/*path", func(c *core.Ctx) { c.WriteString("file " + c.Param("path")) })
+	r.GET("/static/app.css", func(c *core.Ctx) { c.WriteString("the stylesheet") })
+	url, stop := start(r.Handler())
+	defer stop()
+
+	get("GET", url+"/todos/changes")
+	get("GET", url+"/todos/42")
+	get("GET", url+"/static/app.css")
+	get("GET", url+"/static/app.js")
+	// Output:
+	// 200 OK "changes"
+	// 200 OK "todo 42"
+	// 200 OK "the stylesheet"
+	// 200 OK "file /app.js"
+}
+
+// A group serves its own prefix through the empty pattern.
+func ExampleRouter_Group_ownPrefix() {
+	r := router.New()
+	todos := r.Group("/todos")
+	todos.GET("", func(c *core.Ctx) { c.WriteString("all todos") })
+	todos.GET("/:id", func(c *core.Ctx) { c.WriteString("todo " + c.Param("id")) })
+	url, stop := start(r.Handler())
+	defer stop()
+
+	get("GET", url+"/todos")
+	get("GET", url+"/todos/7")
+	get("GET", url+"/todos/", "Location")
+	// Output:
+	// 200 OK "all todos"
+	// 200 OK "todo 7"
+	// 301 Moved Permanently Location: /todos
+}
+
+// An Any route serves every method, extension methods included, after the routes registered
+// for the request's own method.
+func ExampleRouter_Any() {
+	r := router.New()
+	r.Any("/dav/*path", func(c *core.Ctx) { c.WriteString(c.Method() + " " + c.Param("path")) })
+	r.GET("/dav/status", func(c *core.Ctx) { c.WriteString("up") })
+	url, stop := start(r.Handler())
+	defer stop()
+
+	get("PROPFIND", url+"/dav/notes/a.txt")
+	get("DELETE", url+"/dav/status")
+	get("GET", url+"/dav/status")
+	// Output:
+	// 200 OK "PROPFIND /notes/a.txt"
+	// 200 OK "DELETE /status"
+	// 200 OK "up"
+}
+
+// Routes with parameters that httprouter's tree cannot hold together panic at registration,
+// naming both routes and the way out.
 func ExampleRouter_Handle_conflict() {
 	defer func() {
 		fmt.Println(strings.ReplaceAll(fmt.Sprint(recover()), "; ", ";\n"))
 	}()
 	r := router.New()
 	r.GET("/users/:id", func(c *core.Ctx) {})
-	r.GET("/users/new", func(c *core.Ctx) {})
+	r.GET("/users/:name/posts", func(c *core.Ctx) {})
 	// Output:
-	// dwell: route conflict: GET /users/new conflicts with GET /users/:id, registered earlier: httprouter cannot hold the fixed segment "new" and the parameter :id at the same position (after /users/);
-	// give /users/new a path that parts from the other before /users/, or register only the route with :id and branch on c.Param("id") == "new" in its handler
+	// dwell: route conflict: GET /users/:name/posts conflicts with GET /users/:id, registered earlier: the parameters :name and :id sit at the same position (after /users/) under different names;
+	// use one name in both routes
 }

@@ -5,11 +5,13 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/dwellhttp/dwell/core"
 	"github.com/julienschmidt/httprouter"
 )
 
-// FuzzPattern: checkPattern refuses exactly what httprouter refuses in a tree of its own, and
-// the tokens of a valid pattern spell it again, and match it.
+// FuzzPattern: checkPattern refuses exactly what httprouter refuses in a tree of its own, the
+// tokens of a valid pattern spell it again and match it, and a router holding the pattern
+// beside a route of the other kind (with parameters, or without) routes a matching path to it.
 func FuzzPattern(f *testing.F) {
 	for _, p := range []string{
 		"/", "/users/:id", "/files/*path", "/v:ver/x", "/a/:b/c/:d", "users", "/:", "/*",
@@ -22,7 +24,7 @@ func FuzzPattern(f *testing.F) {
 			return // httprouter counts at most 255 wildcards and reads any beyond as text
 		}
 		var tree httprouter.Router
-		refused := insert(&tree, "GET", p, markerFor(&route{})) != ""
+		refused := insert(&tree, "GET", p, (&route{}).handle()) != ""
 		why := checkPattern(p)
 		if refused != (why != "") {
 			t.Fatalf("%q: httprouter refused: %v; checkPattern: %q", p, refused, why)
@@ -63,6 +65,24 @@ func FuzzPattern(f *testing.F) {
 		}
 		if m, _, _ := tree.Lookup("GET", path.String()); m == nil {
 			t.Fatalf("%q: the tree does not match %q", p, path.String())
+		}
+		// Beside a route of the other kind, which no path made above can match (a value "V"
+		// never makes "/Vother"; a static p is matched before any parameter), and which never
+		// conflicts with p: a static route only collides with itself, and the tree holds one route.
+		r := New()
+		var got string
+		r.GET(p, func(*core.Ctx) { got = p })
+		other := "/:other"
+		if strings.ContainsAny(p, ":*") {
+			other = "/Vother"
+		}
+		if msg := catchPanic(func() { r.GET(other, func(*core.Ctx) { got = other }) }); msg != "" {
+			t.Fatalf("%q beside %q: panic %q", other, p, msg)
+		}
+		r.Handler()
+		var c core.Ctx
+		if !r.dispatch(&c, "GET", path.String()) || got != p {
+			t.Fatalf("%q: the router sends %q to %q", p, path.String(), got)
 		}
 	})
 }

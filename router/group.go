@@ -18,7 +18,8 @@ type Group struct {
 
 // Group returns a group whose routes are registered under prefix, such as "/api/v1", with
 // the router's middleware and the group's own. A prefix may hold parameters ("/users/:id");
-// a trailing '/' is dropped, so "/api/" and "/api" are the same group.
+// a trailing '/' is dropped, so "/api/" and "/api" are the same group. The group serves its
+// prefix itself through the empty pattern: g.GET("", h) registers GET /api/v1.
 func (r *Router) Group(prefix string) *Group { return r.group().Group(prefix) }
 
 // Group returns a group nested in g: its prefix follows g's and its middleware runs inside g's.
@@ -63,17 +64,40 @@ func (g *Group) wrap(h core.Handler) core.Handler {
 }
 
 // Handle registers h for requests with method and a path that matches pattern, under the
-// group's prefix. Patterns follow httprouter: "/users/:id" matches one path segment as the
-// parameter id, "/files/*path" matches everything after "/files" ('/' included) as path; read
-// them with Param. A pattern that is invalid, or that httprouter cannot hold beside a route
-// already registered (a fixed segment beside a parameter, for instance "/users/new" beside
-// "/users/:id"), panics at once with a message beginning "dwell: route conflict:" or
-// "dwell: invalid route pattern" that names the routes and the way out.
+// group's prefix: "/users/:id" matches one path segment as the parameter id, "/files/*path"
+// matches everything after "/files" ('/' included) as path; handlers read them with c.Param.
+// An empty pattern registers the group's prefix itself: Group("/todos").GET("", h) serves
+// /todos, and GET("/", h) serves /todos/.
+//
+// A route without parameters may sit beside any other ("/users/new" beside "/users/:id"):
+// it is matched first. Among routes with parameters, which share httprouter's tree, one that
+// needs a fixed segment, another parameter name or a catch-all where another has a parameter
+// or catch-all panics at once with a message beginning "dwell: route conflict:" that names
+// both routes and the way out; an invalid pattern panics with "dwell: invalid route pattern".
 func (g *Group) Handle(method, pattern string, h core.Handler) {
-	if pattern == "" || pattern[0] != '/' {
-		panic("dwell: invalid route pattern " + method + " " + pattern + ": a pattern must begin with '/'")
+	if !validMethod(method) {
+		panic("dwell: invalid method in route " + method + " " + g.prefix + pattern + ": a method is a token such as GET")
 	}
-	g.r.add(method, g.prefix+pattern, h, g)
+	g.add(method, pattern, h)
+}
+
+// Any registers h for requests of every method with a path that matches pattern, under the
+// group's prefix: the standard methods (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE;
+// CONNECT carries no path) and extension methods such as PROPFIND alike. A route registered
+// for the request's method, or GET's for a HEAD request, is matched first, whatever its
+// pattern; an Any route then serves the rest. So a path an Any route matches never gets 405,
+// and its OPTIONS requests reach h instead of the automatic reply; an OPTIONS route beside
+// it takes them back. Any routes conflict only among themselves, as Handle says.
+func (g *Group) Any(pattern string, h core.Handler) { g.add(anyMethod, pattern, h) }
+
+// add registers h for the method key and pattern under the group's prefix.
+func (g *Group) add(key, pattern string, h core.Handler) {
+	full := g.prefix + pattern
+	if pattern != "" && pattern[0] != '/' && g.prefix != "" {
+		rt := route{key: key, pattern: full}
+		panic("dwell: invalid route pattern " + rt.name() + ": a pattern in a group must begin with '/', or be empty for the group's own prefix")
+	}
+	g.r.add(key, full, h, g)
 }
 
 // GET registers h for GET requests; HEAD requests use it too unless a HEAD route matches.
@@ -118,6 +142,9 @@ func (r *Router) PATCH(pattern string, h core.Handler) { r.group().Handle("PATCH
 
 // DELETE registers h for DELETE requests.
 func (r *Router) DELETE(pattern string, h core.Handler) { r.group().Handle("DELETE", pattern, h) }
+
+// Any registers h for requests of every method; see Group.Any.
+func (r *Router) Any(pattern string, h core.Handler) { r.group().Any(pattern, h) }
 
 // OPTIONS registers h for OPTIONS requests, in place of the automatic reply.
 func (r *Router) OPTIONS(pattern string, h core.Handler) { r.group().Handle("OPTIONS", pattern, h) }

@@ -2,6 +2,7 @@ package router
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/dwellhttp/dwell/core"
@@ -15,7 +16,7 @@ func (r *Router) redirect(c *core.Ctx, method, path string) bool {
 	if method == "CONNECT" || path == "/" || path == "" || path[0] != '/' {
 		return false
 	}
-	if r.perMeth[method] == nil && (method != "HEAD" || r.perMeth["GET"] == nil) {
+	if !slices.ContainsFunc(routeKeys(method), func(k string) bool { return r.byKey[k] != nil }) {
 		return false
 	}
 	// 301 lets clients turn the retry into a GET, which for GET and HEAD changes nothing;
@@ -47,7 +48,8 @@ func (r *Router) redirect(c *core.Ctx, method, path string) bool {
 
 // fixedPath returns the path that the cleaned path matches case-insensitively (trying it
 // with the trailing slash toggled too, when RedirectTrailingSlash is set), spelled as the
-// route spells it. Routes are tried in registration order; HEAD requests try GET's too.
+// route spells it. Routes are tried in lookup's order: the method's (then GET's for HEAD, then
+// the Any routes), and within each, those without parameters first, in registration order.
 func (r *Router) fixedPath(method, path string) (string, bool) {
 	clean := httprouter.CleanPath(path)
 	tries := []string{clean}
@@ -55,8 +57,8 @@ func (r *Router) fixedPath(method, path string) (string, bool) {
 		tries = append(tries, toggleSlash(clean))
 	}
 	for _, p := range tries {
-		for _, m := range []string{method, "GET"} {
-			for _, rt := range r.perMeth[m] {
+		for _, key := range routeKeys(method) {
+			for _, rt := range r.byKey[key] {
 				to, ok := matchFold(rt.tokens, p)
 				if !ok || to == path {
 					continue
@@ -65,12 +67,18 @@ func (r *Router) fixedPath(method, path string) (string, bool) {
 					return to, true
 				}
 			}
-			if method != "HEAD" {
-				break
-			}
 		}
 	}
 	return "", false
+}
+
+// routeKeys returns the method keys whose routes a request with method may reach, in the
+// order lookup tries them.
+func routeKeys(method string) []string {
+	if method == "HEAD" {
+		return []string{"HEAD", "GET", anyMethod}
+	}
+	return []string{method, anyMethod}
 }
 
 func toggleSlash(p string) string {

@@ -2,10 +2,8 @@ package router
 
 import (
 	"slices"
-	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -32,9 +30,9 @@ type Router struct {
 	// matches routes of other methods only. On in New.
 	HandleMethodNotAllowed bool
 
-	// HandleOPTIONS answers an OPTIONS request that no OPTIONS route matches with the
-	// methods the path allows, in an Allow header ("OPTIONS *" lists every registered method).
-	// On in New.
+	// HandleOPTIONS answers an OPTIONS request that no OPTIONS route (nor Any route) matches
+	// with the methods the path allows, in an Allow header ("OPTIONS *" lists every registered
+	// method, and the standard ones once an Any route is registered). On in New.
 	HandleOPTIONS bool
 
 	// RedirectTrailingSlash redirects a request that matches no route, but would with the
@@ -45,28 +43,41 @@ type Router struct {
 	// RedirectFixedPath redirects a request that matches no route to the route that its
 	// cleaned path (no "..", "." or doubled slashes) matches, case-insensitively, and with the
 	// trailing slash fixed if RedirectTrailingSlash is set; the codes are those of
-	// RedirectTrailingSlash. On in New. It costs a scan of the method's routes, but only for
-	// requests that would otherwise miss.
+	// RedirectTrailingSlash. On in New. It costs a scan of the routes the method may reach,
+	// but only for requests that would otherwise miss.
 	RedirectFixedPath bool
 
-	tree    httprouter.Router   // the radix trees, one per method; holds markers
-	byKey   keyTable            // marker closure address → final handler, built by Handler
+	static  map[string][]*route // routes without parameters, by path; matched first
+	tree    httprouter.Router   // routes with parameters: one radix tree per method key
+	byKey   map[string][]*route // the routes of each method key: static first, each kind in registration order
+	methods []string            // the registered methods, sorted (Any routes aside)
 	routes  []*route            // in registration order
-	methods []string            // the registered methods, sorted
 	root    Group               // the router's own middleware and routes
 	handler core.Handler        // set by Handler: the router is then frozen
 	miss    core.Handler        // handleMiss inside the router's middleware
-	perMeth map[string][]*route // routes by method, for conflicts and fixed paths
 }
 
 // A route is one registered method and pattern.
 type route struct {
-	method, pattern string
-	h               core.Handler
-	group           *Group
-	final           core.Handler // h inside its middleware, built by Handler
-	tokens          []token
-	key             unsafe.Pointer // the address of the route's marker in the tree
+	key, pattern string // key: the method, or anyMethod for an Any route
+	h            core.Handler
+	group        *Group
+	final        core.Handler // h inside its middleware, built by Handler
+	tokens       []token
+	static       bool // no parameters: the route is in the static table, not in the tree
+}
+
+// anyMethod is the method key of the routes registered with Any: no request has an empty
+// method, so no request looks it up as its own.
+const anyMethod = ""
+
+// name returns the route as its registration reads, for messages: "GET /users/:id", or
+// "Any /files/*path".
+func (rt *route) name() string {
+	if rt.key == anyMethod {
+		return "Any " + rt.pattern
+	}
+	return rt.key + " " + rt.pattern
 }
 
 // New returns a Router with httprouter's defaults: HandleMethodNotAllowed, HandleOPTIONS,
@@ -91,16 +102,21 @@ func (r *Router) Handler() core.Handler {
 			rt.final = rt.group.wrap(rt.h)
 		}
 		r.miss = g.wrap(r.handleMiss)
-		r.byKey = newKeyTable(r.routes)
 		// The router as a core.Handler: a func literal, not a method value, which would add a
-		// wrapper's frame under every handler — and a parked handler's stack is small (see
-		// core's coroutines).
+		// wrapper's frame under every handler. A parked handler keeps its coroutine's stack,
+		// which is 2 KiB until a call goes deeper (see core's coroutines), so what sits under
+		// the handler is kept small: the lookup is done and gone (find) before the handler
+		// runs above this literal alone, or above it and its route's tree handle.
 		r.handler = func(c *core.Ctx) {
-			// The path is borrowed, not copied: the router only reads it, and the parameters
-			// it hands the handler are substrings of it, in the request's memory.
-			if !r.dispatch(c, c.Method(), ctxhook.PathString(c)) {
-				r.miss(c)
+			h, th := r.find(c)
+			if th != nil {
+				th((*ctxCarrier)(c), nil, nil)
+				return
 			}
+			if h == nil {
+				h = r.miss
+			}
+			h(c)
 		}
 	}
 	return r.handler
@@ -114,52 +130,66 @@ func (r *Router) group() *Group {
 	return &r.root
 }
 
-// add registers rt, or panics with a message that says how to fix it. Registration is start-up
-// code, as for http.ServeMux: a mistake there should stop the program at once.
-func (r *Router) add(method, pattern string, h core.Handler, g *Group) {
-	name := method + " " + pattern
+// add registers the route key pattern (key is a method, or anyMethod), or panics with a message
+// that says how to fix it. Registration is start-up code, as for http.ServeMux: a mistake there
+// should stop the program at once.
+func (r *Router) add(key, pattern string, h core.Handler, g *Group) {
+	rt := &route{key: key, pattern: pattern, h: h, group: g}
 	switch {
 	case r.handler != nil:
-		panic("dwell: route " + name + " registered after Handler was called: register every route before serving")
-	case !validMethod(method):
-		panic("dwell: invalid method in route " + name + ": a method is a token such as GET")
+		panic("dwell: route " + rt.name() + " registered after Handler was called: register every route before serving")
 	case h == nil:
-		panic("dwell: nil handler for route " + name)
+		panic("dwell: nil handler for route " + rt.name())
 	}
 	if why := checkPattern(pattern); why != "" {
-		panic("dwell: invalid route pattern " + name + ": " + why)
+		panic("dwell: invalid route pattern " + rt.name() + ": " + why)
 	}
-	rt := &route{method: method, pattern: pattern, h: h, group: g, tokens: parsePattern(pattern)}
-	m := markerFor(rt)
-	if detail := insert(&r.tree, method, pattern, m); detail != "" {
+	rt.tokens = parsePattern(pattern)
+	rt.static = len(rt.tokens) == 1 && rt.tokens[0].kind == literal
+	if rt.static {
+		for _, old := range r.static[pattern] {
+			if old.key == key {
+				panic(r.conflictMessage(rt, ""))
+			}
+		}
+		if r.static == nil {
+			r.static = make(map[string][]*route)
+		}
+		r.static[pattern] = append(r.static[pattern], rt)
+	} else if detail := insert(&r.tree, key, pattern, rt.handle()); detail != "" {
 		// checkPattern knows httprouter's rules; should one slip past it, a tree of its own
 		// tells an invalid pattern from a conflict.
 		var alone httprouter.Router
-		if insert(&alone, method, pattern, m) != "" {
-			panic("dwell: invalid route pattern " + name + ": " + detail)
+		if insert(&alone, key, pattern, rt.handle()) != "" {
+			panic("dwell: invalid route pattern " + rt.name() + ": " + detail)
 		}
 		panic(r.conflictMessage(rt, detail))
 	}
-	rt.key = markerKey(m)
-	if r.perMeth == nil {
-		r.perMeth = make(map[string][]*route)
+	if r.byKey == nil {
+		r.byKey = make(map[string][]*route)
 	}
 	r.routes = append(r.routes, rt)
-	if _, ok := r.perMeth[method]; !ok {
-		r.methods = append(r.methods, method)
+	if _, ok := r.byKey[key]; !ok && key != anyMethod {
+		r.methods = append(r.methods, key)
 		slices.Sort(r.methods)
 	}
-	r.perMeth[method] = append(r.perMeth[method], rt)
+	rs := r.byKey[key]
+	i := len(rs)
+	if rt.static {
+		for i = 0; i < len(rs) && rs[i].static; i++ {
+		}
+	}
+	r.byKey[key] = slices.Insert(rs, i, rt)
 }
 
-// insert adds a marker to the tree and returns httprouter's panic message, or "".
-func insert(t *httprouter.Router, method, pattern string, m httprouter.Handle) (detail string) {
+// insert adds a handle to the tree and returns httprouter's panic message, or "".
+func insert(t *httprouter.Router, key, pattern string, th httprouter.Handle) (detail string) {
 	defer func() {
 		if v := recover(); v != nil {
 			detail = panicText(v)
 		}
 	}()
-	t.Handle(method, pattern, m)
+	t.Handle(key, pattern, th)
 	return ""
 }
 

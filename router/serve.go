@@ -10,25 +10,63 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// dispatch runs the route that matches method and path, with its parameters set on c, and
-// reports false when there is none. The hit path allocates nothing for a static route, and
-// only httprouter's Params slice for a route with parameters: the values are substrings of
-// path, which lives in the request's own memory until the handler returns.
-func (r *Router) dispatch(c *core.Ctx, method, path string) bool {
-	m, ps, _ := r.tree.Lookup(method, path)
-	if m == nil {
-		if method != "HEAD" {
-			return false
-		}
-		if m, ps, _ = r.tree.Lookup("GET", path); m == nil {
-			return false
-		}
+// find is lookup for the request c. It is kept out of line, so that its frame, where the
+// method's string is made, is gone by the time the handler runs.
+//
+//go:noinline
+func (r *Router) find(c *core.Ctx) (core.Handler, httprouter.Handle) {
+	// The path is borrowed, not copied: the router only reads it, and the parameters it hands
+	// the handler are substrings of it, in the request's memory.
+	return r.lookup(c, c.Method(), ctxhook.PathString(c))
+}
+
+// lookup finds what serves method and path: the handler of a route without parameters, or the
+// tree handle of a route with some, whose parameters it sets on c; neither when no route
+// matches. The request's own method is tried first (then GET's routes for a HEAD request, then
+// the Any routes), and within each, the routes without parameters before the tree. A hit
+// allocates nothing for a static route, and only httprouter's Params slice for a route with
+// parameters: the values are substrings of path, which lives in the request's own memory
+// until the handler returns.
+func (r *Router) lookup(c *core.Ctx, method, path string) (core.Handler, httprouter.Handle) {
+	statics := r.static[path]
+	h, th, ps := r.match(statics, method, path)
+	if h == nil && th == nil && method == "HEAD" {
+		h, th, ps = r.match(statics, "GET", path)
 	}
-	h := r.byKey.get(markerKey(m))
-	if len(ps) > 0 {
+	if h == nil && th == nil {
+		h, th, ps = r.match(statics, anyMethod, path)
+	}
+	if th != nil {
 		ctxhook.SetParams(c, asParams(ps))
 	}
-	h(c)
+	return h, th
+}
+
+// match returns what serves path among the routes of key: the final handler of a static route
+// (statics holds those of path), or the handle and parameters of a tree route.
+func (r *Router) match(statics []*route, key, path string) (core.Handler, httprouter.Handle, httprouter.Params) {
+	for _, rt := range statics {
+		if rt.key == key {
+			return rt.final, nil, nil
+		}
+	}
+	th, ps, _ := r.tree.Lookup(key, path)
+	return nil, th, ps
+}
+
+// dispatch runs the route that matches method and path, with its parameters set on c, and
+// reports false when there is none: the router's serving path, minus the Ctx's method and
+// path, for tests and benchmarks.
+func (r *Router) dispatch(c *core.Ctx, method, path string) bool {
+	h, th := r.lookup(c, method, path)
+	switch {
+	case th != nil:
+		th((*ctxCarrier)(c), nil, nil)
+	case h != nil:
+		h(c)
+	default:
+		return false
+	}
 	return true
 }
 
@@ -41,16 +79,35 @@ func asParams(ps httprouter.Params) []ctxhook.Param {
 
 var _ = ctxhook.Param(httprouter.Param{})
 
-// matches reports whether method and path would reach a route, and whether the tree
-// suggests the path with its trailing slash toggled.
-func (r *Router) matches(method, path string) (hit, tsr bool) {
-	m, _, tsr := r.tree.Lookup(method, path)
-	if m == nil && method == "HEAD" {
-		var tsr2 bool
-		m, _, tsr2 = r.tree.Lookup("GET", path)
-		tsr = tsr || tsr2
+// has reports whether a route of key (a method, or anyMethod) matches path, and whether one
+// matches it with the trailing slash toggled (only reported when none matches as is).
+func (r *Router) has(key, path string) (hit, tsr bool) {
+	for _, rt := range r.static[path] {
+		if rt.key == key {
+			return true, false
+		}
 	}
-	return m != nil, tsr
+	th, _, tsr := r.tree.Lookup(key, path)
+	if th != nil {
+		return true, false
+	}
+	for _, rt := range r.static[toggleSlash(path)] {
+		tsr = tsr || rt.key == key
+	}
+	return false, tsr
+}
+
+// matches reports whether a request with method and path would reach a route, as lookup finds
+// one, and whether one would match the path with its trailing slash toggled.
+func (r *Router) matches(method, path string) (hit, tsr bool) {
+	for _, key := range routeKeys(method) {
+		h, t := r.has(key, path)
+		if h {
+			return true, false
+		}
+		tsr = tsr || t
+	}
+	return false, tsr
 }
 
 // handleMiss answers a request no route matched, in httprouter's order: a redirect to a path
@@ -87,25 +144,35 @@ func (r *Router) handleMiss(c *core.Ctx) {
 }
 
 // allowed returns the Allow header for path: the methods, other than reqMethod, with a route
-// that matches it ("*": every registered method), HEAD wherever GET is, and OPTIONS where it is
-// answered; "" when there are none.
+// that matches it, HEAD wherever GET is, and OPTIONS where it is answered; "" when there are
+// none. Any routes are not counted: a path they match is served, never answered 405. For "*"
+// (an "OPTIONS *" request) it lists every registered method, and once an Any route is
+// registered, every standard method that can carry a path (CONNECT's target is an authority).
 func (r *Router) allowed(path, reqMethod string) string {
 	var list []string
 	options := r.HandleOPTIONS
+	add := func(m string) {
+		if m == "OPTIONS" {
+			options = true
+		} else if !slices.Contains(list, m) {
+			list = append(list, m)
+		}
+	}
 	for _, m := range r.methods {
 		if path != "*" {
 			if m == reqMethod {
 				continue
 			}
-			if hit, _ := r.matches(m, path); !hit {
+			if hit, _ := r.has(m, path); !hit {
 				continue
 			}
 		}
-		if m == "OPTIONS" {
-			options = true
-			continue
+		add(m)
+	}
+	if path == "*" && r.byKey[anyMethod] != nil {
+		for _, m := range anyAllows {
+			add(m)
 		}
-		list = append(list, m)
 	}
 	if slices.Contains(list, "GET") && !slices.Contains(list, "HEAD") && reqMethod != "HEAD" {
 		list = append(list, "HEAD")
@@ -119,6 +186,10 @@ func (r *Router) allowed(path, reqMethod string) string {
 	slices.Sort(list)
 	return strings.Join(list, ", ")
 }
+
+// anyAllows are the methods "OPTIONS *" lists once an Any route is registered: the standard
+// methods (RFC 9110 §9 and PATCH), but CONNECT, whose target never matches a pattern.
+var anyAllows = [...]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"}
 
 // plainError writes a short text reply, as net/http's Error does.
 func plainError(c *core.Ctx, code int, body string) {

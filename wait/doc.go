@@ -24,22 +24,27 @@
 // Waiter lists are per loop and touched only by their loop, and a waiter is a node of a few
 // words, removed in O(1) when its wait times out or its client leaves.
 //
+// That machinery is a Sequence: a number that only grows, and the handlers waiting for it to
+// pass their cursor. Event and Topic are built on it, and so can be a topic whose messages live
+// elsewhere (a broker's stream): the goroutine that receives them calls Sequence.Advance with
+// the last one's number, and handlers wait with Sequence.Wait or OnWait.
+//
 // # Two styles
 //
-// The coroutine style (Sleep, Event.Wait, Topic.Next, Do) reads like blocking code: the
-// function returns when the wait is over. A parked handler costs its connection, its request
-// and its coroutine: about 3.3 KB of live memory (TestFootprint measures it), of which this
-// package's waiter node is 32 bytes. Keep the handler's frame small: a large local (a 4 KiB
+// The coroutine style (Sleep, Event.Wait, Topic.Next, Sequence.Wait, Do) reads like blocking
+// code: the function returns when the wait is over. A parked handler costs its connection, its
+// request and its coroutine: about 3.3 KB of live memory (TestFootprint measures it), of which
+// this package's waiter node is 32 bytes. Keep the handler's frame small: a large local (a 4 KiB
 // array, say) gives every parked coroutine a larger stack.
 //
-// The continuation style (After, Topic.OnNext) is for extreme fan-in: the handler returns at
-// once and a continuation k finishes the response later, on the loop, so a waiting request
-// costs its connection and a few words, about 0.5 KB. k runs outside any coroutine: it cannot
-// park (no Sleep, Next, Do or body reads; writes past the high-water mark queue up instead of
-// waiting), and the request's borrowed values (path, headers, query) end when the handler
-// returns, so copy what k needs before that.
+// The continuation style (After, Topic.OnNext, Sequence.OnWait) is for extreme fan-in: the
+// handler returns at once and a continuation k finishes the response later, on the loop, so a
+// waiting request costs its connection and a few words, about 0.5 KB. k runs outside any
+// coroutine: it cannot park (no Sleep, Next, Do or body reads; writes past the high-water mark
+// queue up instead of waiting), and the request's borrowed values (path, headers, query) end
+// when the handler returns, so copy what k needs before that.
 //
-// Functions taking a *core.Ctx must be called from that request's handler; After and
-// Topic.OnNext may also be called from a continuation, to wait again. Event.Fire and
-// Topic.Publish may be called from anywhere.
+// Functions taking a *core.Ctx must be called from that request's handler; After, Topic.OnNext
+// and Sequence.OnWait may also be called from a continuation, to wait again. Event.Fire,
+// Topic.Publish and Sequence.Advance may be called from anywhere.
 package wait

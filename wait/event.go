@@ -10,7 +10,7 @@ import (
 // a wait that begins after it waits for the next Fire (an Event is a broadcast, not a latch).
 // The zero value is ready to use. An Event must not be copied after first use.
 type Event struct {
-	h hub
+	h Sequence // how many fires so far
 }
 
 // Fire wakes every handler waiting in Wait, each on its own loop. It may be called from any
@@ -27,11 +27,5 @@ func (e *Event) Fire() {
 // timeout (timeout <= 0 means no deadline), ErrClosed if the client goes away and ErrShutdown if
 // a shutdown's grace period ends first. Call it from c's handler.
 func (e *Event) Wait(c *core.Ctx, timeout time.Duration) error {
-	var w waiter
-	e.h.mu.Lock()
-	e.h.addLocked(&w, c, e.h.seq)
-	e.h.mu.Unlock()
-	err := c.Suspend(timeout)
-	e.h.remove(&w)
-	return err
+	return e.h.Wait(c, e.h.Value(), timeout)
 }

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
@@ -126,4 +129,52 @@ func ExampleAfter() {
 			}
 		})
 	})
+}
+
+// A Sequence follows a log kept somewhere else — here a slice that another goroutine appends
+// to, as a message broker's subscription would. Whoever appends advances the sequence to the
+// new length; a handler that has read up to its cursor waits until the sequence passes it, then
+// reads what came.
+func ExampleSequence() {
+	var (
+		mu  sync.Mutex
+		log []string
+		seq wait.Sequence // len(log), published after each append
+	)
+	appendEntries := func(entries ...string) { // from any goroutine
+		mu.Lock()
+		log = append(log, entries...)
+		n := uint64(len(log))
+		mu.Unlock()
+		seq.Advance(n)
+	}
+	handler := func(c *core.Ctx) {
+		after, _ := strconv.ParseUint(c.Query("after"), 10, 64)
+		if seq.Wait(c, after, 30*time.Second) != nil {
+			return // a timeout, a client gone, a shutdown
+		}
+		mu.Lock()
+		entries := append([]string(nil), log[min(after, uint64(len(log))):]...)
+		mu.Unlock()
+		fmt.Fprintf(c, "%s\n", strings.Join(entries, " "))
+	}
+
+	s := core.NewServer(handler, core.Options{Addr: "127.0.0.1:0"})
+	s.Listen()
+	go s.ListenAndServe()
+	defer s.Shutdown(context.Background())
+
+	appendEntries("a")
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		appendEntries("b", "c")
+	}()
+	resp, err := http.Get("http://" + s.Addr().String() + "/?after=1")
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	io.Copy(os.Stdout, resp.Body)
+	// Output:
+	// b c
 }

@@ -70,8 +70,8 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// waiting counts the waiters linked in h, over all loops.
-func (h *hub) waiting() int {
+// waiting counts the waiters linked in s, over all loops.
+func (h *Sequence) waiting() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0
@@ -82,7 +82,7 @@ func (h *hub) waiting() int {
 }
 
 // idle reports whether h holds no waiter.
-func (h *hub) idle() bool { return h.waiting() == 0 }
+func (h *Sequence) idle() bool { return h.waiting() == 0 }
 
 // rawConns are client connections made with bare sockets, so that a test measuring the server's
 // memory in the same process adds nothing of the client's to the heap.

@@ -17,8 +17,8 @@ import (
 // Publish may be called from any goroutine; waiters are woken each on their own loop, with one
 // post per loop per burst of publishes.
 type Topic[T any] struct {
-	h    hub // h.mu also guards ring
-	ring []T // message seq lives at ring[seq%len(ring)]
+	h    Sequence // the last message's sequence number; h.mu also guards ring
+	ring []T      // message seq lives at ring[seq%len(ring)]
 }
 
 // NewTopic returns a Topic that keeps the last history messages (at least 1).
@@ -39,11 +39,7 @@ func (t *Topic[T]) Publish(v T) uint64 {
 }
 
 // Last returns the sequence number of the last message published (0 before the first).
-func (t *Topic[T]) Last() uint64 {
-	t.h.mu.Lock()
-	defer t.h.mu.Unlock()
-	return t.h.seq
-}
+func (t *Topic[T]) Last() uint64 { return t.h.Value() }
 
 // Next returns the messages published after the cursor after, oldest first, with the sequence
 // number of the last one: the caller's next cursor. When there are none yet it parks the
@@ -60,34 +56,19 @@ func (t *Topic[T]) Last() uint64 {
 // The slice is the caller's. Call Next from c's handler.
 func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, uint64, error) {
 	c.WakeOnShutdown()
-	w := t.waitAfter(c, after)
-	if w == nil {
-		return t.Since(after) // something came after the cursor: no wait
+	cursor := t.cursor(after)
+	if err := t.h.Wait(c, cursor, timeout); err != nil {
+		return nil, cursor, err
 	}
-	// The frames of a parked handler stay on its stack, which stays at its first 2 KiB only
-	// while they are small: this one holds little more than w.
-	err := c.Suspend(timeout)
-	t.h.remove(w)
-	if err != nil {
-		return nil, w.seq, err
-	}
-	return t.Since(w.seq)
+	return t.Since(cursor)
 }
 
-// waitAfter registers a waiter for c when nothing has come after the cursor, and returns it; it
-// returns nil when there is something to answer with at once.
-//
-//go:noinline
-func (t *Topic[T]) waitAfter(c *core.Ctx, after uint64) *waiter {
+// cursor returns the cursor to follow the topic from after: after itself, or the last
+// sequence number when after is ahead of it.
+func (t *Topic[T]) cursor(after uint64) uint64 {
 	t.h.mu.Lock()
 	defer t.h.mu.Unlock()
-	cursor := min(after, t.h.seq)
-	if cursor < t.h.seq {
-		return nil
-	}
-	w := new(waiter)
-	t.h.addLocked(w, c, cursor)
-	return w
+	return min(after, t.h.seq)
 }
 
 // OnNext is the continuation form of Next, for extreme fan-in: a waiting request costs its

@@ -31,8 +31,8 @@ func TestServeAndDial(t *testing.T) {
 func TestAllocsPerRequest(t *testing.T) {
 	_, addr := coretest.Serve(t, hello, core.Options{})
 	rt := coretest.NewRoundTripper(t, addr, "GET / HTTP/1.1\r\nHost: example\r\n\r\n")
-	if raceEnabled {
-		t.Skip("the race detector allocates")
+	if raceEnabled || portablePoller {
+		t.Skip("the race detector and the portable poller allocate")
 	}
 	if n := testing.AllocsPerRun(500, func() { rt.Do(t) }); n != 0 {
 		t.Fatalf("%v allocations per request", n)

@@ -1,7 +1,8 @@
 // Command chat is a long-poll chat room. POST /messages adds a message; GET /messages?after=N
 // answers with the messages after N at once, or waits for the next one (wait.Topic); GET
 // /events streams the same topic as Server-Sent Events, paced by the client; GET / is a page
-// that chats through the long-poll API.
+// that chats through the long-poll API. The room is examples/internal/chatroom (its doc has
+// the API), the page examples/internal/chatpage.
 //
 // A waiting poll parks only its own handler: thousands of them cost a few kilobytes each, and
 // one message wakes them all, each on its own loop.
@@ -18,8 +19,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/examples/internal/chatpage"
-	"github.com/dwellhttp/dwell/router"
+	"github.com/dwellhttp/dwell/examples/internal/chatroom"
 )
 
 func main() {
@@ -27,7 +27,7 @@ func main() {
 	loops := flag.Int("loops", 1, "number of event loops")
 	flag.Parse()
 
-	srv := core.NewServer(newChat().handler(), core.Options{Addr: *addr, Loops: *loops})
+	srv := core.NewServer(chatroom.New().Handler(), core.Options{Addr: *addr, Loops: *loops})
 	if err := srv.Listen(); err != nil {
 		log.Fatal(err)
 	}
@@ -48,14 +48,4 @@ func main() {
 	if err := srv.ListenAndServe(); err != core.ErrServerClosed {
 		log.Fatal(err)
 	}
-}
-
-// handler routes the chat's endpoints.
-func (ch *chat) handler() core.Handler {
-	r := router.New()
-	r.GET("/", chatpage.Serve)
-	r.POST("/messages", ch.post)
-	r.GET("/messages", ch.poll)
-	r.GET("/events", ch.events)
-	return r.Handler()
 }

@@ -17,12 +17,13 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
+	"github.com/dwellhttp/dwell/examples/internal/chatroom"
 )
 
 // serve runs the chat on a free loopback port, with two loops, until the test ends.
 func serve(t *testing.T) string {
 	t.Helper()
-	s := core.NewServer(newChat().handler(), core.Options{
+	s := core.NewServer(chatroom.New().Handler(), core.Options{
 		Addr:   "127.0.0.1:0",
 		Loops:  2,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -37,6 +38,15 @@ func serve(t *testing.T) string {
 		s.Shutdown(ctx)
 	})
 	return "http://" + s.Addr().String()
+}
+
+// A message as the API shows it.
+type message struct {
+	ID   string `json:"id"`
+	Seq  uint64 `json:"seq"`
+	Name string `json:"name"`
+	Text string `json:"text"`
+	Time string `json:"time"`
 }
 
 type pollResult struct {
@@ -164,6 +174,46 @@ func TestMessagesWhileAway(t *testing.T) {
 	}
 }
 
+// TestNameAndTime: a message carries its sender's name (trimmed; absent when none or a blank one
+// was given) and the time the server took it, the same in the POST's answer and in the poll.
+func TestNameAndTime(t *testing.T) {
+	base := serve(t)
+	before := time.Now().Add(-time.Second)
+	for _, body := range []string{
+		`{"text": "hi", "name": "  Zoë <b>  "}`,
+		`{"text": "no name"}`,
+		`{"text": "blank name", "name": " \t "}`,
+	} {
+		status, answer := post(t, base, body)
+		var a struct {
+			Seq  uint64
+			Time string
+		}
+		if status != 201 || json.Unmarshal([]byte(answer), &a) != nil || a.Time == "" {
+			t.Fatalf("POST %s: %d %s", body, status, answer)
+		}
+	}
+	r := poll(t, base, "after=0&timeout=0")
+	for i, want := range []struct{ name, text string }{{"Zoë <b>", "hi"}, {"", "no name"}, {"", "blank name"}} {
+		m := r.Messages[i]
+		at, err := time.Parse(time.RFC3339, m.Time)
+		if m.Name != want.name || m.Text != want.text || err != nil || at.Before(before) || at.After(time.Now()) ||
+			!strings.HasSuffix(m.Time, "Z") || len(m.Time) != len("2006-01-02T15:04:05.000Z") {
+			t.Errorf("message %d: %+v, want name %q text %q and a time in UTC to the millisecond", i, m, want.name, want.text)
+		}
+	}
+	// The name is escaped like the text, and absent rather than empty.
+	resp, err := client.Get(base + "/messages?after=0&timeout=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `"name":"Zoë \u003cb\u003e"`) || strings.Count(string(b), `"name"`) != 1 {
+		t.Errorf("poll answer %s", b)
+	}
+}
+
 // TestEmptyPollTimesOut: an empty poll with timeout=700 returns after it, with no messages and
 // the same cursor.
 func TestEmptyPollTimesOut(t *testing.T) {
@@ -184,21 +234,42 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
 		want       int
+		error      string // the start of the error message
 	}{
-		{"bad JSON", `{"text": `, 400},
-		{"not an object", `"hello"`, 400},
-		{"no text", `{}`, 400},
-		{"empty text", `{"text": ""}`, 400},
-		{"text not a string", `{"text": 5}`, 400},
-		{"text over 4096 bytes", `{"text": "` + strings.Repeat("a", 4097) + `"}`, 413},
-		{"body over 64 KiB", `{"text": "a", "pad": "` + strings.Repeat(" ", 70<<10) + `"}`, 413},
+		{"bad JSON", `{"text": `, 400, "bad JSON: unexpected end of JSON input"},
+		{"not an object", `"hello"`, 400, "bad JSON: "},
+		{"no text", `{}`, 400, `"text" is missing`},
+		{"empty text", `{"text": ""}`, 400, "the text is empty"},
+		{"blank text", `{"text": " \t\n\u00a0\u3000\ufeff\u0085 "}`, 400, "the text is empty"},
+		{"text not a string", `{"text": 5}`, 400, "bad JSON: "},
+		{"name not a string", `{"text": "a", "name": 5}`, 400, "bad JSON: "},
+		{"text over 4096 bytes", `{"text": "` + strings.Repeat("a", 4097) + `"}`, 413,
+			"text of 4097 characters, over the limit of 2048"},
+		{"text over 2048 characters", `{"text": "` + strings.Repeat("a", 2049) + `"}`, 413,
+			"text of 2049 characters, over the limit of 2048"},
+		{"text over 4096 bytes in 1025 characters", `{"text": "` + strings.Repeat("😀", 1025) + `"}`, 413,
+			"text of 4100 bytes in UTF-8, over the limit of 4096"},
+		{"name over 32 characters", `{"text": "a", "name": "` + strings.Repeat("é", 33) + `"}`, 413,
+			"name of 33 characters, over the limit of 32"},
+		{"name with a newline", `{"text": "a", "name": "a\nb"}`, 400, "the name has control characters"},
+		{"body over 64 KiB", `{"text": "a", "pad": "` + strings.Repeat(" ", 70<<10) + `"}`, 413,
+			"request body over 64 KiB"},
 	} {
-		if status, body := post(t, base, tc.body); status != tc.want {
-			t.Errorf("POST %s: %d %s, want %d", tc.name, status, body, tc.want)
+		status, body := post(t, base, tc.body)
+		var e struct{ Error string }
+		if status != tc.want || json.Unmarshal([]byte(body), &e) != nil || !strings.HasPrefix(e.Error, tc.error) {
+			t.Errorf("POST %s: %d %s, want %d %q", tc.name, status, body, tc.want, tc.error)
 		}
 	}
-	if status, _ := post(t, base, `{"text": "`+strings.Repeat("é", 2048)+`"}`); status != 201 {
-		t.Errorf("POST 4096 bytes of text: %d", status)
+	for _, text := range []string{strings.Repeat("é", 2048), strings.Repeat("😀", 1024), strings.Repeat("a", 2048)} {
+		b, _ := json.Marshal(map[string]string{"text": text, "name": strings.Repeat("é", 32)})
+		if status, body := post(t, base, string(b)); status != 201 {
+			t.Errorf("POST %d characters, %d bytes: %d %s", len([]rune(text)), len(text), status, body)
+		}
+	}
+	// Nothing refused was published.
+	if r := poll(t, base, "after=0&timeout=0"); r.Last != 3 {
+		t.Errorf("%d messages published, want 3", r.Last)
 	}
 	for _, q := range []string{"after=abc", "after=-1", "after=", "after=1.5", "timeout=abc", "timeout=-5", "after=0&timeout=1e3"} {
 		resp, err := client.Get(base + "/messages?" + q)
@@ -226,6 +297,20 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestBrokenBody: a body that breaks off is answered as such by the server (400), not as one
+// over the limit, and nothing is published.
+func TestBrokenBody(t *testing.T) {
+	base := serve(t)
+	c := coretest.Dial(t, strings.TrimPrefix(base, "http://"))
+	c.Send("POST /messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"tex\r\nzz\r\n")
+	if resp, body := c.Response("POST"); resp.StatusCode != 400 || strings.Contains(body, "64 KiB") {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+	if r := poll(t, base, "after=0&timeout=0"); r.Last != 0 {
+		t.Errorf("last %d", r.Last)
+	}
+}
+
 func TestPageLoads(t *testing.T) {
 	base := serve(t)
 	resp, err := client.Get(base + "/")
@@ -237,13 +322,17 @@ func TestPageLoads(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	for _, want := range []string{"<html", "/messages?after=", `method: "POST"`} {
-		if !strings.Contains(string(b), want) {
+	page := string(b)
+	for _, want := range []string{"<html", "/messages?after=", `method: "POST"`, `rel="icon" href="data:image/svg+xml,`} {
+		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if strings.Contains(string(b), "src=\"http") || strings.Contains(string(b), "href=\"http") {
+	if strings.Contains(page, "src=\"http") || strings.Contains(page, "href=\"http") {
 		t.Error("page loads external assets")
+	}
+	if !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'sha256-") {
+		t.Errorf("Content-Security-Policy %q", resp.Header.Get("Content-Security-Policy"))
 	}
 }
 
@@ -320,7 +409,7 @@ func TestEventsPacedByClient(t *testing.T) {
 	base := serve(t)
 	br, c := sseStream(t, base)
 	const n = 600
-	text := strings.Repeat("x", 4000)
+	text := strings.Repeat("é", 2000) // 4000 bytes, within both limits of a text
 	var seqs []uint64
 	for range n { // 2.4 MB, far over the high-water mark and the socket buffers
 		seqs = append(seqs, postText(t, base, text))

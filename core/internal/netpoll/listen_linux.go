@@ -106,3 +106,14 @@ func ListenerFD(ln net.Listener) (int, error) {
 	}
 	return fd, nil
 }
+
+// Share returns n descriptors for the listener fd, one for each of n loops that accept from it:
+// on Linux all n are fd itself, each loop registering it with EPOLLEXCLUSIVE (see
+// Poller.AddListener), so that the kernel wakes one loop for each new connection.
+func Share(fd, n int) []int {
+	fds := make([]int, max(n, 1))
+	for i := range fds {
+		fds[i] = fd
+	}
+	return fds
+}

@@ -30,7 +30,10 @@ const (
 )
 
 // lingerTimeout bounds how long a closed socket's writer keeps sending what was left.
-const lingerTimeout = 30 * time.Second
+const lingerTimeout = 5 * time.Second
+
+// draining counts the connections closed whose writer has yet to finish, for Drain.
+var draining sync.WaitGroup
 
 type sockKind uint8
 
@@ -61,12 +64,16 @@ type sock struct {
 	closing bool   // Close was called: write out what is left, then close
 	reset   bool   // close without writing what is left, and reset the connection
 	shutWr  bool   // ShutdownWrite was called: end the output once it is written
+	outDone bool   // the writer goroutine has ended
 
-	// A listener.
+	// A listener, or one loop's share of it (Share).
 	ln       net.Listener
 	ownLn    bool       // Close closes ln too (Listen made it; ListenerFD did not)
 	accepted []net.Conn // connections accepted and not yet taken by Accept
 	lnErr    error
+	shares   []*sock // the shares connections are dealt to, in turn; none: this sock takes them
+	next     int     // the share the next connection goes to
+	base     *sock   // for a share, the listener it takes its connections from
 
 	// A wake-up.
 	signalled bool
@@ -170,6 +177,14 @@ func (s *sock) read() {
 
 // write is a connection's writer goroutine.
 func (s *sock) write() {
+	defer func() {
+		s.mu.Lock()
+		if s.closing {
+			draining.Done() // Close counted this connection
+		}
+		s.outDone = true
+		s.mu.Unlock()
+	}()
 	var spare []byte
 	shut := false // the output has been shut down (ShutdownWrite)
 	for {
@@ -216,29 +231,66 @@ func (s *sock) write() {
 	}
 }
 
-// accept is a listener's goroutine: it takes connections as they come, keeping a bounded queue
-// of them for Accept, as a listen backlog does.
+// accept is a listener's goroutine: it takes connections as they come and queues them for
+// Accept — on the listener, or on its shares in turn — keeping each queue bounded, as a listen
+// backlog is.
 func (s *sock) accept() {
 	for {
 		c, err := s.ln.Accept()
-		s.mu.Lock()
 		if err != nil {
-			s.lnErr = err
-			s.changed()
-			s.mu.Unlock()
+			s.fail(err)
 			return
 		}
-		if s.closing {
-			s.mu.Unlock()
+		if !s.deal(c) {
 			c.Close()
-			continue
 		}
-		s.accepted = append(s.accepted, c)
-		s.changed()
-		for len(s.accepted) >= acceptQueue && !s.closing {
-			s.cond.Wait()
+	}
+}
+
+// deal queues c on the listener, or on its next share with room, waiting while every queue is
+// full; it reports false once the listener is closed.
+func (s *sock) deal(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !s.closing {
+		targets := s.shares
+		if len(targets) == 0 {
+			targets = []*sock{s}
 		}
-		s.mu.Unlock()
+		for range targets {
+			t := targets[s.next%len(targets)]
+			s.next++
+			if t != s {
+				t.mu.Lock()
+			}
+			ok := !t.closing && len(t.accepted) < acceptQueue
+			if ok {
+				t.accepted = append(t.accepted, c)
+				t.changed()
+			}
+			if t != s {
+				t.mu.Unlock()
+			}
+			if ok {
+				return true
+			}
+		}
+		s.cond.Wait() // woken when an Accept makes room, or the listener closes
+	}
+	return false
+}
+
+// fail records the error that ended a listener, on it and its shares.
+func (s *sock) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lnErr = err
+	s.changed()
+	for _, t := range s.shares {
+		t.mu.Lock()
+		t.lnErr = err
+		t.changed()
+		t.mu.Unlock()
 	}
 }
 

@@ -189,7 +189,7 @@ func Pread(f File, p []byte, off int64) (int, Errno) {
 }
 
 // Close closes a descriptor. A connection's writer first sends what is left, as a kernel
-// does after close(2), for lingerTimeout at most.
+// does after close(2), for lingerTimeout at most. Closing a listener closes its shares.
 func Close(fd int) {
 	s := lookup(fd)
 	if s == nil {
@@ -198,12 +198,19 @@ func Close(fd int) {
 	unregister(fd)
 	s.mu.Lock()
 	p := s.p
+	if s.kind == kindConn && !s.closing && !s.outDone {
+		draining.Add(1) // the writer has output to finish: Drain waits for it
+	}
 	s.closing = true
 	s.cond.Broadcast()
 	ln, own := s.ln, s.ownLn
 	accepted := s.accepted
 	s.accepted = nil
+	shares := s.shares
 	s.mu.Unlock()
+	for _, t := range shares {
+		Close(t.fd)
+	}
 	if p != nil {
 		p.Del(fd)
 	}
@@ -251,9 +258,41 @@ func Accept(lfd int) (int, Errno) {
 	}
 	c := s.accepted[0]
 	s.accepted = s.accepted[1:]
-	s.cond.Broadcast()
 	s.mu.Unlock()
+	base := s
+	if s.base != nil {
+		base = s.base
+	}
+	base.mu.Lock()
+	base.cond.Broadcast() // room for the accepting goroutine
+	base.mu.Unlock()
 	return newConn(c), 0
+}
+
+// Share returns n descriptors for the listener fd, one for each of n loops that accept from it:
+// the listener's connections are dealt to them in turn, so that every loop gets its share, as
+// the kernel spreads them over SO_REUSEPORT sockets. Close each, and the listener after them.
+func Share(fd, n int) []int {
+	s := lookup(fd)
+	if s == nil || s.kind != kindListener || n <= 1 {
+		return repeat(fd, n)
+	}
+	fds := make([]int, n)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range fds {
+		t := newSock(kindListener)
+		t.base, t.ln = s, s.ln
+		fds[i] = register(t)
+		s.shares = append(s.shares, t)
+	}
+	// Connections that came before the shares existed are dealt to them too.
+	for i, c := range s.accepted {
+		s.shares[i%n].accepted = append(s.shares[i%n].accepted, c)
+	}
+	s.accepted = nil
+	s.cond.Broadcast()
+	return fds
 }
 
 // SetNoDelay does nothing: the net package turns Nagle's algorithm off by default.
@@ -270,6 +309,14 @@ func RemoteAddr(fd int) netip.AddrPort {
 		}
 	}
 	return netip.AddrPort{}
+}
+
+func repeat(fd, n int) []int {
+	fds := make([]int, max(n, 1))
+	for i := range fds {
+		fds[i] = fd
+	}
+	return fds
 }
 
 // ReusePort reports whether several loops can listen on one address with a socket each: not
@@ -314,3 +361,8 @@ func BoundAddr(fd int) (*net.TCPAddr, error) {
 	}
 	return nil, errors.New("dwell: listener has a non-TCP address")
 }
+
+// Drain waits until the connections closed so far have written what was left to them, as a
+// kernel does on its own after close(2): a program must not exit before, or the output is lost.
+// It waits lingerTimeout at most for each.
+func Drain() { draining.Wait() }

@@ -1,24 +1,39 @@
-package main
+// Package chatroom is the room of examples/chat: a long-poll chat over a wait.Topic, with the
+// same messages as Server-Sent Events, and the page of examples/internal/chatpage.
+//
+// The API:
+//
+//	POST /messages {"text", "name"}  201 {"id", "seq", "time"} (the name may be left out)
+//	GET  /messages?after=N&timeout=MS  200 {"messages": [...], "last": N}
+//	GET  /events  text/event-stream, from Last-Event-ID (or ?after=N), else from now
+//
+// A message is {"id", "seq", "name", "text", "time"}: id a UUID, seq its place in the room
+// (1, 2, 3, ...), name the sender's (trimmed; absent when none or a blank one was given), time
+// when the server took it (RFC 3339 in UTC, to the millisecond: "2025-01-02T15:04:05.123Z").
+//
+// A text must not be blank, and has at most 2048 characters and 4096 bytes in UTF-8; a name has
+// at most 32 characters and no control characters (chatpage's limits, which the page applies
+// too). Refusals are {"error": "..."}: 400 for bad JSON, a blank text or a bad name, 413 for a
+// text or name over its limit or a body over 64 KiB.
+package chatroom
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/examples/internal/chatpage"
+	"github.com/dwellhttp/dwell/router"
 	"github.com/dwellhttp/dwell/wait"
-	"github.com/google/uuid"
 )
 
-// Limits of the API.
+// Limits of the API besides those of a message (chatpage's).
 const (
 	history        = 1000             // messages kept for clients that come back with an old cursor
-	maxText        = 4096             // bytes of text in a message
-	maxBody        = 64 << 10         // bytes of a POST body: room for maxText escaped as \uXXXX
+	maxBody        = 64 << 10         // bytes of a POST body: room for a text escaped as \uXXXX
 	defaultTimeout = 30 * time.Second // of a poll that names none
 	maxTimeout     = 120 * time.Second
 	eventsPing     = 25 * time.Second // a comment on an idle event stream, to notice a gone client
@@ -28,7 +43,9 @@ const (
 type message struct {
 	ID   string `json:"id"`
 	Seq  uint64 `json:"seq"`
+	Name string `json:"name,omitempty"`
 	Text string `json:"text"`
+	Time string `json:"time"`
 }
 
 // An entry is a message as the topic keeps it: encoded once, when posted, so that answering a
@@ -38,81 +55,43 @@ type entry struct {
 	json []byte
 }
 
-type chat struct {
+// A Room is one chat room, kept in memory: the last 1000 messages are there for clients that
+// come back with an old cursor. Its methods may be called from any goroutine.
+type Room struct {
 	mu    sync.Mutex // serialises posts, so that a message knows its seq before it is published
 	topic *wait.Topic[entry]
 }
 
-func newChat() *chat {
-	return &chat{topic: wait.NewTopic[entry](history)}
+// New returns an empty room.
+func New() *Room {
+	return &Room{topic: wait.NewTopic[entry](history)}
 }
 
-// post handles POST /messages {"text": "..."}: 201 {"id", "seq"}; 400 for bad JSON or an empty
-// text, 413 for a text over maxText bytes or a body over maxBody.
-func (ch *chat) post(c *core.Ctx) {
-	body, status := readBody(c, maxBody)
-	if status != 0 {
-		fail(c, status, "request body over 64 KiB")
-		return
-	}
-	var in struct {
-		Text *string `json:"text"`
-	}
-	if err := json.Unmarshal(body, &in); err != nil {
-		fail(c, 400, "bad JSON: "+err.Error())
-		return
-	}
-	switch {
-	case in.Text == nil || *in.Text == "":
-		fail(c, 400, `"text" must be a non-empty string`)
-		return
-	case len(*in.Text) > maxText:
-		fail(c, 413, "text over 4096 bytes")
-		return
-	}
-	m := message{ID: uuid.NewString(), Text: *in.Text}
-	ch.mu.Lock()
-	m.Seq = ch.topic.Last() + 1
+// Handler routes the room's endpoints and its page (GET /).
+func (rm *Room) Handler() core.Handler {
+	r := router.New()
+	r.GET("/", chatpage.Serve)
+	r.POST("/messages", rm.post)
+	r.GET("/messages", rm.poll)
+	r.GET("/events", rm.events)
+	return r.Handler()
+}
+
+// publish numbers m, stamps it with the time and adds it to the room.
+func (rm *Room) publish(m message) message {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	m.Seq = rm.topic.Last() + 1
+	m.Time = time.Now().UTC().Format(chatpage.TimeFormat)
 	b, _ := json.Marshal(m)
-	ch.topic.Publish(entry{m.Seq, b})
-	ch.mu.Unlock()
-
-	c.SetStatus(201)
-	c.SetHeader("Content-Type", "application/json")
-	c.WriteString(`{"id":"` + m.ID + `","seq":` + strconv.FormatUint(m.Seq, 10) + "}\n")
-}
-
-// readBody reads the request body, refusing one over limit bytes with 413 (at once when its
-// Content-Length says so) and a broken one with 400. The buffer grows only with bytes received.
-func readBody(c *core.Ctx, limit int) ([]byte, int) {
-	if c.ContentLength() > int64(limit) {
-		return nil, 413
-	}
-	buf := make([]byte, 0, 512)
-	if n := c.ContentLength(); n >= 0 {
-		buf = make([]byte, 0, n+1) // +1: room to see the end without growing
-	}
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := c.ReadBody(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		switch {
-		case len(buf) > limit || errors.Is(err, core.ErrBodyTooLarge):
-			return nil, 413
-		case err == io.EOF:
-			return buf, 0
-		case err != nil:
-			return nil, 400
-		}
-	}
+	rm.topic.Publish(entry{m.Seq, b})
+	return m
 }
 
 // poll handles GET /messages?after=N&timeout=MS: the messages after N at once, or the next ones
 // when they come, or none when the timeout passes (default 30 s, at most 120 s; 0 does not
 // wait). The answer's last is the cursor for the next poll.
-func (ch *chat) poll(c *core.Ctx) {
+func (rm *Room) poll(c *core.Ctx) {
 	after, ok := queryUint(c, "after", 0)
 	if !ok {
 		fail(c, 400, "after must be a sequence number")
@@ -124,7 +103,7 @@ func (ch *chat) poll(c *core.Ctx) {
 		return
 	}
 	timeout := min(time.Duration(ms)*time.Millisecond, maxTimeout)
-	msgs, last, err := ch.next(c, after, timeout)
+	msgs, last, err := rm.next(c, after, timeout)
 	if err == wait.ErrClosed {
 		return // the client left
 	}
@@ -136,11 +115,11 @@ func (ch *chat) poll(c *core.Ctx) {
 // next waits for the messages after the cursor. A parked request's stack holds the frames of
 // the functions it is parked in, so this one, in the middle, is kept small: what comes before
 // and after the wait lives in poll and writeMessages.
-func (ch *chat) next(c *core.Ctx, after uint64, timeout time.Duration) ([]entry, uint64, error) {
+func (rm *Room) next(c *core.Ctx, after uint64, timeout time.Duration) ([]entry, uint64, error) {
 	if timeout == 0 {
-		return ch.topic.Since(after)
+		return rm.topic.Since(after)
 	}
-	return ch.topic.Next(c, after, timeout)
+	return rm.topic.Next(c, after, timeout)
 }
 
 // writeMessages answers a poll.
@@ -166,8 +145,8 @@ func writeMessages(c *core.Ctx, msgs []entry, last uint64) {
 // there is one, else from now. One message is written at a time: Write parks the handler while
 // a slow client has the high-water mark unread, so the stream goes at the client's pace and its
 // buffer stays bounded.
-func (ch *chat) events(c *core.Ctx) {
-	cursor := ch.topic.Last()
+func (rm *Room) events(c *core.Ctx) {
+	cursor := rm.topic.Last()
 	if v, ok := c.LookupHeader("Last-Event-ID"); ok {
 		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
 			cursor = n
@@ -183,7 +162,7 @@ func (ch *chat) events(c *core.Ctx) {
 	}
 	var line []byte
 	for {
-		msgs, last, err := ch.topic.Next(c, cursor, eventsPing)
+		msgs, last, err := rm.topic.Next(c, cursor, eventsPing)
 		switch err {
 		case nil, wait.ErrMissed:
 		case wait.ErrTimeout:

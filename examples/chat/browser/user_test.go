@@ -1,0 +1,213 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+)
+
+// patience bounds each wait for the page: generous, for a loaded machine. The waits that the
+// page promises to keep short measure their own time.
+const patience = 20 * time.Second
+
+// A user is one person with the chat page open: a browser context of their own (their own
+// localStorage) with one tab.
+type user struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu      sync.Mutex
+	console []chromedp.ConsoleMessage
+}
+
+// open opens the chat page for a new user, who types name into the name field (none when
+// empty). The test fails if the page throws an error nobody caught, or logs an error other
+// than a failed request.
+func open(t *testing.T, s *server, name string) *user {
+	t.Helper()
+	if browser == nil {
+		t.Skip(noBrowser)
+	}
+	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	u := &user{t: t, ctx: ctx}
+	messages := chromedp.Console(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			u.mu.Lock()
+			u.console = append(u.console, m)
+			u.mu.Unlock()
+		}
+	}()
+	who := name
+	if who == "" {
+		who = "an anonymous user"
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		for _, m := range u.console {
+			// Requests that fail while the server is down are logged by the browser itself.
+			if m.IsException() || m.Type == chromedp.ConsoleError && m.Source != "network" {
+				t.Errorf("%s's console: %s", who, m)
+			}
+		}
+	})
+	u.do(chromedp.Navigate(s.url()), chromedp.WaitVisible(chromedp.ID("text")))
+	if name != "" {
+		u.do(chromedp.SendKeys(chromedp.ID("name"), name))
+	}
+	return u
+}
+
+// do runs actions in the user's tab.
+func (u *user) do(actions ...chromedp.Action[chromedp.Void]) {
+	u.t.Helper()
+	ctx, cancel := context.WithTimeout(u.ctx, patience)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		u.t.Fatal(err)
+	}
+}
+
+// eval evaluates a JavaScript expression in the page and decodes its value into a T.
+func eval[T any](u *user, expr string) T {
+	u.t.Helper()
+	ctx, cancel := context.WithTimeout(u.ctx, patience)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		u.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// waitFor waits until the JavaScript expression cond is true in the page.
+func (u *user) waitFor(what, cond string) {
+	u.t.Helper()
+	ctx, cancel := context.WithTimeout(u.ctx, patience+time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond,
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(patience)))
+	if err != nil {
+		u.t.Fatalf("waiting for %s (%s): %v; the page says %q and shows %+v",
+			what, cond, err, u.status(), u.messages())
+	}
+}
+
+// status is what the page says of its connection.
+func (u *user) status() string {
+	return eval[string](u, `document.getElementById("status").textContent`)
+}
+
+func (u *user) waitLive() {
+	u.t.Helper()
+	u.waitFor("live", `document.getElementById("status").textContent === "live"`)
+}
+
+// say types text in the message box and presses Enter.
+func (u *user) say(text string) {
+	u.t.Helper()
+	u.do(chromedp.Focus(chromedp.ID("text")), chromedp.KeyEvent(text), enter)
+}
+
+// enter presses Enter in the focused element as a keyboard does: a key down with the text
+// "\r", which becomes a line break unless the page cancels the key down, and a key up.
+// (chromedp's "\n" sends the line break as a separate char event, which no cancel stops.)
+var enter = chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+	for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeKeyDown, input.DispatchKeyEventTypeKeyUp} {
+		params := input.DispatchKeyEventParams{Type: typ, Key: "Enter", Code: "Enter",
+			WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13}
+		if typ == input.DispatchKeyEventTypeKeyDown {
+			params.Text, params.UnmodifiedText = "\r", "\r"
+		}
+		if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, params); err != nil {
+			return err
+		}
+	}
+	return nil
+})
+
+// pasteAndSend pastes text in the message box and presses Enter: quicker than typing a long one.
+func (u *user) pasteAndSend(text string) {
+	u.t.Helper()
+	u.paste(text)
+	u.do(chromedp.Focus(chromedp.ID("text")), enter)
+}
+
+// paste puts text in the message box at once, as a paste does.
+func (u *user) paste(text string) {
+	u.t.Helper()
+	b, _ := json.Marshal(text)
+	u.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
+		`(() => { const t = document.getElementById("text"); t.value = %s; t.dispatchEvent(new Event("input")); })()`, b)))
+}
+
+// input is what the message box holds.
+func (u *user) input() string {
+	return eval[string](u, `document.getElementById("text").value`)
+}
+
+// notice is the page's message about the input.
+func (u *user) notice() string {
+	return eval[string](u, `document.getElementById("notice").textContent`)
+}
+
+// A shown message is one in the page's log, as the user sees it.
+type shown struct {
+	Author string `json:"author"`
+	Text   string `json:"text"`
+	Time   string `json:"time"` // the datetime of its time element
+	Clock  string `json:"clock"`
+	Own    bool   `json:"own"`
+}
+
+func (u *user) messages() []shown {
+	return eval[[]shown](u, `[...document.querySelectorAll("#log .msg")].map(li => ({
+		author: li.querySelector(".author").textContent,
+		text: li.querySelector(".bubble").textContent,
+		time: li.querySelector("time")?.dateTime ?? "",
+		clock: li.querySelector("time")?.textContent ?? "",
+		own: li.classList.contains("own"),
+	}))`)
+}
+
+// texts are the texts of the messages shown, in order.
+func (u *user) texts() []string {
+	var texts []string
+	for _, m := range u.messages() {
+		texts = append(texts, m.Text)
+	}
+	return texts
+}
+
+// waitMessages waits until the page shows n messages.
+func (u *user) waitMessages(n int) []shown {
+	u.t.Helper()
+	u.waitFor(fmt.Sprintf("%d messages", n), fmt.Sprintf(`document.querySelectorAll("#log .msg").length >= %d`, n))
+	return u.messages()
+}
+
+// overflow reports by how many pixels the page is wider than the window, if at all.
+func (u *user) overflow() int {
+	return eval[int](u, `Math.max(document.documentElement.scrollWidth - document.documentElement.clientWidth,
+		document.getElementById("scroll").scrollWidth - document.getElementById("scroll").clientWidth, 0)`)
+}
+
+func equal(a, b []string) bool {
+	return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b)
+}

@@ -1,0 +1,122 @@
+// Command chatcluster is examples/chat run as any number of instances behind a load balancer:
+// the same API and page, over a topic kept in a NATS JetStream stream. POST /messages stores a
+// message in the stream; GET /messages?after=N and GET /events answer with what came after N,
+// whichever instance it was posted to, and wait for the next message when nothing did.
+//
+//	nats-server -js &
+//	chatcluster -addr 127.0.0.1:8081 &
+//	chatcluster -addr 127.0.0.1:8082 &
+//
+// A message posted to one instance wakes the polls parked on all of them; a client may poll
+// any instance with its cursor (the stream's sequence numbers mean the same everywhere); an
+// instance that starts serves the whole history from the stream. While NATS is unreachable a
+// post gets 503 and waiting polls stay parked; once it is back they go on, without a restart.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/examples/internal/chatpage"
+	"github.com/dwellhttp/dwell/router"
+	"github.com/dwellhttp/dwell/wait/jetstream"
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	loops := flag.Int("loops", 1, "number of event loops")
+	natsURL := flag.String("nats", nats.DefaultURL, "NATS server URL (comma-separated for a cluster)")
+	stream := flag.String("stream", "chat", "JetStream stream of the messages, created if missing")
+	flag.Parse()
+
+	nc, err := nats.Connect(*natsURL,
+		nats.Name("chatcluster"),
+		nats.ReconnectBufSize(-1), // a post that failed is never sent later
+		nats.MaxReconnects(-1))    // NATS may be away for a while: keep trying
+	if err != nil {
+		log.Fatalf("connecting to NATS at %s: %v", *natsURL, err)
+	}
+	defer nc.Close()
+	ch, err := openChat(nc, *stream)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ch.topic.Close()
+
+	srv := core.NewServer(ch.handler(), core.Options{Addr: *addr, Loops: *loops})
+	if err := srv.Listen(); err != nil {
+		log.Fatal(err)
+	}
+	// Signals are caught before the server says it is ready, so that one sent right after
+	// the announcement shuts it down gracefully rather than killing it.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	fmt.Printf("listening http://%s\n", srv.Addr())
+
+	go func() {
+		<-stop
+		// Polls and event streams end at once with "nothing yet" (their clients poll again,
+		// at another instance); posts being stored get a short grace.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			log.Printf("shutdown: %v", err)
+		}
+	}()
+	if err := srv.ListenAndServe(); !errors.Is(err, core.ErrServerClosed) {
+		log.Fatal(err)
+	}
+}
+
+// openChat follows the stream's messages, creating the stream when it is missing.
+func openChat(nc *nats.Conn, stream string) (*chat, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	subject := stream + ".messages"
+	js, err := natsjs.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := js.Stream(ctx, stream); errors.Is(err, natsjs.ErrStreamNotFound) {
+		_, err = js.CreateStream(ctx, natsjs.StreamConfig{
+			Name:     stream,
+			Subjects: []string{subject},
+			Storage:  natsjs.FileStorage,
+		})
+		if err != nil && !errors.Is(err, natsjs.ErrStreamNameAlreadyInUse) { // another instance was first
+			return nil, fmt.Errorf("creating stream %q: %w", stream, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("stream %q: %w", stream, err)
+	}
+	topic, err := jetstream.New(ctx, nc, jetstream.Config[entry]{
+		Stream:  stream,
+		Subject: subject,
+		Decode:  decode,
+		History: history,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &chat{topic: topic}, nil
+}
+
+// handler routes the chat's endpoints.
+func (ch *chat) handler() core.Handler {
+	r := router.New()
+	r.GET("/", chatpage.Serve)
+	r.POST("/messages", ch.post)
+	r.GET("/messages", ch.poll)
+	r.GET("/events", ch.events)
+	return r.Handler()
+}

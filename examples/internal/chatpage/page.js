@@ -1,0 +1,357 @@
+"use strict";
+// The chat page: it follows the room with long polls on GET /messages and sends with
+// POST /messages, one message at a time. Messages are always rendered as text.
+
+// The limits of a message, as the server enforces them: characters are code points.
+const limits = {textChars: {{MaxTextChars}}, textBytes: {{MaxTextBytes}}, nameChars: {{MaxNameChars}}};
+const pollTimeout = 25000; // ms a poll may wait on the server, under its 30 s default
+const maxBackoff = 2000;   // ms between retries after a failure, at most (before jitter)
+
+const $ = id => document.getElementById(id);
+const scroller = $("scroll"), log = $("log"), outboxList = $("outbox"), statusLine = $("status");
+const form = $("form"), input = $("text"), nameInput = $("name"), notice = $("notice"), count = $("count");
+const encoder = new TextEncoder();
+const number = new Intl.NumberFormat();
+
+let last = 0;                  // the cursor: the seq of the last message seen
+const shown = new Map();       // message id → {m, li}: the message and its element in the log
+const waiting = new Map();     // id of a message sent but not yet polled → its outbox element
+const outbox = [];             // messages to send, oldest first: {text, name, li, state}
+let sending = false;           // a POST is in flight
+let wakeFollower = null;       // ends the follower's wait before its next retry
+const own = new Set(load("dwell-chat-own", [])); // ids of the messages sent from this browser
+
+// --- storage: localStorage may be unavailable (private modes); the page works without it
+
+function load(key, fallback) {
+  try {
+    const v = localStorage.getItem(key);
+    return v === null ? fallback : JSON.parse(v);
+  } catch {
+    return fallback;
+  }
+}
+
+function save(key, value) {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // not kept: the page goes on without it
+  }
+}
+
+function remember(id) {
+  own.add(id);
+  save("dwell-chat-own", [...own].slice(-500));
+}
+
+// --- measuring and checking input, as the server does
+
+const chars = s => { let n = 0; for (const _ of s) n++; return n; };
+const bytes = s => encoder.encode(s).length;
+// White space to both String.trim and Go's unicode.IsSpace (which adds U+0085).
+const blank = /^[\s\u0085]*$/;
+const trimmed = s => s.replace(/^[\s\u0085]+|[\s\u0085]+$/g, "");
+
+function textProblem(text) {
+  if (blank.test(text)) return "Nothing to send: the message is empty.";
+  const c = chars(text);
+  if (c > limits.textChars) {
+    return `Too long to send: ${number.format(c)} characters; the limit is ${number.format(limits.textChars)}.`;
+  }
+  const b = bytes(text);
+  if (b > limits.textBytes) {
+    return `Too long to send: ${number.format(b)} bytes; the limit is ${number.format(limits.textBytes)} ` +
+      "(accented letters take 2 bytes, many symbols 3, emoji 4).";
+  }
+  return "";
+}
+
+function nameProblem(name) {
+  const c = chars(name);
+  if (c > limits.nameChars) {
+    return `Name too long: ${number.format(c)} characters; the limit is ${number.format(limits.nameChars)}.`;
+  }
+  return "";
+}
+
+// trouble returns what keeps a message from being sent, and the field to fix, or null. While
+// the user types, a blank text is no trouble yet.
+function trouble(text, name, typing) {
+  let problem = nameProblem(name);
+  if (problem) return {problem, field: nameInput};
+  if (typing && blank.test(text)) return null;
+  problem = textProblem(text);
+  return problem ? {problem, field: input} : null;
+}
+
+// say shows the trouble with the input (none: null). Only the input changes the notice.
+function say(t) {
+  notice.textContent = t ? t.problem : "";
+  input.setAttribute("aria-invalid", String(t?.field === input));
+  nameInput.setAttribute("aria-invalid", String(t?.field === nameInput));
+}
+
+function recheck() {
+  const t = trouble(input.value, trimmed(nameInput.value), true);
+  if (t || notice.textContent !== "") say(t);
+}
+
+// measure shows the length of the text against the limits, and fits the box to the text.
+function measure() {
+  const text = input.value, c = chars(text), b = bytes(text);
+  let s = `${number.format(c)} / ${number.format(limits.textChars)} characters`;
+  if (b !== c) s += ` · ${number.format(b)} / ${number.format(limits.textBytes)} bytes`;
+  count.textContent = s;
+  count.classList.toggle("over", c > limits.textChars || b > limits.textBytes);
+  input.style.height = "auto";
+  input.style.height = input.scrollHeight + 2 + "px"; // the borders
+}
+
+// --- rendering
+
+function atBottom() {
+  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+}
+
+function hue(name) {
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.codePointAt(0)) % 360;
+  return h;
+}
+
+function clock(iso) {
+  const t = new Date(iso);
+  if (isNaN(t)) return null;
+  const el = document.createElement("time");
+  el.dateTime = iso;
+  el.title = t.toLocaleString();
+  const today = new Date().toDateString() === t.toDateString();
+  el.textContent = (today ? "" : t.toLocaleDateString(undefined, {day: "numeric", month: "short"}) + " ") +
+    t.toLocaleTimeString(undefined, {hour: "2-digit", minute: "2-digit"});
+  return el;
+}
+
+// bubble builds a message's element: its name, its time, its text, all as text.
+function bubble(name, time, text, mine) {
+  const li = document.createElement("li");
+  li.className = mine ? "msg own" : "msg";
+  const meta = document.createElement("div");
+  meta.className = "meta";
+  const who = document.createElement("span");
+  who.className = name ? "author" : "author anonymous";
+  who.textContent = (name || "anonymous") + (mine ? " (you)" : "");
+  if (name) who.style.setProperty("--hue", hue(name));
+  meta.append(who);
+  const when = time && clock(time);
+  if (when) meta.append(when);
+  const body = document.createElement("div");
+  body.className = "bubble";
+  body.textContent = text;
+  li.append(meta, body);
+  return li;
+}
+
+function show(m) {
+  if (shown.has(m.id)) return;
+  const li = bubble(m.name, m.time, m.text, own.has(m.id));
+  shown.set(m.id, {m, li});
+  const pending = waiting.get(m.id);
+  if (pending) {
+    pending.remove();
+    waiting.delete(m.id);
+  }
+  log.append(li);
+}
+
+// --- connection state
+
+function setStatus(state, text) {
+  statusLine.dataset.state = state;
+  statusLine.textContent = text;
+}
+
+// live is called whenever a request succeeded: the server is there, so a follower waiting to
+// retry tries at once.
+function live() {
+  setStatus("live", "live");
+  if (wakeFollower) wakeFollower();
+}
+
+function pause(ms) {
+  return new Promise(resolve => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      wakeFollower = null;
+      resolve();
+    }
+    wakeFollower = done;
+  });
+}
+
+// reason is what a failed response says went wrong: the server's error, else its status.
+async function reason(r) {
+  try {
+    const body = await r.json();
+    if (body && typeof body.error === "string") return body.error;
+  } catch {
+    // no JSON error: the status says it
+  }
+  return `HTTP ${r.status}`;
+}
+
+// follow polls for ever. After a failure it asks again within seconds (backoff with jitter),
+// first without waiting on the server, so that the page says live as soon as it is back.
+async function follow() {
+  let timeout = 0, failures = 0;
+  for (;;) {
+    try {
+      const r = await fetch(`/messages?after=${last}&timeout=${timeout}`, {cache: "no-store"});
+      if (!r.ok) throw new Error(await reason(r));
+      const body = await r.json();
+      live();
+      const stick = atBottom();
+      body.messages.forEach(show);
+      last = body.last;
+      if (stick && body.messages.length) scroller.scrollTop = scroller.scrollHeight;
+      timeout = pollTimeout;
+      failures = 0;
+    } catch (e) {
+      failures++;
+      timeout = 0;
+      setStatus("offline", failures === 1 ? "reconnecting…" : "offline, retrying…");
+      const delay = Math.min(250 * 2 ** failures, maxBackoff) * (0.75 + Math.random() / 2);
+      await pause(delay);
+    }
+  }
+}
+
+// --- sending: one POST at a time, in order; a message that fails stays with a retry
+
+function setState(item, state, detail) {
+  item.state = state;
+  item.li.classList.toggle("failed", state === "failed");
+  const line = item.li.querySelector(".state");
+  line.replaceChildren();
+  if (state === "failed") {
+    line.append(`Not sent: ${detail}.`);
+    const retry = document.createElement("button");
+    retry.type = "button";
+    retry.textContent = "Retry";
+    retry.addEventListener("click", () => { setState(item, "waiting"); pump(); });
+    const edit = document.createElement("button");
+    edit.type = "button";
+    edit.textContent = "Edit";
+    edit.addEventListener("click", () => unsend(item));
+    line.append(retry, edit);
+  } else {
+    line.append(state === "sending" ? "sending…" : state === "sent" ? "sent" : "waiting…");
+  }
+}
+
+function enqueue(text, name) {
+  const li = bubble(name, null, text, true);
+  li.classList.add("pending");
+  const line = document.createElement("div");
+  line.className = "state";
+  li.append(line);
+  const item = {text, name, li};
+  setState(item, "waiting");
+  outbox.push(item);
+  outboxList.append(li);
+  scroller.scrollTop = scroller.scrollHeight;
+  pump();
+}
+
+// unsend takes a message that was not sent back into the input, before what is typed there.
+function unsend(item) {
+  outbox.splice(outbox.indexOf(item), 1);
+  item.li.remove();
+  input.value = input.value === "" ? item.text : item.text + "\n" + input.value;
+  measure();
+  recheck();
+  input.focus();
+  pump();
+}
+
+async function pump() {
+  const item = outbox[0];
+  if (sending || !item || item.state === "failed") return;
+  sending = true;
+  setState(item, "sending");
+  const message = item.name ? {name: item.name, text: item.text} : {text: item.text};
+  try {
+    let r;
+    try {
+      r = await fetch("/messages", {
+        method: "POST",
+        headers: {"Content-Type": "application/json"},
+        body: JSON.stringify(message),
+      });
+    } catch {
+      throw new Error("no connection to the server");
+    }
+    if (!r.ok) throw new Error(await reason(r));
+    const m = await r.json();
+    live();
+    outbox.shift();
+    remember(m.id);
+    sent(item, m);
+  } catch (e) {
+    setState(item, "failed", e.message);
+  } finally {
+    sending = false;
+  }
+  pump();
+}
+
+// sent marks a message the server took: as the user's own if the poll showed it already, else
+// as sent until the poll shows it in its place.
+function sent(item, m) {
+  const seen = shown.get(m.id);
+  if (seen) {
+    item.li.remove();
+    const li = bubble(seen.m.name, seen.m.time, seen.m.text, true);
+    seen.li.replaceWith(li);
+    seen.li = li;
+    return;
+  }
+  setState(item, "sent");
+  waiting.set(m.id, item.li);
+}
+
+function submit() {
+  const text = input.value, name = trimmed(nameInput.value);
+  const t = trouble(text, name, false);
+  if (t) {
+    say(t);
+    t.field.focus();
+    return;
+  }
+  say(null);
+  input.value = "";
+  measure();
+  enqueue(text, name);
+}
+
+form.addEventListener("submit", ev => {
+  ev.preventDefault();
+  submit();
+});
+input.addEventListener("keydown", ev => {
+  if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+    ev.preventDefault();
+    submit();
+  }
+});
+input.addEventListener("input", () => { measure(); recheck(); });
+nameInput.addEventListener("input", () => {
+  recheck();
+  const name = trimmed(nameInput.value);
+  if (!nameProblem(name)) save("dwell-chat-name", name);
+});
+
+nameInput.value = load("dwell-chat-name", "");
+measure();
+follow();
