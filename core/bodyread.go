@@ -1,16 +1,11 @@
 package core
 
 import (
-	"errors"
 	"io"
 	"iter"
 
-	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
-
-// continue100 is the interim response to Expect: 100-continue (RFC 9110 §15.2.1).
-var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // ReadBody reads request body bytes into p, as an io.Reader does: it returns what has arrived,
 // parking the handler until some does, and io.EOF after the last byte (and the trailers of a
@@ -40,16 +35,13 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	}
 	if b.waiting100 {
 		b.waiting100 = false
-		if len(c.in) == 0 && cx.rflags&rfCommitted == 0 && c.state != stClosed {
-			// Ahead of anything else the handler writes: the final response is not committed.
-			c.out.insertBeforeHead(&cx.l.pool, continue100)
-			c.flush()
+		if cx.rflags&rfCommitted == 0 {
+			c.sendContinue()
 		}
 	}
 	for {
-		if len(c.in) > 0 {
-			nd, ns, err := b.decode(p, c.in)
-			c.in = c.in[ns:]
+		if c.hasInput() {
+			nd, err := c.decodeInput(b, p)
 			if err != nil && err != io.EOF {
 				return nd, cx.failBody(err)
 			}
@@ -61,7 +53,7 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 			}
 			continue
 		}
-		n, err := cx.readSocket(p)
+		n, err := c.readBody(cx, p)
 		switch {
 		case err == errReadAgain:
 		case err == ErrNotInHandler:
@@ -72,61 +64,6 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 			return n, nil
 		}
 	}
-}
-
-// errReadAgain: readSocket parked and was woken by new bytes; read again.
-var errReadAgain = errors.New("dwell: read again")
-
-// readSocket reads more of the body. A Content-Length body is read straight into p, at most the
-// bytes left, so nothing past the body is consumed (n says how many went into p); a chunked body
-// is read into the loop buffer for the decoder, and any bytes past its end stay as the next
-// request's.
-func (cx *Ctx) readSocket(p []byte) (n int, err error) {
-	c := cx.conn
-	b := &cx.body
-	if c.state == stClosed {
-		if cx.gone != 0 {
-			return 0, cx.gone.err()
-		}
-		return 0, ErrClosed
-	}
-	if cx.gone.err() == ErrTimeout {
-		return 0, ErrTimeout
-	}
-	if c.peerEOF {
-		return 0, io.ErrUnexpectedEOF
-	}
-	var e netpoll.Errno
-	if b.kind == bodyLength {
-		n, e = netpoll.Read(int(c.fd), p[:min(int64(len(p)), b.remaining)])
-		if n > 0 {
-			b.remaining -= int64(n)
-			return n, nil
-		}
-	} else {
-		n, e = netpoll.Read(int(c.fd), cx.l.buf)
-		if n > 0 {
-			c.in = cx.l.buf[:n]
-			return 0, nil
-		}
-	}
-	switch {
-	case e == 0:
-		c.peerEOF = true
-		return 0, io.ErrUnexpectedEOF
-	case e == netpoll.EINTR:
-		return 0, errReadAgain
-	case e != netpoll.EAGAIN:
-		c.close(ErrClosed)
-		return 0, ErrClosed
-	}
-	if !cx.inHandler() {
-		return 0, ErrNotInHandler
-	}
-	if err := c.waitReadable(cx); err != nil {
-		return 0, err
-	}
-	return 0, errReadAgain
 }
 
 // failBody makes err the body's sticky error and returns the sticky error. An error without a

@@ -26,9 +26,10 @@ var (
 	// ErrBodyLength is returned by Write when the handler writes more than the Content-Length it
 	// declared.
 	ErrBodyLength = errors.New("dwell: response body longer than its declared Content-Length")
-	// ErrNotInHandler is returned by Suspend and SuspendFor when they are called outside the
-	// handler's own coroutine (from a Post callback, a timer or another goroutine).
-	ErrNotInHandler = errors.New("dwell: Suspend called outside the handler's coroutine")
+	// ErrNotInHandler is returned by the calls that may park the handler — Suspend, Hold,
+	// SendFile, a ReadBody that would have to wait — when they are made outside the handler's
+	// own coroutine: from a continuation, a Loop.Post callback, a timer or another goroutine.
+	ErrNotInHandler = errors.New("dwell: a call that parks made outside the handler's coroutine")
 )
 
 // An errCode keeps one of the errors a request can end with in a byte, where an error value

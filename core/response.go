@@ -57,6 +57,9 @@ func (cx *Ctx) sendInterim(code int) {
 	if cx.rflags&rfHTTP11 == 0 || c == nil || c.state == stClosed {
 		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
 	}
+	if code == 100 {
+		cx.body.waiting100 = false // the client has its 100 Continue: the first read sends none
+	}
 	pool := &cx.l.pool
 	fields := cx.fieldBytes()
 	b := wire.AppendStatusLine(pool.Get(len(fields)+64), code)

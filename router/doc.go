@@ -78,6 +78,15 @@
 // the handler's coroutine, so it may park like the handler: read the body, wait on the wait
 // package, write to a slow client.
 //
+// # net/http handlers
+//
+// HTTPHandler runs an http.Handler as a dwell handler, on a goroutine of a bounded pool, with
+// its request and response streaming through the loop; HandleHTTP registers one for a route,
+// Mount for a whole subtree (net/http/pprof under /debug/pprof, say):
+//
+//	r.Mount("/debug/pprof", debugMux)
+//	r.HandleHTTP("GET", "/debug/vars", expvar.Handler())
+//
 // # Borrowed values
 //
 // Parameter values are substrings of the request's path, which the router hands the Ctx

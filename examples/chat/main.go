@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -43,9 +44,11 @@ func main() {
 		// ErrShutdown rather than waited for.
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
-		srv.Shutdown(ctx)
+		if err := srv.Shutdown(ctx); err != nil {
+			log.Printf("shutdown: %v", err)
+		}
 	}()
-	if err := srv.ListenAndServe(); err != core.ErrServerClosed {
+	if err := srv.ListenAndServe(); !errors.Is(err, core.ErrServerClosed) {
 		log.Fatal(err)
 	}
 }

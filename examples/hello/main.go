@@ -1,8 +1,10 @@
-// Command hello is the smallest dwell server: GET / answers "Hello World".
+// Command hello is the smallest dwell server: GET / answers "Hello World", through the
+// router, as the README shows.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/router"
 )
 
 func main() {
@@ -19,7 +22,7 @@ func main() {
 	loops := flag.Int("loops", 1, "number of event loops")
 	flag.Parse()
 
-	srv := core.NewServer(hello, core.Options{Addr: *addr, Loops: *loops})
+	srv := core.NewServer(routes(), core.Options{Addr: *addr, Loops: *loops})
 	if err := srv.Listen(); err != nil {
 		log.Fatal(err)
 	}
@@ -33,19 +36,24 @@ func main() {
 		<-stop
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		srv.Shutdown(ctx)
+		if err := srv.Shutdown(ctx); err != nil {
+			log.Printf("shutdown: %v", err)
+		}
 	}()
-	if err := srv.ListenAndServe(); err != core.ErrServerClosed {
+	if err := srv.ListenAndServe(); !errors.Is(err, core.ErrServerClosed) {
 		log.Fatal(err)
 	}
 }
 
+// routes is the server's one route: GET / (and HEAD /); the router answers anything else with
+// 404, or 405 with Allow.
+func routes() core.Handler {
+	r := router.New()
+	r.GET("/", hello)
+	return r.Handler()
+}
+
 func hello(c *core.Ctx) {
-	if c.Path() != "/" {
-		c.SetStatus(404)
-		c.WriteString("404 page not found\n")
-		return
-	}
 	c.SetHeader("Content-Type", "text/plain")
 	c.WriteString("Hello World")
 }

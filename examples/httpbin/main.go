@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -55,9 +56,11 @@ func main() {
 		<-stop
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		srv.Shutdown(ctx)
+		if err := srv.Shutdown(ctx); err != nil {
+			log.Printf("shutdown: %v", err)
+		}
 	}()
-	if err := srv.ListenAndServe(); err != core.ErrServerClosed {
+	if err := srv.ListenAndServe(); !errors.Is(err, core.ErrServerClosed) {
 		log.Fatal(err)
 	}
 }

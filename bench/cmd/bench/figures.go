@@ -44,6 +44,7 @@ var wrkMetrics = []Metric{
 
 var specs = []*figureSpec{
 	{id: "hello", title: "Hello, keep-alive", metrics: wrkMetrics, measure: wrkFigure("/hello", "")},
+	{id: "std", title: "Hello from a net/http handler, keep-alive", metrics: wrkMetrics, measure: wrkFigure("/std/hello", "")},
 	{id: "close", title: "Hello, Connection: close", metrics: wrkMetrics, measure: wrkFigure("/hello", "Connection: close")},
 	{id: "file", title: "254-byte file, keep-alive", metrics: wrkMetrics, measure: wrkFigure("/file", "")},
 	{id: "idle", title: "Memory per idle keep-alive connection", metrics: []Metric{

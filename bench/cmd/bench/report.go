@@ -16,6 +16,7 @@ var summaryRows = []struct{ fig, metric, label string }{
 	{"hello", "rps", "hello keep-alive: requests per second (wrk -c50)"},
 	{"hello", "p99_us", "hello keep-alive: p99 latency µs"},
 	{"allocs", "allocs", "allocations per request (hello)"},
+	{"std", "cpu_us", "hello from a net/http handler: server CPU µs per request"},
 	{"close", "cpu_us", "hello with Connection: close: server CPU µs per request"},
 	{"file", "cpu_us", "254-byte file: server CPU µs per request"},
 	{"idle", "kib", "idle keep-alive connection: KiB of server RSS"},
@@ -37,6 +38,11 @@ var meanings = map[string]string{
 		"client on the other core can go. Requests per second on two cores are bounded by wrk as much " +
 		"as by the server, so compare CPU per request first. This is the figure that matters most: " +
 		"browsers, HTTP clients and every proxy keep connections alive.",
+	"std": "The hello figure's requests to GET /std/hello, answered by one plain net/http handler " +
+		"(Header().Set, io.WriteString) that every server runs the way it runs such handlers: net/http " +
+		"and nbio natively, dwell through router.HTTPHandler (the handler on a pooled goroutine, the " +
+		"response handed to the loop), fasthttp through fasthttpadaptor. It is the price of bringing " +
+		"an existing net/http handler along. nginx runs no Go handlers.",
 	"close": "The same requests with `Connection: close`: each request pays for accept, a new " +
 		"connection's state and the close. Clients rarely do this; a proxy without upstream " +
 		"keep-alive does.",

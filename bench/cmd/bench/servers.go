@@ -76,6 +76,7 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 			}
 			s.bin, s.version = path, r.meta.Versions["nginx"]
 			s.lacks["park"] = "nginx has no long poll of its own"
+			s.lacks["std"] = "nginx runs no Go handlers"
 			out = append(out, s)
 			continue
 		}

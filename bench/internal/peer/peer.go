@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -16,6 +17,14 @@ import (
 
 // Hello is the body of GET /hello.
 const Hello = "Hello World"
+
+// StdHello is the plain net/http handler of GET /std/hello: the hello answer written for
+// net/http, which each server runs the way it runs such handlers (net/http and nbio natively,
+// dwell through router.HTTPHandler, fasthttp through fasthttpadaptor).
+var StdHello http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	io.WriteString(w, Hello)
+})
 
 // Released is the body every parked GET /poll receives once POST /release arrives.
 const Released = "released"

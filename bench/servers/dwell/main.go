@@ -44,6 +44,7 @@ func routes(file string) core.Handler {
 		c.SetHeader("Content-Type", "text/plain")
 		c.WriteString(peer.Hello)
 	})
+	r.HandleHTTP("GET", "/std/hello", peer.StdHello)
 	r.GET("/file", func(c *core.Ctx) { body.ServeFile(c, file) })
 	r.POST("/upload", func(c *core.Ctx) {
 		// Its own buffer: an upload parks while it waits for bytes, and another runs meanwhile.

@@ -10,18 +10,22 @@ import (
 
 	"github.com/dwellhttp/dwell/bench/internal/peer"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
 
 func main() {
 	f := peer.ParseFlags()
 	gate := peer.NewGate()
 	bufs := sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+	stdHello := fasthttpadaptor.NewFastHTTPHandler(peer.StdHello)
 
 	handler := func(ctx *fasthttp.RequestCtx) {
 		switch string(ctx.Path()) {
 		case "/hello":
 			ctx.SetContentType("text/plain")
 			ctx.SetBodyString(peer.Hello)
+		case "/std/hello":
+			stdHello(ctx)
 		case "/file":
 			fasthttp.ServeFile(ctx, f.File)
 		case "/upload":

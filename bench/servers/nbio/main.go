@@ -24,6 +24,7 @@ func main() {
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
 		text(w, peer.Hello)
 	})
+	mux.Handle("GET /std/hello", peer.StdHello)
 	mux.HandleFunc("GET /file", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, f.File)
 	})

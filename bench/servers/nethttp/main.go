@@ -25,6 +25,7 @@ func main() {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, peer.Hello)
 	})
+	mux.Handle("GET /std/hello", peer.StdHello)
 	mux.HandleFunc("GET /file", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, f.File)
 	})

@@ -1,0 +1,87 @@
+package core
+
+import (
+	"errors"
+	"io"
+
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+)
+
+// The connection's side of reading a request body: what Ctx.ReadBody asks of it.
+
+// continue100 is the interim response to Expect: 100-continue (RFC 9110 §15.2.1).
+var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
+
+// sendContinue answers Expect: 100-continue, ahead of anything the handler wrote (its final
+// response is not committed yet), unless the body has begun to arrive anyway.
+func (c *conn) sendContinue() {
+	if len(c.in) == 0 && c.state != stClosed {
+		c.out.insertBeforeHead(&c.l.pool, continue100)
+		c.flush()
+	}
+}
+
+// hasInput reports whether input has arrived that the loop has not yet taken.
+func (c *conn) hasInput() bool { return len(c.in) > 0 }
+
+// decodeInput moves body bytes from the input already received into p.
+func (c *conn) decodeInput(b *bodyState, p []byte) (int, error) {
+	nd, ns, err := b.decode(p, c.in)
+	c.in = c.in[ns:]
+	return nd, err
+}
+
+// errReadAgain: readBody parked and was woken by new bytes; read again.
+var errReadAgain = errors.New("dwell: read again")
+
+// readBody reads more of cx's body from the socket. A Content-Length body is read straight into
+// p, at most the bytes left, so nothing past the body is consumed (n says how many went into p);
+// a chunked body is read into the loop buffer for the decoder, and any bytes past its end stay
+// as the next request's. When nothing has arrived the handler parks until something does
+// (errReadAgain), with the progress-based body timeout.
+func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
+	b := &cx.body
+	if c.state == stClosed {
+		if cx.gone != 0 {
+			return 0, cx.gone.err()
+		}
+		return 0, ErrClosed
+	}
+	if cx.gone.err() == ErrTimeout {
+		return 0, ErrTimeout
+	}
+	if c.peerEOF {
+		return 0, io.ErrUnexpectedEOF
+	}
+	var e netpoll.Errno
+	if b.kind == bodyLength {
+		n, e = netpoll.Read(int(c.fd), p[:min(int64(len(p)), b.remaining)])
+		if n > 0 {
+			b.remaining -= int64(n)
+			return n, nil
+		}
+	} else {
+		n, e = netpoll.Read(int(c.fd), c.l.buf)
+		if n > 0 {
+			c.in = c.l.buf[:n]
+			return 0, nil
+		}
+	}
+	switch {
+	case e == 0:
+		c.peerEOF = true
+		return 0, io.ErrUnexpectedEOF
+	case e == netpoll.EINTR:
+		return 0, errReadAgain
+	case e != netpoll.EAGAIN:
+		c.close(ErrClosed)
+		return 0, ErrClosed
+	}
+	if !cx.inHandler() {
+		return 0, ErrNotInHandler
+	}
+	if err := c.waitReadable(cx); err != nil {
+		return 0, err
+	}
+	return 0, errReadAgain
+}

@@ -1,0 +1,255 @@
+package core
+
+import (
+	"io"
+
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+	"github.com/dwellhttp/dwell/core/internal/wire"
+)
+
+// The requests of a connection, one after another: parse, run the handler, finish the response,
+// then the next — or the close.
+
+// nextRequest parses a request head from c.in and starts its handler. It reports whether the
+// connection is ready for more (the handler finished at once).
+func (c *conn) nextRequest() bool {
+	l := c.l
+	if c.scan.Fresh() {
+		in, more := wire.SkipEmptyLines(c.in)
+		if c.state == stIdle && len(c.in) > 0 {
+			// The first byte of a request starts its header timeout.
+			c.state = stHead
+			c.setReadDeadline(l.opts.HeaderTimeout)
+		}
+		c.in = in
+		if len(in) == 0 || more {
+			return false
+		}
+	}
+	n, status := c.scan.Scan(c.in, l.opts.MaxHeaderBytes)
+	switch {
+	case status == 414:
+		c.reject(wire.LineTooLong(c.in, l.opts.MaxHeaderBytes))
+		return false
+	case status != 0:
+		c.reject(wire.ErrHeadTooLarge)
+		return false
+	case n == wire.ScanMore:
+		return false
+	}
+	head := c.in[:n]
+	c.in = c.in[n:]
+	c.scan.Reset()
+	cx := l.getCtx(c)
+	r := &cx.req
+	r.Arena = head // parsed in place; the spans are offsets into head
+	fields := l.fields[:0]
+	rej := wire.ParseHead(r, &fields, l.opts.AllowCONNECT)
+	l.fields = fields[:0]
+	if rej != nil {
+		r.Arena = nil
+		l.putCtx(cx)
+		c.reject(rej)
+		return false
+	}
+	cx.body.begin(l, r)
+	// Copy the head out of the loop buffer, so that nothing pins it.
+	r.Adopt(&l.pool, head, fields, r.ScratchNeeded())
+	r.DecodePath()
+	c.keepAlive = !r.Has(wire.Close) && (r.Minor == 1 || r.Has(wire.KeepAlive)) && !l.shutting
+	c.state = stHandler
+	c.rdl = 0
+	c.cx = cx
+	cx.begin()
+	c.run(cx, nil, nil)
+	return c.state != stHandler
+}
+
+// run runs the request's handler (or, with k, its continuation) until it returns or parks,
+// and when it returns, goes on with the request: it waits for its continuation, or it is done.
+func (c *conn) run(cx *Ctx, k func(*Ctx, error), err error) {
+	if !c.l.switchTo(cx, k, err) {
+		return // parked
+	}
+	if cx.detachK != nil {
+		cx.state = ctxDetached
+		cx.releaseRequest() // the request's values end when the handler returns
+		if cx.gone != 0 {
+			cx.wake(cx.gone.err())
+		} else if c.l.shutting {
+			cx.wakeForShutdown()
+		}
+		return
+	}
+	c.handlerDone()
+}
+
+// resume runs a woken handler or continuation, then lets its connection go on.
+func (c *conn) resume(cx *Ctx) {
+	switch cx.state {
+	case ctxReady:
+		c.run(cx, nil, nil)
+	case ctxDetachedReady:
+		k := cx.detachK
+		err := cx.wakeErr()
+		cx.detachK = nil
+		cx.park = parkNone
+		c.l.timers.stop(&cx.tm)
+		cx.gen++
+		c.run(cx, k, err)
+	default:
+		return
+	}
+	if c.state != stHandler { // the request is over: go on with the connection
+		c.serve()
+	}
+	c.settle()
+}
+
+// handlerDone is called once a request's handler (or its continuation) has finished: it
+// completes the response and decides what the connection does next. Whether the connection
+// can be kept is decided before the response head goes out, so that the head says so.
+func (c *conn) handlerDone() {
+	cx := c.cx
+	b := &cx.body
+	if !b.complete() && b.failed == 0 && len(c.in) > 0 {
+		// Skip the part of the unread body that has already arrived.
+		_, used, err := b.decode(nil, c.in)
+		c.in = c.in[used:]
+		if err != nil && err != io.EOF {
+			cx.failBody(err) // broken framing: the connection cannot go on
+		}
+	}
+	keep := c.keepAlive && b.failed == 0 &&
+		(b.complete() || !b.waiting100 && !(b.kind == bodyLength && b.remaining > drainMax))
+	if !keep {
+		cx.rflags |= rfClose
+	}
+	cx.finish()
+	cx.runDone()
+	cx.end()
+	switch {
+	case c.state == stClosed:
+		c.endRequest()
+	case !c.keepAlive:
+		// Unread body (or a client still waiting for its 100 Continue): drain on close.
+		linger := !b.complete()
+		c.endRequest()
+		c.closeAfterOutput(linger)
+	case b.complete():
+		c.nextIdle()
+	default:
+		c.state = stDrain
+		cx.drainLeft = drainMax
+		c.setReadDeadline(c.l.opts.BodyTimeout)
+	}
+}
+
+// endRequest gives the request's Ctx back to the loop.
+func (c *conn) endRequest() {
+	if cx := c.cx; cx != nil {
+		c.cx = nil
+		cx.body.end(c.l)
+		c.l.putCtx(cx)
+	}
+}
+
+// nextIdle readies the connection for its next request.
+func (c *conn) nextIdle() {
+	c.endRequest()
+	c.state = stIdle
+	c.setReadDeadline(c.l.opts.IdleTimeout)
+}
+
+// drain discards the unread rest of a finished request's body from c.in. It reports whether the
+// connection is ready for the next request.
+func (c *conn) drain() bool {
+	if len(c.in) == 0 {
+		return false
+	}
+	cx := c.cx
+	_, used, err := cx.body.decode(nil, c.in)
+	c.in = c.in[used:]
+	cx.drainLeft -= int32(used)
+	switch {
+	case cx.body.complete():
+		c.nextIdle()
+		return true
+	case err != nil, cx.drainLeft <= 0:
+		c.endRequest()
+		c.closeAfterOutput(true)
+	}
+	return false
+}
+
+// onPeerEOF handles the client's end of input seen by the loop's own read.
+func (c *conn) onPeerEOF() {
+	switch c.state {
+	case stIdle, stHead, stDrain:
+		// Nothing more will come: a partial request or body is abandoned, and a finished
+		// exchange ends once its responses are out.
+		c.endRequest()
+		c.closeAfterOutput(false)
+	}
+	c.setInterest(c.events &^ (netpoll.WatchRead | netpoll.WatchHangup))
+}
+
+// reject answers a request refused before its handler, then closes.
+func (c *conn) reject(rej *wire.Reject) {
+	l := c.l
+	if l.debugEnabled() {
+		l.log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.remoteAddr())
+	}
+	writeReject(c, rej)
+	c.in = c.in[:0]
+	c.keepAlive = false
+	c.closeAfterOutput(true)
+}
+
+// closeAfterOutput ends the connection once its queued output is written. linger says the
+// client may still be sending, so its input is drained before the close (see finishClose).
+func (c *conn) closeAfterOutput(linger bool) {
+	if c.state == stClosed {
+		return
+	}
+	c.state = stClosing
+	c.linger = c.linger || linger
+	c.rdl = 0
+	if c.out.size == 0 {
+		c.finishClose()
+	}
+}
+
+// finishClose closes a connection whose output is written. Closing a socket that still has
+// unread input makes the kernel send a reset, which can destroy the response before the client
+// reads it; so when the client may still be sending, shut down our side, discard what arrives
+// for a bounded time, and close when the client does.
+func (c *conn) finishClose() {
+	if c.reset {
+		netpoll.ResetOnClose(int(c.fd))
+		c.close(nil)
+		return
+	}
+	if !c.linger || c.peerEOF {
+		c.close(nil)
+		return
+	}
+	netpoll.ShutdownWrite(int(c.fd))
+	c.state = stLinger
+	c.setReadDeadline(lingerTimeout)
+	c.setInterest(netpoll.WatchRead | netpoll.WatchHangup)
+}
+
+func (c *conn) readLinger() {
+	for c.state == stLinger {
+		n, e := netpoll.Read(int(c.fd), c.l.buf)
+		switch {
+		case n > 0:
+		case e == netpoll.EAGAIN:
+			return
+		case e == netpoll.EINTR:
+		default:
+			c.close(nil)
+		}
+	}
+}

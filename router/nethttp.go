@@ -1,0 +1,182 @@
+package router
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
+)
+
+// The bridge to net/http: a net/http handler runs on a goroutine of a bounded pool (see
+// SetHTTPWorkers), never on a loop, while the dwell handler that started it parks and does on
+// its behalf what only the loop may do — read the request body, write the response — one call
+// at a time (see exchange). So r.Body and the ResponseWriter stream both ways with dwell's
+// backpressure, and r.Context() is the request's own.
+
+// HTTPHandler returns a dwell handler that serves each request with the net/http handler h:
+// pprof, expvar, http.FileServer, httputil.ReverseProxy, a library's http.Handler.
+//
+// h runs on a goroutine of its own, from a bounded pool (see SetHTTPWorkers), so it may block
+// as net/http handlers do. Its *http.Request carries the method, target (URL, RequestURI),
+// protocol, header fields (owned copies, canonical keys), Host, RemoteAddr, ContentLength,
+// TransferEncoding, Close, the route's parameters (r.PathValue) and the request's context,
+// which is cancelled when the client goes away, when a shutdown's grace period ends, and when h
+// returns. r.Body streams: each Read waits for the next bytes from the client (the first sends
+// 100 Continue to a client that expects it), and r.Trailer is filled in at the end of a chunked
+// body.
+//
+// The ResponseWriter follows net/http's rules: WriteHeader sends 1xx interim responses (103
+// Early Hints) at once, a second WriteHeader is ignored and logged (to slog's default logger),
+// 204 and 304 take no body, a Content-Type is sniffed from the first bytes when none is set.
+// Header fields go out as net/http writes them: an invalid name is dropped, a CR or LF in a
+// value becomes a space. Writes are buffered (4 KiB)
+// and handed to the loop, which parks h while the client is slow; a response written whole
+// before h returns goes out with a Content-Length (up to core.Options.WriteHighWater),
+// a longer or flushed one streams. It implements http.Flusher, io.ReaderFrom (files go out
+// with sendfile) and, through http.NewResponseController, FlushError and EnableFullDuplex
+// (dwell reads and writes a request at once anyway). SetReadDeadline, SetWriteDeadline and
+// Hijack report http.ErrNotSupported: dwell's timeouts are core.Options.BodyTimeout and
+// WriteTimeout, which measure progress, and core.Ctx.SetTimeout for a whole request, in a
+// middleware of the route.
+//
+// A panic in h is the dwell handler's: the server answers 500 if nothing was sent, else cuts
+// the response short; panic(http.ErrAbortHandler) cuts it without logging. An h that sets no
+// status and writes nothing leaves the server's own answer standing, where it has one: 413 for
+// a body over the limit, 503 at the end of a shutdown or past the request's deadline.
+//
+// Not bridged: response trailers (the Trailer field and http.TrailerPrefix are dropped),
+// a nil header value that suppresses a default field (Date, Content-Type), Hijack. A response
+// flushed before its first byte gets dwell's default Content-Type, text/plain, where net/http
+// would send none.
+//
+// The returned handler must run as the request's handler (or inside its middleware), not from
+// a continuation (core.Ctx.Detach): there it panics.
+func HTTPHandler(h http.Handler) core.Handler {
+	if h == nil {
+		panic("dwell: nil http.Handler")
+	}
+	// A func literal, not a method value: see Router.Handler.
+	return func(c *core.Ctx) { serveHTTP(c, h, false) }
+}
+
+// serveHTTP serves c with h. For a subtree mounted with Mount, the catch-all parameter that
+// the mount added is left out of the request's path values.
+func serveHTTP(c *core.Ctx, h http.Handler, mounted bool) {
+	x := exchanges.Get().(*exchange)
+	x.h = h
+	x.collect(c, mounted)
+	if x.target == "" {
+		// Every request has a target, but in a continuation the request's values are gone:
+		// there the handler could not park to serve the goroutine.
+		x.release()
+		panic(errNotInHandler)
+	}
+	httpWorkers.start(x)
+	if v := x.serveCalls(c); v != nil {
+		panic(v)
+	}
+}
+
+// collect copies from c what the goroutine needs to build the *http.Request: owned strings
+// only, since the request's memory is the loop's.
+func (x *exchange) collect(c *core.Ctx, mounted bool) {
+	x.method = c.Method()
+	x.target = c.Target()
+	x.proto = c.Proto()
+	for name, value := range c.Headers() {
+		if x.host == "" && strings.EqualFold(name, "Host") {
+			x.host = value // net/http moves Host out of the header map into r.Host
+			continue
+		}
+		x.fields = append(x.fields, name, value)
+	}
+	if x.target != "*" && !strings.HasPrefix(x.target, "/") {
+		x.host = c.Host() // RFC 9112 §3.2.2: the absolute-form target's authority wins
+	}
+	x.remote = c.RemoteAddr().String()
+	x.contentLength = c.ContentLength()
+	x.chunked = c.Chunked()
+	x.hasBody = x.chunked || x.contentLength > 0
+	ps := ctxhook.Params(c)
+	if mounted && len(ps) > 0 && ps[len(ps)-1].Key == mountParam {
+		ps = ps[:len(ps)-1]
+	}
+	for _, p := range ps {
+		x.params = append(x.params, p.Key, strings.Clone(p.Value)) // values are borrowed
+	}
+	x.ctx = c.Context()
+	x.loop = c.Loop()
+}
+
+// run is the goroutine's side: it builds the request, runs the handler and finishes the
+// response, passing on a panic or a runtime.Goexit of the handler to the dwell handler.
+func (x *exchange) run() {
+	s := &handlerState{}
+	s.w.x = x
+	s.w.declLen = -1
+	r, err := x.request(&s.body)
+	if err != nil {
+		// The server accepted a target that net/url does not: answer as net/http would.
+		s.w.header = http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Connection": {"close"}}
+		s.w.WriteHeader(http.StatusBadRequest)
+		s.w.WriteString("400 Bad Request: " + err.Error() + "\n")
+		s.finish(nil)
+		return
+	}
+	s.body.x, s.body.req = x, r
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover()
+		switch {
+		case v == nil: // runtime.Goexit
+			v = &handlerPanic{value: "runtime.Goexit called by a net/http handler", stack: debug.Stack()}
+		case v == http.ErrAbortHandler:
+			v = core.ErrAbortHandler
+		default:
+			v = &handlerPanic{value: v, stack: debug.Stack()}
+		}
+		s.finish(v)
+	}()
+	x.h.ServeHTTP(&s.w, r)
+	returned = true
+	s.finish(nil)
+}
+
+// handlerState is what one net/http handler holds: made per request, so that a writer or body
+// kept past the handler (a mistake) can only fail, never reach another request.
+type handlerState struct {
+	w    responseWriter
+	body bodyReader
+}
+
+// finish hands the response's end to the loop. Nothing of x is touched after that: the loop
+// recycles it.
+func (s *handlerState) finish(panicV any) {
+	s.body.release()
+	s.w.finish(panicV)
+}
+
+// A handlerPanic carries a net/http handler's panic to the dwell handler, which raises it
+// again so that the server answers it; it names the handler's goroutine stack, which is where
+// the panic happened.
+type handlerPanic struct {
+	value any
+	stack []byte
+}
+
+func (p *handlerPanic) Error() string {
+	return fmt.Sprintf("panic in a net/http handler: %v\n\nhandler goroutine:\n%s", p.value, p.stack)
+}
+
+var (
+	errHandlerDone   = errors.New("dwell: net/http ResponseWriter or Body used after its handler returned")
+	errNotInHandler  = errors.New("dwell: the handler of router.HTTPHandler ran outside a request's handler (in a continuation?)")
+	errHandlerFailed = errors.New("dwell: the dwell handler serving this net/http handler panicked")
+)

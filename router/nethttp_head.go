@@ -1,0 +1,137 @@
+package router
+
+import (
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// snapshot appends the response header fields to dst as name, value pairs, the way net/http
+// writes them: names sorted (case-insensitively, so that spellings of one name sit together),
+// an invalid name dropped, CR, LF and other control bytes in a value made spaces and the value
+// trimmed. It reports the declared Content-Length (-1 for none) and whether the handler set the
+// content's type or encoding, which rule out sniffing. For an interim response the fields that
+// frame a final one (Content-Length, Connection) are left out.
+func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, declLen int64, typed bool) {
+	declLen = -1
+	var keyArr [24]string
+	keys := keyArr[:0]
+	for k := range w.header {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareFold)
+	for _, k := range keys {
+		vs := w.header[k]
+		if len(vs) == 0 || !validFieldName(k) {
+			continue
+		}
+		switch {
+		case strings.EqualFold(k, "Content-Length"):
+			if interim {
+				continue
+			}
+			v := strings.Trim(vs[0], " \t")
+			n, ok := parseContentLength(v)
+			if !ok {
+				slog.Warn("dwell: invalid Content-Length from a net/http handler; dropped", "value", vs[0])
+				continue
+			}
+			declLen = n
+			dst = append(dst, k, v)
+			continue
+		case strings.EqualFold(k, "Connection"):
+			if interim {
+				continue
+			}
+		case strings.EqualFold(k, "Content-Type"), strings.EqualFold(k, "Content-Encoding"):
+			typed = true
+		case strings.EqualFold(k, "Transfer-Encoding"), strings.EqualFold(k, "Trailer"),
+			strings.HasPrefix(k, http.TrailerPrefix):
+			continue // the server frames the body; response trailers are not bridged
+		}
+		for _, v := range vs {
+			dst = append(dst, k, cleanValue(v))
+		}
+	}
+	return dst, declLen, typed
+}
+
+// compareFold orders header names case-insensitively (ASCII).
+func compareFold(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		ca, cb := lowerASCII(a[i]), lowerASCII(b[i])
+		if ca != cb {
+			return int(ca) - int(cb)
+		}
+	}
+	return len(a) - len(b)
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// validFieldName reports whether name is a token (RFC 9110 §5.1): net/http drops fields
+// whose name is not, and so does the bridge, rather than fail the response.
+func validFieldName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !isTokenByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isTokenByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// cleanValue makes v safe to send, as net/http does: control bytes (CR and LF among them,
+// which would split the response) become spaces, and surrounding spaces and tabs go. The
+// common value needs neither and is returned as it is.
+func cleanValue(v string) string {
+	clean := true
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			clean = false
+			break
+		}
+	}
+	if !clean {
+		b := []byte(v)
+		for i, c := range b {
+			if c < ' ' && c != '\t' || c == 0x7f {
+				b[i] = ' '
+			}
+		}
+		v = string(b)
+	}
+	return strings.Trim(v, " \t")
+}
+
+// parseContentLength parses a Content-Length value: digits only (RFC 9110 §8.6), at most 18 of
+// them so that it fits an int64.
+func parseContentLength(v string) (int64, bool) {
+	if v == "" || len(v) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(v[i]-'0')
+	}
+	return n, true
+}

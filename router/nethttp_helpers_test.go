@@ -1,0 +1,50 @@
+package router
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
+)
+
+// serveStd serves the net/http handler h, through HTTPHandler, on a loopback port for the
+// length of the test, and returns the server and its address.
+func serveStd(t testing.TB, h http.HandlerFunc, o core.Options) (*core.Server, string) {
+	t.Helper()
+	return coretest.Serve(t, HTTPHandler(h), o)
+}
+
+// A logBuffer is a slog handler's output, safe to read while a server writes to it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// captureLogs makes a logger writing to a buffer; with setDefault it also becomes slog's
+// default (for the bridge's own warnings) until the test ends.
+func captureLogs(t *testing.T, setDefault bool) (*slog.Logger, *logBuffer) {
+	buf := &logBuffer{}
+	lg := slog.New(slog.NewTextHandler(buf, nil))
+	if setDefault {
+		old := slog.Default()
+		slog.SetDefault(lg)
+		t.Cleanup(func() { slog.SetDefault(old) })
+	}
+	return lg, buf
+}
