@@ -6,7 +6,7 @@ import (
 )
 
 // TestAuth: with a token, every write needs it — a missing or wrong one gets 401 with a Bearer
-// challenge and changes nothing — and reads do not.
+// challenge and changes nothing — and reads do not; the profiler needs it too.
 func TestAuth(t *testing.T) {
 	url, _, _ := testApp(t, config{token: "s3cret"})
 	const auth = "Authorization: Bearer s3cret"
@@ -27,6 +27,8 @@ func TestAuth(t *testing.T) {
 		{"PUT", "/todos/1", `{"title":"b"}`, "", 401},
 		{"DELETE", "/todos/1", "", "", 401},
 		{"POST", "/todos/1/attachment", "data", "", 401},
+		{"GET", "/debug/pprof/", "", "", 401},
+		{"GET", "/debug/pprof/", "", auth, 200},
 		{"PUT", "/todos/1", `{"title":"b"}`, auth, 200},
 		{"DELETE", "/todos/1", "", auth, 204},
 	}
@@ -87,5 +89,18 @@ func TestCORS(t *testing.T) {
 	resp, _ = do(t, "GET", url+"/todos", "", "Origin: https://evil.example")
 	if resp.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("GET from another origin: %q", resp.Header)
+	}
+}
+
+// TestProfiler: net/http/pprof through the bridge.
+func TestProfiler(t *testing.T) {
+	url, _, _ := testApp(t, config{})
+	resp, body := do(t, "GET", url+"/debug/pprof/", "")
+	if resp.StatusCode != 200 || !strings.Contains(body, "goroutine") {
+		t.Fatalf("index: %d %q", resp.StatusCode, body)
+	}
+	resp, body = do(t, "GET", url+"/debug/pprof/cmdline", "")
+	if resp.StatusCode != 200 || body == "" {
+		t.Fatalf("cmdline: %d %q", resp.StatusCode, body)
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 
@@ -62,6 +64,10 @@ func (a *app) handler() core.Handler {
 	todos.DELETE("/:id", w(a.remove))
 	todos.GET("/:id/attachment", a.download)
 	todos.POST("/:id/attachment", w(middleware.BodyLimit(maxAttachment)(a.upload)))
+	// The profiler tells much about the process: it takes the token too, when there is one.
+	debug := r.Group("/debug")
+	debug.Use(w)
+	debug.Mount("/pprof", profiler())
 	return r.Handler()
 }
 
@@ -72,6 +78,18 @@ func (a *app) writes() func(core.Handler) core.Handler {
 		return func(h core.Handler) core.Handler { return h }
 	}
 	return middleware.BearerAuth(middleware.BearerOptions{Token: a.cfg.token, Realm: "todo", Error: middleware.JSONError})
+}
+
+// profiler is net/http/pprof's handlers on a mux of their own, rather than on
+// http.DefaultServeMux, where any imported package may register more.
+func profiler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // fail answers an error as JSON, {"error": msg}.

@@ -1,7 +1,7 @@
 // Command todo is the application template: a JSON API for a to-do list, with the middleware a
 // service runs on every route, authentication on writes, a long poll and an event stream of
-// changes, and file attachments streamed to disk — each the way dwell means it to be done,
-// ready to copy.
+// changes, file attachments streamed to disk, and the profiler — each the way dwell means it
+// to be done, ready to copy.
 //
 // Routes:
 //
@@ -18,6 +18,7 @@
 //	                                  data: the todo), from after Last-Event-ID when given
 //	POST   /todos/:id/attachment      the body, streamed to disk → 201 {"size", "sha256"}
 //	GET    /todos/:id/attachment      the file, with Range and an ETag
+//	GET    /debug/pprof/              net/http/pprof, through the router's net/http bridge
 //
 // Errors are JSON, {"error": "..."}: 400 for bad JSON (the field and byte offset named) or
 // unknown fields, 401 with WWW-Authenticate: Bearer for a write without the token, 404, 405,
