@@ -19,6 +19,7 @@
 //	POST   /todos/:id/attachment      the body, streamed to disk → 201 {"size", "sha256"}
 //	GET    /todos/:id/attachment      the file, with Range and an ETag
 //	GET    /debug/pprof/              net/http/pprof, through the router's net/http bridge
+//	                                  (with the token, when there is one)
 //
 // Errors are JSON, {"error": "..."}: 400 for bad JSON (the field and byte offset named) or
 // unknown fields, 401 with WWW-Authenticate: Bearer for a write without the token, 404, 405,
@@ -27,9 +28,9 @@
 // duration (nanoseconds), request_id.
 //
 // Flags: -addr, -loops; -dir, where attachments go (a temporary directory by default, removed
-// on exit); -token, the bearer token writes need (none: writes are open); -origin, the origin
-// allowed to call the API from a browser (none by default); -max-body, the largest JSON body
-// (1 MiB).
+// on exit); -token, the bearer token that writes and the profiler need (none: they are open);
+// -origin, the origin allowed to call the API from a browser (none by default); -max-body, the
+// largest JSON body (1 MiB).
 //
 // On SIGINT or SIGTERM the server stops: long polls and event streams are answered at once,
 // and other requests get a short grace period.
@@ -58,7 +59,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	loops := flag.Int("loops", 1, "number of event loops")
 	dir := flag.String("dir", "", "directory for attachments (default: a temporary one, removed on exit)")
-	token := flag.String("token", "", "bearer token that writes need (empty: writes are open)")
+	token := flag.String("token", "", "bearer token that writes and the profiler need (empty: they are open)")
 	origin := flag.String("origin", "", "origin allowed to call the API from a browser, such as https://app.example")
 	maxBody := flag.Int64("max-body", 1<<20, "largest JSON request body, in bytes")
 	flag.Parse()
