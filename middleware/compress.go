@@ -125,13 +125,13 @@ func matchType(pattern, mt string) bool {
 // A gzipFilter is the body filter of one response. It holds the body's first bytes until it
 // knows whether to compress: once MinSize bytes came, or at the first Flush, or at the end.
 type gzipFilter struct {
-	z        *compressor
-	c        *core.Ctx
-	next     core.BodyWriter
-	state    filterState
-	held     []byte
-	gz       *gzip.Writer
-	install  func(core.BodyWriter) core.BodyWriter // f.wrap, made once: a method value per request would allocate
+	z       *compressor
+	c       *core.Ctx
+	next    core.BodyWriter
+	state   filterState
+	held    []byte
+	gz      *gzip.Writer
+	install func(core.BodyWriter) core.BodyWriter // f.wrap, made once: a method value per request would allocate
 }
 
 type filterState uint8
