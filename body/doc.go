@@ -23,6 +23,15 @@
 // connection. A handler that leaves a body unread need not do anything: the
 // server discards up to 256 KiB of it to keep the connection, and closes it otherwise.
 //
+// # JSON, forms and uploads
+//
+// ReadJSON decodes a JSON body under a limit and WriteJSON answers with one; ReadForm reads an
+// url-encoded form; MultipartReader streams a multipart body part by part. What they refuse
+// comes as an *Error that carries its status (400, 413, 415) and a message for the client
+// naming what is wrong and where. Copy stores an upload — the body, or a multipart part —
+// reading each piece on the loop and writing it with wait.Do, off the loop; only its nil error
+// says the body arrived whole (io.ErrUnexpectedEOF: the client stopped early).
+//
 // # Responses and files
 //
 // A response body streams with backpressure: past core.Options.WriteHighWater a writing handler

@@ -3,12 +3,14 @@ package allocs
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/middleware"
 	"github.com/dwellhttp/dwell/router"
 	"github.com/lesismal/nbio/nbhttp"
 	"github.com/valyala/fasthttp"
@@ -26,6 +28,7 @@ func BenchmarkHello(b *testing.B) {
 		start func(b *testing.B) string
 	}{
 		{"dwell", startDwell},
+		{"dwell-mw", startDwellMW},
 		{"nethttp", startNetHTTP},
 		{"fasthttp", startFastHTTP},
 		{"nbio", startNbio},
@@ -77,6 +80,23 @@ func listen(b *testing.B) net.Listener {
 
 func startDwell(b *testing.B) string {
 	r := router.New()
+	r.GET("/hello", func(c *core.Ctx) {
+		c.SetHeader("Content-Type", "text/plain")
+		c.WriteString(hello)
+	})
+	s := core.NewServer(r.Handler(), core.Options{})
+	ln := listen(b)
+	go s.Serve(ln)
+	b.Cleanup(func() { s.Shutdown(context.Background()) })
+	return ln.Addr().String()
+}
+
+// startDwellMW is servers/dwell-mw: /hello behind a request id, an access log and recovery. The
+// log goes to io.Discard, which allocates no more than the file the server logs to.
+func startDwellMW(b *testing.B) string {
+	r := router.New()
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	r.Use(middleware.AssignRequestID, middleware.AccessLog(logger), middleware.Recover(middleware.JSONError))
 	r.GET("/hello", func(c *core.Ctx) {
 		c.SetHeader("Content-Type", "text/plain")
 		c.WriteString(hello)

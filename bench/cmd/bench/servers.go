@@ -17,7 +17,13 @@ import (
 
 // serverNames is every server the driver knows, in report order. A Go server is a main package
 // at bench/servers/NAME; nginx is configured from bench/nginx/nginx.conf.tmpl.
-var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "dwell"}
+var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "dwell", "dwell-mw"}
+
+// helloOnly names the servers that serve GET /hello alone, and why: they take part in the hello
+// figure and the allocations row only.
+var helloOnly = map[string]string{
+	"dwell-mw": "dwell with request id, access log and recovery: measured on hello only",
+}
 
 // serverModules maps a Go server to the module whose version the report shows.
 var serverModules = map[string]string{
@@ -88,6 +94,13 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 			continue
 		}
 		s.version = r.goServerVersion(name, s.bin)
+		if why, ok := helloOnly[name]; ok {
+			for _, id := range figureIDs() {
+				if id != "hello" {
+					s.lacks[id] = why
+				}
+			}
+		}
 		out = append(out, s)
 	}
 	return out, nil
@@ -97,7 +110,7 @@ func (r *runner) goServerVersion(name, bin string) string {
 	if mod, ok := serverModules[name]; ok {
 		return mod + " " + moduleVersion(bin, mod)
 	}
-	if name == "dwell" {
+	if name == "dwell" || name == "dwell-mw" {
 		if out, err := exec.Command("git", "-C", r.benchDir, "rev-parse", "--short", "HEAD").Output(); err == nil {
 			return "github.com/dwellhttp/dwell at " + strings.TrimSpace(string(out))
 		}

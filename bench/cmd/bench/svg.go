@@ -60,7 +60,7 @@ func panel(b *strings.Builder, res *Results, figID, metricID, title string, x0 i
 		sum := mt.Summary[s]
 		cx := float64(x0+left) + slot*(float64(i)+0.5)
 		color := "#5c7cfa"
-		if s == "dwell" {
+		if strings.HasPrefix(s, "dwell") {
 			color = "#e8590c"
 		}
 		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n",

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"strconv"
+	"strings"
+
+	"github.com/dwellhttp/dwell/body"
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/middleware"
+	"github.com/dwellhttp/dwell/router"
+)
+
+// An app is the service: its store, its attachments and its settings.
+type app struct {
+	cfg    config
+	logger *slog.Logger
+	todos  *store
+	files  *attachments
+}
+
+func newApp(cfg config, logger *slog.Logger) (*app, error) {
+	files, err := openAttachments(cfg.dir)
+	if err != nil {
+		return nil, err
+	}
+	return &app{cfg: cfg, logger: logger, todos: newStore(), files: files}, nil
+}
+
+// handler routes the API. The middleware runs on every route and on the router's own answers
+// (404, 405, OPTIONS), outermost first: the request id first, so that every other middleware
+// and the access log see it.
+func (a *app) handler() core.Handler {
+	r := router.New()
+	r.NotFound = func(c *core.Ctx) { fail(c, 404, "no such resource") }
+	r.MethodNotAllowed = func(c *core.Ctx) { fail(c, 405, "method not allowed; see the Allow field") }
+	var origins []string
+	if a.cfg.origin != "" {
+		origins = []string{a.cfg.origin}
+	}
+	r.Use(
+		middleware.AssignRequestID,
+		middleware.AccessLog(a.logger),
+		middleware.Recover(middleware.JSONError),
+		middleware.CORS(middleware.CORSOptions{
+			Origins:       origins,
+			Methods:       []string{"GET", "HEAD", "POST", "PUT", "DELETE"},
+			Headers:       []string{"Content-Type", "Authorization", "Last-Event-ID", middleware.RequestIDHeader},
+			ExposeHeaders: []string{"Location", "ETag", middleware.RequestIDHeader},
+		}),
+		middleware.Compress(middleware.CompressOptions{}),
+	)
+	w := a.writes()
+	todos := r.Group("/todos")
+	todos.GET("", a.list)
+	todos.POST("", w(a.create))
+	todos.GET("/changes", a.changes)
+	todos.GET("/events", a.events)
+	todos.GET("/:id", a.show)
+	todos.PUT("/:id", w(a.update))
+	todos.DELETE("/:id", w(a.remove))
+	todos.GET("/:id/attachment", a.download)
+	todos.POST("/:id/attachment", w(middleware.BodyLimit(maxAttachment)(a.upload)))
+	// The profiler tells much about the process: it takes the token too, when there is one.
+	debug := r.Group("/debug")
+	debug.Use(w)
+	debug.Mount("/pprof", profiler())
+	return r.Handler()
+}
+
+// writes returns the middleware of the routes that change something: the bearer token, when
+// one is set.
+func (a *app) writes() func(core.Handler) core.Handler {
+	if a.cfg.token == "" {
+		return func(h core.Handler) core.Handler { return h }
+	}
+	return middleware.BearerAuth(middleware.BearerOptions{Token: a.cfg.token, Realm: "todo", Error: middleware.JSONError})
+}
+
+// profiler is net/http/pprof's handlers on a mux of their own, rather than on
+// http.DefaultServeMux, where any imported package may register more.
+func profiler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// fail answers an error as JSON, {"error": msg}.
+func fail(c *core.Ctx, status int, msg string) { middleware.JSONError(c, status, msg) }
+
+// input is the body of POST /todos and PUT /todos/:id.
+type input struct {
+	Title *string `json:"title"`
+	Done  bool    `json:"done"`
+}
+
+// readInput reads and checks a todo from the body, answering the error itself when there is
+// one: false means the request is answered.
+func (a *app) readInput(c *core.Ctx) (string, bool, bool) {
+	var in input
+	err := body.ReadJSON(c, &in, body.JSONOptions{Limit: a.cfg.maxBody, DisallowUnknownFields: true})
+	var be *body.Error
+	switch {
+	case errors.As(err, &be):
+		fail(c, be.Status, be.Error())
+		return "", false, false
+	case err != nil:
+		return "", false, false // the body broke on the wire: the server answers
+	case in.Title == nil || strings.TrimSpace(*in.Title) == "":
+		fail(c, 400, `JSON field "title" must be a non-empty string`)
+		return "", false, false
+	}
+	return *in.Title, in.Done, true
+}
+
+// todoID parses the :id parameter; false means the request is answered (404).
+func todoID(c *core.Ctx) (int64, bool) {
+	s := c.Param("id")
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		fail(c, 404, "no todo "+strconv.Quote(s))
+		return 0, false
+	}
+	return id, true
+}
+
+// notFound answers 404 for a todo that does not exist.
+func notFound(c *core.Ctx, id int64) { fail(c, 404, "no todo "+strconv.FormatInt(id, 10)) }

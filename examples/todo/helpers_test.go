@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
+)
+
+// logLines is an io.Writer for the access log that hands over each line on a channel.
+type logLines chan []byte
+
+func (l logLines) Write(p []byte) (int, error) {
+	l <- bytes.Clone(p)
+	return len(p), nil
+}
+
+// next returns the next access log line of path, decoded; lines of other paths (requests a
+// test made to set things up) are skipped.
+func (l logLines) next(t testing.TB, path string) map[string]any {
+	t.Helper()
+	return l.find(t, func(m map[string]any) bool { return m["path"] == path })
+}
+
+// find returns the next access log line that match accepts, decoded, skipping the others.
+func (l logLines) find(t testing.TB, match func(map[string]any) bool) map[string]any {
+	t.Helper()
+	for {
+		select {
+		case b := <-l:
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatalf("log line %q: %v", b, err)
+			}
+			if match(m) {
+				return m
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no such log line")
+			return nil
+		}
+	}
+}
+
+// testApp serves the application as main does, with cfg's settings (a temporary -dir, and
+// -max-body 1 MiB unless cfg says otherwise), and returns its base URL, the app and its access
+// log.
+func testApp(t *testing.T, cfg config) (string, *app, logLines) {
+	t.Helper()
+	if cfg.dir == "" {
+		cfg.dir = t.TempDir()
+	}
+	if cfg.maxBody == 0 {
+		cfg.maxBody = 1 << 20
+	}
+	logs := make(logLines, 1024)
+	a, err := newApp(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr := coretest.Serve(t, a.handler(), core.Options{MaxBodyBytes: maxAttachment})
+	return "http://" + addr, a, logs
+}
+
+// client makes requests without following redirects or decoding gzip, so that tests see
+// responses as they are sent.
+var client = &http.Client{
+	Transport:     &http.Transport{DisableCompression: true},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// do makes a request with body (a string, or "" for none) and header fields ("Name: value"),
+// and returns the response with its body read.
+func do(t testing.TB, method, url, body string, fields ...string) (*http.Response, string) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fields {
+		k, v, _ := strings.Cut(f, ": ")
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Header.Get("X-Request-Id") == "" {
+		t.Fatalf("%s %s: %d without an X-Request-Id", method, url, resp.StatusCode)
+	}
+	return resp, string(b)
+}
+
+const jsonType = "Content-Type: application/json"
+
+// errorOf decodes an error answer, failing unless it is {"error": "..."} as JSON.
+func errorOf(t testing.TB, resp *http.Response, body string) string {
+	t.Helper()
+	var e struct {
+		Error string `json:"error"`
+	}
+	if resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal([]byte(body), &e) != nil || e.Error == "" {
+		t.Fatalf("%d %q %q: not a JSON error", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	return e.Error
+}
+
+// doBody is do with the body sent chunked when asked, as a client streaming it would.
+func doBody(t testing.TB, method, url, body string, isChunked bool, fields ...string) (*http.Response, string) {
+	t.Helper()
+	if !isChunked {
+		return do(t, method, url, body, fields...)
+	}
+	req, err := http.NewRequest(method, url, io.MultiReader(strings.NewReader(`{"title":"`), strings.NewReader(strings.Repeat("x", 1000)), strings.NewReader(`"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fields {
+		k, v, _ := strings.Cut(f, ": ")
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+// gunzip decodes a gzip body.
+func gunzip(t testing.TB, s string) string {
+	t.Helper()
+	zr, err := gzip.NewReader(strings.NewReader(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// readResponse reads a response head from c, leaving its body to be read.
+func readResponse(c *coretest.Conn) (*http.Response, error) {
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	return http.ReadResponse(c.R, nil)
+}

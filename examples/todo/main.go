@@ -1,0 +1,125 @@
+// Command todo is the application template: a JSON API for a to-do list, with the middleware a
+// service runs on every route, authentication on writes, a long poll and an event stream of
+// changes, file attachments streamed to disk, and the profiler — each the way dwell means it
+// to be done, ready to copy.
+//
+// Routes:
+//
+//	GET    /todos                     200 [{"id", "title", "done"}, ...]
+//	POST   /todos                     {"title", "done"} → 201 the todo, Location: /todos/ID
+//	GET    /todos/:id                 200 the todo
+//	PUT    /todos/:id                 {"title", "done"} → 200 the todo
+//	DELETE /todos/:id                 204
+//	GET    /todos/changes?after=N&timeout=MS
+//	                                  the changes after sequence N, at once or as soon as one
+//	                                  comes (30 s by default): {"changes": [{"seq", "op",
+//	                                  "todo"}], "next": N}
+//	GET    /todos/events              the changes as Server-Sent Events (id: seq, event: op,
+//	                                  data: the todo), from after Last-Event-ID when given
+//	POST   /todos/:id/attachment      the body, streamed to disk → 201 {"size", "sha256"}
+//	GET    /todos/:id/attachment      the file, with Range and an ETag
+//	GET    /debug/pprof/              net/http/pprof, through the router's net/http bridge
+//	                                  (with the token, when there is one)
+//
+// Errors are JSON, {"error": "..."}: 400 for bad JSON (the field and byte offset named) or
+// unknown fields, 401 with WWW-Authenticate: Bearer for a write without the token, 404, 405,
+// 413 for a body over -max-body, 415 for a body that is not JSON. Every response carries an
+// X-Request-Id, and stderr gets one JSON line per response: method, path, status, bytes,
+// duration (nanoseconds), request_id.
+//
+// Flags: -addr, -loops; -dir, where attachments go (a temporary directory by default, removed
+// on exit); -token, the bearer token that writes and the profiler need (none: they are open);
+// -origin, the origin allowed to call the API from a browser (none by default); -max-body, the
+// largest JSON body (1 MiB).
+//
+// On SIGINT or SIGTERM the server stops: long polls and event streams are answered at once,
+// and other requests get a short grace period.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// grace bounds how long a shutdown waits for requests still running (uploads, say): parked
+// polls and streams end at once, and the process must be gone within two seconds.
+const grace = 1500 * time.Millisecond
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	loops := flag.Int("loops", 1, "number of event loops")
+	dir := flag.String("dir", "", "directory for attachments (default: a temporary one, removed on exit)")
+	token := flag.String("token", "", "bearer token that writes and the profiler need (empty: they are open)")
+	origin := flag.String("origin", "", "origin allowed to call the API from a browser, such as https://app.example")
+	maxBody := flag.Int64("max-body", 1<<20, "largest JSON request body, in bytes")
+	flag.Parse()
+
+	if *dir == "" {
+		tmp, err := os.MkdirTemp("", "todo-")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(tmp)
+		*dir = tmp
+	}
+	if err := run(config{addr: *addr, loops: *loops, dir: *dir, token: *token, origin: *origin, maxBody: *maxBody}); err != nil {
+		log.Print(err)
+		os.Exit(1) // after the deferred clean-up: log.Fatal would skip it
+	}
+}
+
+// config is the command line.
+type config struct {
+	addr    string
+	loops   int
+	dir     string
+	token   string
+	origin  string
+	maxBody int64
+}
+
+// run serves until a signal, then shuts down.
+func run(cfg config) error {
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	a, err := newApp(cfg, logger)
+	if err != nil {
+		return err
+	}
+	srv := core.NewServer(a.handler(), core.Options{
+		Addr:         cfg.addr,
+		Loops:        cfg.loops,
+		MaxBodyBytes: maxAttachment,
+		Logger:       logger,
+	})
+	if err := srv.Listen(); err != nil {
+		return err
+	}
+	// Signals are caught before the server says it is ready, so that one sent right after
+	// the announcement shuts it down gracefully rather than killing it.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	fmt.Printf("listening http://%s\n", srv.Addr())
+
+	go func() {
+		<-stop
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			logger.Warn("shutdown", "error", err.Error())
+		}
+	}()
+	if err := srv.ListenAndServe(); !errors.Is(err, core.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

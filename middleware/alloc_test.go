@@ -1,0 +1,61 @@
+//go:build !race
+
+package middleware_test
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
+	"github.com/dwellhttp/dwell/middleware"
+)
+
+func hello(c *core.Ctx) {
+	c.SetHeader("Content-Type", "text/plain")
+	c.WriteString("Hello World")
+}
+
+// TestAllocsPerRequest: the allocations each middleware adds to a request, counted over
+// kept-alive exchanges whose client allocates nothing. Most add none; the access log pays for
+// the path it keeps and slog's record, the request id for its id and the request value.
+func TestAllocsPerRequest(t *testing.T) {
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	cases := []struct {
+		name   string
+		mw     []func(core.Handler) core.Handler
+		req    string
+		allocs float64
+	}{
+		{"none", nil, "", 0},
+		{"recover", []func(core.Handler) core.Handler{middleware.Recover(middleware.JSONError)}, "", 0},
+		{"timeout", []func(core.Handler) core.Handler{middleware.Timeout(time.Minute)}, "", 0},
+		{"body limit", []func(core.Handler) core.Handler{middleware.BodyLimit(1 << 20)}, "", 0},
+		{"cors, no origin", []func(core.Handler) core.Handler{middleware.CORS(middleware.CORSOptions{Origins: []string{"https://a.example"}})}, "", 0},
+		// The Content-Type, read as a copy to decide.
+		{"compress, small", []func(core.Handler) core.Handler{middleware.Compress(middleware.CompressOptions{})}, "Accept-Encoding: gzip\r\n", 1},
+		// The path, kept for the line; slog's record holds five attributes without allocating.
+		{"access log", []func(core.Handler) core.Handler{middleware.AccessLog(logger)}, "", 1},
+		// The id's string, the string in an interface, and the request value's node.
+		{"request id", []func(core.Handler) core.Handler{middleware.AssignRequestID}, "", 3},
+		{"request id given", []func(core.Handler) core.Handler{middleware.AssignRequestID}, "X-Request-Id: abc\r\n", 3},
+		// Both, and a sixth attribute, past the five slog keeps in its record.
+		{"id, log, recover", []func(core.Handler) core.Handler{middleware.AssignRequestID, middleware.AccessLog(logger), middleware.Recover(nil)}, "", 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, addr := coretest.Serve(t, chain(hello, tc.mw...), core.Options{})
+			rt := coretest.NewRoundTripper(t, addr, "GET /hello HTTP/1.1\r\nHost: h\r\n"+tc.req+"\r\n")
+			for range 100 {
+				rt.Do(t)
+			}
+			got := testing.AllocsPerRun(1000, func() { rt.Do(t) })
+			t.Logf("%s: %.2f allocations per request", tc.name, got)
+			if got != tc.allocs {
+				t.Fatalf("%.2f allocations per request, want %.0f", got, tc.allocs)
+			}
+		})
+	}
+}

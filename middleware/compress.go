@@ -1,0 +1,288 @@
+package middleware
+
+import (
+	"bytes"
+	"compress/gzip"
+	"strings"
+	"sync"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// CompressOptions configures Compress. The zero value compresses the usual text types from
+// 1 KiB at gzip's default level.
+type CompressOptions struct {
+	// MinSize is the smallest body compressed, in bytes: below it, gzip's framing and the work
+	// are not worth it. Zero means 1024; negative means every size.
+	MinSize int
+
+	// Types lists the media types compressed, without parameters, compared without regard to
+	// case. A '*' stands for any text: "text/*", "application/*+json". Nil means text/html,
+	// text/css, text/plain, text/javascript, text/csv, text/xml, text/markdown,
+	// application/json, application/javascript, application/xml, application/wasm,
+	// image/svg+xml, application/*+json and application/*+xml. An event stream
+	// (text/event-stream) is better left out: a long stream would hold a compressor (some
+	// hundreds of kilobytes) for its whole life.
+	Types []string
+
+	// Level is the gzip level, from gzip.BestSpeed (1) to gzip.BestCompression (9). Zero means
+	// gzip.DefaultCompression.
+	Level int
+}
+
+var defaultCompressTypes = []string{
+	"text/html", "text/css", "text/plain", "text/javascript", "text/csv", "text/xml",
+	"text/markdown", "application/json", "application/javascript", "application/xml",
+	"application/wasm", "image/svg+xml", "application/*+json", "application/*+xml",
+}
+
+// Compress compresses response bodies with gzip (compress/gzip) for clients that accept it
+// (Accept-Encoding, q-values honoured: "gzip;q=0" refuses it, "*" accepts it when gzip is not
+// named). A body is compressed when its type is one of the compressible types and it reaches
+// MinSize, or when the handler flushes it (a stream): it then gets Content-Encoding: gzip, a
+// Content-Length the handler declared goes (the server counts the compressed body instead, or
+// streams it chunked), a strong ETag becomes weak, since the bytes differ, and Accept-Ranges
+// goes. Every response gets Vary: Accept-Encoding, compressed or not, so that caches keep
+// the encodings apart.
+//
+// Nothing is compressed for HEAD, for a request with a Range (ranges count the bytes of the
+// uncompressed body), for 1xx, 204, 206 and 304 responses, or for a body the handler encoded
+// itself (Content-Encoding set). A request that cannot get a compressed answer (no gzip in
+// Accept-Encoding, HEAD, a Range) gets no filter at all, so that its files still go out with
+// sendfile(2); for the others, a file goes through the filter, read and written.
+//
+// Flush flushes the compressor, so a compressed stream still reaches the client as it is
+// written, and writes keep their backpressure: a handler writing to a slow client parks as
+// without compression. The compressors and buffers are pooled.
+func Compress(o CompressOptions) func(core.Handler) core.Handler {
+	z := &compressor{minSize: o.MinSize, types: o.Types, level: o.Level}
+	if z.minSize == 0 {
+		z.minSize = 1024
+	}
+	if z.types == nil {
+		z.types = defaultCompressTypes
+	}
+	if z.level == 0 {
+		z.level = gzip.DefaultCompression
+	}
+	if _, err := gzip.NewWriterLevel(nil, z.level); err != nil {
+		panic("dwell: " + err.Error())
+	}
+	z.filters.New = func() any {
+		f := &gzipFilter{z: z}
+		f.install = f.wrap
+		return f
+	}
+	return func(next core.Handler) core.Handler {
+		return func(c *core.Ctx) {
+			c.AddHeader("Vary", "Accept-Encoding")
+			if c.Method() == "HEAD" || c.HeaderBytes("Range") != nil || !acceptsGzip(c.HeaderBytes("Accept-Encoding")) {
+				// Nothing to compress: no filter, so that a file still goes out with sendfile.
+				next(c)
+				return
+			}
+			f := z.filters.Get().(*gzipFilter)
+			f.c = c
+			c.WrapBody(f.install)
+			next(c)
+		}
+	}
+}
+
+// A compressor is one Compress middleware's settings and pools.
+type compressor struct {
+	minSize int
+	types   []string
+	level   int
+	filters sync.Pool // *gzipFilter
+	writers sync.Pool // *gzip.Writer at level
+}
+
+// compressible reports whether a Content-Type value names a type to compress.
+func (z *compressor) compressible(ct string) bool {
+	if ct == "" {
+		ct = "text/plain" // the server's default
+	}
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.TrimSpace(mt)
+	for _, t := range z.types {
+		if matchType(t, mt) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchType matches a media type against a pattern with at most one '*'.
+func matchType(pattern, mt string) bool {
+	pre, suf, star := strings.Cut(pattern, "*")
+	if !star {
+		return strings.EqualFold(pattern, mt)
+	}
+	return len(mt) >= len(pre)+len(suf) && strings.EqualFold(mt[:len(pre)], pre) && strings.EqualFold(mt[len(mt)-len(suf):], suf)
+}
+
+// A gzipFilter is the body filter of one response. It holds the body's first bytes until it
+// knows whether to compress: once MinSize bytes came, or at the first Flush, or at the end.
+type gzipFilter struct {
+	z       *compressor
+	c       *core.Ctx
+	next    core.BodyWriter
+	state   filterState
+	held    []byte
+	gz      *gzip.Writer
+	install func(core.BodyWriter) core.BodyWriter // f.wrap, made once: a method value per request would allocate
+}
+
+type filterState uint8
+
+const (
+	undecided filterState = iota
+	passing
+	compressing
+)
+
+// wrap installs the filter in front of next; it is the function given to WrapBody.
+func (f *gzipFilter) wrap(next core.BodyWriter) core.BodyWriter {
+	f.next = next
+	return f
+}
+
+func (f *gzipFilter) Write(p []byte) (int, error) {
+	switch f.state {
+	case passing:
+		return f.next.Write(p)
+	case compressing:
+		return f.gz.Write(p)
+	}
+	if len(f.held)+len(p) < f.z.minSize {
+		f.held = append(f.held, p...)
+		return len(p), nil
+	}
+	if err := f.decide(true); err != nil {
+		return 0, err
+	}
+	return f.Write(p)
+}
+
+func (f *gzipFilter) Flush() error {
+	if f.state == undecided {
+		if err := f.decide(true); err != nil {
+			return err
+		}
+	}
+	if f.state == compressing {
+		if err := f.gz.Flush(); err != nil {
+			return err
+		}
+	}
+	return f.next.Flush()
+}
+
+// Close ends the body, then puts the filter back in its pool: the server calls it once, when
+// the handler or its continuation has finished.
+func (f *gzipFilter) Close() error {
+	var err error
+	if f.state == undecided {
+		err = f.decide(false)
+	}
+	if f.state == compressing {
+		if cerr := f.gz.Close(); err == nil {
+			err = cerr
+		}
+		f.gz.Reset(nil)
+		f.z.writers.Put(f.gz)
+	}
+	if cerr := f.next.Close(); err == nil {
+		err = cerr
+	}
+	*f = gzipFilter{z: f.z, held: f.held[:0], install: f.install}
+	f.z.filters.Put(f)
+	return err
+}
+
+// decide chooses, before any byte goes on, between compressing and passing the body as it is,
+// and writes on what was held. big says the body is worth compressing by its size.
+func (f *gzipFilter) decide(big bool) error {
+	c := f.c
+	f.state = passing
+	status := c.Status()
+	if status == 204 || status == 206 || status == 304 || status < 200 ||
+		c.ResponseHeader("Content-Encoding") != "" || !f.z.compressible(c.ResponseHeader("Content-Type")) || !big {
+		return f.writeHeld()
+	}
+	f.state = compressing
+	c.SetHeader("Content-Encoding", "gzip")
+	c.DelHeader("Content-Length")
+	c.DelHeader("Accept-Ranges")
+	if etag := c.ResponseHeader("ETag"); strings.HasPrefix(etag, `"`) {
+		c.SetHeader("ETag", "W/"+etag)
+	}
+	gz, _ := f.z.writers.Get().(*gzip.Writer)
+	if gz == nil {
+		gz, _ = gzip.NewWriterLevel(f.next, f.z.level)
+	} else {
+		gz.Reset(f.next)
+	}
+	f.gz = gz
+	return f.writeHeld()
+}
+
+// writeHeld writes on the bytes held before the decision.
+func (f *gzipFilter) writeHeld() error {
+	if len(f.held) == 0 {
+		return nil
+	}
+	held := f.held
+	f.held = f.held[:0]
+	_, err := f.Write(held)
+	return err
+}
+
+// acceptsGzip reports whether an Accept-Encoding value accepts gzip (RFC 9110 §12.5.3): gzip
+// or x-gzip named with a q-value above 0, or, when neither is named, "*" with one.
+func acceptsGzip(v []byte) bool {
+	star := false
+	for len(v) > 0 {
+		var elem []byte
+		elem, v, _ = bytes.Cut(v, []byte(","))
+		coding, params, _ := bytes.Cut(elem, []byte(";"))
+		coding = bytes.TrimSpace(coding)
+		q := qValue(params)
+		switch {
+		case bytes.EqualFold(coding, []byte("gzip")), bytes.EqualFold(coding, []byte("x-gzip")):
+			return q
+		case string(coding) == "*":
+			star = q
+		}
+	}
+	return star
+}
+
+// qValue reports whether the parameters of an Accept-Encoding element leave a q-value above
+// zero: no q, or one that parses and is not 0. A malformed q-value counts as 0.
+func qValue(params []byte) bool {
+	for len(params) > 0 {
+		var p []byte
+		p, params, _ = bytes.Cut(params, []byte(";"))
+		name, value, _ := bytes.Cut(p, []byte("="))
+		if !bytes.EqualFold(bytes.TrimSpace(name), []byte("q")) {
+			continue
+		}
+		value = bytes.TrimSpace(value)
+		// qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )
+		if len(value) == 0 || len(value) > 5 || value[0] != '0' && value[0] != '1' ||
+			len(value) > 1 && value[1] != '.' {
+			return false
+		}
+		nonZero := value[0] == '1'
+		for _, d := range value[min(len(value), 2):] {
+			if d < '0' || d > '9' || value[0] == '1' && d != '0' {
+				return false
+			}
+			nonZero = nonZero || d != '0'
+		}
+		return nonZero
+	}
+	return true
+}

@@ -1,0 +1,87 @@
+package middleware
+
+import (
+	"crypto/rand"
+
+	"github.com/google/uuid"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// RequestIDHeader is the header field that carries a request's id, both ways.
+const RequestIDHeader = "X-Request-Id"
+
+// maxRequestID is the longest incoming id kept; a longer one is replaced.
+const maxRequestID = 64
+
+// requestIDKey is the type of RequestIDKey, of this package's own so that no other package's
+// key can equal it.
+type requestIDKey struct{}
+
+// RequestIDKey is the key under which AssignRequestID stores the request's id, a string:
+// c.Context().Value(middleware.RequestIDKey) returns it to code that has only the context.
+var RequestIDKey any = requestIDKey{}
+
+// AssignRequestID gives every request an id: the one the request carries in X-Request-Id
+// when it is one to keep (1 to 64 characters among letters, digits and "-_.:+/="), so that an
+// id given by a proxy or a calling service follows the request through, else a new random
+// UUID. The id goes on the response's X-Request-Id field — on every response, the server's
+// own error answers (413, 503, 500) included — and is readable by the handler and the
+// middleware inside this one with RequestID, or through c.Context().Value(RequestIDKey). Put
+// it first, so that the access log and everything else see the id.
+func AssignRequestID(next core.Handler) core.Handler {
+	return func(c *core.Ctx) {
+		var id string
+		if b := c.HeaderBytes(RequestIDHeader); validRequestID(b) {
+			id = string(b)
+		} else {
+			id = newRequestID()
+		}
+		c.SetHeader(RequestIDHeader, id)
+		c.SetValue(RequestIDKey, id)
+		next(c)
+	}
+}
+
+// RequestID returns the id AssignRequestID gave the request, or "" when it did not run. It may
+// be called from the handler or its continuation, until the request ends.
+func RequestID(c *core.Ctx) string {
+	id, _ := c.Value(RequestIDKey).(string)
+	return id
+}
+
+// newRequestID returns a random (version 4) UUID, as uuid.NewString does, with its random bytes
+// read into the stack rather than into a heap array: one allocation less per request.
+func newRequestID() string {
+	var u uuid.UUID
+	rand.Read(u[:])         // never fails: crypto/rand crashes the program rather than return an error
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // the RFC 9562 variant
+	return u.String()
+}
+
+// validRequestID reports whether an incoming id is kept: short, and of characters that cannot
+// break a log line, a header field or a JSON string.
+func validRequestID(b []byte) bool {
+	if len(b) == 0 || len(b) > maxRequestID {
+		return false
+	}
+	for _, ch := range b {
+		if !idChar(ch) {
+			return false
+		}
+	}
+	return true
+}
+
+func idChar(ch byte) bool {
+	switch {
+	case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9':
+		return true
+	}
+	switch ch {
+	case '-', '_', '.', ':', '+', '/', '=':
+		return true
+	}
+	return false
+}
