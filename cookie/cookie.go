@@ -14,7 +14,6 @@ package cookie
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -24,12 +23,7 @@ import (
 // not valid are skipped, and a value's surrounding double quotes are removed (Quoted says
 // they were there). The cookie is the caller's to keep.
 func Get(c *core.Ctx, name string) (*http.Cookie, error) {
-	var lines []string
-	for k, v := range c.Headers() {
-		if strings.EqualFold(k, "Cookie") {
-			lines = append(lines, v)
-		}
-	}
+	lines := c.HeaderAll("Cookie")
 	if lines == nil {
 		return nil, http.ErrNoCookie
 	}

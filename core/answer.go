@@ -21,8 +21,8 @@ import (
 // closes after such an answer, since the body's end is unknown.
 func (cx *Ctx) serverAnswer() {
 	gone := cx.gone.err()
-	if gone == ErrTimeout {
-		cx.errorResponse(503, "the request timed out", ErrTimeout)
+	if gone == ErrDeadline {
+		cx.errorResponse(503, "the request timed out", ErrDeadline)
 		return
 	}
 	if cx.status != 0 || cx.written != 0 {

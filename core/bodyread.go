@@ -17,8 +17,8 @@ import (
 //
 // Errors are sticky: ErrBodyTooLarge past Options.MaxBodyBytes or LimitBody (at once, before
 // any byte, for a declared length over it), a malformed chunked body, io.ErrUnexpectedEOF when
-// the client stops mid-body, ErrTimeout after Options.BodyTimeout without progress (or once
-// the request's deadline has passed), ErrClosed or ErrShutdown. ReadBody may park only in the
+// the client stops mid-body, ErrTimeout after Options.BodyTimeout without progress,
+// ErrDeadline once the request's deadline has passed, ErrClosed or ErrShutdown. ReadBody may park only in the
 // handler itself: from a continuation it returns ErrNotInHandler when it would have to wait,
 // which is not sticky.
 func (cx *Ctx) ReadBody(p []byte) (int, error) {

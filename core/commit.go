@@ -103,6 +103,9 @@ func (cx *Ctx) finish() {
 	if c.state == stClosed {
 		return
 	}
+	if cx.rflags&rfCommitted != 0 && cx.gone != 0 && cx.gone.err() == ErrDeadline {
+		cx.rflags |= rfAbort // the deadline passed mid-response: it must reach the client cut
+	}
 	if cx.rflags&rfAbort != 0 {
 		c.out.dropHead(&cx.l.pool) // a response not started is not sent at all
 		c.keepAlive = false

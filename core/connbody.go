@@ -47,8 +47,8 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 		}
 		return 0, ErrClosed
 	}
-	if cx.gone.err() == ErrTimeout {
-		return 0, ErrTimeout
+	if cx.gone.err() == ErrDeadline {
+		return 0, ErrDeadline
 	}
 	if c.peerEOF {
 		return 0, io.ErrUnexpectedEOF

@@ -87,7 +87,7 @@ func (rc *requestContext) Err() error {
 	switch rc.err {
 	case nil:
 		return nil
-	case ErrTimeout:
+	case ErrDeadline:
 		return context.DeadlineExceeded
 	}
 	return context.Canceled

@@ -93,6 +93,20 @@ func (cx *Ctx) LookupHeader(name string) (string, bool) {
 	return string(v), ok
 }
 
+// HeaderAll returns the values of every header field named name (case-insensitive), in the
+// order received; nil when there is none. The values of a field sent on several lines are not
+// split or joined: each line is one value, as received.
+func (cx *Ctx) HeaderAll(name string) []string {
+	var all []string
+	r := &cx.req
+	for _, f := range r.Fields() {
+		if f.Name.Len() == len(name) && wire.EqualFoldString(borrowString(r.Bytes(f.Name)), name) {
+			all = append(all, string(r.Bytes(f.Value)))
+		}
+	}
+	return all
+}
+
 // HeaderBytes is Header without the copy. Borrowed: valid until the handler returns.
 func (cx *Ctx) HeaderBytes(name string) []byte {
 	v, _ := cx.req.Lookup(name)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/dwellhttp/dwell/core/internal/wire"
@@ -18,6 +19,11 @@ var (
 	// that made no progress for Options.BodyTimeout, or a write that made none for
 	// Options.WriteTimeout.
 	ErrTimeout = errors.New("dwell: timeout")
+	// ErrDeadline means the request's own deadline (SetTimeout) passed: its waits end with it,
+	// its writes fail with it, and its Context reports context.DeadlineExceeded. It is a
+	// timeout: errors.Is(ErrDeadline, ErrTimeout) holds, while ErrDeadline != ErrTimeout tells a
+	// request out of time from a wait whose own timeout passed.
+	ErrDeadline = fmt.Errorf("dwell: the request's deadline passed: %w", ErrTimeout)
 	// ErrServerClosed is returned by ListenAndServe and Serve after Shutdown.
 	ErrServerClosed = errors.New("dwell: server closed")
 	// ErrBodyTooLarge is returned by body reads once the body passes Options.MaxBodyBytes; the
@@ -38,7 +44,7 @@ type errCode uint8
 
 // codedErrors lists the errors that have a code, the code being the index.
 var codedErrors = [...]error{
-	nil, ErrClosed, ErrShutdown, ErrTimeout, ErrBodyTooLarge, io.ErrUnexpectedEOF, errBodyFailed,
+	nil, ErrClosed, ErrShutdown, ErrTimeout, ErrDeadline, ErrBodyTooLarge, io.ErrUnexpectedEOF, errBodyFailed,
 	wire.ErrChunkSize, wire.ErrChunkOverflow, wire.ErrChunkExt, wire.ErrChunkLine, wire.ErrChunkCRLF, wire.ErrChunkLF, wire.ErrTrailer,
 	wire.ErrTrailerSize,
 }

@@ -14,11 +14,20 @@ type BodyWriter interface {
 	Close() error
 }
 
+// A Transparent body filter can tell that it leaves the body as it is — it has decided not to
+// compress this response, say. SendFile then sends a file with sendfile(2), around the filter,
+// instead of reading it through the filter's Write. SendFile asks the outermost filter; one with
+// another filter behind it is transparent only if that one is too (the response itself is).
+type Transparent interface {
+	Transparent() bool
+}
+
 // WrapBody puts a filter in front of the response body: wrap receives the BodyWriter the
 // filter writes to, and returns the filter. From then on the handler's Write, WriteString,
 // Flush and SendFile go through the filter; the server calls its Close when the handler (or
 // its continuation) finishes, before completing the response. A later WrapBody wraps the
-// filters already there. Install a filter before the body's first byte is written.
+// filters already there. Install a filter before the body's first byte is written. A filter
+// that implements Transparent can let SendFile go around it.
 //
 // The writer behind a filter keeps the response's backpressure: its Write parks the handler
 // while the client is slow, exactly as Ctx.Write does. A filter that changes the body's length
@@ -62,3 +71,4 @@ type rawBody Ctx
 func (b *rawBody) Write(p []byte) (int, error) { return (*Ctx)(b).writeBody(p) }
 func (b *rawBody) Flush() error                { return (*Ctx)(b).flushBody() }
 func (b *rawBody) Close() error                { return nil }
+func (b *rawBody) Transparent() bool           { return true }

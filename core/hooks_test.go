@@ -208,7 +208,7 @@ func TestWrapBody(t *testing.T) {
 	}
 }
 
-// TestSetTimeout: a handler past its deadline wakes with ErrTimeout, its Context says
+// TestSetTimeout: a handler past its deadline wakes with ErrDeadline, its Context says
 // DeadlineExceeded, and the client gets 503 when nothing was sent.
 func TestSetTimeout(t *testing.T) {
 	rec := newDoneRecorder()
@@ -229,13 +229,13 @@ func TestSetTimeout(t *testing.T) {
 	c := dial(t, addr)
 	c.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
 	resp, body := c.response("GET")
-	if err := <-errs; err != ErrTimeout {
+	if err := <-errs; err != ErrDeadline || !errors.Is(err, ErrTimeout) {
 		t.Fatalf("handler woke with %v", err)
 	}
 	if resp.StatusCode != 503 || strings.Contains(body, "held back") || resp.Header.Get("X-Request-Id") != "rid-1" {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
-	if d := rec.wait(t, "/slow"); d.Status != 503 || d.Err != ErrTimeout {
+	if d := rec.wait(t, "/slow"); d.Status != 503 || d.Err != ErrDeadline {
 		t.Fatalf("%+v", d)
 	}
 }

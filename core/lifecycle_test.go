@@ -2,10 +2,16 @@ package core
 
 import (
 	"context"
+	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestLoopWaitsForHeldHandler: a handler held on work that must run to its end (as wait.Do's)
@@ -112,5 +118,93 @@ func TestRemoteAddr(t *testing.T) {
 		if resp, body := c.response("GET"); resp.StatusCode != 200 || body != c.LocalAddr().String() {
 			t.Fatalf("%d %q, want %s", resp.StatusCode, body, c.LocalAddr())
 		}
+	}
+}
+
+// TestDeadlineCutsAStartedResponse: a response that started before the request's deadline and
+// was not done by it reaches the client cut — no final chunk — even when its handler returns
+// as if nothing happened; its writes after the deadline fail.
+func TestDeadlineCutsAStartedResponse(t *testing.T) {
+	errs := make(chan error, 2)
+	_, addr := startServer(t, func(c *Ctx) {
+		c.SetTimeout(20 * time.Millisecond)
+		c.WriteString("partial")
+		c.Flush()
+		errs <- c.Suspend(0)
+		_, err := c.WriteString("late")
+		errs <- err
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	raw, _ := io.ReadAll(c.br)
+	if !strings.Contains(string(raw), "7\r\npartial\r\n") || strings.HasSuffix(string(raw), "0\r\n\r\n") ||
+		strings.Contains(string(raw), "late") {
+		t.Fatalf("response %q", raw)
+	}
+	if err := <-errs; err != ErrDeadline {
+		t.Fatalf("the wait ended with %v", err)
+	}
+	if err := <-errs; err != ErrDeadline {
+		t.Fatalf("a write after the deadline: %v", err)
+	}
+}
+
+// countingFilter passes everything on and counts the bytes given to its Write.
+type countingFilter struct {
+	next        BodyWriter
+	transparent bool
+	written     atomic.Int64
+}
+
+func (f *countingFilter) Write(p []byte) (int, error) {
+	f.written.Add(int64(len(p)))
+	return f.next.Write(p)
+}
+func (f *countingFilter) Flush() error      { return f.next.Flush() }
+func (f *countingFilter) Close() error      { return f.next.Close() }
+func (f *countingFilter) Transparent() bool { return f.transparent }
+
+// TestSendFileAroundATransparentFilter: SendFile reads a file through a filter that changes the
+// body, and goes around one that says it does not.
+func TestSendFileAroundATransparentFilter(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	content := strings.Repeat("0123456789", 10<<10)
+	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	filters := make(chan *countingFilter, 1)
+	_, addr := startServer(t, func(c *Ctx) {
+		f := &countingFilter{transparent: c.Path() == "/transparent"}
+		c.WrapBody(func(next BodyWriter) BodyWriter { f.next = next; return f })
+		file, _ := os.Open(name)
+		defer file.Close()
+		c.SetHeader("Content-Length", strconv.Itoa(len(content)))
+		c.SendFile(file, 0, int64(len(content)))
+		filters <- f
+	}, Options{})
+	for _, tc := range []struct {
+		path    string
+		through int64
+	}{{"/transparent", 0}, {"/filtering", int64(len(content))}} {
+		c := dial(t, addr)
+		c.send("GET " + tc.path + " HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c.response("GET"); body != content {
+			t.Fatalf("%s: %d bytes", tc.path, len(body))
+		}
+		if f := <-filters; f.written.Load() != tc.through {
+			t.Fatalf("%s: %d bytes through the filter, want %d", tc.path, f.written.Load(), tc.through)
+		}
+	}
+}
+
+// TestHeaderAll: every value of a field, in order, whatever the case of its name.
+func TestHeaderAll(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		c.WriteString(strings.Join(c.HeaderAll("x-tag"), "|") + "/" + strconv.Itoa(len(c.HeaderAll("X-None"))))
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\nX-Tag: a, b\r\nX-Other: z\r\nx-tag: c\r\n\r\n")
+	if _, body := c.response("GET"); body != "a, b|c/0" {
+		t.Fatalf("body %q", body)
 	}
 }

@@ -24,7 +24,7 @@ const (
 // Suspend parks the handler until Resume (or a Waker) wakes it, and returns the error passed
 // there; after timeout (if > 0) it returns ErrTimeout. It returns early with ErrClosed when the
 // client goes away, with ErrShutdown when a shutdown's grace period ends (or, after
-// WakeOnShutdown, as soon as a shutdown begins), and with ErrTimeout when the request's own
+// WakeOnShutdown, as soon as a shutdown begins), and with ErrDeadline when the request's own
 // deadline (SetTimeout) passes; once the client has gone, Suspend returns that at once. It must
 // be called from the handler itself: elsewhere (a continuation, a callback, another goroutine)
 // it returns ErrNotInHandler.
@@ -155,7 +155,7 @@ func (w Waker) Wake(err error) bool {
 // k runs later, on the loop, with c, when Resume or a Waker wakes it (with their error), after
 // timeout (if > 0) with ErrTimeout, when the client goes away (ErrClosed), when a shutdown's
 // grace period ends (ErrShutdown; or as soon as one begins, after WakeOnShutdown) or when the
-// request's deadline passes (ErrTimeout). k writes the rest of the response; when it returns,
+// request's deadline passes (ErrDeadline). k writes the rest of the response; when it returns,
 // the response is finished, unless k called Detach again. This is the continuation style: a
 // parked request costs its connection and its Ctx, not a coroutine — and since k receives c,
 // it can be a plain function rather than a closure.
@@ -211,7 +211,7 @@ func (cx *Ctx) fire() {
 }
 
 // clientGone records that the request can no longer be answered normally (err is ErrClosed,
-// ErrShutdown, or ErrTimeout for the request's deadline) and wakes the handler wherever it
+// ErrShutdown, or ErrDeadline for the request's deadline) and wakes the handler wherever it
 // waits, except in Hold.
 func (cx *Ctx) clientGone(err error) {
 	if cx.gone == 0 {
@@ -227,8 +227,8 @@ func (cx *Ctx) clientGone(err error) {
 
 // SetTimeout gives the request a deadline d from now (d <= 0 removes it). When it passes
 // before the response is complete, the request ends as if its time were up: its Context is
-// cancelled (with context.DeadlineExceeded), its waits end with ErrTimeout (Hold's only once
-// it is resumed) and its writes fail with ErrTimeout; if no response had started, the server
+// cancelled (with context.DeadlineExceeded), its waits end with ErrDeadline (Hold's only once
+// it is resumed) and its writes fail with ErrDeadline; if no response had started, the server
 // answers 503 when the handler returns, and if one had, the connection closes to cut it.
 func (cx *Ctx) SetTimeout(d time.Duration) {
 	r := cx.rare()
@@ -243,7 +243,7 @@ func (cx *Ctx) SetTimeout(d time.Duration) {
 		return
 	}
 	if r.deadline == nil {
-		r.deadline = &Timer{l: cx.l, f: func() { cx.clientGone(ErrTimeout) }}
+		r.deadline = &Timer{l: cx.l, f: func() { cx.clientGone(ErrDeadline) }}
 		r.deadline.t.init(timerFunc)
 	}
 	r.deadline.Reset(d)

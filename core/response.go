@@ -255,6 +255,9 @@ func (cx *Ctx) writeErr() error {
 		}
 		return ErrClosed
 	}
+	if cx.gone != 0 && cx.gone.err() == ErrDeadline {
+		return ErrDeadline // the request's time is up: what it writes now would not be whole
+	}
 	return nil
 }
 

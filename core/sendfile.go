@@ -18,7 +18,8 @@ import (
 // left, a shutdown ended the wait) the connection is closed with whatever of the file was not
 // sent, since the body can no longer be completed. A file that turns out shorter than n
 // (truncated meanwhile) ends the connection with an error. With a body filter installed
-// (WrapBody) the file's bytes are read and written through the filter. SendFile cannot be used
+// (WrapBody) the file's bytes are read and written through the filter, unless it is
+// Transparent. SendFile cannot be used
 // from a continuation (ErrNotInHandler).
 func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if err := cx.writeErr(); err != nil {
@@ -31,8 +32,10 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if !cx.inHandler() {
 		return ErrNotInHandler
 	}
-	if cx.filter() != nil {
-		return cx.copyThroughFilter(f, off, n)
+	if fl := cx.filter(); fl != nil {
+		if t, ok := fl.(Transparent); !ok || !t.Transparent() {
+			return cx.copyThroughFilter(f, off, n)
+		}
 	}
 	if cx.declLen >= 0 && cx.written+n > cx.declLen {
 		return ErrBodyLength

@@ -3,6 +3,7 @@ package middleware
 import (
 	"bytes"
 	"compress/gzip"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -177,6 +178,23 @@ func (f *gzipFilter) Flush() error {
 		}
 	}
 	return f.next.Flush()
+}
+
+// Transparent decides, if it has not, whether the response is compressed, and reports whether it
+// goes as it is: then core.Ctx.SendFile sends a file around the filter, with sendfile(2). The
+// size is judged by the declared Content-Length, the only size known before the file's bytes.
+func (f *gzipFilter) Transparent() bool {
+	if f.state == undecided && len(f.held) == 0 {
+		n, err := strconv.ParseInt(f.c.ResponseHeader("Content-Length"), 10, 64)
+		if f.decide(err == nil && n >= int64(f.z.minSize)) != nil {
+			return false
+		}
+	}
+	if f.state != passing {
+		return false
+	}
+	t, ok := f.next.(core.Transparent)
+	return ok && t.Transparent()
 }
 
 // Close ends the body, then puts the filter back in its pool: the server calls it once, when

@@ -72,15 +72,7 @@ func ClientIP(c *core.Ctx) netip.Addr {
 
 // clientBehind walks the forwarding fields of a request from a trusted peer.
 func clientBehind(c *core.Ctx, peer netip.Addr, isTrusted func(netip.Addr) bool) netip.Addr {
-	var forwarded, xff []string
-	for name, value := range c.Headers() {
-		switch {
-		case strings.EqualFold(name, "Forwarded"):
-			forwarded = append(forwarded, value)
-		case strings.EqualFold(name, "X-Forwarded-For"):
-			xff = append(xff, value)
-		}
-	}
+	forwarded, xff := c.HeaderAll("Forwarded"), c.HeaderAll("X-Forwarded-For")
 	var hops []string
 	if forwarded != nil {
 		for _, v := range forwarded {
