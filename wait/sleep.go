@@ -26,13 +26,13 @@ func Sleep(c *core.Ctx, d time.Duration) error {
 
 // After is the continuation form of Sleep: the handler is detached (core.Ctx.Detach) and must
 // return right after After; k runs on c's loop after d with c and nil, or early with ErrClosed,
-// ErrShutdown or core.ErrDeadline, and the response is finished when k returns (unless k detaches again, with
-// another After, say). A d <= 0 runs k on the next turn of the loop. k receives the request's
-// Ctx so that it can be a plain function rather than a closure.
+// ErrShutdown or core.ErrDeadline, and the response is finished when k returns (unless k
+// detaches again, with another After, say). A d <= 0 runs k on the next turn of the loop. k
+// receives the request's Ctx so that it can be a plain function rather than a closure.
 //
 // k cannot park: no Sleep, Next, Do or body reads, and its writes past the high-water mark
-// queue up instead of waiting. The request's borrowed values (path, query, headers) end when
-// the handler returns: copy what k needs before calling After. Call After from c's handler.
+// queue up instead of waiting. The request's values (path, query, headers) are gone when the
+// handler returns: copy what k needs before calling After. Call After from c's handler.
 func After(c *core.Ctx, d time.Duration, k func(c *core.Ctx, err error)) {
 	ctxhook.DetachUntil(c, d, k)
 }
