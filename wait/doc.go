@@ -41,8 +41,8 @@
 // handler returns at once and a continuation k finishes the response later, on the loop, so a
 // waiting request costs its connection and a few words, about 0.5 KB. k runs outside any
 // coroutine: it cannot park (no Sleep, Next, Do or body reads; writes past the high-water mark
-// queue up instead of waiting), and the request's borrowed values (path, headers, query) end
-// when the handler returns, so copy what k needs before that.
+// queue up instead of waiting), and the request's values (path, headers, query) are gone
+// once the handler returns, so copy what k needs before that.
 //
 // Functions taking a *core.Ctx must be called from that request's handler; After, Topic.OnNext
 // and Sequence.OnWait may also be called from a continuation, to wait again. Event.Fire,

@@ -108,7 +108,7 @@ func (s *Sequence) park(c *core.Ctx, after uint64) *waiter {
 // the response is finished when k returns, unless k waits again.
 //
 // k cannot park: no Wait, Sleep, Do or body reads, and its writes past the high-water mark
-// queue up instead of waiting. The request's borrowed values (path, query, headers) end when
+// queue up instead of waiting. The request's values (path, query, headers) are gone once
 // the handler returns: copy what k needs before calling OnWait. Call OnWait from c's handler,
 // or from a continuation to wait again.
 func (s *Sequence) OnWait(c *core.Ctx, after uint64, timeout time.Duration, k func(c *core.Ctx, err error)) {

@@ -116,8 +116,8 @@ func (t *Topic[T]) Since(ctx context.Context, after uint64) ([]T, uint64, error)
 // unless k detaches again (with another OnNext, say).
 //
 // k cannot park: no Next, wait.Sleep, wait.Do or body reads, and its writes past the
-// high-water mark queue up instead of waiting. The request's borrowed values (path, query,
-// headers) end when the handler returns: copy what k needs before calling OnNext. Call OnNext
+// high-water mark queue up instead of waiting. The request's values (path, query,
+// headers) are gone once the handler returns: copy what k needs before calling OnNext. Call OnNext
 // from c's handler, or from a continuation to wait again.
 func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k func(c *core.Ctx, msgs []T, last uint64, err error)) {
 	c.WakeOnShutdown()
