@@ -80,8 +80,8 @@ func (t *Topic[T]) cursor(after uint64) uint64 {
 //
 // k receives the request's Ctx so that it can be a plain function rather than a closure: a
 // waiting request then costs nothing more. k cannot park: no Next, Sleep, Do or body reads, and
-// its writes past the high-water mark queue up instead of waiting. The request's values
-// (path, query, headers) are gone once the handler returns: copy what k needs before calling OnNext.
+// its writes past the high-water mark queue up instead of waiting. The request's values (path,
+// query, headers) are gone once the handler returns: copy what k needs before calling OnNext.
 // Call OnNext from c's handler.
 func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k func(c *core.Ctx, msgs []T, last uint64, err error)) {
 	c.WakeOnShutdown()
