@@ -13,12 +13,12 @@ import (
 // The server's own answers: for a handler that returned without responding to a request that
 // went wrong, for a panic, and for a request refused before any handler ran.
 
-// serverAnswer answers for a handler that returned without starting its response when the
-// request went wrong meanwhile: 503 once the request's deadline passed (replacing whatever the
-// handler prepared), or, when the handler wrote nothing, 503 after a shutdown ended its wait
-// (its grace period, or the notice of WakeOnShutdown), and for a request body that failed 400 (broken framing, or a body cut
-// short), 413 (over the size limit) or 408 (a body that stopped coming). The connection
-// closes after such an answer, since the body's end is unknown.
+// serverAnswer answers for a handler that returned without starting its response when the request
+// went wrong meanwhile: 503 once the request's deadline passed (replacing whatever the handler
+// prepared), or, when the handler wrote nothing, 503 after a shutdown ended its wait (its grace
+// period, or the notice of WakeOnShutdown), and for a request body that failed 400 (broken framing,
+// or a body cut short), 413 (over the size limit) or 408 (a body that stopped coming). The
+// connection closes after such an answer, since the body's end is unknown.
 func (cx *Ctx) serverAnswer() {
 	gone := cx.gone.err()
 	if gone == ErrDeadline {

@@ -15,12 +15,12 @@ import (
 // A client that sent Expect: 100-continue gets its 100 Continue on the first ReadBody, so a
 // handler that refuses the request without reading never makes it send the body.
 //
-// Errors are sticky: ErrBodyTooLarge past Options.MaxBodyBytes or LimitBody (at once, before
-// any byte, for a declared length over it), a malformed chunked body, io.ErrUnexpectedEOF when
-// the client stops mid-body, ErrTimeout after Options.BodyTimeout without progress,
-// ErrDeadline once the request's deadline has passed, ErrClosed or ErrShutdown. ReadBody may park only in the
-// handler itself: from a continuation it returns ErrNotInHandler when it would have to wait,
-// which is not sticky.
+// Errors are sticky: ErrBodyTooLarge past Options.MaxBodyBytes or LimitBody (at once, before any
+// byte, for a declared length over it), a malformed chunked body, io.ErrUnexpectedEOF when the
+// client stops mid-body, ErrTimeout after Options.BodyTimeout without progress, ErrDeadline once
+// the request's deadline has passed, ErrClosed or ErrShutdown. ReadBody may park only in the
+// handler itself: from a continuation it returns ErrNotInHandler when it would have to wait, which
+// is not sticky.
 func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	c := cx.conn
 	b := &cx.body

@@ -19,10 +19,10 @@ type Done struct {
 	// Duration is the time from the request's head being read to the response being
 	// complete (queued whole for the client).
 	Duration time.Duration
-	// Err says why the response did not end normally: ErrClosed (the client left), ErrShutdown
-	// (the grace period of a shutdown ended), ErrDeadline (SetTimeout), ErrTimeout, a request body error
-	// (ErrBodyTooLarge, io.ErrUnexpectedEOF, a malformed chunked body) that the server
-	// answered, ErrAbortHandler, or a PanicError. It is nil for a response that went out whole.
+	// Err says why the response did not end normally: ErrClosed (the client left), ErrShutdown (the
+	// grace period of a shutdown ended), ErrDeadline (SetTimeout), ErrTimeout, a request body error
+	// (ErrBodyTooLarge, io.ErrUnexpectedEOF, a malformed chunked body) that the server answered,
+	// ErrAbortHandler, or a PanicError. It is nil for a response that went out whole.
 	Err error
 }
 

@@ -13,13 +13,13 @@ import (
 // reused once the handler returns, which a detached response outlives), nor into anything the
 // caller may change — and committing the head is one copy of the whole buffer.
 
-// SetHeader sets a response header field, replacing any of the same name. Date and
-// Content-Type set here replace the server's; Content-Length declares the body's length (the
-// body then streams without buffering); Connection: close ends the connection after the
-// response; Transfer-Encoding and other Connection values are the server's to set and are
-// ignored. An empty Content-Type sends none, where the server would send text/plain. An invalid name, or a value with CR, LF or another control byte, would let a client
-// value split the response: that is a programming error and panics. It has no effect once the
-// response has started.
+// SetHeader sets a response header field, replacing any of the same name. Date and Content-Type set
+// here replace the server's; Content-Length declares the body's length (the body then streams
+// without buffering); Connection: close ends the connection after the response; Transfer-Encoding
+// and other Connection values are the server's to set and are ignored. An empty Content-Type sends
+// none, where the server would send text/plain. An invalid name, or a value with CR, LF or another
+// control byte, would let a client value split the response: that is a programming error and
+// panics. It has no effect once the response has started.
 func (cx *Ctx) SetHeader(name, value string) {
 	cx.DelHeader(name)
 	cx.AddHeader(name, value)

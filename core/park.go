@@ -181,9 +181,10 @@ func (cx *Ctx) detach(d time.Duration, k func(*Ctx, error), deadlineIsSuccess bo
 
 // WakeOnShutdown makes the request's waits end with ErrShutdown as soon as a shutdown begins,
 // rather than when its grace period ends: for a long poll or an event stream, which can always
-// answer "nothing yet", so that its client gets that answer at once and reconnects elsewhere.
-// The response can still be written; a handler that writes nothing gets a 503. It applies to Suspend and Detach (and so to the waits of
-// package wait built on them), not to Hold, body reads or writes. Topic.Next calls it.
+// answer "nothing yet", so that its client gets that answer at once and reconnects elsewhere. The
+// response can still be written; a handler that writes nothing gets a 503. It applies to Suspend
+// and Detach (and so to the waits of package wait built on them), not to Hold, body reads or
+// writes. Topic.Next calls it.
 func (cx *Ctx) WakeOnShutdown() {
 	cx.rflags |= rfShutdownWake
 	if cx.l.shutting && cx.state == ctxDetached {

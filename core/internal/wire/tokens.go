@@ -44,8 +44,8 @@ var isTargetByte = func() (t [256]bool) {
 	return t
 }()
 
-// isHostByte: reg-name, IP-literal and port characters of a Host value (RFC 3986 §3.2.2): unreserved,
-// sub-delims, ":", "[", "]" and "%" of pct-encoding.
+// isHostByte: reg-name, IP-literal and port characters of a Host value (RFC 3986 §3.2.2):
+// unreserved, sub-delims, ":", "[", "]" and "%" of pct-encoding.
 var isHostByte = func() (t [256]bool) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = true
