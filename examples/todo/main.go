@@ -64,17 +64,20 @@ func main() {
 	maxBody := flag.Int64("max-body", 1<<20, "largest JSON request body, in bytes")
 	flag.Parse()
 
+	tmp := ""
 	if *dir == "" {
-		tmp, err := os.MkdirTemp("", "todo-")
-		if err != nil {
+		var err error
+		if tmp, err = os.MkdirTemp("", "todo-"); err != nil {
 			log.Fatal(err)
 		}
-		defer os.RemoveAll(tmp)
 		*dir = tmp
 	}
-	if err := run(config{addr: *addr, loops: *loops, dir: *dir, token: *token, origin: *origin, maxBody: *maxBody}); err != nil {
-		log.Print(err)
-		os.Exit(1) // after the deferred clean-up: log.Fatal would skip it
+	err := run(config{addr: *addr, loops: *loops, dir: *dir, token: *token, origin: *origin, maxBody: *maxBody})
+	if tmp != "" {
+		os.RemoveAll(tmp) // before exiting, which runs no deferred call
+	}
+	if err != nil {
+		log.Fatal(err)
 	}
 }
 
