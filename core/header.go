@@ -21,8 +21,12 @@ import (
 // control byte, would let a client value split the response: that is a programming error and
 // panics. It has no effect once the response has started.
 func (cx *Ctx) SetHeader(name, value string) {
-	cx.DelHeader(name)
-	cx.AddHeader(name, value)
+	if cx.rflags&rfCommitted != 0 {
+		return
+	}
+	k := kindOf(name)
+	cx.delField(name, k)
+	cx.addField(name, value, k)
 }
 
 // AddHeader adds a response header field, keeping any of the same name (as for Set-Cookie). See
@@ -31,25 +35,66 @@ func (cx *Ctx) AddHeader(name, value string) {
 	if cx.rflags&rfCommitted != 0 {
 		return
 	}
+	cx.addField(name, value, kindOf(name))
+}
+
+// A fieldKind is what the server makes of a response field it treats specially.
+type fieldKind uint8
+
+const (
+	fieldPlain fieldKind = iota
+	fieldContentLength
+	fieldTransferEncoding
+	fieldConnection
+	fieldDate
+	fieldContentType
+)
+
+// kindOf classifies a field name: by its length first, so that most names cost one switch.
+func kindOf(name string) fieldKind {
+	var special string
+	var k fieldKind
+	switch len(name) {
+	case 4:
+		special, k = "Date", fieldDate
+	case 10:
+		special, k = "Connection", fieldConnection
+	case 12:
+		special, k = "Content-Type", fieldContentType
+	case 14:
+		special, k = "Content-Length", fieldContentLength
+	case 17:
+		special, k = "Transfer-Encoding", fieldTransferEncoding
+	default:
+		return fieldPlain
+	}
+	if wire.EqualFoldString(name, special) {
+		return k
+	}
+	return fieldPlain
+}
+
+// addField adds the field name (of kind k), or does what the special fields do instead.
+func (cx *Ctx) addField(name, value string, k fieldKind) {
 	checkField(name, value)
-	switch {
-	case wire.EqualFoldString(name, "Content-Length"):
+	switch k {
+	case fieldContentLength:
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || n < 0 || value[0] == '+' {
 			panic("dwell: invalid Content-Length " + strconv.Quote(value))
 		}
 		cx.declLen = n
 		return
-	case wire.EqualFoldString(name, "Transfer-Encoding"):
+	case fieldTransferEncoding:
 		return
-	case wire.EqualFoldString(name, "Connection"):
+	case fieldConnection:
 		if wire.EqualFoldString(value, "close") {
 			cx.rflags |= rfClose
 		}
 		return
-	case wire.EqualFoldString(name, "Date"):
+	case fieldDate:
 		cx.rflags |= rfHasDate
-	case wire.EqualFoldString(name, "Content-Type"):
+	case fieldContentType:
 		cx.rflags |= rfHasType
 		if value == "" {
 			return // no Content-Type at all
@@ -83,13 +128,21 @@ func (cx *Ctx) DelHeader(name string) {
 	if cx.rflags&rfCommitted != 0 {
 		return
 	}
-	switch {
-	case wire.EqualFoldString(name, "Content-Length"):
+	cx.delField(name, kindOf(name))
+}
+
+// delField removes the fields named name (of kind k).
+func (cx *Ctx) delField(name string, k fieldKind) {
+	switch k {
+	case fieldContentLength:
 		cx.declLen = -1
-	case wire.EqualFoldString(name, "Date"):
+	case fieldDate:
 		cx.rflags &^= rfHasDate
-	case wire.EqualFoldString(name, "Content-Type"):
+	case fieldContentType:
 		cx.rflags &^= rfHasType
+	}
+	if x := cx.x; x == nil || len(x.hdrs) == 0 {
+		return
 	}
 	cx.dropFields(func(n []byte) bool { return wire.EqualFoldString(borrowString(n), name) })
 }
@@ -147,13 +200,23 @@ func (cx *Ctx) fieldBytes() []byte {
 	return cx.x.hdrs
 }
 
-// clearHeaders gives the field buffer back to the pool.
+// clearHeaders empties the field buffer for the Ctx's next request, which most likely sets
+// fields too: it stays with the Ctx, unless a large response grew it.
 func (cx *Ctx) clearHeaders() {
-	if x := cx.x; x != nil && x.hdrs != nil {
+	x := cx.x
+	if x == nil || x.hdrs == nil {
+		return
+	}
+	if cap(x.hdrs) > keptHeaderBuffer {
 		cx.l.pool.Put(x.hdrs)
 		x.hdrs = nil
+		return
 	}
+	x.hdrs = x.hdrs[:0]
 }
+
+// keptHeaderBuffer bounds the field buffer a Ctx keeps between requests.
+const keptHeaderBuffer = 512
 
 // dropRepresentation removes the fields that describe a response's content (its type,
 // encoding, validators, range), keeping the rest — a request id or CORS fields a middleware

@@ -114,8 +114,13 @@ func parseRequestLine(r *Request, b []byte) (int, *Reject) {
 	r.Method = Span{0, uint32(i)}
 	i++
 	start := i
-	for isTargetByte[b[i]] {
+	var class uint8
+	for targetClass[b[i]] != 0 {
+		class |= targetClass[b[i]]
 		i++
+	}
+	if class&targetEscape != 0 {
+		r.flags |= escaped
 	}
 	// RFC 9112 §3.2: the request-target has no whitespace or CTLs; a bare CR, a second space or a
 	// missing version is a malformed line.

@@ -40,6 +40,7 @@ const (
 	Expect100                   // Expect: 100-continue
 	Close                       // Connection: close
 	KeepAlive                   // Connection: keep-alive
+	escaped                     // the request-target has a '%' or a '+' to decode
 )
 
 // Has reports whether the request's framing fields established f.

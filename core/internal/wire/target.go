@@ -59,7 +59,7 @@ func parseTarget(r *Request) *Reject {
 		r.Path = Span{}
 		return nil
 	}
-	if !validEscapes(raw) {
+	if r.Has(escaped) && !validEscapes(raw) {
 		return errPercent
 	}
 	r.Path = Span{off, uint32(q)}
@@ -70,7 +70,7 @@ func parseTarget(r *Request) *Reject {
 // common target without escapes.
 func (r *Request) ScratchNeeded() int {
 	t := r.Bytes(r.Target)
-	if t[0] == '/' && !hasByte(t, '%') && !hasByte(t, '+') {
+	if t[0] == '/' && !r.Has(escaped) {
 		return 0
 	}
 	return len(t) + 1

@@ -32,17 +32,27 @@ var IsValueByte = func() (t [256]bool) {
 	return t
 }()
 
-// isTargetByte: what a request-target may hold. RFC 9112 §3.2 builds targets from URI
+// targetClass: what a request-target may hold. RFC 9112 §3.2 builds targets from URI
 // characters (RFC 3986), which are ASCII: a raw byte >= 0x80 is refused (a client sends UTF-8
 // percent-encoded), as are a space, a CTL and DEL, which would let the line be split
 // differently by another parser, and '#', which starts a fragment a client never sends.
-var isTargetByte = func() (t [256]bool) {
+//
+// The table classes the bytes it accepts, so that the scan that checks the target also learns
+// whether it has escapes ('%', and '+' for the query) to decode: targetPlain or targetEscape.
+var targetClass = func() (t [256]uint8) {
 	for c := 0x21; c < 0x7f; c++ {
-		t[c] = true
+		t[c] = targetPlain
 	}
-	t['#'] = false
+	t['#'] = 0
+	t['%'] = targetEscape
+	t['+'] = targetEscape
 	return t
 }()
+
+const (
+	targetPlain  = 1
+	targetEscape = 2
+)
 
 // isHostByte: reg-name, IP-literal and port characters of a Host value (RFC 3986 §3.2.2):
 // unreserved, sub-delims, ":", "[", "]" and "%" of pct-encoding.
