@@ -1,7 +1,8 @@
-// Command bench is the driver behind `make bench`: it builds the dwell server and its peers
-// (net/http, fasthttp, nbio) and configures nginx, measures each figure for every server in
-// turn, round after round, with the server alone on CPU 0 and the load generator on CPU 1, and
-// writes docs/performance.md, docs/perf.svg and docs/perf.json from what it measured.
+// Command bench is the driver behind `make bench`: it builds the dwell server, its peers
+// (net/http, fasthttp, nbio) and the gnet floor, and configures nginx, measures each figure for
+// every server in turn, round after round, with the server alone on CPU 0 and the load generator
+// on CPU 1, and writes docs/performance.md, docs/perf.svg and docs/perf.json from what it
+// measured.
 //
 // Usage, from bench/:
 //

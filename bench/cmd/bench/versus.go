@@ -55,9 +55,10 @@ func (r *runner) versus(b *strings.Builder) {
 		"median of the per-round ratios, then each round's ratio in round order. Below 1.00× a server " +
 		"spends less CPU per request than the reference.")
 	if slices.Contains(r.res.Servers, "gnet") {
-		b.WriteString(" gnet is the floor, not an HTTP server: one gnet event loop with the least parsing " +
-			"that keeps keep-alive and pipelined framing right, answering GET /hello with a fixed " +
-			"response; what a server spends above it is the server's own.")
+		b.WriteString(" gnet is not an HTTP server but a floor: one gnet event loop with the least parsing " +
+			"that keeps keep-alive, pipelined and `Connection: close` framing right, answering GET /hello " +
+			"with a fixed response. It costs what a Go event loop and its syscalls cost with next to no " +
+			"HTTP work; a server's gap to it is mostly the server's own work.")
 	}
 	b.WriteString("\n\n")
 	for _, ref := range refs {
