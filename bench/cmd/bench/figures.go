@@ -43,10 +43,12 @@ var wrkMetrics = []Metric{
 }
 
 var specs = []*figureSpec{
-	{id: "hello", title: "Hello, keep-alive", metrics: wrkMetrics, measure: wrkFigure("/hello", "")},
-	{id: "std", title: "Hello from a net/http handler, keep-alive", metrics: wrkMetrics, measure: wrkFigure("/std/hello", "")},
-	{id: "close", title: "Hello, Connection: close", metrics: wrkMetrics, measure: wrkFigure("/hello", "Connection: close")},
-	{id: "file", title: "254-byte file, keep-alive", metrics: wrkMetrics, measure: wrkFigure("/file", "")},
+	{id: "hello", title: "Hello, keep-alive", metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: "/hello", conns: wrkConns})},
+	{id: "c1", title: "Hello, keep-alive, one connection", metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: "/hello", conns: 1})},
+	{id: "std", title: "Hello from a net/http handler, keep-alive", metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: "/std/hello", conns: wrkConns})},
+	{id: "close", title: "Hello, Connection: close", metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: "/hello", header: "Connection: close", conns: wrkConns})},
+	{id: "file", title: "254-byte file, keep-alive", metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: "/file", conns: wrkConns})},
+	{id: "pipeline", title: fmt.Sprintf("Hello, pipelined %d deep", pipelineDepth), metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: "/hello", conns: wrkConns, pipelined: true})},
 	{id: "idle", title: "Memory per idle keep-alive connection", metrics: []Metric{
 		{ID: "kib", Label: "RSS per idle connection", Unit: "KiB", Digits: 2},
 		{ID: "base_mib", Label: "RSS with 1,000 idle connections", Unit: "MiB", Digits: 1},
@@ -176,18 +178,32 @@ func (r *runner) display(argv []string, m *measurement) string {
 	return s
 }
 
+// cpuFigures are the figures whose server CPU per request the report also compares with nginx's
+// and fasthttp's, the cheapest general-purpose servers among the peers.
+var cpuFigures = []string{"hello", "c1", "close", "file", "pipeline"}
+
+// wrkLoad is what one wrk figure sends.
+type wrkLoad struct {
+	path string
+	// header is an extra request header field, if any.
+	header string
+	conns  int
+	// pipelined sends pipelineDepth requests per write (the pipeline script) instead of one.
+	pipelined bool
+}
+
 // wrkFigure warms the server up for a second, then runs wrk and reads the server's CPU time
 // before and after: CPU per request is that difference over the requests wrk completed. A run
 // during which something else took much of the server's core is run again once, while the
 // run's retry budget lasts, and the quieter of the two is kept.
-func wrkFigure(path, header string) func(context.Context, *runner, *measurement) (map[string]float64, error) {
+func wrkFigure(load wrkLoad) func(context.Context, *runner, *measurement) (map[string]float64, error) {
 	return func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error) {
-		url := "http://" + m.rs.addr + path
-		warm := r.wrkArgv(url, 1, header, false)
+		url := "http://" + m.rs.addr + load.path
+		warm := r.wrkArgv(url, 1, load, false)
 		if _, err := r.runWrk(ctx, warm); err != nil {
 			return nil, err
 		}
-		argv := r.wrkArgv(url, r.cfg.wrkSecs, header, true)
+		argv := r.wrkArgv(url, r.cfg.wrkSecs, load, true)
 		m.cmds = append(m.cmds, warm, argv)
 		vals, err := r.wrkOnce(ctx, m, argv)
 		if err != nil || vals["other_pct"] <= noisyPct || r.retries <= 0 {

@@ -1,7 +1,8 @@
-// Command bench is the driver behind `make bench`: it builds the dwell server and its peers
-// (net/http, fasthttp, nbio) and configures nginx, measures each figure for every server in
-// turn, round after round, with the server alone on CPU 0 and the load generator on CPU 1, and
-// writes docs/performance.md, docs/perf.svg and docs/perf.json from what it measured.
+// Command bench is the driver behind `make bench`: it builds the dwell server, its peers
+// (net/http, fasthttp, nbio) and the gnet floor, and configures nginx, measures each figure for
+// every server in turn, round after round, with the server alone on CPU 0 and the load generator
+// on CPU 1, and writes docs/performance.md, docs/perf.svg and docs/perf.json from what it
+// measured.
 //
 // Usage, from bench/:
 //
@@ -146,8 +147,10 @@ type runner struct {
 	file     string
 	download string
 	lua      string
-	meta     Meta
-	res      Results
+	// pipelineLua is the pipeline figure's wrk script.
+	pipelineLua string
+	meta        Meta
+	res         Results
 	// serverCmds is each server's start command as the report shows it.
 	serverCmds map[string]string
 	// retries is how many noisy wrk runs may still be repeated; the cap keeps a busy machine
@@ -204,6 +207,13 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	servers = slices.DeleteFunc(servers, func(s *server) bool {
+		if r.takesPart(s) {
+			return false
+		}
+		r.logf("leaving %s out: it takes part in none of the figures asked for", s.name)
+		return true
+	})
 	r.meta.Versions = mergeVersions(r.meta.Versions, servers)
 	r.fillMeta()
 	for _, s := range servers {
@@ -220,12 +230,35 @@ func (r *runner) run(ctx context.Context) error {
 		if path == "" {
 			path = r.runAllocs(ctx)
 		}
-		r.res.Figures = append(r.res.Figures, allocsFigure(path, r.res.Servers, r.logf))
+		f := allocsFigure(path, r.res.Servers, r.logf)
+		for _, s := range servers {
+			if why, ok := s.lacks["allocs"]; ok {
+				if f.Absent == nil {
+					f.Absent = map[string]string{}
+				}
+				f.Absent[s.name] = why
+			}
+		}
+		r.res.Figures = append(r.res.Figures, f)
 	}
 	r.meta.Seconds = time.Since(r.start).Seconds()
 	r.res.Meta = r.meta
 	r.res.summarize()
 	return r.writeReport()
+}
+
+// takesPart reports whether s takes part in any figure of the run.
+func (r *runner) takesPart(s *server) bool {
+	figs := r.cfg.figures
+	if r.cfg.allocs != "" || slices.Contains(figs, "hello") {
+		figs = append(slices.Clone(figs), "allocs")
+	}
+	for _, id := range figs {
+		if _, lacks := s.lacks[id]; !lacks {
+			return true
+		}
+	}
+	return false
 }
 
 // findBenchDir walks up from the working directory to the bench module's root.
@@ -245,7 +278,7 @@ func findBenchDir() (string, error) {
 	}
 }
 
-// prepareFiles writes the 254-byte file served at /file, the wrk script and, for nginx, the
+// prepareFiles writes the 254-byte file served at /file, the wrk scripts and, for nginx, the
 // sparse file served at /download.
 func (r *runner) prepareFiles() error {
 	r.file = filepath.Join(r.work, "file254.txt")
@@ -256,6 +289,10 @@ func (r *runner) prepareFiles() error {
 	}
 	r.lua = filepath.Join(r.work, "report.lua")
 	if err := os.WriteFile(r.lua, []byte(wrkScript), 0o644); err != nil {
+		return err
+	}
+	r.pipelineLua = filepath.Join(r.work, "pipeline.lua")
+	if err := os.WriteFile(r.pipelineLua, []byte(pipelineScript), 0o644); err != nil {
 		return err
 	}
 	r.download = filepath.Join(r.work, "download.bin")

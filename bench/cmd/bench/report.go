@@ -15,10 +15,15 @@ var summaryRows = []struct{ fig, metric, label string }{
 	{"hello", "cpu_us", "hello keep-alive: server CPU µs per request"},
 	{"hello", "rps", "hello keep-alive: requests per second (wrk -c50)"},
 	{"hello", "p99_us", "hello keep-alive: p99 latency µs"},
+	{"c1", "cpu_us", "hello, one connection: server CPU µs per request"},
+	{"c1", "p50_us", "hello, one connection: p50 latency µs"},
+	{"c1", "p99_us", "hello, one connection: p99 latency µs"},
 	{"allocs", "allocs", "allocations per request (hello)"},
 	{"std", "cpu_us", "hello from a net/http handler: server CPU µs per request"},
 	{"close", "cpu_us", "hello with Connection: close: server CPU µs per request"},
 	{"file", "cpu_us", "254-byte file: server CPU µs per request"},
+	{"pipeline", "cpu_us", fmt.Sprintf("hello pipelined %d deep: server CPU µs per request", pipelineDepth)},
+	{"pipeline", "rps", fmt.Sprintf("hello pipelined %d deep: requests per second", pipelineDepth)},
 	{"idle", "kib", "idle keep-alive connection: KiB of server RSS"},
 	{"park", "kib", "parked long poll: KiB of server RSS"},
 	{"download", "gbps", "download over one connection: GB/s"},
@@ -27,7 +32,7 @@ var summaryRows = []struct{ fig, metric, label string }{
 	{"startup", "ms", "start to first response: ms"},
 }
 
-// noRatio are metrics whose ratio to net/http means nothing.
+// noRatio are metrics whose ratio to another server means nothing.
 var noRatio = map[string]bool{"errors": true, "other_pct": true, "rss_mib": true}
 
 // meanings explain each figure in the report.
@@ -38,6 +43,17 @@ var meanings = map[string]string{
 		"client on the other core can go. Requests per second on two cores are bounded by wrk as much " +
 		"as by the server, so compare CPU per request first. This is the figure that matters most: " +
 		"browsers, HTTP clients and every proxy keep connections alive.",
+	"c1": "The hello figure's requests over one connection (wrk -c1): each request waits for the " +
+		"previous answer, so the server sleeps in epoll between requests and every request pays a " +
+		"wake-up, a read and a write. Server CPU per request here is the cost of a request to a " +
+		"server that is mostly idle, and the latencies are a round trip through the server, which " +
+		"is what a lone client sees. A server that spins while idle shows it here.",
+	"pipeline": fmt.Sprintf("The hello figure's 50 connections, each sending %d requests in one write "+
+		"and the next %d once all %d answers have arrived (HTTP/1.1 pipelining, the wrk script "+
+		"`$WORK/pipeline.lua`). A server can read the batch with one read and answer it with one "+
+		"write, so this is its per-request work with the syscalls mostly shared: parsing, routing "+
+		"and assembling responses. Latencies are per batch, from its write to its last answer. "+
+		"Few clients pipeline; batched clients and synthetic benchmarks do.", pipelineDepth, pipelineDepth, pipelineDepth),
 	"std": "The hello figure's requests to GET /std/hello, answered by one plain net/http handler " +
 		"(Header().Set, io.WriteString) that every server runs the way it runs such handlers: net/http " +
 		"and nbio natively, dwell through router.HTTPHandler (the handler on a pooled goroutine, the " +
@@ -103,7 +119,8 @@ func (r *runner) markdown() string {
 		"`%s bench` (see [How to rerun](#how-to-rerun)) and commit the new files.\n\n", m.Date, mode, m.Seconds, r.makeCommand())
 	fmt.Fprintf(&b, "Each figure is the median over %s; the tables by figure add the range (min–max) "+
 		"when there are several rounds, and the ratio to net/http (in parentheses in the summary), the median "+
-		"of the per-round ratios. A rerun on the same machine should fall within the ranges shown.\n\n", rounds(m.Rounds))
+		"of the per-round ratios; server CPU per request is also compared with nginx's and fasthttp's. A rerun "+
+		"on the same machine should fall within the ranges shown.\n\n", rounds(m.Rounds))
 
 	b.WriteString("## Summary\n\n")
 	r.summaryTable(&b)
@@ -114,6 +131,7 @@ func (r *runner) markdown() string {
 		}
 	}
 	b.WriteString("\n![Server CPU per keep-alive request and memory per idle connection](perf.svg)\n\n")
+	r.versus(&b)
 
 	b.WriteString("## What the figures mean\n\n")
 	for _, f := range res.Figures {
@@ -170,8 +188,8 @@ func cellBrief(f *Figure, mt *Metric, srv string) string {
 		return "n/a"
 	}
 	s := fmtNum(sum.Median, mt.Digits)
-	if sum.Ratio != nil && srv != baseline && !noRatio[mt.ID] {
-		s += fmt.Sprintf(" (%.2f×)", *sum.Ratio)
+	if q, ok := sum.ratio(baseline); ok && srv != baseline && !noRatio[mt.ID] {
+		s += fmt.Sprintf(" (%.2f×)", q)
 	}
 	return s
 }
@@ -186,8 +204,8 @@ func (r *runner) setup(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "- Method: every server runs alone, pinned to CPU %s with taskset (so the Go servers run with "+
 		"GOMAXPROCS=1 and nginx with one worker); wrk and the load tool are pinned to CPU %s. A fresh server "+
-		"is started for every measurement and stopped after it. wrk runs with -t%d -c%d for %d s after a 1 s "+
-		"warm-up. Figures are measured one after the other; within a figure the servers take turns, round "+
+		"is started for every measurement and stopped after it. wrk runs with -t%d -c%d (-c1 for the one-connection "+
+		"figure) for %d s after a 1 s warm-up with the same load. Figures are measured one after the other; within a figure the servers take turns, round "+
 		"after round, each round starting with the next server. Memory and CPU are read from /proc "+
 		"(VmRSS, per-thread schedstat), summed over the server's process and its children. Transfers move "+
 		"%s bytes (%s MiB); the memory figures hold up to %s connections.\n",
@@ -230,6 +248,10 @@ func (r *runner) rerun(b *strings.Builder) {
 	}
 	b.WriteString("The wrk script `$WORK/report.lua` only prints wrk's summary as JSON (with p99.9):\n\n```lua\n" +
 		wrkScript + "```\n\n")
+	if r.res.figure("pipeline") != nil {
+		b.WriteString("The pipelined figure's `$WORK/pipeline.lua` sends the requests in batches and ends with the " +
+			"same summary:\n\n```lua\n" + strings.TrimSuffix(pipelineScript, wrkScript) + "-- then report.lua's done\n```\n\n")
+	}
 }
 
 // makeCommand is "make" when the repository's Makefile has a bench target, else "make -C bench".
@@ -251,18 +273,25 @@ func (r *runner) figureTable(b *strings.Builder, f *Figure) {
 			label += " (" + mt.Unit + ")"
 		}
 		cells := make([]string, len(servers))
-		ratios := make([]string, len(servers))
-		anyRatio := false
 		for i, s := range servers {
 			cells[i] = cellFull(f, mt, s)
-			if sum, ok := mt.Summary[s]; ok && sum.Ratio != nil {
-				ratios[i] = fmt.Sprintf("%.2f×", *sum.Ratio)
-				anyRatio = anyRatio || s != baseline
-			}
 		}
 		fmt.Fprintf(b, "| %s | %s |\n", label, strings.Join(cells, " | "))
-		if anyRatio && !noRatio[mt.ID] {
-			fmt.Fprintf(b, "| … vs net/http | %s |\n", strings.Join(ratios, " | "))
+		if noRatio[mt.ID] {
+			continue
+		}
+		for _, ref := range ratioRows(f.ID, mt.ID) {
+			ratios := make([]string, len(servers))
+			others := false
+			for i, s := range servers {
+				if q, ok := mt.Summary[s].ratio(ref); ok {
+					ratios[i] = fmt.Sprintf("%.2f×", q)
+					others = others || s != ref
+				}
+			}
+			if others {
+				fmt.Fprintf(b, "| … vs %s | %s |\n", refName(ref), strings.Join(ratios, " | "))
+			}
 		}
 	}
 	b.WriteString("\n")

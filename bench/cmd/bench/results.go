@@ -65,19 +65,36 @@ type Sample struct {
 	Value float64 `json:"value"`
 }
 
-// Summary condenses a server's samples. Ratio is the median over rounds of value/net/http's
-// value in the same round: pairing within a round cancels drift that affects every server
-// alike (another tenant, thermal throttling).
+// Summary condenses a server's samples.
 type Summary struct {
-	N      int      `json:"n"`
-	Median float64  `json:"median"`
-	Min    float64  `json:"min"`
-	Max    float64  `json:"max"`
-	Ratio  *float64 `json:"ratio_to_nethttp,omitempty"`
+	N      int     `json:"n"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	// Ratios holds the ratios to each reference server that measured the metric, by its name.
+	Ratios map[string]Ratio `json:"ratios,omitempty"`
 }
 
-// baseline is the server the ratios are taken against.
+// Ratio is a server's value over a reference's in the same round, for each round both have, and
+// the median of those. Pairing within a round cancels drift that affects every server alike
+// (another tenant, thermal throttling).
+type Ratio struct {
+	Median float64  `json:"median"`
+	Rounds []Sample `json:"rounds"`
+}
+
+// baseline is the server of the ratios in the summary and the figure tables; every run measures it.
 const baseline = "nethttp"
+
+// references are the servers the ratios are taken against: net/http, and nginx and fasthttp,
+// the cheapest general-purpose servers among the peers.
+var references = []string{baseline, "nginx", "fasthttp"}
+
+// ratio returns the median ratio to ref, if there is one.
+func (s Summary) ratio(ref string) (float64, bool) {
+	q, ok := s.Ratios[ref]
+	return q.Median, ok
+}
 
 func (f *Figure) metric(id string) *Metric {
 	for _, m := range f.Metrics {
@@ -110,36 +127,53 @@ func (r *Results) summarize() {
 	for _, f := range r.Figures {
 		for _, m := range f.Metrics {
 			m.Summary = map[string]Summary{}
-			// A baseline that rounds to zero at the metric's precision (0.0 MiB of RSS growth)
-			// would turn noise into huge ratios; those rounds get none.
-			tiny := 0.5 * math.Pow10(-m.Digits)
-			base := map[int]float64{}
-			for _, s := range m.Samples[baseline] {
-				if math.Abs(s.Value) >= tiny {
-					base[s.Round] = s.Value
-				}
-			}
 			for srv, ss := range m.Samples {
 				if len(ss) == 0 {
 					continue
 				}
 				vals := make([]float64, len(ss))
-				var ratios []float64
 				for i, s := range ss {
 					vals[i] = s.Value
-					if b, ok := base[s.Round]; ok {
-						ratios = append(ratios, s.Value/b)
-					}
 				}
 				sum := Summary{N: len(vals), Median: median(vals), Min: slices.Min(vals), Max: slices.Max(vals)}
-				if len(ratios) > 0 {
-					q := median(ratios)
-					sum.Ratio = &q
+				for _, ref := range references {
+					if q, ok := m.ratio(ss, ref); ok {
+						if sum.Ratios == nil {
+							sum.Ratios = map[string]Ratio{}
+						}
+						sum.Ratios[ref] = q
+					}
 				}
 				m.Summary[srv] = sum
 			}
 		}
 	}
+}
+
+// ratio divides samples by ref's samples of the same rounds.
+func (m *Metric) ratio(samples []Sample, ref string) (Ratio, bool) {
+	// A reference that rounds to zero at the metric's precision (0.0 MiB of RSS growth) would
+	// turn noise into huge ratios; those rounds get none.
+	tiny := 0.5 * math.Pow10(-m.Digits)
+	base := map[int]float64{}
+	for _, s := range m.Samples[ref] {
+		if math.Abs(s.Value) >= tiny {
+			base[s.Round] = s.Value
+		}
+	}
+	var q Ratio
+	var vals []float64
+	for _, s := range samples {
+		if b, ok := base[s.Round]; ok {
+			q.Rounds = append(q.Rounds, Sample{Round: s.Round, Value: s.Value / b})
+			vals = append(vals, s.Value/b)
+		}
+	}
+	if len(vals) == 0 {
+		return q, false
+	}
+	q.Median = median(vals)
+	return q, true
 }
 
 // median of an even count is the mean of the middle two.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -17,18 +18,27 @@ import (
 
 // serverNames is every server the driver knows, in report order. A Go server is a main package
 // at bench/servers/NAME; nginx is configured from bench/nginx/nginx.conf.tmpl.
-var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "dwell", "dwell-mw"}
+var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "gnet", "dwell", "dwell-mw"}
 
-// helloOnly names the servers that serve GET /hello alone, and why: they take part in the hello
-// figure and the allocations row only.
-var helloOnly = map[string]string{
-	"dwell-mw": "dwell with request id, access log and recovery: measured on hello only",
+// partial names the servers that take part in some figures only: which, and why not the others.
+var partial = map[string]struct {
+	figures []string
+	why     string
+}{
+	"dwell-mw": {[]string{"hello", "allocs"}, "dwell with request id, access log and recovery: measured on hello only"},
+	"gnet": {[]string{"hello", "c1", "close", "pipeline"}, "a raw event loop that answers GET /hello, the floor of the CPU figures, " +
+		"not an HTTP server (no files, bodies, long polls or net/http handlers)"},
 }
+
+// sitsOut names figures a server is left out of only to keep the full run under 10 minutes:
+// nbio is neither a reference nor the floor of the one-connection and pipelined figures.
+var sitsOut = map[string][]string{"nbio": {"c1", "pipeline"}}
 
 // serverModules maps a Go server to the module whose version the report shows.
 var serverModules = map[string]string{
 	"fasthttp": "github.com/valyala/fasthttp",
 	"nbio":     "github.com/lesismal/nbio",
+	"gnet":     "github.com/panjf2000/gnet/v2",
 }
 
 // server is one server under test.
@@ -77,6 +87,7 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 			s.bin, s.version = path, r.meta.Versions["nginx"]
 			s.lacks["park"] = "nginx has no long poll of its own"
 			s.lacks["std"] = "nginx runs no Go handlers"
+			s.lacks["allocs"] = "nginx is not a Go program"
 			out = append(out, s)
 			continue
 		}
@@ -94,12 +105,15 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 			continue
 		}
 		s.version = r.goServerVersion(name, s.bin)
-		if why, ok := helloOnly[name]; ok {
-			for _, id := range figureIDs() {
-				if id != "hello" {
-					s.lacks[id] = why
+		if p, ok := partial[name]; ok {
+			for _, id := range append(figureIDs(), "allocs") {
+				if !slices.Contains(p.figures, id) {
+					s.lacks[id] = p.why
 				}
 			}
+		}
+		for _, id := range sitsOut[name] {
+			s.lacks[id] = "left out of this figure to keep the full run under 10 minutes"
 		}
 		out = append(out, s)
 	}

@@ -60,8 +60,12 @@ func panel(b *strings.Builder, res *Results, figID, metricID, title string, x0 i
 		sum := mt.Summary[s]
 		cx := float64(x0+left) + slot*(float64(i)+0.5)
 		color := "#5c7cfa"
-		if strings.HasPrefix(s, "dwell") {
+		switch {
+		case strings.HasPrefix(s, "dwell"):
 			color = "#e8590c"
+		case s == "gnet":
+			// The floor, not a server: drawn apart from the peers.
+			color = "#adb5bd"
 		}
 		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n",
 			cx-bw/2, y(sum.Median), bw, bottom-y(sum.Median), color)

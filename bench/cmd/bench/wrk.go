@@ -40,21 +40,49 @@ type wrkSummary struct {
 
 func (w wrkSummary) errors() int64 { return w.Connect + w.Read + w.Write + w.Status + w.Timeout }
 
-// wrkConns and wrkThreads are the load of every wrk figure: one thread keeps wrk on its one
-// CPU, 50 connections keep a single-core server busy without queueing for long.
+// pipelineScript makes wrk send pipelineDepth requests in each write and wait for as many
+// responses before the next write: wrk counts the requests in what request returns, counts every
+// response as a request done, and takes one latency sample per batch. init runs after wrk has set
+// the Host field, so each request is the one wrk would send (with -H fields). It ends with
+// wrkScript's summary.
+var pipelineScript = fmt.Sprintf(`local depth = %d
+
+init = function(args)
+  local batch = {}
+  for i = 1, depth do
+    batch[i] = wrk.format()
+  end
+  pipelined = table.concat(batch)
+end
+
+request = function()
+  return pipelined
+end
+
+`, pipelineDepth) + wrkScript
+
+// pipelineDepth is how many requests the pipeline figure sends in one write.
+const pipelineDepth = 16
+
+// wrkConns and wrkThreads are the load of the wrk figures but c1: one thread keeps wrk on its
+// one CPU, 50 connections keep a single-core server busy without queueing for long.
 const (
 	wrkConns   = 50
 	wrkThreads = 1
 )
 
-// wrkArgv is the pinned wrk command for url.
-func (r *runner) wrkArgv(url string, secs int, header string, script bool) []string {
+// wrkArgv is the pinned wrk command for url. report adds the script that prints the summary; a
+// pipelined load always runs its own script, which prints it too.
+func (r *runner) wrkArgv(url string, secs int, load wrkLoad, report bool) []string {
 	argv := []string{r.tools["taskset"], "-c", loadCPU, r.tools["wrk"],
-		fmt.Sprintf("-t%d", wrkThreads), fmt.Sprintf("-c%d", wrkConns), fmt.Sprintf("-d%ds", secs)}
-	if header != "" {
-		argv = append(argv, "-H", header)
+		fmt.Sprintf("-t%d", wrkThreads), fmt.Sprintf("-c%d", load.conns), fmt.Sprintf("-d%ds", secs)}
+	if load.header != "" {
+		argv = append(argv, "-H", load.header)
 	}
-	if script {
+	switch {
+	case load.pipelined:
+		argv = append(argv, "-s", r.pipelineLua)
+	case report:
 		argv = append(argv, "-s", r.lua)
 	}
 	return append(argv, url)
