@@ -2,7 +2,6 @@ package core
 
 import (
 	"log/slog"
-	"runtime"
 	"runtime/debug"
 	"time"
 	"unsafe"
@@ -56,7 +55,6 @@ type Loop struct {
 	dateSec int64
 
 	current *Ctx // the handler whose coroutine is running, if any
-	holds   int  // handlers parked in Hold, waiting on other goroutines
 
 	shutting bool // stop accepting; close connections as they go idle
 	forced   bool // the grace period is over: wake everything with ErrShutdown
@@ -84,8 +82,7 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 			return fail(err)
 		}
 	}
-	// Raw waits keep the loop's processor for a millisecond: only when there is one to spare.
-	p, err := netpoll.NewPoller(256, runtime.GOMAXPROCS(0) > s.opts.Loops)
+	p, err := netpoll.NewPoller(256)
 	if err != nil {
 		return fail(err)
 	}
@@ -130,20 +127,12 @@ var testHookNewLoop func(id int) error
 // from here, at the top of the loop, never from inside another handler.
 func (l *Loop) run() {
 	defer l.exit()
-	busy := false
 	for {
-		msec := l.pollTimeout(busy)
-		if msec != 0 && l.holds > 0 {
-			// Handlers wait on other goroutines (wait.Do, say): with no processor to spare
-			// those would wait for the runtime to take this one back; let them run first.
-			runtime.Gosched()
-		}
-		evs, err := l.poll.Wait(msec)
+		evs, err := l.poll.Wait(l.pollTimeout())
 		if err != nil {
 			l.log.Error("dwell: poll failed; loop stops", "loop", l.id, "err", err)
 			return
 		}
-		busy = len(evs) > 0
 		l.tick()
 		for i := range evs {
 			ev := &evs[i]
@@ -172,10 +161,11 @@ func (l *Loop) run() {
 	}
 }
 
-// pollTimeout is how long the next poll may block. While the last poll found work the loop polls
-// again without blocking; only an idle loop sleeps, until its next timer.
-func (l *Loop) pollTimeout(busy bool) int {
-	if busy || len(l.ready) > 0 || len(l.pending) > 0 {
+// pollTimeout is how long the next poll may wait: not at all while handlers are ready or
+// connections have requests held over; else until the next timer. (A poll takes what is ready
+// before it waits, so a busy loop never waits.)
+func (l *Loop) pollTimeout() int {
+	if len(l.ready) > 0 || len(l.pending) > 0 {
 		return 0
 	}
 	when, ok := l.timers.next()

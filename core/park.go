@@ -35,9 +35,7 @@ func (cx *Ctx) Suspend(timeout time.Duration) error { return cx.suspendFor(parkU
 // is for waiting on work that must run to its end, such as a call already running on another
 // goroutine (wait.Do).
 func (cx *Ctx) Hold() error {
-	cx.l.holds++
 	err := cx.suspendFor(parkHold, 0)
-	cx.l.holds--
 	if err == nil {
 		err = cx.gone.err()
 	}

@@ -3,6 +3,10 @@
 package netpoll
 
 import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -14,7 +18,15 @@ import (
 type Poller struct {
 	fd     int
 	events []Event
-	raw    bool // waits may hold the processor for their first millisecond (see Wait)
+
+	// The epoll instance is also in Go's runtime poller, which reports it readable when it has
+	// events: a loop with nothing to do parks its goroutine there (see Wait).
+	file     *os.File
+	rc       syscall.RawConn
+	deadline bool               // file has a read deadline set
+	poll     func(uintptr) bool // p.tryWait, made once: rc.Read takes a func
+	n        int                // what tryWait found
+	e        unix.Errno
 }
 
 // An Event is a descriptor's readiness, as Wait reports it.
@@ -54,15 +66,25 @@ func epollEvents(in Interest) uint32 {
 	return ev
 }
 
-// NewPoller returns a poller that reports up to size events a wait. raw allows its waits to
-// keep the calling goroutine's processor for their first millisecond (see Wait): set it only
-// when the program has a processor to spare beside the loops.
-func NewPoller(size int, raw bool) (*Poller, error) {
+// NewPoller returns a poller that reports up to size events a wait.
+func NewPoller(size int) (*Poller, error) {
 	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, Error("epoll_create1", err.(unix.Errno))
 	}
-	return &Poller{fd: fd, events: make([]Event, size), raw: raw}, nil
+	// In non-blocking mode the epoll instance goes into Go's runtime poller (os.NewFile sees the
+	// flag), which then reports it readable when it has events.
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, Error("fcntl", err.(unix.Errno))
+	}
+	p := &Poller{fd: fd, events: make([]Event, size), file: os.NewFile(uintptr(fd), "epoll")}
+	if p.rc, err = p.file.SyscallConn(); err != nil {
+		p.file.Close()
+		return nil, err
+	}
+	p.poll = p.tryWait
+	return p, nil
 }
 
 // Add registers fd for in, with tag: a descriptor closed and reused within one batch of events
@@ -106,30 +128,39 @@ func (p *Poller) ctl(op, fd int, tag uint32, events uint32) error {
 // Wait returns the ready events, waiting up to msec milliseconds (-1: until there are some;
 // 0: not at all). A signal interrupting the wait returns no events and no error.
 //
-// When raw is set, a wait goes through RawSyscall for its first millisecond, and through the
-// ordinary syscall path only after that. The ordinary path lets the runtime hand the loop's
-// processor to another thread once the call has lasted 20 µs, and under load the loop's idle
-// gaps are about that long: each hand-off and return cost more (futex and netpoll calls,
-// context switches) than the gap itself. A raw wait keeps the processor; it is short enough
-// that the runtime's scheduler never needs it back (it preempts after 10 ms). A loop idle for
-// longer blocks the ordinary way and gives its processor up.
+// The events are taken with a non-blocking epoll_wait, through RawSyscall. When there are none
+// the goroutine parks in Go's runtime poller until the epoll instance is readable (or msec has
+// passed), as a goroutine of package net does on its socket: the runtime gives the processor to
+// other goroutines meanwhile, counts the park as a reschedule (so it never preempts a loop for
+// having "run" too long), and wakes the loop through its own netpoller. A blocking epoll_wait
+// in a system call would instead hold the processor, or make the runtime hand it off and back,
+// and keep sysmon busy retaking it.
 func (p *Poller) Wait(msec int) ([]Event, error) {
-	if !p.raw && msec != 0 {
-		return p.result(p.wait(msec))
+	if msec == 0 {
+		return p.result(p.rawWait(0))
 	}
-	first := msec
-	if msec < 0 || msec > rawWaitMsec {
-		first = rawWaitMsec
+	switch {
+	case msec > 0:
+		p.file.SetReadDeadline(time.Now().Add(time.Duration(msec) * time.Millisecond))
+		p.deadline = true
+	case p.deadline:
+		p.file.SetReadDeadline(time.Time{})
+		p.deadline = false
 	}
-	n, e := p.rawWait(first)
-	if n == 0 && e == 0 && first != msec {
-		rest := -1
-		if msec > 0 {
-			rest = msec - rawWaitMsec
+	if err := p.rc.Read(p.poll); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, nil
 		}
-		n, e = p.wait(rest)
+		return nil, err
 	}
-	return p.result(n, e)
+	return p.result(p.n, p.e)
+}
+
+// tryWait takes the ready events without waiting, and reports whether there were any (or an
+// error): rc.Read calls it, and parks until the epoll instance is readable while it says no.
+func (p *Poller) tryWait(uintptr) bool {
+	p.n, p.e = p.rawWait(0)
+	return p.n > 0 || p.e != 0 && p.e != unix.EINTR
 }
 
 func (p *Poller) result(n int, e unix.Errno) ([]Event, error) {
@@ -145,23 +176,14 @@ func (p *Poller) result(n int, e unix.Errno) ([]Event, error) {
 // epoll_pwait with no signal mask is epoll_wait, and exists on every architecture (arm64 and
 // riscv64 have no epoll_wait).
 
-// rawWaitMsec is how long a wait may last without releasing the loop's processor.
-const rawWaitMsec = 1
-
 func (p *Poller) rawWait(msec int) (int, unix.Errno) {
 	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.fd), uintptr(unsafe.Pointer(&p.events[0])),
 		uintptr(len(p.events)), uintptr(msec), 0, 0)
 	return int(r), e
 }
 
-func (p *Poller) wait(msec int) (int, unix.Errno) {
-	r, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.fd), uintptr(unsafe.Pointer(&p.events[0])),
-		uintptr(len(p.events)), uintptr(msec), 0, 0)
-	return int(r), e
-}
-
 // Close releases the epoll instance.
-func (p *Poller) Close() { unix.Close(p.fd) }
+func (p *Poller) Close() { p.file.Close() }
 
 // A Wakeup is a descriptor other goroutines make readable to wake a loop: an eventfd.
 type Wakeup struct{ fd int }

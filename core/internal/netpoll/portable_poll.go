@@ -50,9 +50,8 @@ func (e *Event) Readable() bool { return e.ev&(evReadable|evPeerClosed) != 0 }
 // PeerClosed reports that the peer shut down its side: no more bytes will come.
 func (e *Event) PeerClosed() bool { return e.ev&evPeerClosed != 0 }
 
-// NewPoller returns a poller that reports up to size events a wait. raw is for the epoll
-// poller's sake and means nothing here.
-func NewPoller(size int, raw bool) (*Poller, error) {
+// NewPoller returns a poller that reports up to size events a wait.
+func NewPoller(size int) (*Poller, error) {
 	return &Poller{watched: map[int]*sock{}, wake: make(chan struct{}, 1), events: make([]Event, 0, size)}, nil
 }
 
