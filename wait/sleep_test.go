@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 func TestSleep(t *testing.T) {
@@ -20,27 +21,36 @@ func TestSleep(t *testing.T) {
 	}
 }
 
-// TestSleepParksOnlyItself: while one handler sleeps, others on the same loop answer at once.
+// TestSleepParksOnlyItself: while one handler sleeps, others on the same loop are answered,
+// before the sleep ends; the sleep then ends on its own account (here, its client leaving),
+// not on theirs.
 func TestSleepParksOnlyItself(t *testing.T) {
+	asleep := make(chan struct{}, 1)
+	slept := make(chan error, 1)
 	_, addr := startServer(t, func(c *core.Ctx) {
 		if c.Path() == "/sleep" {
-			Sleep(c, time.Second)
+			asleep <- struct{}{}
+			slept <- Sleep(c, time.Minute)
+			return
 		}
 		c.WriteString(c.Path())
 	}, 1)
 	sleeper := dial(t, addr)
 	sleeper.get("/sleep")
-	start := time.Now()
+	coretest.Receive(t, "the sleeper in its handler", asleep)
 	for range 20 {
 		if body := roundTrip(t, addr, "/quick"); body != "/quick" {
 			t.Fatal(body)
 		}
 	}
-	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Fatalf("20 requests beside a sleeper took %v", d)
+	select {
+	case err := <-slept:
+		t.Fatalf("the sleep ended (%v) before its minute, beside quick requests", err)
+	default:
 	}
-	if _, body := sleeper.response(); body != "/sleep" {
-		t.Fatal(body)
+	sleeper.Close()
+	if err := coretest.Receive(t, "the sleep to end", slept); err != ErrClosed {
+		t.Fatalf("Sleep returned %v", err)
 	}
 }
 
@@ -53,15 +63,10 @@ func TestSleepEndsWhenClientLeaves(t *testing.T) {
 	}, 1)
 	c := dial(t, addr)
 	c.get("/")
-	<-parked
+	coretest.Receive(t, "the handler", parked)
 	c.Close()
-	select {
-	case err := <-got:
-		if err != ErrClosed {
-			t.Fatalf("Sleep returned %v", err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("Sleep not ended by the disconnect")
+	if err := coretest.Receive(t, "Sleep to end on the disconnect", got); err != ErrClosed {
+		t.Fatalf("Sleep returned %v", err)
 	}
 }
 
@@ -115,14 +120,9 @@ func TestAfterClientLeaves(t *testing.T) {
 	}, 1)
 	c := dial(t, addr)
 	c.get("/")
-	<-parked
+	coretest.Receive(t, "the handler", parked)
 	c.Close()
-	select {
-	case err := <-got:
-		if err != ErrClosed {
-			t.Fatalf("continuation got %v", err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("continuation not run on the disconnect")
+	if err := coretest.Receive(t, "the continuation to run on the disconnect", got); err != ErrClosed {
+		t.Fatalf("continuation got %v", err)
 	}
 }
