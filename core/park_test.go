@@ -53,16 +53,22 @@ func TestParkedHandlerParksOnlyItself(t *testing.T) {
 	}
 }
 
+// TestSuspendForTimeout: a Suspend with a timeout ends with ErrTimeout, not before its time.
+// The time is the client's, from before it sent the request: the loop's clock, read once a
+// turn, may be older than a time.Now in the handler, but never older than the request.
 func TestSuspendForTimeout(t *testing.T) {
+	const d = 100 * time.Millisecond
 	_, addr := startServer(t, func(c *Ctx) {
-		start := time.Now()
-		err := c.Suspend(100 * time.Millisecond)
-		c.WriteString(fmt.Sprint(err == ErrTimeout, time.Since(start) >= 90*time.Millisecond))
+		c.WriteString(fmt.Sprint(c.Suspend(d)))
 	}, Options{})
 	c := dial(t, addr)
+	start := time.Now()
 	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != "true true" {
+	if _, body := c.response("GET"); body != ErrTimeout.Error() {
 		t.Fatal(body)
+	}
+	if took := time.Since(start); took < d {
+		t.Fatalf("a Suspend of %v answered after %v", d, took)
 	}
 }
 
@@ -431,21 +437,23 @@ func TestAfterFunc(t *testing.T) {
 func TestDetachAfter(t *testing.T) {
 	gone := make(chan error, 1)
 	leaving := make(chan struct{}, 1)
+	const d = 30 * time.Millisecond
 	_, addr := startServer(t, func(c *Ctx) {
-		start := time.Now()
 		if c.Path() == "/leave" {
 			leaving <- struct{}{}
 			c.detach(time.Hour, func(_ *Ctx, err error) { gone <- err }, true)
 			return
 		}
-		c.detach(30*time.Millisecond, func(c *Ctx, err error) {
-			c.WriteString(fmt.Sprint(err, time.Since(start) >= 25*time.Millisecond))
-		}, true)
+		c.detach(d, func(c *Ctx, err error) { c.WriteString(fmt.Sprint(err)) }, true)
 	}, Options{})
 	c := dial(t, addr)
+	start := time.Now() // as in TestSuspendForTimeout
 	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != "<nil> true" {
+	if _, body := c.response("GET"); body != "<nil>" {
 		t.Fatal(body)
+	}
+	if took := time.Since(start); took < d {
+		t.Fatalf("a detach until %v later answered after %v", d, took)
 	}
 	c.send("GET /leave HTTP/1.1\r\nHost: h\r\n\r\n")
 	receive(t, "the handler of /leave", leaving) // the disconnect then finds it detached

@@ -73,8 +73,9 @@ func TestRejectsOnTheWire(t *testing.T) {
 
 func TestHeaderTimeout(t *testing.T) {
 	_, addr := startServer(t, helloHandler, Options{HeaderTimeout: 300 * time.Millisecond})
-	c := dial(t, addr)
+	// The timeout counts from the connection (the loop's clock then is no older than this).
 	start := time.Now()
+	c := dial(t, addr)
 	c.send("GET / HTTP/1.1\r\nHo")
 	resp, _ := c.response("GET")
 	if resp.StatusCode != 408 {
@@ -113,9 +114,11 @@ func TestSlowlorisCut(t *testing.T) {
 func TestIdleTimeout(t *testing.T) {
 	_, addr := startServer(t, helloHandler, Options{IdleTimeout: 300 * time.Millisecond})
 	c := dial(t, addr)
+	// The idle time counts from the response, whose time on the loop's clock is no older than
+	// the request's.
+	start := time.Now()
 	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	c.response("GET")
-	start := time.Now()
 	c.expectEOF()
 	// Not before the timeout; and long before the 60 s default, so that it was the 300 ms
 	// asked for that closed it.
