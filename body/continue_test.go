@@ -9,6 +9,7 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // continueHandler: /read echoes a digest of the body (ReadAll), /discard drops it, /refuse
@@ -134,18 +135,30 @@ func TestExpectContinueBodySentAnyway(t *testing.T) {
 // TestNoContinueWithoutRead: the server sends nothing until the handler reads, so a handler
 // that waits first (authentication, say) has not yet invited the body.
 func TestNoContinueWithoutRead(t *testing.T) {
-	proceed := make(chan struct{})
+	waiting := make(chan core.Waker, 1)
 	addr := startServer(t, func(c *core.Ctx) {
-		w := c.Waker()
-		go func() { <-proceed; w.Wake(nil) }()
+		if c.Path() == "/other" {
+			c.WriteString("other")
+			return
+		}
+		waiting <- c.Waker()
 		c.Suspend(0)
 		b, _ := body.ReadAll(c, 0)
 		c.WriteString(digest(b))
 	}, core.Options{})
 	c := dial(t, addr)
 	c.Send("POST / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+	w := coretest.Receive(t, "the handler", waiting)
+	// The handler has parked without reading, and the loop (the only one) has since answered a
+	// request on a connection made after that: what the server was to send the first client
+	// before the handler reads has been sent, and is there to be read at once.
+	other := dial(t, addr)
+	other.Send("GET /other HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, got := other.Response("GET"); got != "other" {
+		t.Fatal(got)
+	}
 	c.expectNothing(50 * time.Millisecond)
-	close(proceed)
+	w.Wake(nil)
 	if line, _ := c.R.ReadString('\n'); line != continueLine {
 		t.Fatalf("%q", line)
 	}

@@ -42,11 +42,13 @@ func (c *rawConn) write(s string, bytewise bool) error {
 	return nil
 }
 
-// expectNothing checks that the server sent nothing (yet) within d.
+// expectNothing checks that the server sent nothing (yet): nothing comes within d. Call it once
+// the test has shown that whatever the server would have sent by now has been sent; then d is
+// only how long to look.
 func (c *rawConn) expectNothing(d time.Duration) {
 	c.T.Helper()
 	c.SetReadDeadline(time.Now().Add(d))
-	defer c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	defer c.SetReadDeadline(time.Now().Add(coretest.Patience))
 	if b, err := c.R.Peek(1); err == nil {
 		c.T.Fatalf("unexpected bytes from the server: %q", b)
 	}

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core/internal/bufpool"
@@ -19,8 +18,8 @@ import (
 // parkedFootprint parks n requests with h and returns the server-side memory (heap in use plus
 // goroutine stacks) per parked request. The client connections are opened before the baseline so
 // that only the server's share is counted.
-func parkedFootprint(t testing.TB, n int, h Handler, parked *atomic.Int64) float64 {
-	_, addr := startServer(t, h, Options{})
+func parkedFootprint(t *testing.T, n int, h Handler, parked *atomic.Int64) float64 {
+	s, addr := startServer(t, h, Options{})
 	conns := make([]net.Conn, n)
 	for i := range conns {
 		c, err := net.Dial("tcp", addr)
@@ -34,7 +33,7 @@ func parkedFootprint(t testing.TB, n int, h Handler, parked *atomic.Int64) float
 			c.Close()
 		}
 	}()
-	time.Sleep(100 * time.Millisecond) // let the server accept them all
+	waitFor(t, "the server to accept every connection", func() bool { return openConns(s) == n })
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -42,16 +41,28 @@ func parkedFootprint(t testing.TB, n int, h Handler, parked *atomic.Int64) float
 	for _, c := range conns {
 		c.Write(req)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for parked.Load() < int64(n) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// A handler that has begun parks before its loop does anything else.
+	waitFor(t, "every request parked", func() bool { return parked.Load() == int64(n) })
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	heap := int64(after.HeapInuse) - int64(before.HeapInuse)
 	stack := int64(after.StackInuse) - int64(before.StackInuse)
 	t.Logf("heap %+d B, stacks %+d B per parked request", heap/int64(n), stack/int64(n))
 	return float64(heap+stack) / float64(n)
+}
+
+// openConns counts the connections the server's loops hold, asking each loop.
+func openConns(s *Server) int {
+	s.mu.Lock()
+	loops := s.loops
+	s.mu.Unlock()
+	total := 0
+	for _, l := range loops {
+		n := make(chan int, 1)
+		l.Post(func() { n <- l.nconns })
+		total += <-n
+	}
+	return total
 }
 
 func TestParkedFootprint(t *testing.T) {

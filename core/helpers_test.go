@@ -13,6 +13,12 @@ import (
 	"time"
 )
 
+// patience bounds every wait of these tests for something that must happen: a response, a
+// closed connection, a condition. It only runs out on a hang; on this small, loaded machine a
+// request that takes microseconds may take a second, and a test must not fail then. (It is
+// coretest.Patience, which package core's own tests cannot import.)
+const patience = 30 * time.Second
+
 // startServer serves h on a free loopback port for the duration of the test.
 func startServer(t testing.TB, h Handler, o Options) (*Server, string) {
 	t.Helper()
@@ -69,7 +75,7 @@ func dial(t testing.TB, addr string) *rawConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(patience))
 	return &rawConn{t, c, bufio.NewReader(c)}
 }
 
@@ -95,17 +101,31 @@ func (c *rawConn) response(method string) (*http.Response, string) {
 	return resp, string(body)
 }
 
-// expectEOF checks that the server closed the connection.
+// expectEOF checks that the server closes the connection (within patience).
 func (c *rawConn) expectEOF() {
 	c.t.Helper()
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	c.SetReadDeadline(time.Now().Add(patience))
 	b, err := c.br.ReadByte()
 	if err == nil {
 		rest, _ := c.br.Peek(c.br.Buffered())
 		c.t.Fatalf("connection still open; read %q%q", b, rest)
 	}
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		c.t.Fatal("connection still open after 5s")
+		c.t.Fatalf("connection still open after %v", patience)
+	}
+}
+
+// receive returns the next value sent on ch, failing the test, with what, when none has come
+// after patience.
+func receive[T any](t testing.TB, what string, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(patience):
+		t.Fatalf("%s: nothing after %v", what, patience)
+		var zero T
+		return zero
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -63,7 +64,7 @@ func TestGarbageNeverCrashes(t *testing.T) {
 				return
 			}
 			defer c.Close()
-			c.SetDeadline(time.Now().Add(5 * time.Second))
+			c.SetDeadline(time.Now().Add(patience))
 			io.WriteString(c, in)
 			c.(*net.TCPConn).CloseWrite()
 			io.Copy(io.Discard, c) // until the server closes
@@ -79,32 +80,37 @@ func TestGarbageNeverCrashes(t *testing.T) {
 
 // TestResetsMidRequest resets connections in the middle of a head and of a body.
 func TestResetsMidRequest(t *testing.T) {
-	done := make(chan error, 100)
+	reading := make(chan struct{}, 1)
+	done := make(chan error, 1)
 	_, addr := startServer(t, func(c *Ctx) {
+		if c.Method() == "GET" {
+			c.WriteString("whole")
+			return
+		}
+		reading <- struct{}{}
 		_, err := io.ReadAll(readerFunc(c.ReadBody))
 		done <- err
 	}, Options{})
-	reset := func(s string) {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(c, s)
-		time.Sleep(20 * time.Millisecond)
-		c.(*net.TCPConn).SetLinger(0) // close sends RST
+	reset := func(c *rawConn) {
+		c.Conn.(*net.TCPConn).SetLinger(0) // close sends RST
 		c.Close()
 	}
-	reset("GET / HTTP/1.1\r\nHost: h\r\nX-Half")
-	reset("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\nonly part")
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatal("a body cut by a reset read without error")
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("the handler reading a reset body never returned")
-	}
+	// A whole request and half of the next, in one write: once the first is answered, the
+	// server has read the half head too (in the same read), and waits for its end.
 	c := dial(t, addr)
+	c.send("GET /whole HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\nX-Half")
+	if body, err := readResp(c); body != "whole" {
+		t.Fatalf("%q %v", body, err)
+	}
+	reset(c)
+	c = dial(t, addr)
+	c.send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\nonly part")
+	receive(t, "the handler reading the body", reading)
+	reset(c)
+	if err := receive(t, "the handler reading a reset body to return", done); err == nil {
+		t.Fatal("a body cut by a reset read without error")
+	}
+	c = dial(t, addr)
 	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	if resp, _ := c.response("GET"); resp.StatusCode != 200 {
 		t.Fatal(resp.StatusCode)
@@ -129,7 +135,7 @@ func TestManyKeepAliveConnections(t *testing.T) {
 				return
 			}
 			defer c.Close()
-			c.SetDeadline(time.Now().Add(20 * time.Second))
+			c.SetDeadline(time.Now().Add(patience))
 			rc := &rawConn{t, c, newReader(c)}
 			for j := range 20 {
 				path := fmt.Sprintf("/%d/%d", i, j)
@@ -150,43 +156,46 @@ func TestManyKeepAliveConnections(t *testing.T) {
 }
 
 // TestSlowClientsDoNotDelayOthers: 1,000 connections trickling their heads do not hold up a
-// normal client.
+// normal client: its requests are all answered while every slow client is still in the middle
+// of its head, and the slow clients are answered once their heads end. How fast is for the
+// benchmarks: on a small loaded machine a wall-clock bound here would fail for want of a
+// processor, not for a fault of the server's. (A server that made the normal client wait for
+// the slow ones would leave it waiting forever: their heads never end before it is done.)
 func TestSlowClientsDoNotDelayOthers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
-	_, addr := startServer(t, helloHandler, Options{HeaderTimeout: 10 * time.Second})
-	slow := make([]net.Conn, 0, 1000)
-	defer func() {
-		for _, c := range slow {
-			c.Close()
-		}
-	}()
+	// No header timeout: the slow clients are cut by nothing but their own end, so that the
+	// order of events alone says who waited for whom.
+	_, addr := startServer(t, helloHandler, Options{HeaderTimeout: -1})
+	slow := make([]*rawConn, 0, 1000)
 	for range 1000 {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := dial(t, addr)
 		slow = append(slow, c)
-		io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n")
+		c.send("GET / HTTP/1.1\r\nHost: h\r\nX-Slow: ")
 	}
-	stop := make(chan struct{})
-	defer close(stop)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	var turns atomic.Int64 // batches of 100 slow clients that have written a byte more
 	go func() {
+		defer close(stopped)
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
 				return
-			case <-time.After(10 * time.Millisecond):
+			case <-time.After(10 * time.Millisecond): // pacing, not synchronisation
 			}
 			for _, c := range slow[i%10*100 : i%10*100+100] {
-				c.Write([]byte("X"))
+				c.Write([]byte("x"))
 			}
+			turns.Add(1)
 		}
 	}()
+	// At least 50 requests, and for as long as it takes every slow client to trickle a byte
+	// more twice.
 	var worst time.Duration
+	n := 0
 	c := dial(t, addr)
-	for range 50 {
+	for ; n < 50 || turns.Load() < 20; n++ {
 		start := time.Now()
 		c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 		if _, body := c.response("GET"); body != "Hello World" {
@@ -194,7 +203,13 @@ func TestSlowClientsDoNotDelayOthers(t *testing.T) {
 		}
 		worst = max(worst, time.Since(start))
 	}
-	if worst > 200*time.Millisecond {
-		t.Fatalf("a normal request took %v among 1,000 slow clients", worst)
+	close(stop)
+	<-stopped
+	t.Logf("the slowest of %d normal requests among 1,000 slow clients took %v", n, worst)
+	for i, c := range slow {
+		c.send("\r\n\r\n")
+		if _, body := c.response("GET"); body != "Hello World" {
+			t.Fatalf("slow client %d: %q", i, body)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
 func TestStreamedResponseIsChunked(t *testing.T) {
@@ -165,7 +167,7 @@ func TestWriteToGoneClientFails(t *testing.T) {
 		if err != ErrClosed {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("writer to a gone client never failed")
 	}
 }
@@ -312,32 +314,47 @@ func TestChunkedBodyLimit(t *testing.T) {
 // not make the server queue responses without bound; once it reads, every response arrives.
 func TestPipelinedFloodIsBounded(t *testing.T) {
 	const hw = 32 << 10
-	peak := make(chan int64, 1)
+	const n = 3000
 	var mu sync.Mutex
 	var maxOut int64
+	handled := 0
+	var flooded *conn
 	_, addr := startServer(t, func(c *Ctx) {
 		mu.Lock()
 		maxOut = max(maxOut, c.conn.out.size)
+		handled++
+		flooded = c.conn
 		mu.Unlock()
 		c.Write(bytes.Repeat([]byte("r"), 1000))
 	}, Options{WriteHighWater: hw})
 	c := dial(t, addr)
-	const n = 3000
 	req := strings.Repeat("GET / HTTP/1.1\r\nHost: h\r\n\r\n", n)
-	go func() {
-		c.Write([]byte(req))
-		time.Sleep(200 * time.Millisecond)
+	go c.Write([]byte(req))
+	// Nothing is read until the server has either answered every request (the socket buffers
+	// took it all) or stopped taking them, its responses held back behind a socket that takes
+	// no more: either lasts until the client reads.
+	waitFor(t, "the server to answer every request or hold back", func() bool {
 		mu.Lock()
-		peak <- maxOut
+		cn, all := flooded, handled == n
 		mu.Unlock()
-	}()
-	got := <-peak // measured while nothing has been read
+		if all || cn == nil {
+			return all
+		}
+		stalled := make(chan bool, 1)
+		cn.l.Post(func() { stalled <- cn.heldBack && cn.events&netpoll.WatchWrite != 0 })
+		return <-stalled
+	})
+	mu.Lock()
+	t.Logf("%d of %d requests answered before the client read, the queue at most %d bytes", handled, n, maxOut)
+	mu.Unlock()
 	for i := range n {
 		if _, body := c.response("GET"); len(body) != 1000 {
 			t.Fatalf("response %d: %d bytes", i, len(body))
 		}
 	}
-	if got > hw+4096 {
-		t.Fatalf("queued %d bytes of responses for an unread client; bound is about %d", got, hw)
+	mu.Lock()
+	defer mu.Unlock()
+	if maxOut > hw+4096 {
+		t.Fatalf("queued %d bytes of responses for an unread client; bound is about %d", maxOut, hw)
 	}
 }

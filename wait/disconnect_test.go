@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestDisconnectsFreeEverything parks requests in every kind of wait, disconnects them all, and
@@ -54,14 +55,14 @@ func TestDisconnectsFreeEverything(t *testing.T) {
 		}
 		n := int64(perPath * len(reqs))
 		target := ended.Load() + n
-		waitFor(t, 20*time.Second, "all parked", func() bool {
+		coretest.WaitFor(t, "all parked", func() bool {
 			return ev.h.waiting() == perPath && tp.h.waiting() == 2*perPath && parked.Load() >= target
 		})
 		for _, fds := range conns {
 			fds.close()
 		}
-		waitFor(t, 20*time.Second, "all woken", func() bool { return ended.Load() == target })
-		waitFor(t, 5*time.Second, "waiters unlinked", func() bool { return ev.h.idle() && tp.h.idle() })
+		coretest.WaitFor(t, "all woken", func() bool { return ended.Load() == target })
+		coretest.WaitFor(t, "waiters unlinked", func() bool { return ev.h.idle() && tp.h.idle() })
 	}
 
 	// A first round fills the loops' pools (coroutines, Ctxs, buffers) to their bounds, and the
@@ -79,7 +80,7 @@ func TestDisconnectsFreeEverything(t *testing.T) {
 		// Goroutines that serve a connection and end after it (the portable poller's) may
 		// still be ending: a leak is what does not go.
 		settled := func() bool { return runtime.NumGoroutine() <= baseG+2 }
-		for deadline := time.Now().Add(5 * time.Second); !settled() && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(coretest.Patience); !settled() && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
 		g, mem := runtime.NumGoroutine(), heapBytes()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestEventAcrossLoops parks waiters on four loops and wakes them all with one Fire from another
@@ -17,7 +18,7 @@ func TestEventAcrossLoops(t *testing.T) {
 	var loops sync.Map
 	_, addr := startServer(t, func(c *core.Ctx) {
 		loops.Store(c.Loop(), true)
-		c.WriteString(errString(ev.Wait(c, 10*time.Second)))
+		c.WriteString(errString(ev.Wait(c, time.Minute)))
 	}, 4)
 	const n = 64
 	cs := make([]*client, n)
@@ -25,7 +26,7 @@ func TestEventAcrossLoops(t *testing.T) {
 		cs[i] = dial(t, addr)
 		cs[i].get("/")
 	}
-	waitFor(t, 5*time.Second, "all parked", func() bool { return ev.h.waiting() == n })
+	coretest.WaitFor(t, "all parked", func() bool { return ev.h.waiting() == n })
 	go ev.Fire()
 	for i, c := range cs {
 		if _, body := c.response(); body != "nil" {
@@ -37,7 +38,7 @@ func TestEventAcrossLoops(t *testing.T) {
 	if nloops < 2 {
 		t.Logf("connections landed on %d loop(s) only", nloops)
 	}
-	waitFor(t, time.Second, "waiters unlinked", ev.h.idle)
+	coretest.WaitFor(t, "waiters unlinked", ev.h.idle)
 }
 
 // TestEventWaitBeginsAfterFire: a Fire wakes only the waits that began before it.
@@ -52,19 +53,20 @@ func TestEventWaitBeginsAfterFire(t *testing.T) {
 	}
 }
 
+// TestEventTimeout: a wait nothing fires ends with ErrTimeout, not before its time (measured
+// as in TestSleep), and leaves nothing linked.
 func TestEventTimeout(t *testing.T) {
+	const d = 80 * time.Millisecond
 	var ev Event
 	_, addr := startServer(t, func(c *core.Ctx) {
-		start := time.Now()
-		err := ev.Wait(c, 80*time.Millisecond)
-		if time.Since(start) < 75*time.Millisecond {
-			c.WriteString("early")
-			return
-		}
-		c.WriteString(errString(err))
+		c.WriteString(errString(ev.Wait(c, d)))
 	}, 1)
+	start := time.Now()
 	if body := roundTrip(t, addr, "/"); body != ErrTimeout.Error() {
 		t.Fatal(body)
+	}
+	if took := time.Since(start); took < d {
+		t.Fatalf("a wait of %v timed out after %v", d, took)
 	}
 	if !ev.h.idle() {
 		t.Fatal("waiter left linked after its timeout")
@@ -84,7 +86,7 @@ func TestEventBurstPostsOncePerLoop(t *testing.T) {
 			<-release // a test-only stall of the loop
 			return
 		}
-		c.WriteString(errString(ev.Wait(c, 10*time.Second)))
+		c.WriteString(errString(ev.Wait(c, time.Minute)))
 	}, 1)
 	const n = 10
 	cs := make([]*client, n)
@@ -92,7 +94,7 @@ func TestEventBurstPostsOncePerLoop(t *testing.T) {
 		cs[i] = dial(t, addr)
 		cs[i].get("/wait")
 	}
-	waitFor(t, 5*time.Second, "all parked", func() bool { return ev.h.waiting() == n })
+	coretest.WaitFor(t, "all parked", func() bool { return ev.h.waiting() == n })
 	var drains atomic.Int32
 	ev.h.mu.Lock()
 	wl := ev.h.lists[0]
@@ -168,7 +170,7 @@ func TestEventFireRace(t *testing.T) {
 	cwg.Wait()
 	close(stop)
 	wg.Wait()
-	waitFor(t, 2*time.Second, "waiters unlinked", ev.h.idle)
+	coretest.WaitFor(t, "waiters unlinked", ev.h.idle)
 }
 
 // TestHubForgetsStoppedLoops: an Event that outlives a server drops the lists of its loops once

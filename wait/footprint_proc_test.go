@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // The server process of the footprint measurements, and how they read it from outside.
@@ -83,18 +85,18 @@ func measureFootprint(t testing.TB, path string, n1, n2 int) footprint {
 
 	// Prime the loop's pools (coroutines, requests, buffers) as a running server would have.
 	warm := openRaw(t, addr, make(rawConns, 0, 300), req)
-	waitFor(t, 10*time.Second, "warm-up parked", parked(len(warm)))
+	coretest.WaitFor(t, "warm-up parked", parked(len(warm)))
 	roundTrip(t, addr, "/release")
 	warm.readAll("released")
 	warm.close()
 
 	first := openRaw(t, addr, make(rawConns, 0, n1), req)
 	defer first.close()
-	waitFor(t, 20*time.Second, "first parked", parked(n1))
+	coretest.WaitFor(t, "first parked", parked(n1))
 	r1, l1 := measure()
 	rest := openRaw(t, addr, make(rawConns, 0, n2-n1), req)
 	defer rest.close()
-	waitFor(t, 20*time.Second, "all parked", parked(n2))
+	coretest.WaitFor(t, "all parked", parked(n2))
 	r2, l2 := measure()
 
 	start := time.Now()

@@ -1,95 +1,90 @@
 package wait
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
-// TestDoKeepsLoopResponsive is a bounded load test: on one loop, 200 handlers at a time each wait
-// in Do on a 100 ms blocking call, again and again, while a few clients time quick requests on
-// the same loop. Their p99 must stay under 10 ms: blocking work in Do costs the loop nothing.
-// It runs twice: with a pool big enough for all 200, and with 50 workers, so that calls queue.
+// TestDoKeepsLoopResponsive: on one loop, 200 handlers wait in Do on calls that block, while a
+// few clients make quick requests on the same loop. Every quick request is answered while all
+// 200 calls are still blocked: blocking work in Do costs the loop nothing. It runs twice: with a
+// pool big enough for all 200, and with 50 workers, so that calls queue. The quick requests'
+// latencies are logged, not bounded: how fast is for the benchmarks, and on a small loaded
+// machine a wall-clock bound fails for want of a processor, not for a fault of the loop's.
 func TestDoKeepsLoopResponsive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a load test of about 3 s")
-	}
+	const slowClients, quickClients, quickRequests = 200, 4, 100
 	for _, workers := range []int{256, 50} {
-		t.Run(map[int]string{256: "pool-256", 50: "pool-50"}[workers], func(t *testing.T) {
-			p50, p99, max, n, slow := loadBesideDo(t, workers, 200, 1200*time.Millisecond)
-			t.Logf("%d workers, 200 handlers in Do(100 ms): %d quick requests p50 %v p99 %v max %v; %d Do calls done",
-				workers, n, p50, p99, max, slow)
-			if slow < 200 {
-				t.Errorf("only %d Do calls finished", slow)
+		t.Run(fmt.Sprintf("pool-%d", workers), func(t *testing.T) {
+			pool := NewPool(workers)
+			release := make(chan struct{})
+			_, addr := startServer(t, func(c *core.Ctx) {
+				if c.Path() == "/slow" {
+					err := pool.Do(c, func() { <-release }) // the blocking call
+					c.WriteString(errString(err))
+					return
+				}
+				c.WriteString("quick")
+			}, 1)
+			// Every slow call on a worker or queued for one, and all of them blocked.
+			running, queued := min(workers, slowClients), max(slowClients-workers, 0)
+			blocked := func() bool {
+				pool.mu.Lock()
+				defer pool.mu.Unlock()
+				return pool.running == running && len(pool.queue)-pool.head == queued
 			}
-			if p99 >= 10*time.Millisecond && !raceEnabled {
-				t.Errorf("p99 %v beside 200 handlers in Do, want < 10 ms", p99)
+			slow := make([]*client, slowClients)
+			for i := range slow {
+				slow[i] = dial(t, addr)
+				slow[i].get("/slow")
 			}
-		})
-	}
-}
+			coretest.WaitFor(t, "every slow call running or queued", blocked)
 
-// loadBesideDo runs the load for d and returns the quick requests' latency percentiles, their
-// count and how many Do calls finished.
-func loadBesideDo(t *testing.T, workers, slowClients int, d time.Duration) (p50, p99, max time.Duration, n, slow int) {
-	pool := NewPool(workers)
-	_, addr := startServer(t, func(c *core.Ctx) {
-		if c.Path() == "/slow" {
-			err := pool.Do(c, func() { time.Sleep(100 * time.Millisecond) }) // the blocking call
-			c.WriteString(errString(err))
-			return
-		}
-		c.WriteString("quick")
-	}, 1)
-	stop := time.Now().Add(d)
-	var (
-		mu   sync.Mutex
-		lats []time.Duration
-		wg   sync.WaitGroup
-	)
-	for range slowClients {
-		wg.Go(func() {
-			c := dial(t, addr)
-			for time.Now().Before(stop) {
-				c.get("/slow")
+			var (
+				mu   sync.Mutex
+				lats []time.Duration
+				wg   sync.WaitGroup
+			)
+			for range quickClients {
+				c := dial(t, addr)
+				wg.Go(func() {
+					mine := make([]time.Duration, 0, quickRequests)
+					for range quickRequests {
+						start := time.Now()
+						c.get("/quick")
+						if _, body := c.response(); body != "quick" {
+							t.Errorf("quick: %q", body)
+							return
+						}
+						mine = append(mine, time.Since(start))
+					}
+					mu.Lock()
+					lats = append(lats, mine...)
+					mu.Unlock()
+				})
+			}
+			wg.Wait()
+			if !blocked() {
+				t.Fatal("a slow call ended or moved while its fn was blocked")
+			}
+			if len(lats) != quickClients*quickRequests {
+				t.Fatalf("%d of %d quick requests answered", len(lats), quickClients*quickRequests)
+			}
+			close(release)
+			for i, c := range slow {
 				if _, body := c.response(); body != "nil" {
-					t.Errorf("slow: %q", body)
-					return
+					t.Fatalf("slow %d: %q", i, body)
 				}
-				mu.Lock()
-				slow++
-				mu.Unlock()
 			}
+			slices.Sort(lats)
+			at := func(q float64) time.Duration { return lats[int(q*float64(len(lats)-1))] }
+			t.Logf("%d workers, %d handlers in Do: %d quick requests p50 %v p99 %v max %v",
+				workers, slowClients, len(lats), at(0.50), at(0.99), lats[len(lats)-1])
 		})
 	}
-	time.Sleep(150 * time.Millisecond) // every slow client has a call in Do
-	for range 4 {
-		wg.Go(func() {
-			c := dial(t, addr)
-			var mine []time.Duration
-			for time.Now().Before(stop) {
-				start := time.Now()
-				c.get("/quick")
-				if _, body := c.response(); body != "quick" {
-					t.Errorf("quick: %q", body)
-					return
-				}
-				mine = append(mine, time.Since(start))
-				time.Sleep(time.Millisecond) // paced: latency, not throughput
-			}
-			mu.Lock()
-			lats = append(lats, mine...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	if len(lats) == 0 {
-		t.Fatal("no quick request answered")
-	}
-	slices.Sort(lats)
-	at := func(q float64) time.Duration { return lats[min(len(lats)-1, int(q*float64(len(lats))))] }
-	return at(0.50), at(0.99), lats[len(lats)-1], len(lats), slow
 }

@@ -2,6 +2,7 @@ package wait
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -9,13 +10,16 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
-// TestDoFullPool: with two workers, six slow calls run two at a time, in three waves, while the
-// loop keeps answering other requests.
+// TestDoFullPool: with two workers, six blocking calls run two at a time while the others
+// queue, and the loop answers other requests meanwhile: while both workers are blocked and four
+// calls wait behind them.
 func TestDoFullPool(t *testing.T) {
 	p := NewPool(2)
 	var running, most atomic.Int32
+	release := make(chan struct{})
 	_, addr := startServer(t, func(c *core.Ctx) {
 		if c.Path() == "/quick" {
 			c.WriteString("quick")
@@ -29,37 +33,42 @@ func TestDoFullPool(t *testing.T) {
 					break
 				}
 			}
-			time.Sleep(60 * time.Millisecond) // the blocking call
+			<-release // the blocking call
 			running.Add(-1)
 		})
 		c.WriteString(errString(err))
 	}, 1)
-	start := time.Now()
 	cs := make([]*client, 6)
 	for i := range cs {
 		cs[i] = dial(t, addr)
 		cs[i].get("/slow")
 	}
-	time.Sleep(20 * time.Millisecond)
-	q := time.Now()
-	if body := roundTrip(t, addr, "/quick"); body != "quick" {
-		t.Fatal(body)
+	queued := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.queue) - p.head
 	}
-	if d := time.Since(q); d > 30*time.Millisecond {
-		t.Errorf("a quick request beside busy workers took %v", d)
+	coretest.WaitFor(t, "two calls running and four queued", func() bool {
+		return running.Load() == 2 && queued() == 4
+	})
+	for range 3 {
+		if body := roundTrip(t, addr, "/quick"); body != "quick" {
+			t.Fatal(body)
+		}
 	}
+	if r, q := running.Load(), queued(); r != 2 || q != 4 {
+		t.Fatalf("%d calls running and %d queued after the quick requests; all six are blocked", r, q)
+	}
+	close(release)
 	for _, c := range cs {
 		if _, body := c.response(); body != "nil" {
 			t.Fatal(body)
 		}
 	}
-	if d := time.Since(start); d < 170*time.Millisecond {
-		t.Errorf("six 60 ms calls on two workers took only %v", d)
-	}
 	if m := most.Load(); m != 2 {
 		t.Errorf("%d calls ran at once on a pool of 2", m)
 	}
-	waitFor(t, time.Second, "workers ended", func() bool {
+	coretest.WaitFor(t, "workers ended", func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.running == 0 && len(p.queue) == 0
@@ -76,18 +85,19 @@ func TestDoRunsToEndWhenClientLeaves(t *testing.T) {
 	started := make(chan struct{})
 	_, addr := startServer(t, func(c *core.Ctx) {
 		finished := false
+		ctx := c.Context() // cancelled once the server has seen the client leave
 		err := Do(c, func() {
 			close(started)
-			time.Sleep(100 * time.Millisecond)
+			<-ctx.Done() // the call is still running when the server learns of it
 			finished = true
 		})
 		got <- result{err, finished}
 	}, 1)
 	c := dial(t, addr)
 	c.get("/")
-	<-started
+	coretest.Receive(t, "the call to start", started)
 	c.Close()
-	r := <-got
+	r := coretest.Receive(t, "Do to return", got)
 	if r.err != ErrClosed || !r.finished {
 		t.Fatalf("Do returned %v with fn finished=%v; want ErrClosed after fn", r.err, r.finished)
 	}
@@ -112,18 +122,27 @@ func TestDoPanicAnswers500(t *testing.T) {
 
 // TestDoOutsideHandler: from a function posted to the loop Do fails without running fn.
 func TestDoOutsideHandler(t *testing.T) {
+	p := NewPool(1)
 	var ran atomic.Bool
 	errc := make(chan error, 1)
 	_, addr := startServer(t, func(c *core.Ctx) {
-		c.Loop().Post(func() { errc <- Do(c, func() { ran.Store(true) }) })
+		if c.Path() == "/next" {
+			c.WriteString(errString(p.Do(c, func() {})))
+			return
+		}
+		c.Loop().Post(func() { errc <- p.Do(c, func() { ran.Store(true) }) })
 		Sleep(c, 50*time.Millisecond)
 		c.WriteString("ok")
 	}, 1)
 	roundTrip(t, addr, "/")
-	if err := <-errc; err != core.ErrNotInHandler {
+	if err := coretest.Receive(t, "Do from a posted function", errc); err != core.ErrNotInHandler {
 		t.Fatalf("Do from a posted function: %v", err)
 	}
-	time.Sleep(20 * time.Millisecond)
+	// Had the failed call been handed to the pool, its one worker would have run it before a
+	// call made on the same loop after it.
+	if body := roundTrip(t, addr, "/next"); body != "nil" {
+		t.Fatal(body)
+	}
 	if ran.Load() {
 		t.Fatal("fn ran for a Do that failed")
 	}
@@ -142,7 +161,7 @@ func TestPoolSetWorkersDrainsQueue(t *testing.T) {
 	for range 3 {
 		dial(t, addr).get("/")
 	}
-	waitFor(t, 2*time.Second, "calls queued", func() bool {
+	coretest.WaitFor(t, "calls queued", func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.running == 1 && len(p.queue)-p.head == 2
@@ -165,7 +184,12 @@ func TestShutdownWhileParked(t *testing.T) {
 	tp := NewTopic[int](4)
 	got := make(chan string, 8)
 	release := make(chan struct{})
+	arrived := make(chan struct{}, 8)
+	doLoop := make(chan *core.Loop, 1)
 	s, addr := startServer(t, func(c *core.Ctx) {
+		// A handler parks before its loop does anything else, so once it has arrived, the
+		// shutdown finds it waiting.
+		arrived <- struct{}{}
 		switch c.Path() {
 		case "/sleep":
 			got <- "sleep " + errString(Sleep(c, time.Minute))
@@ -181,6 +205,7 @@ func TestShutdownWhileParked(t *testing.T) {
 		case "/after":
 			After(c, time.Minute, func(_ *core.Ctx, err error) { got <- "after " + errString(err) })
 		case "/do":
+			doLoop <- c.Loop()
 			got <- "do " + errString(Do(c, func() { <-release }))
 		}
 	}, 2)
@@ -188,29 +213,29 @@ func TestShutdownWhileParked(t *testing.T) {
 	for _, p := range paths {
 		dial(t, addr).get(p)
 	}
-	waitFor(t, 2*time.Second, "parked", func() bool { return ev.h.waiting() == 1 && tp.h.waiting() == 2 })
-	time.Sleep(20 * time.Millisecond)
+	for range paths {
+		coretest.Receive(t, "a request in its handler", arrived)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		close(release)
-	}()
-	s.Shutdown(ctx)
+	if err := s.Shutdown(ctx); err != context.DeadlineExceeded {
+		t.Fatalf("Shutdown returned %v", err)
+	}
+	// The call in Do runs past the grace period: it ends only once the loop has been told that
+	// the period is over (a post made after Shutdown's runs after it).
+	if err := (<-doLoop).Post(func() { close(release) }); err != nil {
+		t.Fatal(err)
+	}
 	want := map[string]bool{}
 	for _, p := range paths {
 		want[p[1:]+" "+ErrShutdown.Error()] = true
 	}
 	for range paths {
-		select {
-		case r := <-got:
-			if !want[r] {
-				t.Errorf("unexpected %q", r)
-			}
-			delete(want, r)
-		case <-time.After(3 * time.Second):
-			t.Fatalf("still waiting: %v", want)
+		r := coretest.Receive(t, fmt.Sprintf("the rest of %v", want), got)
+		if !want[r] {
+			t.Errorf("unexpected %q", r)
 		}
+		delete(want, r)
 	}
 	if !ev.h.idle() || !tp.h.idle() {
 		t.Fatal("waiters left linked after shutdown")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // seqHandler answers GET /?after=N&ms=T with "value;err" once Sequence.Wait returns, or, for
@@ -30,12 +31,12 @@ func TestSequenceWait(t *testing.T) {
 			var s Sequence
 			_, addr := startServer(t, seqHandler(&s), 1)
 			s.Advance(5)
-			if got := roundTrip(t, addr, path+"?after=4&ms=5000"); got != "5;nil" {
+			if got := roundTrip(t, addr, path+"?after=4&ms=60000"); got != "5;nil" {
 				t.Fatalf("a cursor the sequence has passed: %q", got)
 			}
 			c := dial(t, addr)
-			c.get(path + "?after=5&ms=5000")
-			waitFor(t, 2*time.Second, "parked", func() bool { return s.waiting() == 1 })
+			c.get(path + "?after=5&ms=60000")
+			coretest.WaitFor(t, "parked", func() bool { return s.waiting() == 1 })
 			s.Advance(3) // lower: changes nothing
 			if v := s.Value(); v != 5 {
 				t.Fatalf("Advance(3) took the sequence from 5 to %d", v)
@@ -51,7 +52,7 @@ func TestSequenceWait(t *testing.T) {
 			if d := time.Since(start); d < 75*time.Millisecond {
 				t.Fatalf("timed out after %v", d)
 			}
-			waitFor(t, time.Second, "waiters unlinked", s.idle)
+			coretest.WaitFor(t, "waiters unlinked", s.idle)
 		})
 	}
 }
@@ -67,8 +68,8 @@ func TestSequenceCursorsAnyOrder(t *testing.T) {
 	conns := make([]*client, len(targets))
 	for i, target := range targets {
 		conns[i] = dial(t, addr)
-		conns[i].get(target + "&ms=10000")
-		waitFor(t, 2*time.Second, "parked", func() bool { return s.waiting() == i+1 })
+		conns[i].get(target + "&ms=60000")
+		coretest.WaitFor(t, "parked", func() bool { return s.waiting() == i+1 })
 	}
 	woken := 0
 	for _, step := range []struct {

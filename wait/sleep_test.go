@@ -7,40 +7,56 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
+// TestSleep: Sleep ends with nil, not before its time. The time is the client's, from before it
+// sent the request: the loop's clock, read once a turn, may be older than a time.Now in the
+// handler, but never older than the request.
 func TestSleep(t *testing.T) {
+	const d = 60 * time.Millisecond
 	_, addr := startServer(t, func(c *core.Ctx) {
-		start := time.Now()
-		err := Sleep(c, 60*time.Millisecond)
-		fmt.Fprint(c, errString(err), " ", time.Since(start) >= 55*time.Millisecond)
+		c.WriteString(errString(Sleep(c, d)))
 	}, 1)
-	if body := roundTrip(t, addr, "/"); body != "nil true" {
+	start := time.Now()
+	if body := roundTrip(t, addr, "/"); body != "nil" {
 		t.Fatal(body)
+	}
+	if took := time.Since(start); took < d {
+		t.Fatalf("a Sleep of %v answered after %v", d, took)
 	}
 }
 
-// TestSleepParksOnlyItself: while one handler sleeps, others on the same loop answer at once.
+// TestSleepParksOnlyItself: while one handler sleeps, others on the same loop are answered,
+// before the sleep ends; the sleep then ends on its own account (here, its client leaving),
+// not on theirs.
 func TestSleepParksOnlyItself(t *testing.T) {
+	asleep := make(chan struct{}, 1)
+	slept := make(chan error, 1)
 	_, addr := startServer(t, func(c *core.Ctx) {
 		if c.Path() == "/sleep" {
-			Sleep(c, time.Second)
+			asleep <- struct{}{}
+			slept <- Sleep(c, time.Minute)
+			return
 		}
 		c.WriteString(c.Path())
 	}, 1)
 	sleeper := dial(t, addr)
 	sleeper.get("/sleep")
-	start := time.Now()
+	coretest.Receive(t, "the sleeper in its handler", asleep)
 	for range 20 {
 		if body := roundTrip(t, addr, "/quick"); body != "/quick" {
 			t.Fatal(body)
 		}
 	}
-	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Fatalf("20 requests beside a sleeper took %v", d)
+	select {
+	case err := <-slept:
+		t.Fatalf("the sleep ended (%v) before its minute, beside quick requests", err)
+	default:
 	}
-	if _, body := sleeper.response(); body != "/sleep" {
-		t.Fatal(body)
+	sleeper.Close()
+	if err := coretest.Receive(t, "the sleep to end", slept); err != ErrClosed {
+		t.Fatalf("Sleep returned %v", err)
 	}
 }
 
@@ -53,36 +69,37 @@ func TestSleepEndsWhenClientLeaves(t *testing.T) {
 	}, 1)
 	c := dial(t, addr)
 	c.get("/")
-	<-parked
+	coretest.Receive(t, "the handler", parked)
 	c.Close()
-	select {
-	case err := <-got:
-		if err != ErrClosed {
-			t.Fatalf("Sleep returned %v", err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("Sleep not ended by the disconnect")
+	if err := coretest.Receive(t, "Sleep to end on the disconnect", got); err != ErrClosed {
+		t.Fatalf("Sleep returned %v", err)
 	}
 }
 
+// TestAfter: the continuation runs with nil once the time has passed (measured as in TestSleep),
+// or at once for none.
 func TestAfter(t *testing.T) {
+	const d = 50 * time.Millisecond
 	_, addr := startServer(t, func(c *core.Ctx) {
 		path := strings.Clone(c.Path()) // borrowed values end when the handler returns
-		start := time.Now()
-		d := 50 * time.Millisecond
+		wait := d
 		if path == "/zero" {
-			d = 0
+			wait = 0
 		}
-		After(c, d, func(c *core.Ctx, err error) {
-			fmt.Fprint(c, path, " ", errString(err), " ", time.Since(start) >= d)
+		After(c, wait, func(c *core.Ctx, err error) {
+			fmt.Fprint(c, path, " ", errString(err))
 		})
 	}, 1)
 	c := dial(t, addr)
+	start := time.Now()
 	c.get("/a")
 	c.get("/zero")
-	for _, want := range []string{"/a nil true", "/zero nil true"} {
+	for i, want := range []string{"/a nil", "/zero nil"} {
 		if _, body := c.response(); body != want {
 			t.Fatalf("%q, want %q", body, want)
+		}
+		if took := time.Since(start); i == 0 && took < d {
+			t.Fatalf("an After of %v answered after %v", d, took)
 		}
 	}
 }
@@ -115,14 +132,9 @@ func TestAfterClientLeaves(t *testing.T) {
 	}, 1)
 	c := dial(t, addr)
 	c.get("/")
-	<-parked
+	coretest.Receive(t, "the handler", parked)
 	c.Close()
-	select {
-	case err := <-got:
-		if err != ErrClosed {
-			t.Fatalf("continuation got %v", err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("continuation not run on the disconnect")
+	if err := coretest.Receive(t, "the continuation to run on the disconnect", got); err != ErrClosed {
+		t.Fatalf("continuation got %v", err)
 	}
 }

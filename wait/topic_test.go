@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // pollHandler answers GET /?after=N&ms=T with "last:m1,m2,...;err" from Topic.Next, or, for
@@ -44,8 +45,8 @@ func TestTopicNext(t *testing.T) {
 				t.Fatal(got)
 			}
 			c := dial(t, addr)
-			c.get(path + "?after=2&ms=5000")
-			waitFor(t, 2*time.Second, "parked", func() bool { return tp.h.waiting() == 1 })
+			c.get(path + "?after=2&ms=60000")
+			coretest.WaitFor(t, "parked", func() bool { return tp.h.waiting() == 1 })
 			go tp.Publish("c")
 			if _, got := c.response(); got != "3:c;nil" {
 				t.Fatal(got)
@@ -57,7 +58,7 @@ func TestTopicNext(t *testing.T) {
 			if d := time.Since(start); d < 75*time.Millisecond {
 				t.Fatalf("timed out after %v", d)
 			}
-			waitFor(t, time.Second, "waiters unlinked", tp.h.idle)
+			coretest.WaitFor(t, "waiters unlinked", tp.h.idle)
 		})
 	}
 }
@@ -90,8 +91,8 @@ func TestTopicCursorAhead(t *testing.T) {
 	tp.Publish("x")
 	_, addr := startServer(t, pollHandler(tp), 1)
 	c := dial(t, addr)
-	c.get("/?after=999&ms=5000")
-	waitFor(t, 2*time.Second, "parked", func() bool { return tp.h.waiting() == 1 })
+	c.get("/?after=999&ms=60000")
+	coretest.WaitFor(t, "parked", func() bool { return tp.h.waiting() == 1 })
 	tp.Publish("y")
 	if _, got := c.response(); got != "2:y;nil" {
 		t.Fatal(got)
@@ -122,7 +123,7 @@ func TestTopicFollowersMissNothing(t *testing.T) {
 			}
 			var after uint64
 			for len(results[f][0]) < total {
-				c.get(fmt.Sprintf("%s?after=%d&ms=2000", path, after))
+				c.get(fmt.Sprintf("%s?after=%d", path, after))
 				_, body := c.response()
 				last, vals, ok := parseValues(body)
 				if !ok {
@@ -137,7 +138,8 @@ func TestTopicFollowersMissNothing(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(20 * time.Millisecond)
+	// Every follower waits before the first publish, so that the messages find them parked.
+	coretest.WaitFor(t, "every follower parked", func() bool { return tp.h.waiting() == followers })
 	var pwg sync.WaitGroup
 	for p := range publishers {
 		pwg.Go(func() {
@@ -161,7 +163,7 @@ func TestTopicFollowersMissNothing(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, time.Second, "waiters unlinked", tp.h.idle)
+	coretest.WaitFor(t, "waiters unlinked", tp.h.idle)
 }
 
 // pollHandler2 is pollHandler for an int topic, answering "last:v1,v2,...;err".
@@ -180,11 +182,12 @@ func pollHandler2(tp *Topic[int]) core.Handler {
 			fmt.Fprintf(&b, ";%s", errString(err))
 			c.WriteString(b.String())
 		}
+		// A wait that times out fails the test: it must be one that only a hang reaches.
 		if c.Path() == "/k" {
-			tp.OnNext(c, after, 2*time.Second, reply)
+			tp.OnNext(c, after, time.Minute, reply)
 			return
 		}
-		msgs, last, err := tp.Next(c, after, 2*time.Second)
+		msgs, last, err := tp.Next(c, after, time.Minute)
 		reply(c, msgs, last, err)
 	}
 }
@@ -221,17 +224,12 @@ func TestOnNextClientLeaves(t *testing.T) {
 	}, 1)
 	c := dial(t, addr)
 	c.get("/")
-	waitFor(t, 2*time.Second, "parked", func() bool { return tp.h.waiting() == 1 })
+	coretest.WaitFor(t, "parked", func() bool { return tp.h.waiting() == 1 })
 	c.Close()
-	select {
-	case err := <-got:
-		if err != ErrClosed {
-			t.Fatalf("continuation got %v", err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("continuation not run on the disconnect")
+	if err := coretest.Receive(t, "the continuation to run on the disconnect", got); err != ErrClosed {
+		t.Fatalf("continuation got %v", err)
 	}
-	waitFor(t, time.Second, "waiters unlinked", tp.h.idle)
+	coretest.WaitFor(t, "waiters unlinked", tp.h.idle)
 }
 
 // TestTopicSince reads without waiting, from any goroutine.

@@ -3,8 +3,9 @@
 // HTTP/1.1 as bytes, so that framing, pipelining and pacing are exactly what the test says; a
 // RoundTripper makes keep-alive exchanges that allocate nothing, for allocation tests of a
 // handler with testing.AllocsPerRun; StartCommand runs a server program as its users do, to test
-// its flags, its readiness line and its shutdown on SIGTERM. dwell's own packages and examples
-// test themselves with it.
+// its flags, its readiness line and its shutdown on SIGTERM; WaitFor and Receive wait for what a
+// test expects to happen, rather than for a time, and fail the test only on a hang. dwell's own
+// packages and examples test themselves with it.
 package coretest
 
 import (
@@ -53,7 +54,8 @@ type Conn struct {
 	R            *bufio.Reader // reads from the connection; Response reads through it
 }
 
-// Dial connects to addr for the length of the test, with a 20-second deadline.
+// Dial connects to addr for the length of the test, with a deadline Patience away, so that a
+// server that never answers fails the test rather than hanging it.
 func Dial(t testing.TB, addr string) *Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
@@ -61,7 +63,7 @@ func Dial(t testing.TB, addr string) *Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(20 * time.Second))
+	c.SetDeadline(time.Now().Add(Patience))
 	return &Conn{t, c.(*net.TCPConn), bufio.NewReader(c)}
 }
 
@@ -89,17 +91,18 @@ func (c *Conn) Response(method string) (*http.Response, string) {
 	return resp, string(b)
 }
 
-// ExpectEOF checks that the server closes the connection within 5 seconds.
+// ExpectEOF checks that the server closes the connection, failing the test when it has not
+// after Patience.
 func (c *Conn) ExpectEOF() {
 	c.T.Helper()
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	c.SetReadDeadline(time.Now().Add(Patience))
 	b, err := c.R.ReadByte()
 	if err == nil {
 		rest, _ := c.R.Peek(c.R.Buffered())
 		c.T.Fatalf("connection still open; read %q%q", b, rest)
 	}
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		c.T.Fatal("connection still open after 5s")
+		c.T.Fatalf("connection still open after %v", Patience)
 	}
 }
 

@@ -2,6 +2,7 @@ package coretest_test
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
@@ -36,5 +37,29 @@ func TestAllocsPerRequest(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(500, func() { rt.Do(t) }); n != 0 {
 		t.Fatalf("%v allocations per request", n)
+	}
+}
+
+// TestWaitForAndReceive: WaitFor returns once its condition holds and Receive returns what was
+// sent, both from another goroutine's doing.
+func TestWaitForAndReceive(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	ch := make(chan string)
+	go func() {
+		for range 3 {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+		ch <- "sent"
+	}()
+	coretest.WaitFor(t, "three increments", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return n == 3
+	})
+	if got := coretest.Receive(t, "the send", ch); got != "sent" {
+		t.Fatalf("Receive returned %q", got)
 	}
 }

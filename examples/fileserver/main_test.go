@@ -47,7 +47,7 @@ func request(t *testing.T, addr, method, target string, headers ...string) (*htt
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(coretest.Patience))
 	req := method + " " + target + " HTTP/1.1\r\nHost: h\r\n"
 	for _, h := range headers {
 		req += h + "\r\n"

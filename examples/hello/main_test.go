@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/coretest"
 )
@@ -26,7 +25,7 @@ func TestCommand(t *testing.T) {
 	cmd := coretest.StartCommand(t, "HELLO_RUN_MAIN", "1")
 	addr := cmd.Addr
 
-	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}, Timeout: 5 * time.Second}
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}, Timeout: coretest.Patience}
 	for _, tc := range []struct {
 		path, ctype, body string
 		status            int
@@ -50,7 +49,7 @@ func TestCommand(t *testing.T) {
 	}
 
 	cmd.Terminate()
-	if err := cmd.Wait(10 * time.Second); err != nil {
+	if err := cmd.Wait(coretest.Patience); err != nil {
 		t.Fatalf("after SIGTERM: %v", err)
 	}
 }

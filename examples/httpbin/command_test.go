@@ -1,12 +1,10 @@
 package main
 
 import (
-	"io"
 	"net"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/coretest"
 )
@@ -27,38 +25,47 @@ func TestMain(m *testing.M) {
 func TestGracefulShutdown(t *testing.T) {
 	cmd := coretest.StartCommand(t, "HTTPBIN_RUN_MAIN", "1")
 	addr := cmd.Addr
-	delayed, err := net.Dial("tcp", addr)
-	if err != nil {
+	// Each running request comes behind a quick one, in the same write: the server reads the
+	// two together and runs the second in the same turn of its loop in which it answers the
+	// first. Once that answer is in, the second request is running, and the signal finds it
+	// so.
+	const quick = "GET /status/204 HTTP/1.1\r\nHost: h\r\n\r\n"
+	delayed := coretest.Dial(t, addr)
+	delayed.Send(quick + "GET /delay/600 HTTP/1.1\r\nHost: h\r\n\r\n")
+	upload := coretest.Dial(t, addr)
+	upload.Send(quick + "POST /anything HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nhello")
+	running := []struct {
+		name, method string
+		c            *coretest.Conn
+	}{{"delay", "GET", delayed}, {"upload", "POST", upload}}
+	for _, r := range running {
+		if resp, _ := r.c.Response("GET"); resp.StatusCode != 204 {
+			t.Fatalf("%s: the quick request before it: %d", r.name, resp.StatusCode)
+		}
+	}
+	if err := cmd.Terminate(); err != nil {
 		t.Fatal(err)
 	}
-	defer delayed.Close()
-	io.WriteString(delayed, "GET /delay/600 HTTP/1.1\r\nHost: h\r\n\r\n")
-	upload, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer upload.Close()
-	io.WriteString(upload, "POST /anything HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nhello")
-	time.Sleep(100 * time.Millisecond) // both requests are in their handlers
-	cmd.Terminate()
-	time.Sleep(100 * time.Millisecond)
-	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+	coretest.WaitFor(t, "new connections refused after SIGTERM", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return true
+		}
 		c.Close()
-		t.Error("new connections still accepted after SIGTERM")
-	}
-	io.WriteString(upload, "world")
-	for name, c := range map[string]net.Conn{"delay": delayed, "upload": upload} {
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		b, _ := io.ReadAll(c)
-		resp := string(b)
-		if !strings.HasPrefix(resp, "HTTP/1.1 200 ") || !strings.Contains(resp, "Connection: close") {
-			t.Errorf("%s: %q", name, resp)
+		return false
+	})
+	upload.Send("world")
+	for _, r := range running {
+		resp, body := r.c.Response(r.method)
+		if resp.StatusCode != 200 || !resp.Close {
+			t.Errorf("%s: %d, close %v: %q", r.name, resp.StatusCode, resp.Close, body)
 		}
-		if name == "upload" && !strings.Contains(resp, `"body_length":10`) {
-			t.Errorf("upload truncated: %q", resp)
+		if r.name == "upload" && !strings.Contains(body, `"body_length":10`) {
+			t.Errorf("upload truncated: %q", body)
 		}
+		r.c.ExpectEOF()
 	}
-	if err := cmd.Wait(10 * time.Second); err != nil {
+	if err := cmd.Wait(coretest.Patience); err != nil {
 		t.Fatalf("after SIGTERM: %v", err)
 	}
 }

@@ -33,7 +33,7 @@ func raw(t *testing.T, addr, req string) (*http.Response, string) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(coretest.Patience))
 	io.WriteString(c, req)
 	method, _, _ := strings.Cut(req, " ")
 	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method})
@@ -165,7 +165,7 @@ func TestDelay(t *testing.T) {
 	}
 }
 
-// TestManyDelays: 200 concurrent /delay/1000 all finish in well under 3 s.
+// TestManyDelays: 200 concurrent /delay/1000 wait side by side, not one after another.
 func TestManyDelays(t *testing.T) {
 	addr := serve(t, 1<<20)
 	start := time.Now()
@@ -186,7 +186,9 @@ func TestManyDelays(t *testing.T) {
 	for e := range errs {
 		t.Fatal(e)
 	}
-	if d := time.Since(start); d > 3*time.Second {
+	// One after another they would take 200 s, ten at a time 20 s; side by side, a second and
+	// what a loaded machine adds, which is not ten seconds.
+	if d := time.Since(start); d >= 20*time.Second {
 		t.Fatalf("200 delays took %v", d)
 	}
 }

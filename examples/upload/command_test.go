@@ -2,13 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/coretest"
 )
@@ -31,23 +29,31 @@ func TestShutdownFinishesUpload(t *testing.T) {
 	addr := cmd.Addr
 
 	const size = 1 << 20
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
+	c := coretest.Dial(t, addr)
+	// The 100 Continue comes once the handler reads the body: the upload is running.
+	c.Send("POST /files HTTP/1.1\r\nHost: h\r\nContent-Length: 1048576\r\nExpect: 100-continue\r\n\r\n")
+	if resp, _ := c.Response("POST"); resp.StatusCode != 100 {
+		t.Fatalf("status %d, want 100 Continue", resp.StatusCode)
+	}
+	part := strings.Repeat("u", size/2)
+	c.Send(part)
+	if err := cmd.Terminate(); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	io.WriteString(c, "POST /files HTTP/1.1\r\nHost: h\r\nContent-Length: 1048576\r\n\r\n")
-	part := strings.Repeat("u", size/2)
-	io.WriteString(c, part)
-	time.Sleep(100 * time.Millisecond)
-	cmd.Terminate()
-	time.Sleep(100 * time.Millisecond)
-	io.WriteString(c, part)
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, _ := io.ReadAll(c)
-	head, body, _ := strings.Cut(string(resp), "\r\n\r\n")
-	if !strings.HasPrefix(head, "HTTP/1.1 201 ") {
-		t.Fatalf("response %q", resp)
+	// The listener closes once the server has begun to shut down: the rest of the body comes
+	// after that.
+	coretest.WaitFor(t, "new connections refused after SIGTERM", func() bool {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			return true
+		}
+		nc.Close()
+		return false
+	})
+	c.Send(part)
+	resp, body := c.Response("POST")
+	if resp.StatusCode != 201 || !resp.Close {
+		t.Fatalf("%d, close %v: %q", resp.StatusCode, resp.Close, body)
 	}
 	var got stored
 	if err := json.Unmarshal([]byte(body), &got); err != nil || got.Size != size {
@@ -56,7 +62,8 @@ func TestShutdownFinishesUpload(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, got.ID)); err != nil || fi.Size() != size {
 		t.Fatalf("file on disk: %v %v", fi, err)
 	}
-	if err := cmd.Wait(10 * time.Second); err != nil {
+	c.ExpectEOF()
+	if err := cmd.Wait(coretest.Patience); err != nil {
 		t.Fatalf("after SIGTERM: %v", err)
 	}
 }
@@ -85,5 +92,5 @@ func TestDefaultBodyLimit(t *testing.T) {
 		}
 	}
 	cmd.Terminate()
-	cmd.Wait(10 * time.Second)
+	cmd.Wait(coretest.Patience)
 }

@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -119,25 +117,22 @@ func TestUploadAndDownload(t *testing.T) {
 func TestAbortedUploadLeavesNothing(t *testing.T) {
 	base, dir := startStore(t)
 	addr := strings.TrimPrefix(base, "http://")
-	for _, tail := range []string{"", "zz\r\n"} {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
+	for _, tc := range []struct{ framing, body string }{
+		{"Content-Length: 1000000", strings.Repeat("x", 300_000)}, // then the client leaves
+		{"Transfer-Encoding: chunked", "5\r\nhello\r\nzz\r\n"},    // a broken chunk
+	} {
+		c := coretest.Dial(t, addr)
+		// The 100 Continue comes once the handler reads the body, its temporary file made.
+		c.Send("POST /files HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n" + tc.framing + "\r\n\r\n")
+		if resp, _ := c.Response("POST"); resp.StatusCode != 100 {
+			t.Fatalf("%s: status %d, want 100 Continue", tc.framing, resp.StatusCode)
 		}
-		if tail == "" {
-			fmt.Fprintf(c, "POST /files HTTP/1.1\r\nHost: h\r\nContent-Length: 1000000\r\n\r\n%s", bytes.Repeat([]byte("x"), 300_000))
-		} else {
-			fmt.Fprintf(c, "POST /files HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n%s", tail)
+		if names := listDir(t, dir); len(names) != 1 || !strings.HasPrefix(names[0], tempPrefix) {
+			t.Fatalf("%s: files while the upload runs: %v", tc.framing, names)
 		}
-		time.Sleep(50 * time.Millisecond) // let the upload start
+		c.Send(tc.body)
 		c.Close()
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(listDir(t, dir)) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("left behind: %v", listDir(t, dir))
-		}
-		time.Sleep(10 * time.Millisecond)
+		coretest.WaitFor(t, tc.framing+": the upload's files removed", func() bool { return len(listDir(t, dir)) == 0 })
 	}
 }
 

@@ -67,7 +67,8 @@ func TestSharedListener(t *testing.T) {
 			}()
 		}
 		dials.Wait()
-		deadline := time.Now().Add(5 * time.Second)
+		// A bound that only a hang reaches, even on a small loaded machine.
+		deadline := time.Now().Add(30 * time.Second)
 		for {
 			mu.Lock()
 			n := 0
