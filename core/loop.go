@@ -50,7 +50,7 @@ type Loop struct {
 	iov         *netpoll.IOVecs
 
 	epoch   time.Time
-	now     int64 // monotonic nanoseconds since epoch, read once per iteration
+	now     int64 // monotonic nanoseconds since epoch, read each turn and when a timer is armed
 	date    [29]byte
 	dateSec int64
 
@@ -188,6 +188,14 @@ func (l *Loop) tick() {
 		l.dateSec = s
 		t.UTC().AppendFormat(l.date[:0], "Mon, 02 Jan 2006 15:04:05 GMT")
 	}
+}
+
+// clock reads the clock afresh for a timer a caller arms: the turn's reading can be as old as
+// the turn, and a wait armed from it would end early by that much. The fresh reading becomes the
+// turn's, which only moves it forward.
+func (l *Loop) clock() int64 {
+	l.now = int64(time.Since(l.epoch))
+	return l.now
 }
 
 func (l *Loop) runTimers() {

@@ -61,7 +61,7 @@ func (cx *Ctx) suspendFor(kind parkKind, d time.Duration) error {
 		}
 	}
 	if d > 0 {
-		l.timers.set(&cx.tm, l.now+int64(d))
+		l.timers.set(&cx.tm, l.clock()+int64(d))
 	}
 	cx.state = ctxParked
 	cx.park = kind
@@ -173,7 +173,7 @@ func (cx *Ctx) detach(d time.Duration, k func(*Ctx, error), deadlineIsSuccess bo
 		cx.park = parkAfter
 	}
 	if d > 0 {
-		l.timers.set(&cx.tm, l.now+int64(d))
+		l.timers.set(&cx.tm, l.clock()+int64(d))
 	}
 }
 
@@ -246,7 +246,7 @@ func (cx *Ctx) SetTimeout(d time.Duration) {
 		r.deadline.t.init(timerFunc)
 	}
 	r.deadline.Reset(d)
-	r.deadlineAt = cx.l.now + int64(d)
+	r.deadlineAt = cx.l.now + int64(d) // Reset has just read the clock
 	if r.reqCtx != nil {
 		r.reqCtx.setDeadline(cx.l.epoch.Add(time.Duration(r.deadlineAt)))
 	}

@@ -193,12 +193,12 @@ func (t *Timer) Stop() bool {
 func (l *Loop) AfterFunc(d time.Duration, f func()) *Timer {
 	t := &Timer{l: l, f: f}
 	t.t.init(timerFunc)
-	l.timers.set(&t.t, l.now+int64(max(d, 0)))
+	l.timers.set(&t.t, l.clock()+int64(max(d, 0)))
 	return t
 }
 
 // Reset re-arms the Timer to fire d from now, whether or not it has fired. Call it on the
 // Timer's loop.
 func (t *Timer) Reset(d time.Duration) {
-	t.l.timers.set(&t.t, t.l.now+int64(max(d, 0)))
+	t.l.timers.set(&t.t, t.l.clock()+int64(max(d, 0)))
 }

@@ -11,8 +11,7 @@ import (
 )
 
 // TestSleep: Sleep ends with nil, not before its time. The time is the client's, from before it
-// sent the request: the loop's clock, read once a turn, may be older than a time.Now in the
-// handler, but never older than the request.
+// sent the request, which is never later than the handler's call.
 func TestSleep(t *testing.T) {
 	const d = 60 * time.Millisecond
 	_, addr := startServer(t, func(c *core.Ctx) {
