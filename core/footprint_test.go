@@ -12,7 +12,7 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/bufpool"
 )
 
-// The parked footprint is the figure the design is built around (DESIGN.md: a parked
+// The parked footprint is the figure the design is built around (docs/design.md: a parked
 // coroutine-style request ≤ 3.5 KB, a continuation ≤ 0.6 KB, the connection included).
 
 // parkedFootprint parks n requests with h and returns the server-side memory (heap in use plus
