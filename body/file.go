@@ -23,6 +23,12 @@ const indexName = "index.html"
 // resolve inside the directory. Anything but a regular file or directory (a FIFO, a device) is
 // answered 404.
 //
+// ServeFile and ServeRoot keep up to 64 recently served files open, so that serving one again
+// costs a stat(2) of its path rather than opening it: the path is still checked on every
+// request, and a file that was changed, replaced, deleted or made unreadable since is opened
+// afresh (or answered 404 or 403) at once; a file not served for 10 seconds is closed. (On
+// systems other than Linux, every request opens its file.)
+//
 // path is trusted: build it from request data only with ServeRoot, which keeps it inside a
 // directory. As a precaution, a request whose path has a ".." segment is refused with 400.
 func ServeFile(c *core.Ctx, path string) {
@@ -30,13 +36,16 @@ func ServeFile(c *core.Ctx, path string) {
 		fail(c, 400)
 		return
 	}
+	name := filepath.Base(path)
+	if openFiles.serve(c, path, path, name) {
+		return
+	}
 	f, err := openNonblock(func(flag int) (*os.File, error) { return os.OpenFile(path, flag, 0) })
 	if err != nil {
 		fail(c, statusFor(err))
 		return
 	}
-	defer f.Close()
-	serveOpened(c, f, filepath.Base(path), func(flag int) (*os.File, error) {
+	serveOpened(c, f, name, path, func(flag int) (*os.File, error) {
 		return os.OpenFile(filepath.Join(path, indexName), flag, 0)
 	})
 }
@@ -56,6 +65,13 @@ func ServeRoot(c *core.Ctx, root, name string) {
 		fail(c, 400)
 		return
 	}
+	// A file kept open was opened through os.Root, and is served again only while the joined
+	// path names that very file: whatever the path now passes through, it leads to a file the
+	// root let out.
+	key := root + "\x00" + rel
+	if openFiles.serve(c, key, filepath.Join(root, filepath.FromSlash(rel)), rel) {
+		return
+	}
 	rt, err := os.OpenRoot(root)
 	if err != nil {
 		fail(c, 500) // the server's configuration, not the request, is at fault
@@ -67,8 +83,7 @@ func ServeRoot(c *core.Ctx, root, name string) {
 		fail(c, statusFor(err))
 		return
 	}
-	defer f.Close()
-	serveOpened(c, f, rel, func(flag int) (*os.File, error) {
+	serveOpened(c, f, rel, key, func(flag int) (*os.File, error) {
 		return rt.OpenFile(path.Join(rel, indexName), flag, 0)
 	})
 }
@@ -80,35 +95,52 @@ func openNonblock(open func(flag int) (*os.File, error)) (*os.File, error) {
 }
 
 // serveOpened serves the opened file f (named name, for its type), or, for a directory, the
-// index that openIndex opens.
-func serveOpened(c *core.Ctx, f *os.File, name string, openIndex func(flag int) (*os.File, error)) {
+// index that openIndex opens. It takes f over: a regular file goes into openFiles under key,
+// anything else is closed once served.
+func serveOpened(c *core.Ctx, f *os.File, name, key string, openIndex func(flag int) (*os.File, error)) {
 	fi, err := f.Stat()
-	if err != nil {
-		fail(c, 500)
-		return
-	}
-	if fi.IsDir() {
-		idx, err := openNonblock(openIndex)
-		if err != nil {
-			fail(c, statusFor(err))
-			return
-		}
-		defer idx.Close()
-		if !strings.HasSuffix(c.Path(), "/") {
-			redirectToDir(c)
-			return
-		}
-		if fi, err = idx.Stat(); err != nil {
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		switch {
+		case err != nil:
 			fail(c, 500)
-			return
+		case fi.IsDir():
+			serveIndex(c, openIndex)
+		default:
+			fail(c, 404)
 		}
-		f, name = idx, indexName
-	}
-	if !fi.Mode().IsRegular() {
-		fail(c, 404)
 		return
+	}
+	if e := openFiles.keep(key, f, fi); e != nil {
+		defer openFiles.release(e)
+	} else {
+		defer f.Close()
 	}
 	serve(c, resource{name: name, modtime: fi.ModTime(), size: fi.Size(), content: f, file: f})
+}
+
+// serveIndex serves a directory's index, opened by openIndex, or redirects a request for the
+// directory without its trailing slash.
+func serveIndex(c *core.Ctx, openIndex func(flag int) (*os.File, error)) {
+	idx, err := openNonblock(openIndex)
+	if err != nil {
+		fail(c, statusFor(err))
+		return
+	}
+	defer idx.Close()
+	if !strings.HasSuffix(c.Path(), "/") {
+		redirectToDir(c)
+		return
+	}
+	fi, err := idx.Stat()
+	switch {
+	case err != nil:
+		fail(c, 500)
+	case !fi.Mode().IsRegular():
+		fail(c, 404)
+	default:
+		serve(c, resource{name: indexName, modtime: fi.ModTime(), size: fi.Size(), content: idx, file: idx})
+	}
 }
 
 // redirectToDir sends the client to the request's path with a trailing slash, as a relative

@@ -45,7 +45,8 @@ func ServeContent(c *core.Ctx, name string, modtime time.Time, content io.ReadSe
 }
 
 // A resource is what serve sends: content of size bytes, and file when it can go out with
-// sendfile.
+// sendfile. file is only ever read at explicit offsets (SendFile, ReadAt), never through its
+// own offset, so one open file can serve several requests at once.
 type resource struct {
 	name    string
 	modtime time.Time
