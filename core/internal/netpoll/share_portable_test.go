@@ -25,7 +25,7 @@ func TestSharedListener(t *testing.T) {
 		var wg sync.WaitGroup
 		var stops []*Wakeup
 		for i, fd := range fds {
-			p, _ := NewPoller(64, false)
+			p, _ := NewPoller(64)
 			if err := p.AddListener(fd, true); err != nil {
 				t.Fatal(err)
 			}
