@@ -15,7 +15,7 @@ var (
 	ErrClosed = errors.New("dwell: connection closed by the client")
 	// ErrShutdown means the server is shutting down and the grace period has ended.
 	ErrShutdown = errors.New("dwell: server shutting down")
-	// ErrTimeout means a deadline passed first: a SuspendFor or DetachFor duration, a body read
+	// ErrTimeout means a deadline passed first: the timeout of a Suspend or a Detach, a body read
 	// that made no progress for Options.BodyTimeout, or a write that made none for
 	// Options.WriteTimeout.
 	ErrTimeout = errors.New("dwell: timeout")

@@ -53,11 +53,11 @@ func TestParkedHandlerParksOnlyItself(t *testing.T) {
 	}
 }
 
-// TestSuspendForTimeout: a Suspend with a timeout ends with ErrTimeout, and not before its time
+// TestSuspendTimeout: a Suspend with a timeout ends with ErrTimeout, and not before its time
 // counted from the call, however long the loop's turn ran before the handler: here the handler
 // first holds the loop (a handler must not, which makes the turn long), and a timer armed from
 // the clock read at the start of the turn would be due at the next turn.
-func TestSuspendForTimeout(t *testing.T) {
+func TestSuspendTimeout(t *testing.T) {
 	const d = 100 * time.Millisecond
 	_, addr := startServer(t, func(c *Ctx) {
 		time.Sleep(d)
@@ -435,7 +435,7 @@ func TestAfterFunc(t *testing.T) {
 	}
 }
 
-func TestDetachAfter(t *testing.T) {
+func TestDetachTimeout(t *testing.T) {
 	gone := make(chan error, 1)
 	leaving := make(chan struct{}, 1)
 	const d = 30 * time.Millisecond
@@ -448,7 +448,7 @@ func TestDetachAfter(t *testing.T) {
 		c.detach(d, func(c *Ctx, err error) { c.WriteString(fmt.Sprint(err)) }, true)
 	}, Options{})
 	c := dial(t, addr)
-	start := time.Now() // as in TestSuspendForTimeout
+	start := time.Now() // as in TestSuspendTimeout
 	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	if _, body := c.response("GET"); body != "<nil>" {
 		t.Fatal(body)

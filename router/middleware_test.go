@@ -94,11 +94,11 @@ func TestMiddlewareParks(t *testing.T) {
 	r.Use(func(next core.Handler) core.Handler {
 		return func(c *core.Ctx) {
 			if err := c.Suspend(5 * time.Millisecond); err != core.ErrTimeout {
-				t.Errorf("SuspendFor before: %v", err)
+				t.Errorf("Suspend before: %v", err)
 			}
 			next(c)
 			if err := c.Suspend(5 * time.Millisecond); err != core.ErrTimeout {
-				t.Errorf("SuspendFor after: %v", err)
+				t.Errorf("Suspend after: %v", err)
 			}
 			c.WriteString(" done")
 		}
