@@ -10,7 +10,7 @@ import (
 	"github.com/dwellhttp/dwell/core/coretest"
 )
 
-// TestReadAllocatesNothing: reading a 64 KiB POST with body.Read, or through body.Reader,
+// TestReadAllocatesNothing: reading a 64 KiB POST with Ctx.ReadBody, or through body.Reader,
 // allocates nothing in steady state, for a declared length and for a chunked body.
 func TestReadAllocatesNothing(t *testing.T) {
 	buf := make([]byte, 16<<10)

@@ -74,7 +74,7 @@ func TestReadAllLimits(t *testing.T) {
 				t.Fatalf("ReadAll error %v, want %v", err, tc.wantErr)
 			}
 			if err != nil && !errors.Is(err, core.ErrBodyTooLarge) {
-				t.Fatal("ErrTooLarge is not a core.ErrBodyTooLarge")
+				t.Fatal("the error is not a core.ErrBodyTooLarge")
 			}
 		})
 	}
