@@ -286,7 +286,8 @@ func (l *Loop) safely(f func()) {
 	f()
 }
 
-// owns reports whether b is a view into the loop's shared read buffer.
+// owns reports whether b is a view into the loop's shared read buffer. It compares addresses
+// only; no pointer is made from them.
 func (l *Loop) owns(b []byte) bool {
 	if cap(b) == 0 {
 		return false

@@ -16,6 +16,11 @@ func (s Span) Len() int { return int(s.n) }
 // A Field is one header (or trailer) field: name and value, with surrounding whitespace trimmed.
 type Field struct{ Name, Value Span }
 
+// The field table lives in arena bytes at an offset rounded up to 4 (Adopt), which suits a
+// Field only while it needs no more than 4-byte alignment: this fails to compile otherwise.
+// Adopt checks the arena's own address.
+const _ = uint(4 - unsafe.Alignof(Field{}))
+
 // A Request is a parsed request head. Its arena is one pooled buffer sized for it: a copy of the
 // head as received (so the loop's read buffer is free again at once), then the table of its
 // fields, then scratch space for decoded path and query values. Every value a request hands out
@@ -50,7 +55,9 @@ func (r *Request) Has(f Flags) bool { return r.flags&f != 0 }
 // too, but this keeps the count in 16 bits).
 const maxFields = 1<<16 - 1
 
-// Str returns the arena bytes of s as a string without copying.
+// Str returns the arena bytes of s as a string without copying. The string is valid as long as
+// the arena is this request's: core copies it (or hands out the bytes as borrowed) before user
+// code can keep it, and nothing writes to a head's bytes once it is parsed.
 func (r *Request) Str(s Span) string {
 	if s.n == 0 {
 		return ""
@@ -84,6 +91,9 @@ func (r *Request) Adopt(pool *bufpool.Pool, head []byte, fields []Field, scratch
 	a := bufpool.GetArena(pool, need)[:off+len(fields)*int(unsafe.Sizeof(Field{}))]
 	copy(a, head)
 	if len(fields) > 0 {
+		if uintptr(unsafe.Pointer(&a[off]))%unsafe.Alignof(Field{}) != 0 {
+			panic("dwell: request arena misaligned for its field table")
+		}
 		copy(unsafe.Slice((*Field)(unsafe.Pointer(&a[off])), len(fields)), fields)
 	}
 	r.Arena = a
