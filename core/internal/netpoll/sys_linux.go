@@ -15,6 +15,10 @@ import (
 // that read a file (pread, sendfile) can block on the disk when the page cache is cold: those
 // take the ordinary path, which lets the runtime give the loop's processor to other goroutines
 // meanwhile. Each returns the errno itself so the hot path never boxes an error.
+//
+// Pointers handed to the kernel become uintptr inside the call expression itself, the one form
+// in which unsafe.Pointer's rules keep what they point to alive and in place for the call. An
+// iovec's Base is a real pointer, so the buffers an IOVecs names stay alive while it holds them.
 
 // An Errno is a system call's error number; 0 means success.
 type Errno = unix.Errno
@@ -167,7 +171,8 @@ func RemoteAddr(fd int) netip.AddrPort {
 	return sockaddrAddrPort(&rsa)
 }
 
-// sockaddrAddrPort converts a socket address without allocating.
+// sockaddrAddrPort converts a socket address without allocating. It reads rsa as the IPv4 or
+// IPv6 form its family names, which fits in a RawSockaddrAny (checked below at compile time).
 func sockaddrAddrPort(rsa *unix.RawSockaddrAny) netip.AddrPort {
 	switch rsa.Addr.Family {
 	case unix.AF_INET:
@@ -181,6 +186,11 @@ func sockaddrAddrPort(rsa *unix.RawSockaddrAny) netip.AddrPort {
 	}
 	return netip.AddrPort{}
 }
+
+const (
+	_ = uint(unix.SizeofSockaddrAny - unix.SizeofSockaddrInet4)
+	_ = uint(unix.SizeofSockaddrAny - unix.SizeofSockaddrInet6)
+)
 
 // Drain returns at once: the kernel sends what closed sockets left, after the program exits too.
 func Drain() {}
