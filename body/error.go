@@ -17,13 +17,15 @@ import (
 // read timeout) is not an Error: those functions return the core's error as it is, and the
 // server answers it itself (400, 408) when the handler writes nothing.
 type Error struct {
-	Status int
-	Msg    string
-	Err    error
+	Status int    // 400, 413 or 415
+	Msg    string // the message for the client, which Error returns
+	Err    error  // the cause, or nil
 }
 
+// Error returns the message for the client.
 func (e *Error) Error() string { return e.Msg }
 
+// Unwrap returns the cause, so that errors.Is and errors.As see it.
 func (e *Error) Unwrap() error { return e.Err }
 
 // DefaultLimit is the bound ReadJSON and ReadForm put on a body when given none: 1 MiB.

@@ -40,6 +40,7 @@ type PanicError struct {
 	Value any // what the handler panicked with
 }
 
+// Error says that the handler panicked, and with what.
 func (e *PanicError) Error() string { return fmt.Sprintf("dwell: handler panicked: %v", e.Value) }
 
 // ErrAbortHandler is a sentinel panic value that aborts a response, as net/http's
