@@ -60,8 +60,8 @@ func (ns *natsServer) start() {
 		ns.t.Fatal(err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		ns.t.Fatal("NATS server not ready within 10 s")
+	if !s.ReadyForConnections(coretest.Patience) {
+		ns.t.Fatalf("NATS server not ready within %v", coretest.Patience)
 	}
 	ns.s = s
 	ns.port = s.Addr().(*net.TCPAddr).Port
@@ -96,7 +96,7 @@ func createStream(t testing.TB, nc *nats.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), coretest.Patience)
 	defer cancel()
 	if _, err := js.CreateStream(ctx, natsjs.StreamConfig{
 		Name:     testStream,
@@ -117,7 +117,7 @@ func decodeString(_ uint64, data []byte) (string, error) {
 // newTopic follows the test subject over nc until the test ends.
 func newTopic(t testing.TB, nc *nats.Conn, history int) *Topic[string] {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), coretest.Patience)
 	defer cancel()
 	tp, err := New(ctx, nc, Config[string]{
 		Stream:  testStream,
@@ -143,20 +143,18 @@ func publish(t testing.TB, tp *Topic[string], texts ...string) uint64 {
 		if seq, err = tp.Publish(context.Background(), []byte(s)); err != nil {
 			t.Fatalf("Publish(%q): %v", s, err)
 		}
+		// Publish returns once this process has received the message: Last says so too.
+		if last := tp.Last(); last < seq {
+			t.Fatalf("Publish(%q) returned %d, but Last is %d", s, seq, last)
+		}
 	}
 	return seq
 }
 
-// waitFor polls cond until it holds, failing the test after d.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+// waitFor polls cond until it holds; only a hang (coretest.Patience) fails the test.
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	coretest.WaitFor(t, what, cond)
 }
 
 // poller serves a topic's long poll for the tests: GET /?after=N&ms=T answers
@@ -309,7 +307,7 @@ func receive(t testing.TB, ch <-chan string) string {
 	select {
 	case s := <-ch:
 		return s
-	case <-time.After(20 * time.Second):
+	case <-time.After(coretest.Patience):
 		t.Fatal("no answer within 20 s")
 		return ""
 	}

@@ -51,7 +51,7 @@ type Topic[T any] struct {
 	js     natsjs.JetStream
 	stream natsjs.Stream
 	cc     natsjs.ConsumeContext
-	seq    wait.Sequence // mem.last, advanced after each message received
+	seq    wait.Sequence // mem.last, advanced with it under mu
 
 	mu       sync.Mutex
 	mem      history[T]
@@ -185,6 +185,9 @@ func (t *Topic[T]) receive(msg natsjs.Msg) {
 		return // delivered again by a consumer that restarted
 	}
 	t.mem.add(seq, v, err == nil)
+	// Advanced before New or a Publish waiting for seq can return: Last must not lag behind
+	// what they report received. (Advance never blocks, and takes no lock of the topic's.)
+	t.seq.Advance(seq)
 	if t.primed != nil && (seq >= t.primeTo || md.NumPending == 0) {
 		close(t.primed)
 		t.primed = nil
@@ -194,7 +197,6 @@ func (t *Topic[T]) receive(msg natsjs.Msg) {
 		t.received = nil
 	}
 	t.mu.Unlock()
-	t.seq.Advance(seq)
 }
 
 // consumeError logs what the consumer reports. It recovers by itself: after a reconnection, or
