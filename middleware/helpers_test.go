@@ -42,7 +42,7 @@ func (l lines) next(t testing.TB) []byte {
 	select {
 	case b := <-l:
 		return b
-	case <-time.After(10 * time.Second):
+	case <-time.After(coretest.Patience):
 		t.Fatal("no log line")
 		return nil
 	}
@@ -73,6 +73,6 @@ func dialRaw(t testing.TB, addr string) *coretest.Conn {
 
 // readResponse reads a response head from c, leaving its body to be read.
 func readResponse(c *coretest.Conn) (*http.Response, error) {
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.SetReadDeadline(time.Now().Add(coretest.Patience))
 	return http.ReadResponse(c.R, nil)
 }

@@ -87,7 +87,7 @@ func TestBackpressure(t *testing.T) {
 	// Wait for the handler to stop making progress: it is blocked in Write.
 	const bound = 16 << 20
 	last, still := int64(-1), 0
-	for deadline := time.Now().Add(20 * time.Second); still < 5 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(coretest.Patience); still < 5 && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 		n := accepted.Load()
 		if n > bound {
@@ -109,7 +109,7 @@ func TestBackpressure(t *testing.T) {
 		t.Errorf("heap grew by %d bytes while the client did not read", grew)
 	}
 
-	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	conn.SetReadDeadline(time.Now().Add(coretest.Patience))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestCancelOnDisconnect(t *testing.T) {
 		if err != context.Canceled {
 			t.Errorf("context error %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(coretest.Patience):
 		t.Fatal("the context was not cancelled when the client left")
 	}
 }
@@ -170,7 +170,7 @@ func TestCancelOnShutdown(t *testing.T) {
 		if err != context.Canceled {
 			t.Errorf("context error %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(coretest.Patience):
 		t.Fatal("the context was not cancelled at the end of the grace period")
 	}
 	if resp, _ := cl.Response("GET"); resp.StatusCode != 503 {
@@ -194,7 +194,7 @@ func TestCancelOnReturn(t *testing.T) {
 	ctx := <-kept
 	select {
 	case <-ctx.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(coretest.Patience):
 		t.Fatal("the context outlived the handler")
 	}
 }

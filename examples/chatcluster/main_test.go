@@ -49,8 +49,8 @@ func (ns *natsServer) start() {
 		ns.t.Fatal(err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		ns.t.Fatal("NATS server not ready within 10 s")
+	if !s.ReadyForConnections(coretest.Patience) {
+		ns.t.Fatalf("NATS server not ready within %v", coretest.Patience)
 	}
 	ns.s = s
 	ns.port = s.Addr().(*net.TCPAddr).Port
@@ -90,7 +90,7 @@ type pollResult struct {
 	Last     uint64    `json:"last"`
 }
 
-var client = &http.Client{Timeout: 10 * time.Second}
+var client = &http.Client{Timeout: coretest.Patience}
 
 func post(t *testing.T, base, body string) (int, string) {
 	t.Helper()
@@ -169,7 +169,7 @@ func TestPostOnAWakesPollsOnB(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		c.SetDeadline(time.Now().Add(20 * time.Second))
+		c.SetDeadline(time.Now().Add(coretest.Patience))
 		fmt.Fprintf(c, "GET /messages?after=%d&timeout=30000 HTTP/1.1\r\nHost: x\r\n\r\n", after)
 		go func() {
 			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
@@ -232,7 +232,7 @@ func TestNATSDown(t *testing.T) {
 	}
 	ns.start()
 	// The instances reconnect by themselves; until then a post may still be refused.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(coretest.Patience)
 	for {
 		status, body := post(t, a, `{"text": "after"}`)
 		if status == 201 {
@@ -311,7 +311,7 @@ func sseStream(t *testing.T, base string, header ...string) *bufio.Reader {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(20 * time.Second))
+	c.SetDeadline(time.Now().Add(coretest.Patience))
 	fmt.Fprintf(c, "GET /events HTTP/1.1\r\nHost: x\r\n%s\r\n", strings.Join(append(header, ""), "\r\n"))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
@@ -392,7 +392,7 @@ func TestCommand(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	cmd.Terminate()
-	if err := cmd.Wait(10 * time.Second); err != nil {
+	if err := cmd.Wait(coretest.Patience); err != nil {
 		t.Fatalf("after SIGTERM: %v", err)
 	}
 }

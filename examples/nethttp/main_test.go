@@ -112,7 +112,7 @@ func TestWaitCancelled(t *testing.T) {
 		c.Close()
 	}
 	var body string
-	for deadline := time.Now().Add(10 * time.Second); body != "10" && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(coretest.Patience); body != "10" && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 		_, body = get(t, base+"/std/cancelled")
 	}

@@ -92,7 +92,7 @@ func TestCommandShutdown(t *testing.T) {
 	if err := cmd.Terminate(); err != nil {
 		t.Fatal(err)
 	}
-	poll.SetReadDeadline(time.Now().Add(10 * time.Second))
+	poll.SetReadDeadline(time.Now().Add(coretest.Patience))
 	pr := coretest.Conn{T: t, TCPConn: poll.(*net.TCPConn), R: bufio.NewReader(poll)}
 	resp, body = pr.Response("GET")
 	answered := time.Since(term)

@@ -43,7 +43,7 @@ func (l logLines) find(t testing.TB, match func(map[string]any) bool) map[string
 			if match(m) {
 				return m
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(coretest.Patience):
 			t.Fatal("no such log line")
 			return nil
 		}
@@ -164,6 +164,6 @@ func gunzip(t testing.TB, s string) string {
 
 // readResponse reads a response head from c, leaving its body to be read.
 func readResponse(c *coretest.Conn) (*http.Response, error) {
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.SetReadDeadline(time.Now().Add(coretest.Patience))
 	return http.ReadResponse(c.R, nil)
 }

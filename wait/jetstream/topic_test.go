@@ -33,7 +33,7 @@ func TestPublishReachesEveryInstance(t *testing.T) {
 		}
 		polls[i] = pb.start(t, path+"?after=0&ms=20000")
 	}
-	waitFor(t, 10*time.Second, "polls in the handler", func() bool { return pb.entered.Load() == n })
+	waitFor(t, "polls in the handler", func() bool { return pb.entered.Load() == n })
 	seq := publish(t, a, "hello")
 	if seq != 1 {
 		t.Fatalf("first message has sequence %d", seq)
@@ -76,7 +76,7 @@ func TestHistoryFromMemoryAndStream(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, 10*time.Second, "B has received everything", func() bool { return b.Last() == last })
+	waitFor(t, "B has received everything", func() bool { return b.Last() == last })
 	pb := servePolls(t, b, 1)
 	for _, path := range []string{"/", "/k"} {
 		if got := follow(t, pb, path, 0, last); strings.Join(got, ",") != strings.Join(want, ",") {
@@ -175,7 +175,7 @@ func TestDecodeRefusal(t *testing.T) {
 	tp := newTopic(t, nc, 10)
 	p := servePolls(t, tp, 1)
 	publish(t, tp, "a", "bad", "b")
-	waitFor(t, 10*time.Second, "received", func() bool { return tp.Last() == 3 })
+	waitFor(t, "received", func() bool { return tp.Last() == 3 })
 	if got := p.get(t, "/?after=0&ms=1000"); got != "3:a,b;nil" {
 		t.Fatalf("%q", got)
 	}
@@ -210,8 +210,8 @@ func TestShutdownAnswersPolls(t *testing.T) {
 	tp := newTopic(t, nc, 10)
 	p := servePolls(t, tp, 1)
 	polls := []<-chan string{p.start(t, "/?after=0&ms=60000"), p.start(t, "/k?after=0&ms=60000")}
-	waitFor(t, 10*time.Second, "polls in the handler", func() bool { return p.entered.Load() == 2 })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	waitFor(t, "polls in the handler", func() bool { return p.entered.Load() == 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), coretest.Patience)
 	defer cancel()
 	go p.srv.Shutdown(ctx)
 	for _, poll := range polls {
@@ -230,19 +230,19 @@ func TestNATSRestart(t *testing.T) {
 	createStream(t, ncA)
 	a, b := newTopic(t, ncA, 10), newTopic(t, ncB, 10)
 	last := publish(t, a, "before")
-	waitFor(t, 10*time.Second, "B received", func() bool { return b.Last() == last })
+	waitFor(t, "B received", func() bool { return b.Last() == last })
 	pb := servePolls(t, b, 2)
 	polls := []<-chan string{pb.start(t, "/?after=1&ms=60000"), pb.start(t, "/k?after=1&ms=60000")}
-	waitFor(t, 10*time.Second, "polls in the handler", func() bool { return pb.entered.Load() == 2 })
+	waitFor(t, "polls in the handler", func() bool { return pb.entered.Load() == 2 })
 
 	ns.stop()
-	waitFor(t, 10*time.Second, "A notices", func() bool { return ncA.Status() != nats.CONNECTED })
+	waitFor(t, "A notices", func() bool { return ncA.Status() != nats.CONNECTED })
 	if _, err := a.Publish(context.Background(), []byte("refused")); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Publish with NATS down: %v", err)
 	}
 	ns.start()
 	var seq uint64
-	waitFor(t, 20*time.Second, "a publish succeeds again", func() bool {
+	waitFor(t, "a publish succeeds again", func() bool {
 		var err error
 		seq, err = a.Publish(context.Background(), []byte("after"))
 		return err == nil
@@ -267,10 +267,10 @@ func TestResyncAfterDisconnect(t *testing.T) {
 	a, b := newTopic(t, ncA, 10), newTopic(t, ncB, 10)
 	pb := servePolls(t, b, 1)
 	poll := pb.start(t, "/?after=0&ms=60000")
-	waitFor(t, 10*time.Second, "poll in the handler", func() bool { return pb.entered.Load() == 1 })
+	waitFor(t, "poll in the handler", func() bool { return pb.entered.Load() == 1 })
 
 	px.cut()
-	waitFor(t, 10*time.Second, "B notices", func() bool { return ncB.Status() != nats.CONNECTED })
+	waitFor(t, "B notices", func() bool { return ncB.Status() != nats.CONNECTED })
 	last := publish(t, a, "one", "two", "three")
 	px.restore()
 	// The poll is woken by the first of them, or by several in one go.
@@ -279,7 +279,7 @@ func TestResyncAfterDisconnect(t *testing.T) {
 	default:
 		t.Fatalf("%q", got)
 	}
-	waitFor(t, 20*time.Second, "B has resynchronised", func() bool { return b.Last() == last })
+	waitFor(t, "B has resynchronised", func() bool { return b.Last() == last })
 	if got := follow(t, pb, "/", 0, last); strings.Join(got, ",") != "one,two,three" {
 		t.Fatalf("after the reconnection: %v", got)
 	}
@@ -293,21 +293,21 @@ func TestOnNextFromContinuation(t *testing.T) {
 	createStream(t, nc)
 	tp := newTopic(t, nc, 2)
 	publish(t, tp, "m1", "m2", "m3", "m4")
-	waitFor(t, 10*time.Second, "received", func() bool { return tp.Last() == 4 })
+	waitFor(t, "received", func() bool { return tp.Last() == 4 })
 	var entered atomic.Int32
 	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		entered.Add(1)
-		tp.OnNext(c, 4, 20*time.Second, func(c *core.Ctx, msgs []string, last uint64, err error) {
+		tp.OnNext(c, 4, coretest.Patience, func(c *core.Ctx, msgs []string, last uint64, err error) {
 			if err != nil {
 				reply(c, msgs, last, err)
 				return
 			}
-			tp.OnNext(c, 0, 20*time.Second, reply) // from the continuation, older than memory
+			tp.OnNext(c, 0, coretest.Patience, reply) // from the continuation, older than memory
 		})
 	}, core.Options{})
 	p := &poller{tp: tp, addr: addr}
 	poll := p.start(t, "/")
-	waitFor(t, 10*time.Second, "poll in the handler", func() bool { return entered.Load() == 1 })
+	waitFor(t, "poll in the handler", func() bool { return entered.Load() == 1 })
 	publish(t, tp, "m5")
 	if got := receive(t, poll); got != "2:m1,m2;nil" {
 		t.Fatalf("%q", got)
@@ -322,7 +322,7 @@ func TestOldCursorWhileNATSDown(t *testing.T) {
 	createStream(t, nc)
 	tp := newTopic(t, nc, 1)
 	publish(t, tp, "a", "b", "c")
-	waitFor(t, 10*time.Second, "received", func() bool { return tp.Last() == 3 })
+	waitFor(t, "received", func() bool { return tp.Last() == 3 })
 	p := servePolls(t, tp, 1)
 	ns.stop()
 	for _, path := range []string{"/", "/k"} {
