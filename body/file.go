@@ -26,8 +26,8 @@ const indexName = "index.html"
 // ServeFile and ServeRoot keep up to 64 recently served files open, so that serving one again
 // costs a stat(2) of its path rather than opening it: the path is still checked on every
 // request, and a file that was changed, replaced, deleted or made unreadable since is opened
-// afresh (or answered 404 or 403) at once; a file not served for 10 seconds is closed. (On
-// systems other than Linux, every request opens its file.)
+// afresh (or answered 404 or 403) at once; a file not served for 10 seconds is closed within
+// the next 10. (On systems other than Linux, every request opens its file.)
 //
 // path is trusted: build it from request data only with ServeRoot, which keeps it inside a
 // directory. As a precaution, a request whose path has a ".." segment is refused with 400.

@@ -17,8 +17,9 @@ import (
 // renamed away, deleted or made unreadable is opened afresh (and answered 404 or 403) at once.
 // The bytes are read from the file at the time of the request; only the descriptor is kept.
 //
-// At most maxOpenFiles stay open, and a file not served for openFileIdle is closed, so that a
-// deleted file's space is not held for long.
+// At most maxOpenFiles stay open, and a file not served for openFileIdle is closed by the sweep
+// that follows (so between one and two openFileIdle after its last use), so that a deleted
+// file's space is not held for long.
 var openFiles = fileCache{entries: make(map[string]*cachedFile)}
 
 const maxOpenFiles = 64
