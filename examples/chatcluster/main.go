@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/examples/internal/chatapi"
 	"github.com/dwellhttp/dwell/examples/internal/chatpage"
 	"github.com/dwellhttp/dwell/router"
 	"github.com/dwellhttp/dwell/wait/jetstream"
@@ -99,7 +100,7 @@ func openChat(nc *nats.Conn, stream string) (*chat, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("stream %q: %w", stream, err)
 	}
-	topic, err := jetstream.New(ctx, nc, jetstream.Config[entry]{
+	topic, err := jetstream.New(ctx, nc, jetstream.Config[chatapi.Entry]{
 		Stream:  stream,
 		Subject: subject,
 		Decode:  decode,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
+	"github.com/dwellhttp/dwell/examples/internal/chatapi"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -86,8 +87,8 @@ func serve(t *testing.T, ns *natsServer) string {
 }
 
 type pollResult struct {
-	Messages []message `json:"messages"`
-	Last     uint64    `json:"last"`
+	Messages []chatapi.Message `json:"messages"`
+	Last     uint64            `json:"last"`
 }
 
 var client = &http.Client{Timeout: coretest.Patience}
@@ -347,7 +348,7 @@ func readEvent(t *testing.T, br *bufio.Reader) string {
 func checkEvent(t *testing.T, ev string, seq uint64, text string) {
 	t.Helper()
 	id, data, ok := strings.Cut(ev, "\n")
-	var m message
+	var m chatapi.Message
 	if !ok || id != fmt.Sprintf("id: %d", seq) || !strings.HasPrefix(data, "data: ") ||
 		json.Unmarshal([]byte(strings.TrimPrefix(data, "data: ")), &m) != nil || m.Seq != seq || m.Text != text {
 		t.Fatalf("event %q, want seq %d text %q", ev, seq, text)

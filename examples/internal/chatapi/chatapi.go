@@ -1,0 +1,210 @@
+// Package chatapi holds what the chat examples' servers (examples/chat, examples/chatcluster)
+// answer alike: a message and its encoding, the reading and checking of a post, the arguments
+// and answer of a poll, the event stream, and errors as JSON. Each server keeps its own topic
+// and the handlers that wait on it.
+//
+// The API:
+//
+//	POST /messages {"text", "name"}  201 {"id", "seq", "time"} (the name may be left out)
+//	GET  /messages?after=N&timeout=MS  200 {"messages": [...], "last": N}
+//	GET  /events  text/event-stream, from Last-Event-ID (or ?after=N), else from now
+//
+// A message is {"id", "seq", "name", "text", "time"}: id a UUID, seq its place in the room
+// (1, 2, 3, ...), name the sender's (trimmed; absent when none or a blank one was given), time
+// when the server took it (RFC 3339 in UTC, to the millisecond: "2025-01-02T15:04:05.123Z").
+//
+// A text must not be blank, and has at most 2048 characters and 4096 bytes in UTF-8; a name has
+// at most 32 characters and no control characters (chatpage's limits, which the page applies
+// too). Refusals are {"error": "..."}: 400 for bad JSON, a blank text or a bad name, 413 for a
+// text or name over its limit or a body over 64 KiB.
+package chatapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dwellhttp/dwell/body"
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/examples/internal/chatpage"
+	"github.com/dwellhttp/dwell/wait"
+	"github.com/google/uuid"
+)
+
+// Limits of the API besides those of a message (chatpage's).
+const (
+	MaxBody        = 64 << 10         // bytes of a POST body: room for a text escaped as \uXXXX
+	DefaultTimeout = 30 * time.Second // of a poll that names none
+	MaxTimeout     = 120 * time.Second
+	EventsPing     = 25 * time.Second // a comment on an idle event stream, to notice a gone client
+)
+
+// A Message as the API shows it. A stored message may leave Seq out (0) when its store numbers
+// it.
+type Message struct {
+	ID   string `json:"id"`
+	Seq  uint64 `json:"seq,omitempty"`
+	Name string `json:"name,omitempty"`
+	Text string `json:"text"`
+	Time string `json:"time"`
+}
+
+// An Entry is a message as a topic keeps it: encoded once, so that answering a thousand polls
+// costs no encoding and a slow event stream holds references, not copies.
+type Entry struct {
+	Seq  uint64
+	JSON []byte
+}
+
+// NewEntry encodes m, numbered seq.
+func NewEntry(m Message, seq uint64) Entry {
+	m.Seq = seq
+	b, _ := json.Marshal(m) // strings only: it cannot fail
+	return Entry{seq, b}
+}
+
+// ReadPost reads and checks the body of POST /messages and returns the message it asks for,
+// with its id and time; it answers a refusal itself (400, 413) and returns false then. A body
+// that breaks off or stalls is answered by the server (400, 408).
+func ReadPost(c *core.Ctx) (Message, bool) {
+	b, err := body.ReadAll(c, MaxBody)
+	switch {
+	case errors.Is(err, core.ErrBodyTooLarge):
+		Fail(c, 413, fmt.Sprintf("request body over %d KiB", MaxBody>>10))
+		return Message{}, false
+	case err != nil:
+		return Message{}, false
+	}
+	var in struct {
+		Text *string `json:"text"`
+		Name string  `json:"name"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		Fail(c, 400, "bad JSON: "+err.Error())
+		return Message{}, false
+	}
+	if in.Text == nil {
+		Fail(c, 400, `"text" is missing`)
+		return Message{}, false
+	}
+	name := chatpage.TrimName(in.Name)
+	if status, msg := chatpage.Check(*in.Text, name); status != 0 {
+		Fail(c, status, msg)
+		return Message{}, false
+	}
+	return Message{ID: uuid.NewString(), Name: name, Text: *in.Text, Time: time.Now().UTC().Format(chatpage.TimeFormat)}, true
+}
+
+// WritePosted answers a stored post: 201 {"id", "seq", "time"}.
+func WritePosted(c *core.Ctx, m Message) {
+	c.SetStatus(201)
+	c.SetHeader("Content-Type", "application/json")
+	c.WriteString(`{"id":"` + m.ID + `","seq":` + strconv.FormatUint(m.Seq, 10) + `,"time":"` + m.Time + "\"}\n")
+}
+
+// PollArgs reads the cursor and the timeout of GET /messages?after=N&timeout=MS (default 30 s,
+// at most 120 s; 0 does not wait); it answers 400 for a bad one and returns false then.
+func PollArgs(c *core.Ctx) (after uint64, timeout time.Duration, ok bool) {
+	if after, ok = queryUint(c, "after", 0); !ok {
+		Fail(c, 400, "after must be a sequence number")
+		return 0, 0, false
+	}
+	ms, ok := queryUint(c, "timeout", uint64(DefaultTimeout/time.Millisecond))
+	if !ok {
+		Fail(c, 400, "timeout must be a number of milliseconds")
+		return 0, 0, false
+	}
+	return after, min(time.Duration(ms)*time.Millisecond, MaxTimeout), true
+}
+
+// WriteMessages answers a poll: the messages, and last, the cursor of the next poll.
+func WriteMessages(c *core.Ctx, msgs []Entry, last uint64) {
+	var b strings.Builder
+	b.WriteString(`{"messages":[`)
+	for i, e := range msgs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(e.JSON)
+	}
+	b.WriteString(`],"last":`)
+	b.WriteString(strconv.FormatUint(last, 10))
+	b.WriteString("}\n")
+	c.SetHeader("Content-Type", "application/json")
+	c.SetHeader("Cache-Control", "no-store")
+	c.WriteString(b.String())
+}
+
+// Events answers GET /events: the messages next gives as Server-Sent Events, each as
+// "id: <seq>" and "data: <message JSON>", from after the Last-Event-ID header (or the after
+// parameter) when there is one, else from now (last). next is a topic's Next. One message is
+// written at a time: Write parks the handler while a slow client has the high-water mark
+// unread, so the stream goes at the client's pace and its buffer stays bounded. It ends when the
+// client leaves, a shutdown begins or next fails otherwise; the client reconnects with its
+// Last-Event-ID, to this server or another.
+func Events(c *core.Ctx, last uint64, next func(*core.Ctx, uint64, time.Duration) ([]Entry, uint64, error)) {
+	cursor := last
+	if v, ok := c.LookupHeader("Last-Event-ID"); ok {
+		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
+			cursor = n
+		}
+	} else if n, ok := queryUint(c, "after", cursor); ok {
+		cursor = n
+	}
+	c.SetHeader("Content-Type", "text/event-stream")
+	c.SetHeader("Cache-Control", "no-store")
+	c.WriteString("retry: 2000\n\n")
+	if c.Flush() != nil {
+		return
+	}
+	var line []byte
+	for {
+		msgs, last, err := next(c, cursor, EventsPing)
+		switch err {
+		case nil, wait.ErrMissed:
+		case wait.ErrTimeout:
+			c.WriteString(": ping\n\n")
+			if c.Flush() != nil {
+				return
+			}
+			continue
+		default:
+			return
+		}
+		for _, e := range msgs {
+			line = append(line[:0], "id: "...)
+			line = strconv.AppendUint(line, e.Seq, 10)
+			line = append(line, "\ndata: "...)
+			line = append(line, e.JSON...)
+			line = append(line, "\n\n"...)
+			if _, err := c.Write(line); err != nil {
+				return
+			}
+			if c.Flush() != nil {
+				return
+			}
+		}
+		cursor = last
+	}
+}
+
+// queryUint parses the query parameter name as a non-negative integer; def when it is absent.
+func queryUint(c *core.Ctx, name string, def uint64) (uint64, bool) {
+	v, ok := c.LookupQuery(name)
+	if !ok {
+		return def, true
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	return n, err == nil
+}
+
+// Fail answers an error as JSON: {"error": msg}.
+func Fail(c *core.Ctx, status int, msg string) {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	c.SetStatus(status)
+	c.SetHeader("Content-Type", "application/json")
+	c.Write(append(b, '\n'))
+}
