@@ -3,6 +3,8 @@ package router
 import (
 	"sync"
 	"time"
+
+	"github.com/dwellhttp/dwell/internal/fifo"
 )
 
 // DefaultHTTPWorkers is how many net/http handlers may run at once, unless SetHTTPWorkers
@@ -27,11 +29,10 @@ var httpWorkers = newWorkerPool(DefaultHTTPWorkers)
 type workerPool struct {
 	mu       sync.Mutex
 	size     int
-	running  int       // workers alive, busy or idle
-	idle     []*worker // oldest first
-	queue    []*exchange
-	head     int  // queue[head:] wait for a worker
-	sweeping bool // a sweep of idle workers is scheduled
+	running  int                   // workers alive, busy or idle
+	idle     []*worker             // oldest first
+	queue    fifo.Queue[*exchange] // exchanges waiting for a worker
+	sweeping bool                  // a sweep of idle workers is scheduled
 }
 
 // A worker is one goroutine of the pool, waiting on next while idle.
@@ -55,9 +56,9 @@ func (p *workerPool) setSize(n int) {
 	}
 	p.mu.Lock()
 	p.size = n
-	for p.running < p.size && p.head < len(p.queue) {
+	for p.running < p.size && p.queue.Len() > 0 {
 		p.running++
-		go p.work(&worker{next: make(chan *exchange, 1)}, p.popLocked())
+		go p.work(&worker{next: make(chan *exchange, 1)}, p.queue.Pop())
 	}
 	p.mu.Unlock()
 }
@@ -79,7 +80,7 @@ func (p *workerPool) start(x *exchange) {
 		go p.work(&worker{next: make(chan *exchange, 1)}, x)
 		return
 	}
-	p.queue = append(p.queue, x)
+	p.queue.Push(x)
 	p.mu.Unlock()
 }
 
@@ -109,8 +110,8 @@ func (p *workerPool) nextFor(w *worker) *exchange {
 		p.mu.Unlock()
 		return nil
 	}
-	if p.head < len(p.queue) {
-		x := p.popLocked()
+	if p.queue.Len() > 0 {
+		x := p.queue.Pop()
 		p.mu.Unlock()
 		return x
 	}
@@ -149,28 +150,9 @@ func (p *workerPool) sweep() {
 func (p *workerPool) replace() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.running <= p.size && p.head < len(p.queue) {
-		go p.work(&worker{next: make(chan *exchange, 1)}, p.popLocked())
+	if p.running <= p.size && p.queue.Len() > 0 {
+		go p.work(&worker{next: make(chan *exchange, 1)}, p.queue.Pop())
 		return
 	}
 	p.running--
-}
-
-// popLocked takes the oldest queued exchange. p.mu is held.
-func (p *workerPool) popLocked() *exchange {
-	x := p.queue[p.head]
-	p.queue[p.head] = nil
-	p.head++
-	switch {
-	case p.head == len(p.queue):
-		p.queue = p.queue[:0]
-		p.head = 0
-	case p.head >= 64 && p.head*2 >= len(p.queue):
-		// A queue that never empties would otherwise grow by its consumed front.
-		n := copy(p.queue, p.queue[p.head:])
-		clear(p.queue[n:])
-		p.queue = p.queue[:n]
-		p.head = 0
-	}
-	return x
 }

@@ -36,7 +36,7 @@ func TestDoKeepsLoopResponsive(t *testing.T) {
 			blocked := func() bool {
 				pool.mu.Lock()
 				defer pool.mu.Unlock()
-				return pool.running == running && len(pool.queue)-pool.head == queued
+				return pool.running == running && pool.queue.Len() == queued
 			}
 			slow := make([]*client, slowClients)
 			for i := range slow {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/fifo"
 )
 
 // DefaultWorkers is how many goroutines the default pool (the one Do uses) may run at once,
@@ -22,8 +23,7 @@ type Pool struct {
 	mu      sync.Mutex
 	size    int
 	running int
-	queue   []*doJob // queue[head:] wait for a worker
-	head    int
+	queue   fifo.Queue[*doJob] // jobs waiting for a worker
 }
 
 // NewPool returns a pool of at most workers goroutines; workers < 1 means DefaultWorkers.
@@ -41,9 +41,9 @@ func (p *Pool) SetWorkers(n int) {
 	}
 	p.mu.Lock()
 	p.size = n
-	for p.running < p.size && p.head < len(p.queue) {
+	for p.running < p.size && p.queue.Len() > 0 {
 		p.running++
-		go p.work(p.popLocked())
+		go p.work(p.queue.Pop())
 	}
 	p.mu.Unlock()
 }
@@ -107,7 +107,7 @@ func (j *doJob) start() {
 		go p.work(j)
 		return
 	}
-	p.queue = append(p.queue, j)
+	p.queue.Push(j)
 	p.mu.Unlock()
 }
 
@@ -124,8 +124,8 @@ func (p *Pool) work(j *doJob) {
 		j.run()
 		p.mu.Lock()
 		j = nil
-		if p.running <= p.size && p.head < len(p.queue) {
-			j = p.popLocked()
+		if p.running <= p.size && p.queue.Len() > 0 {
+			j = p.queue.Pop()
 		} else {
 			p.running--
 		}
@@ -139,30 +139,11 @@ func (p *Pool) work(j *doJob) {
 func (p *Pool) replaceWorker() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.running <= p.size && p.head < len(p.queue) {
-		go p.work(p.popLocked())
+	if p.running <= p.size && p.queue.Len() > 0 {
+		go p.work(p.queue.Pop())
 		return
 	}
 	p.running--
-}
-
-// popLocked takes the oldest queued job. p.mu is held.
-func (p *Pool) popLocked() *doJob {
-	j := p.queue[p.head]
-	p.queue[p.head] = nil
-	p.head++
-	switch {
-	case p.head == len(p.queue):
-		p.queue = p.queue[:0]
-		p.head = 0
-	case p.head >= 64 && p.head*2 >= len(p.queue):
-		// A queue that never empties would otherwise grow by its consumed front.
-		n := copy(p.queue, p.queue[p.head:])
-		clear(p.queue[n:])
-		p.queue = p.queue[:n]
-		p.head = 0
-	}
-	return j
 }
 
 // run calls fn and wakes the handler, passing on a panic as an error to raise there, and a

@@ -46,7 +46,7 @@ func TestDoFullPool(t *testing.T) {
 	queued := func() int {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return len(p.queue) - p.head
+		return p.queue.Len()
 	}
 	coretest.WaitFor(t, "two calls running and four queued", func() bool {
 		return running.Load() == 2 && queued() == 4
@@ -71,7 +71,7 @@ func TestDoFullPool(t *testing.T) {
 	coretest.WaitFor(t, "workers ended", func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return p.running == 0 && len(p.queue) == 0
+		return p.running == 0 && p.queue.Len() == 0
 	})
 }
 
@@ -164,7 +164,7 @@ func TestPoolSetWorkersDrainsQueue(t *testing.T) {
 	coretest.WaitFor(t, "calls queued", func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return p.running == 1 && len(p.queue)-p.head == 2
+		return p.running == 1 && p.queue.Len() == 2
 	})
 	p.SetWorkers(3)
 	p.mu.Lock()
