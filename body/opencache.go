@@ -97,6 +97,9 @@ func (fc *fileCache) keep(key string, f *os.File, fi os.FileInfo) *cachedFile {
 	e := &cachedFile{key: key, f: f, id: id, refs: 2, used: fc.uses}
 	fc.entries[key] = e
 	if !fc.sweeping {
+		// A runtime timer rather than a loop's: the cache is the process's, shared by every
+		// loop of every server, and must close its files even after they all stop. The sweep
+		// only takes the mutex and closes descriptors, so it blocks no loop.
 		fc.sweeping = true
 		fc.swept = fc.uses
 		time.AfterFunc(openFileIdle, fc.sweep)

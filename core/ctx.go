@@ -227,5 +227,7 @@ func init() {
 	}
 }
 
-// borrowString views b as a string without copying; b must not change while the string is used.
+// borrowString views b as a string without copying, for a comparison within the call that
+// makes it: b (the request's arena, or a header the response owns) does not change meanwhile,
+// and the string is never kept.
 func borrowString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

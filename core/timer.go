@@ -35,7 +35,10 @@ func (t *timer) init(k timerKind) {
 func (t *timer) armed() bool { return t.index >= 0 }
 
 // The casts in fire hold because each owner's timer is its first field, at offset 0: checked
-// here at compile time (an index out of the array's range does not compile).
+// here at compile time (an index out of the array's range does not compile). A timer is
+// stopped when its owner is released (conn.close, Ctx.end) — before a pooled conn or Ctx can
+// serve another connection or request — so a cast never reaches an owner that moved on; a Timer
+// of AfterFunc is the caller's own allocation, never reused.
 var (
 	_ = [1]struct{}{}[unsafe.Offsetof(conn{}.tm)]
 	_ = [1]struct{}{}[unsafe.Offsetof(Ctx{}.tm)]

@@ -85,7 +85,8 @@ func (q *writeQueue) spare(pool *bufpool.Pool, n int) []byte {
 }
 
 // commit accounts for bytes appended to the slice spare returned. If the appends outgrew it
-// (the estimate was short), they are copied in instead.
+// (the estimate was short), they are copied in instead. Whether they did is told by comparing
+// addresses (unsafe.SliceData): no pointer is made from them.
 func (q *writeQueue) commit(pool *bufpool.Pool, b []byte) {
 	t := q.tail()
 	if len(b) > 0 && t != nil && cap(t.b)-len(t.b) >= len(b) && unsafe.SliceData(b) == unsafe.SliceData(t.b[len(t.b):cap(t.b)]) {

@@ -118,6 +118,8 @@ func (p *workerPool) nextFor(w *worker) *exchange {
 	w.idleSince = time.Now()
 	p.idle = append(p.idle, w)
 	if !p.sweeping {
+		// A runtime timer, not a loop's: the pool serves every loop, and its workers are
+		// goroutines of their own, which the sweep ends off any loop.
 		p.sweeping = true
 		time.AfterFunc(workerIdle, p.sweep)
 	}

@@ -14,7 +14,8 @@ const Patience = 30 * time.Second
 
 // WaitFor polls cond until it holds, and fails the test, saying what it waited for, when it
 // still does not after Patience. It is for a state that no channel announces: a count of parked
-// requests, a file removed, a listener closed.
+// requests, a file removed, a listener closed. It sleeps between polls on the test's own
+// goroutine, never a loop's (a handler must not call it).
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(Patience)
