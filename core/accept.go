@@ -94,7 +94,10 @@ func (l *Loop) accept() {
 	}
 }
 
-// open starts serving an accepted socket.
+// open starts serving an accepted socket. From a listener that defers accepting until the
+// client has sent something (Options.DisableDeferAccept), the request is usually waiting: it
+// is read, and often answered, at once, and the socket is registered with the poller only if
+// the connection is still open after that — a Connection: close exchange never is.
 func (l *Loop) open(fd int) {
 	if l.lfdShared || !netpoll.AcceptInheritsNoDelay {
 		// A listener passed to Serve is not ours to change, and connections may have queued on
@@ -107,17 +110,24 @@ func (l *Loop) open(fd int) {
 	}
 	c := &conn{fd: int32(fd), serial: l.serial, l: l, events: netpoll.WatchRead | netpoll.WatchHangup}
 	c.tm.init(timerConn)
-	if err := l.poll.Add(fd, c.serial, c.events); err != nil {
-		netpoll.Close(fd)
-		l.log.Error("dwell: cannot poll a new connection", "loop", l.id, "err", err)
-		return
-	}
 	for fd >= len(l.conns) {
 		l.conns = appendDoubling(l.conns, nil)
 	}
 	l.conns[fd] = c
 	l.nconns++
 	c.setReadDeadline(l.opts.HeaderTimeout)
+	if l.lfdDefers {
+		c.readInput()
+		if c.state == stClosed {
+			return
+		}
+	}
+	if err := l.poll.Add(fd, c.serial, c.events); err != nil {
+		l.log.Error("dwell: cannot poll a new connection", "loop", l.id, "err", err)
+		c.close(ErrClosed)
+		return
+	}
+	c.polled = true
 }
 
 // remoteAddr returns the client's address, asked of the system when wanted: kept nowhere, since

@@ -32,6 +32,7 @@ type conn struct {
 	heldBack  bool // requests wait until the client reads its responses (see serve)
 	linger    bool // on close, shut down writes and drain input first (see finishClose)
 	reset     bool // on close, reset the connection: an aborted response must not look whole
+	polled    bool // registered with the poller (see Loop.open); until then events is only noted
 }
 
 type connState uint8
@@ -297,6 +298,9 @@ func (c *conn) setInterest(ev netpoll.Interest) {
 		return
 	}
 	c.events = ev
+	if !c.polled {
+		return // Loop.open registers it for c.events
+	}
 	if err := c.l.poll.Mod(int(c.fd), c.serial, ev); err != nil {
 		c.close(ErrClosed)
 	}

@@ -17,9 +17,10 @@ import (
 
 // parkedFootprint parks n requests with h and returns the server-side memory (heap in use plus
 // goroutine stacks) per parked request. The client connections are opened before the baseline so
-// that only the server's share is counted.
+// that only the server's share is counted; the listener hands them over before they send
+// anything (DisableDeferAccept), so that the baseline holds them.
 func parkedFootprint(t *testing.T, n int, h Handler, parked *atomic.Int64) float64 {
-	s, addr := startServer(t, h, Options{})
+	s, addr := startServer(t, h, Options{DisableDeferAccept: true})
 	conns := make([]net.Conn, n)
 	for i := range conns {
 		c, err := net.Dial("tcp", addr)
@@ -49,20 +50,6 @@ func parkedFootprint(t *testing.T, n int, h Handler, parked *atomic.Int64) float
 	stack := int64(after.StackInuse) - int64(before.StackInuse)
 	t.Logf("heap %+d B, stacks %+d B per parked request", heap/int64(n), stack/int64(n))
 	return float64(heap+stack) / float64(n)
-}
-
-// openConns counts the connections the server's loops hold, asking each loop.
-func openConns(s *Server) int {
-	s.mu.Lock()
-	loops := s.loops
-	s.mu.Unlock()
-	total := 0
-	for _, l := range loops {
-		n := make(chan int, 1)
-		l.Post(func() { n <- l.nconns })
-		total += <-n
-	}
-	return total
 }
 
 func TestParkedFootprint(t *testing.T) {

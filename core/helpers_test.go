@@ -150,3 +150,17 @@ func readResp(c *rawConn) (string, error) {
 }
 
 func newReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
+
+// openConns counts the connections the server's loops hold, asking each loop.
+func openConns(s *Server) int {
+	s.mu.Lock()
+	loops := s.loops
+	s.mu.Unlock()
+	total := 0
+	for _, l := range loops {
+		n := make(chan int, 1)
+		l.Post(func() { n <- l.nconns })
+		total += <-n
+	}
+	return total
+}

@@ -27,6 +27,7 @@ type Loop struct {
 
 	lfd       int   // listening socket, -1 once closed
 	lfdShared bool  // from Serve, shared by all loops (EPOLLEXCLUSIVE); not ours to close or change
+	lfdDefers bool  // lfd hands over connections once they have sent something (see open)
 	listening bool  // lfd is registered with the poller
 	acceptErr bool  // an accept failure was logged and not yet followed by a success
 	accTimer  Timer // ends an accept backoff
@@ -93,7 +94,7 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 	}
 	l := &Loop{
 		srv: s, id: id, opts: &s.opts, handler: s.handler, log: s.opts.Logger,
-		poll: p, inbox: ib, lfd: lfd, lfdShared: shared,
+		poll: p, inbox: ib, lfd: lfd, lfdShared: shared, lfdDefers: lfd >= 0 && netpoll.DefersAccept(lfd),
 		buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
 		iov: netpoll.NewIOVecs(maxIovecs),
 		// The tables that grow with the connections start large enough for thousands of them:

@@ -63,6 +63,16 @@ type Options struct {
 	// requests and write timeouts. Nil means slog.Default().
 	Logger *slog.Logger
 
+	// DisableDeferAccept makes the listening sockets Listen opens hand over each connection as
+	// soon as its TCP handshake is done. By default, on Linux, they hand it over once its first
+	// bytes arrive (TCP_DEFER_ACCEPT, what nginx's "listen ... deferred" asks for): the loop then
+	// accepts it, reads its request and often answers it in the same turn, without a wake-up of
+	// its own or registering it with the poller first; and a client that connects and stays
+	// silent costs the server nothing, held by the kernel for about HeaderTimeout (10 s when
+	// there is none) before it is handed over, after which HeaderTimeout runs as for any
+	// connection. A listener passed to Serve keeps its own setting, which the loops read.
+	DisableDeferAccept bool
+
 	// AllowCONNECT passes CONNECT requests to the handler. dwell is not a proxy, so by default
 	// a CONNECT is refused with 501 before any handler runs.
 	AllowCONNECT bool
@@ -110,6 +120,15 @@ func (o Options) normalize() Options {
 		o.Logger = slog.Default()
 	}
 	return o
+}
+
+// deferAcceptSeconds is how long a listener holds a silent connection (see DisableDeferAccept).
+func (o *Options) deferAcceptSeconds() int {
+	d := o.HeaderTimeout
+	if d <= 0 {
+		d = defaultHeaderTimeout
+	}
+	return int((d + time.Second - 1) / time.Second)
 }
 
 func timeoutOrDefault(d, def time.Duration) time.Duration {

@@ -62,6 +62,9 @@ func (s *Server) Listen() error {
 	}
 	for i := range n {
 		fd, err := netpoll.Listen(addr, n > 1)
+		if err == nil && !s.opts.DisableDeferAccept {
+			netpoll.DeferAccept(fd, s.opts.deferAcceptSeconds())
+		}
 		if err == nil && i == 0 {
 			// The other loops bind the port the first one got.
 			addr, err = netpoll.BoundAddr(fd)

@@ -298,6 +298,12 @@ func Share(fd, n int) []int {
 // SetNoDelay does nothing: the net package turns Nagle's algorithm off by default.
 func SetNoDelay(fd int) {}
 
+// DeferAccept does nothing: the net package's listeners hand connections over at once.
+func DeferAccept(fd int, secs int) {}
+
+// DefersAccept reports false: see DeferAccept.
+func DefersAccept(fd int) bool { return false }
+
 // AcceptInheritsNoDelay: every connection of the net package has TCP_NODELAY.
 const AcceptInheritsNoDelay = true
 

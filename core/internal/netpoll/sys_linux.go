@@ -155,6 +155,20 @@ func SetNoDelay(fd int) {
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 }
 
+// DeferAccept makes a listening socket hand over a connection only once its first bytes have
+// arrived, or once the kernel has held it silent for about secs seconds (TCP_DEFER_ACCEPT).
+// A failure is not worth refusing to serve: the listener then hands connections over at once.
+func DeferAccept(fd int, secs int) {
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, secs)
+}
+
+// DefersAccept reports whether a listening socket has TCP_DEFER_ACCEPT set, so that a
+// connection it hands over usually has its first bytes waiting.
+func DefersAccept(fd int) bool {
+	v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT)
+	return err == nil && v > 0
+}
+
 // AcceptInheritsNoDelay reports whether sockets accepted from a listener that has TCP_NODELAY
 // have it too, so that setting it once on the listener is enough.
 const AcceptInheritsNoDelay = true
