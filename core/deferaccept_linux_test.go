@@ -3,8 +3,10 @@
 package core
 
 import (
+	"fmt"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
@@ -56,6 +58,52 @@ func TestDeferredAccept(t *testing.T) {
 			n, err := silent.Read(buf)
 			if err != nil || !strings.HasSuffix(string(buf[:n]), "hello") {
 				t.Fatalf("the silent client's response: %q, %v", buf[:n], err)
+			}
+		})
+	}
+}
+
+// A listener passed to Serve keeps its own setting, and the loops read it: one that defers is
+// read from in the turn that accepts, one that does not is left alone.
+func TestServeKeepsTheListenersDeferAccept(t *testing.T) {
+	for _, defers := range []bool{false, true} {
+		t.Run(fmt.Sprint("defers=", defers), func(t *testing.T) {
+			lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+				if defers {
+					rc.Control(func(fd uintptr) { netpoll.DeferAccept(int(fd), 5) })
+				}
+				return nil
+			}}
+			ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := NewServer(func(c *Ctx) { c.WriteString("hello") }, Options{Logger: newTestLogger(&logBuffer{})})
+			errc := make(chan error, 1)
+			go func() { errc <- s.Serve(ln) }()
+			defer func() {
+				s.Shutdown(t.Context())
+				if err := <-errc; err != ErrServerClosed {
+					t.Error(err)
+				}
+			}()
+			silent, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer silent.Close()
+			c := dial(t, ln.Addr().String())
+			c.send("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+			if _, body := c.response("GET"); body != "hello" {
+				t.Fatalf("body %q, want hello", body)
+			}
+			c.expectEOF()
+			want := 1
+			if defers {
+				want = 0
+			}
+			if n := openConns(s); n != want {
+				t.Fatalf("connections held by the loops: %d, want %d", n, want)
 			}
 		})
 	}
