@@ -145,12 +145,13 @@ const maxPipelined = 64
 // connections), and no new request while the client leaves more than WriteHighWater of
 // responses unread (reading resumes once it has taken half).
 func (c *conn) serve() {
-	for n := 0; ; n++ {
+	c.l.turnLeft = maxPipelined
+	for {
 		if c.outputBlocked() {
 			c.heldBack = true // afterSend resumes it once the client has read enough
 			return
 		}
-		if n == maxPipelined {
+		if c.l.turnLeft <= 0 {
 			c.l.pending = append(c.l.pending, c)
 			return
 		}

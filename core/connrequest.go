@@ -10,9 +10,20 @@ import (
 // The requests of a connection, one after another: parse, run the handler, finish the response,
 // then the next — or the close.
 
-// nextRequest parses a request head from c.in and starts its handler. It reports whether the
-// connection is ready for more (the handler finished at once).
+// nextRequest starts the request whose head is next in c.in, if it is complete, and runs its
+// handler. It reports whether the connection is ready for more (the handler finished at once).
 func (c *conn) nextRequest() bool {
+	cx := c.startRequest()
+	if cx == nil {
+		return false
+	}
+	c.run(cx, nil, nil)
+	return c.state != stHandler
+}
+
+// startRequest parses a request head from c.in and makes it the connection's request, ready
+// for its handler. It returns nil when the head is not complete yet, or was refused.
+func (c *conn) startRequest() *Ctx {
 	l := c.l
 	if c.scan.Fresh() {
 		in, more := wire.SkipEmptyLines(c.in)
@@ -23,19 +34,19 @@ func (c *conn) nextRequest() bool {
 		}
 		c.in = in
 		if len(in) == 0 || more {
-			return false
+			return nil
 		}
 	}
 	n, status := c.scan.Scan(c.in, l.opts.MaxHeaderBytes)
 	switch {
 	case status == 414:
 		c.reject(wire.LineTooLong(c.in, l.opts.MaxHeaderBytes))
-		return false
+		return nil
 	case status != 0:
 		c.reject(wire.ErrHeadTooLarge)
-		return false
+		return nil
 	case n == wire.ScanMore:
-		return false
+		return nil
 	}
 	head := c.in[:n]
 	c.in = c.in[n:]
@@ -50,7 +61,7 @@ func (c *conn) nextRequest() bool {
 		r.Arena = nil
 		l.putCtx(cx)
 		c.reject(rej)
-		return false
+		return nil
 	}
 	cx.body.begin(l, r)
 	// Copy the head out of the loop buffer, so that nothing pins it.
@@ -61,15 +72,16 @@ func (c *conn) nextRequest() bool {
 	c.rdl = 0
 	c.cx = cx
 	cx.begin()
-	c.run(cx, nil, nil)
-	return c.state != stHandler
+	l.turnLeft--
+	return cx
 }
 
 // run runs the request's handler (or, with k, its continuation) until it returns or parks,
 // and when it returns, goes on with the request: it waits for its continuation, or it is done.
 func (c *conn) run(cx *Ctx, k func(*Ctx, error), err error) {
-	if !c.l.switchTo(cx, k, err) {
-		return // parked
+	cx, returned := c.l.switchTo(cx, k, err)
+	if !returned || cx == nil {
+		return // parked, or finished in the coroutine (see Loop.chain)
 	}
 	if cx.detachK != nil {
 		cx.state = ctxDetached
@@ -86,6 +98,7 @@ func (c *conn) run(cx *Ctx, k func(*Ctx, error), err error) {
 
 // resume runs a woken handler or continuation, then lets its connection go on.
 func (c *conn) resume(cx *Ctx) {
+	c.l.turnLeft = maxPipelined
 	switch cx.state {
 	case ctxReady:
 		c.run(cx, nil, nil)

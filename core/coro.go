@@ -55,6 +55,9 @@ func newCoro() *coro {
 				cx.closeFilter() // here, where its writes may still park
 			}
 			cx.state = ctxReturned
+			if cx.l.chain(cx) != nil {
+				continue // the connection's next request, in this coroutine
+			}
 			yield(struct{}{})
 		}
 	})
@@ -119,28 +122,70 @@ func (l *Loop) putCoro(co *coro) {
 }
 
 // switchTo runs cx's handler (or, with k, the continuation k(cx, err)) in a coroutine until it
-// returns or parks, and reports whether it returned. A continuation cannot park: l.current
-// stays unset while it runs.
-func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (returned bool) {
-	if cx.co == nil {
-		cx.co = l.getCoro()
-		cx.co.ctx = cx
-		cx.co.k, cx.co.kerr = k, err
+// returns or parks. The coroutine may go on with the connection's next requests (see chain):
+// switchTo returns the request it stopped at and whether that one's handler returned, or nil
+// and true when the coroutine finished every request it ran. A continuation cannot park:
+// l.current stays unset while it runs.
+func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, returned bool) {
+	co := cx.co
+	if co == nil {
+		co = l.getCoro()
+		cx.co = co
+		co.ctx = cx
+		co.k, co.kerr = k, err
 	}
 	cx.state = ctxRunning
 	if k == nil {
 		l.current = cx
 	}
-	resume(cx.co)
-	l.current = nil
-	if cx.state != ctxReturned {
-		return false // parked
+	resume(co)
+	last = cx
+	if k == nil {
+		last = l.current // chain moves it along, and clears it when it finished the requests
 	}
-	if co := cx.co; co.ctx != nil {
+	l.current = nil
+	if last != nil && last.state != ctxReturned {
+		return last, false // parked
+	}
+	if co.ctx != nil { // else the coroutine ended with a panic or a Goexit
 		l.putCoro(co)
 	}
+	if last != nil {
+		last.co = nil
+	}
+	return last, true
+}
+
+// chain runs in the coroutine when cx's handler has returned. If the request ends simply — no
+// continuation to wait for, no completion hooks to run — it finishes it there, as the loop
+// would; then, if the connection has its next request complete in its input, it starts that
+// one and returns its Ctx, bound to this coroutine, which runs its handler at once: pipelined
+// requests cost no switch to the loop and back. It returns nil to yield to the loop, with
+// l.current cleared if it finished cx.
+//
+// It leaves requests with completion hooks to the loop so that hooks (user code, an access log
+// say) run on the loop's stack: a coroutine's stack stays as small as its handlers need, which
+// is what a parked request costs.
+func (l *Loop) chain(cx *Ctx) *Ctx {
+	c := cx.conn
+	if l.current != cx || cx.detachK != nil || cx.hasDoneHooks() || c == nil || c.cx != cx {
+		return nil
+	}
+	co := cx.co
+	l.current = nil // from here on, nothing may park: this is the loop's work
 	cx.co = nil
-	return true
+	c.handlerDone()
+	if c.state != stIdle || l.turnLeft <= 0 || c.outputBlocked() {
+		return nil // serve goes on from here
+	}
+	next := c.startRequest()
+	if next == nil {
+		return nil
+	}
+	next.co, co.ctx = co, next
+	next.state = ctxRunning
+	l.current = next
+	return next
 }
 
 // resume switches into co until it yields or ends. A goexitPanic from it is the end of a

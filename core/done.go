@@ -51,6 +51,11 @@ func (e *PanicError) Error() string { return fmt.Sprintf("dwell: handler panicke
 // a response.
 var ErrAbortHandler = errors.New("dwell: handler aborted its response")
 
+// hasDoneHooks reports whether the request has completion hooks (OnDone).
+func (cx *Ctx) hasDoneHooks() bool {
+	return cx.x != nil && cx.x.rare != nil && len(cx.x.rare.onDone) > 0
+}
+
 // runDone calls the completion hooks, if any, with the response's outcome.
 func (cx *Ctx) runDone() {
 	x := cx.x

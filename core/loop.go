@@ -55,7 +55,8 @@ type Loop struct {
 	date    [29]byte
 	dateSec int64
 
-	current *Ctx // the handler whose coroutine is running, if any
+	current  *Ctx // the handler whose coroutine is running, if any
+	turnLeft int  // requests the connection being served may still start in this turn (see serve)
 
 	shutting bool // stop accepting; close connections as they go idle
 	forced   bool // the grace period is over: wake everything with ErrShutdown
