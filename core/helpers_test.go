@@ -89,6 +89,7 @@ func (c *rawConn) send(s string) {
 // response reads one response; method is the request's (HEAD responses have no body).
 func (c *rawConn) response(method string) (*http.Response, string) {
 	c.t.Helper()
+	c.SetReadDeadline(time.Now().Add(patience)) // a response that never comes fails the test
 	resp, err := http.ReadResponse(c.br, &http.Request{Method: method})
 	if err != nil {
 		c.t.Fatalf("reading response: %v", err)
