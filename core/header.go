@@ -76,7 +76,10 @@ func kindOf(name string) fieldKind {
 
 // addField adds the field name (of kind k), or does what the special fields do instead.
 func (cx *Ctx) addField(name, value string, k fieldKind) {
-	checkField(name, value)
+	if k == fieldPlain {
+		checkName(name) // a special field's name matched one of the server's, so it is valid
+	}
+	checkValue(name, value)
 	switch k {
 	case fieldContentLength:
 		n, err := strconv.ParseInt(value, 10, 64)
@@ -240,7 +243,9 @@ var representationFields = [...]string{
 	"Content-Disposition", "ETag", "Last-Modified", "Accept-Ranges", "Cache-Control", "Expires",
 }
 
-func checkField(name, value string) {
+// checkName panics unless name is a token (RFC 9110 §5.1): anything else could end the field
+// line early or start another.
+func checkName(name string) {
 	if name == "" {
 		panic("dwell: empty header field name")
 	}
@@ -249,6 +254,11 @@ func checkField(name, value string) {
 			panic("dwell: invalid header field name " + strconv.Quote(name))
 		}
 	}
+}
+
+// checkValue panics if value holds CR, LF or another control byte, which would let a value
+// split the response.
+func checkValue(name, value string) {
 	for i := 0; i < len(value); i++ {
 		if !wire.IsValueByte[value[i]] {
 			panic("dwell: invalid byte in the value of header field " + name + ": " + strconv.Quote(value))

@@ -96,6 +96,9 @@ func EqualFoldString(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	if a == b {
+		return true // the usual case, a name spelled as the standard spells it: one compare
+	}
 	for i := range len(a) {
 		if lower(a[i]) != lower(b[i]) {
 			return false
