@@ -54,7 +54,9 @@ func (cx *Ctx) commit(whole bool) {
 	if whole && buffered <= copyLimit {
 		n += int(buffered) // room to merge a small body into the head's buffer (fillHead)
 	}
-	b := wire.AppendStatusLine(pool.Get(n), status)
+	// More input behind this request means pipelined requests whose responses can follow
+	// this one in its buffer.
+	b := wire.AppendStatusLine(c.out.headRoom(pool, n, len(c.in) > 0), status)
 	if cx.rflags&rfHasDate == 0 {
 		b = append(b, "Date: "...)
 		b = append(b, l.date[:]...)

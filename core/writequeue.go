@@ -129,9 +129,34 @@ func (q *writeQueue) reserveHead() {
 	}
 }
 
-// fillHead puts the head h (a pooled buffer) in the placeholder, or at the end when there is
-// none. A body of one small buffer right behind the placeholder is moved into h, so that a
-// small response goes out as one buffer.
+// headRoom returns an empty slice with room for n bytes to build a response head in: the spare
+// room of the buffer queued just before the head's placeholder, when there is that much —
+// pipelined responses then share one buffer, and leave as one — or else a pooled buffer, of
+// at least minChunkSize when more responses are expected to follow it (more).
+func (q *writeQueue) headRoom(pool *bufpool.Pool, n int, more bool) []byte {
+	if i := q.headAt(); i > 0 {
+		if prev := &q.items[i-1]; prev.kind == itemBytes && cap(prev.b)-len(prev.b) >= n {
+			return prev.b[len(prev.b):len(prev.b)]
+		}
+	}
+	if more {
+		n = max(n, minChunkSize)
+	}
+	return pool.Get(n)
+}
+
+// inSpare reports whether b lies in the spare room of item j's buffer, where headRoom hands it
+// out. It compares addresses only; no pointer is made from them.
+func (q *writeQueue) inSpare(j int, b []byte) bool {
+	it := &q.items[j]
+	return it.kind == itemBytes && len(b) > 0 && cap(it.b)-len(it.b) >= len(b) &&
+		unsafe.SliceData(b) == unsafe.SliceData(it.b[len(it.b):cap(it.b)])
+}
+
+// fillHead puts the head h (from headRoom) in the placeholder, or at the end when there is
+// none. A body of one small buffer right behind the placeholder is moved in behind h, so that
+// a small response goes out as one buffer: h's own, or the one before it when h was built in
+// that one's spare room.
 func (q *writeQueue) fillHead(pool *bufpool.Pool, h []byte) {
 	i := q.headAt()
 	if i < 0 {
@@ -139,8 +164,24 @@ func (q *writeQueue) fillHead(pool *bufpool.Pool, h []byte) {
 		q.size += int64(len(h))
 		return
 	}
-	q.items[i] = outItem{b: h}
 	q.size += int64(len(h))
+	if i > 0 && q.inSpare(i-1, h) {
+		prev := &q.items[i-1]
+		prev.b = prev.b[:len(prev.b)+len(h)]
+		rest := i + 1 // the items behind the placeholder that stay
+		if i+2 == len(q.items) {
+			if next := &q.items[i+1]; next.kind == itemBytes && cap(prev.b)-len(prev.b) >= len(next.b) {
+				prev.b = append(prev.b, next.b...)
+				pool.Put(next.b)
+				rest = i + 2
+			}
+		}
+		n := copy(q.items[i:], q.items[rest:])
+		clear(q.items[i+n:])
+		q.items = q.items[:i+n]
+		return
+	}
+	q.items[i] = outItem{b: h}
 	if i+2 == len(q.items) {
 		if next := &q.items[i+1]; next.kind == itemBytes && cap(h)-len(h) >= len(next.b) {
 			q.items[i].b = append(h, next.b...)
