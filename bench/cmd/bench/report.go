@@ -61,7 +61,10 @@ var meanings = map[string]string{
 		"an existing net/http handler along. nginx runs no Go handlers.",
 	"close": "The same requests with `Connection: close`: each request pays for accept, a new " +
 		"connection's state and the close. Clients rarely do this; a proxy without upstream " +
-		"keep-alive does.",
+		"keep-alive does. Each server runs with its default listener: dwell's defers accepting " +
+		"until a connection's request has arrived (TCP_DEFER_ACCEPT), and then reads, answers and " +
+		"closes it without a wake-up or an epoll_ctl of its own; nginx does the same with " +
+		"`listen ... deferred`, which its default configuration, used here, does not set.",
 	"file": "A 254-byte file served with each server's own file serving (http.ServeFile, " +
 		"fasthttp.ServeFile, nginx's static module, ...), with its stat, headers and small body copy.",
 	"idle": "The load tool opens 1,000 connections, sends one GET /hello on each and reads the answer, " +
