@@ -43,6 +43,9 @@ type cachedFile struct {
 	id   fileID
 	refs int    // one per request serving the file, plus one while it is in the cache
 	used uint64 // fileCache.uses at its last use
+
+	// The validators id gives, formatted once: the entry lives only as long as id holds.
+	lastModified, etag string
 }
 
 // serve answers the request with the cached file for key, found at path, and reports whether
@@ -60,7 +63,8 @@ func (fc *fileCache) serve(c *core.Ctx, key, path, name string) bool {
 	}
 	// Several requests may send the file at once: serve reads a resource's file only at
 	// explicit offsets (sendfile, pread), never through its shared offset.
-	serve(c, resource{name: name, modtime: id.modtime(), size: id.size, content: e.f, file: e.f})
+	serve(c, resource{name: name, modtime: id.modtime(), size: id.size, content: e.f, file: e.f,
+		lastModified: e.lastModified, etag: e.etag})
 	return true
 }
 
@@ -95,6 +99,9 @@ func (fc *fileCache) keep(key string, f *os.File, fi os.FileInfo) *cachedFile {
 	}
 	fc.uses++
 	e := &cachedFile{key: key, f: f, id: id, refs: 2, used: fc.uses}
+	if t := id.modtime(); knownTime(t) {
+		e.lastModified, e.etag = formatTime(t.Truncate(time.Second)), makeETag(t, id.size)
+	}
 	fc.entries[key] = e
 	if !fc.sweeping {
 		// A runtime timer rather than a loop's: the cache is the process's, shared by every

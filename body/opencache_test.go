@@ -102,3 +102,44 @@ func (fc *fileCache) sweepNow() {
 	defer fc.mu.Unlock()
 	fc.closeIdle()
 }
+
+// A file served from the cache carries the same validators as when it was opened, and a file
+// whose modification time changed gets new ones (it is opened afresh).
+func TestCachedFileValidators(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "v.txt")
+	os.WriteFile(name, []byte("version"), 0o644)
+	_, addr := coretest.Serve(t, func(c *core.Ctx) { ServeFile(c, name) }, core.Options{})
+	validators := func() (lastModified, etag string) {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.Header.Get("Last-Modified"), resp.Header.Get("ETag")
+	}
+	check := func(mtime time.Time) {
+		t.Helper()
+		wantLM, wantTag := formatTime(mtime.Truncate(time.Second)), makeETag(mtime, int64(len("version")))
+		for i := range 2 { // opened, then from the cache
+			if lm, tag := validators(); lm != wantLM || tag != wantTag {
+				t.Fatalf("request %d: Last-Modified %q, ETag %s; want %q, %s", i, lm, tag, wantLM, wantTag)
+			}
+		}
+		if openFiles.lookup(name) == nil {
+			t.Fatal("the file is not in the cache")
+		}
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(fi.ModTime())
+	later := fi.ModTime().Add(time.Hour)
+	if err := os.Chtimes(name, later, later); err != nil {
+		t.Fatal(err)
+	}
+	check(later)
+}

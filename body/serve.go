@@ -53,6 +53,10 @@ type resource struct {
 	size    int64
 	content io.ReadSeeker
 	file    *os.File
+
+	// Last-Modified and ETag as serve would format them from modtime and size, when already
+	// known (the open-file cache keeps them); empty means serve formats them.
+	lastModified, etag string
 }
 
 // serve answers with r after evaluating the request's preconditions and Range.
@@ -60,11 +64,18 @@ func serve(c *core.Ctx, r resource) {
 	var v validators
 	if knownTime(r.modtime) {
 		v.modtime = r.modtime.Truncate(time.Second) // HTTP dates have second precision
-		c.SetHeader("Last-Modified", formatTime(v.modtime))
+		lm := r.lastModified
+		if lm == "" {
+			lm = formatTime(v.modtime)
+		}
+		c.SetHeader("Last-Modified", lm)
 	}
 	v.etag = c.ResponseHeader("ETag")
 	if v.etag == "" && knownTime(r.modtime) {
-		v.etag = makeETag(r.modtime, r.size)
+		v.etag = r.etag
+		if v.etag == "" {
+			v.etag = makeETag(r.modtime, r.size)
+		}
 		c.SetHeader("ETag", v.etag)
 	}
 	switch precondition(c, v) {
