@@ -167,10 +167,10 @@ func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, ret
 // say) run on the loop's stack: a coroutine's stack stays as small as its handlers need, which
 // is what a parked request costs.
 func (l *Loop) chain(cx *Ctx) *Ctx {
-	c := cx.conn
-	if l.current != cx || cx.detachK != nil || cx.hasDoneHooks() || c == nil || c.cx != cx {
+	if l.current != cx || cx.detachK != nil || cx.hasDoneHooks() {
 		return nil
 	}
+	c := cx.conn // a running handler's connection holds it, closed or not
 	co := cx.co
 	l.current = nil // from here on, nothing may park: this is the loop's work
 	cx.co = nil

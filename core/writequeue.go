@@ -85,11 +85,10 @@ func (q *writeQueue) spare(pool *bufpool.Pool, n int) []byte {
 }
 
 // commit accounts for bytes appended to the slice spare returned. If the appends outgrew it
-// (the estimate was short), they are copied in instead. Whether they did is told by comparing
-// addresses (unsafe.SliceData): no pointer is made from them.
+// (the estimate was short), they are copied in instead (see inSpare).
 func (q *writeQueue) commit(pool *bufpool.Pool, b []byte) {
-	t := q.tail()
-	if len(b) > 0 && t != nil && cap(t.b)-len(t.b) >= len(b) && unsafe.SliceData(b) == unsafe.SliceData(t.b[len(t.b):cap(t.b)]) {
+	if n := len(q.items); n > 0 && q.inSpare(n-1, b) {
+		t := &q.items[n-1]
 		t.b = t.b[:len(t.b)+len(b)]
 		q.size += int64(len(b))
 		return
@@ -154,41 +153,38 @@ func (q *writeQueue) inSpare(j int, b []byte) bool {
 }
 
 // fillHead puts the head h (from headRoom) in the placeholder, or at the end when there is
-// none. A body of one small buffer right behind the placeholder is moved in behind h, so that
-// a small response goes out as one buffer: h's own, or the one before it when h was built in
-// that one's spare room.
+// none. When h was built in the spare room of the buffer before the placeholder, that buffer
+// takes it and the placeholder goes. Either way a body of one small buffer right behind the
+// placeholder is moved in behind h, so that a small response goes out as one buffer.
 func (q *writeQueue) fillHead(pool *bufpool.Pool, h []byte) {
 	i := q.headAt()
+	q.size += int64(len(h))
 	if i < 0 {
 		q.items = append(q.items, outItem{b: h})
-		q.size += int64(len(h))
 		return
 	}
-	q.size += int64(len(h))
+	at := i // the item holding h
 	if i > 0 && q.inSpare(i-1, h) {
-		prev := &q.items[i-1]
-		prev.b = prev.b[:len(prev.b)+len(h)]
-		rest := i + 1 // the items behind the placeholder that stay
-		if i+2 == len(q.items) {
-			if next := &q.items[i+1]; next.kind == itemBytes && cap(prev.b)-len(prev.b) >= len(next.b) {
-				prev.b = append(prev.b, next.b...)
-				pool.Put(next.b)
-				rest = i + 2
-			}
-		}
-		n := copy(q.items[i:], q.items[rest:])
-		clear(q.items[i+n:])
-		q.items = q.items[:i+n]
-		return
+		at = i - 1
+		q.items[at].b = q.items[at].b[:len(q.items[at].b)+len(h)]
+	} else {
+		q.items[i] = outItem{b: h}
 	}
-	q.items[i] = outItem{b: h}
+	d := &q.items[at]
+	keep := at + 1 // the first item after d that stays
+	if at < i {
+		keep = i + 1 // the placeholder goes
+	}
 	if i+2 == len(q.items) {
-		if next := &q.items[i+1]; next.kind == itemBytes && cap(h)-len(h) >= len(next.b) {
-			q.items[i].b = append(h, next.b...)
+		if next := &q.items[i+1]; next.kind == itemBytes && cap(d.b)-len(d.b) >= len(next.b) {
+			d.b = append(d.b, next.b...)
 			pool.Put(next.b)
-			q.items = q.items[:i+1]
+			keep = i + 2
 		}
 	}
+	n := copy(q.items[at+1:], q.items[keep:])
+	clear(q.items[at+1+n:])
+	q.items = q.items[:at+1+n]
 }
 
 // insertBeforeHead queues p ahead of the head placeholder (an interim 100 Continue must precede
