@@ -47,7 +47,9 @@ var meanings = map[string]string{
 		"previous answer, so the server sleeps in epoll between requests and every request pays a " +
 		"wake-up, a read and a write. Server CPU per request here is the cost of a request to a " +
 		"server that is mostly idle, and the latencies are a round trip through the server, which " +
-		"is what a lone client sees. A server that spins while idle shows it here.",
+		"is what a lone client sees. A server that spins while idle shows it here. A Go server that " +
+		"parks its goroutines also pays the runtime's scheduler at every wake-up; design.md " +
+		"(Where the CPU goes) takes dwell's figure apart.",
 	"pipeline": fmt.Sprintf("The hello figure's 50 connections, each sending %d requests in one write "+
 		"and the next %d once all %d answers have arrived (HTTP/1.1 pipelining, the wrk script "+
 		"`$WORK/pipeline.lua`). A server can read the batch with one read and answer it with one "+
