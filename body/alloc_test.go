@@ -3,6 +3,8 @@
 package body_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/dwellhttp/dwell/body"
@@ -50,5 +52,23 @@ func TestReadAllocatesNothing(t *testing.T) {
 				t.Errorf("%s chunked=%v: %v allocations per 64 KiB upload, want 0", path, isChunked, n)
 			}
 		}
+	}
+}
+
+// TestServeFileAllocations: answering GET for a file the open-file cache holds allocates once,
+// in package syscall, which copies the path into a NUL-terminated string for the stat(2) that
+// checks the path still names the file.
+func TestServeFileAllocations(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f.txt")
+	if err := os.WriteFile(p, payload(254, 3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := startServer(t, func(c *core.Ctx) { body.ServeFile(c, p) }, core.Options{})
+	rt := coretest.NewRoundTripper(t, addr, "GET /f.txt HTTP/1.1\r\nHost: h\r\n\r\n")
+	for range 20 {
+		rt.Do(t)
+	}
+	if n := testing.AllocsPerRun(200, func() { rt.Do(t) }); n != 1 {
+		t.Errorf("%v allocations per cached file request, want 1", n)
 	}
 }

@@ -32,7 +32,7 @@ const indexName = "index.html"
 // path is trusted: build it from request data only with ServeRoot, which keeps it inside a
 // directory. As a precaution, a request whose path has a ".." segment is refused with 400.
 func ServeFile(c *core.Ctx, path string) {
-	if hasDotDot(c.Path()) {
+	if hasDotDot(c.PathBytes()) {
 		fail(c, 400)
 		return
 	}
@@ -170,13 +170,14 @@ func cleanName(name string) (string, bool) {
 }
 
 // hasDotDot reports whether a slash-separated path has a ".." segment.
-func hasDotDot(p string) bool {
-	if !strings.Contains(p, "..") {
-		return false
-	}
-	for seg := range strings.SplitSeq(p, "/") {
-		if seg == ".." {
-			return true
+func hasDotDot[P string | []byte](p P) bool {
+	start := 0 // where the current segment starts
+	for i := 0; i <= len(p); i++ {
+		if i == len(p) || p[i] == '/' {
+			if i-start == 2 && p[start] == '.' && p[start+1] == '.' {
+				return true
+			}
+			start = i + 1
 		}
 	}
 	return false

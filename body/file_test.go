@@ -33,6 +33,31 @@ func TestCleanName(t *testing.T) {
 
 // TestStatusFor maps open errors, including os.Root's own error for an escape and the
 // permission error that tests running as root cannot provoke on a real file.
+func TestHasDotDot(t *testing.T) {
+	for p, want := range map[string]bool{
+		"":           false,
+		"/":          false,
+		"..":         true,
+		"/..":        true,
+		"/../":       true,
+		"/a/../b":    true,
+		"a/..":       true,
+		"/a/..b/c..": false, // dots inside a segment are a name
+		"/...":       false,
+		"/.":         false,
+		"/a/./b":     false,
+		"//..//":     true,
+		"/a..":       false,
+	} {
+		if got := hasDotDot(p); got != want {
+			t.Errorf("hasDotDot(%q) = %v, want %v", p, got, want)
+		}
+		if got := hasDotDot([]byte(p)); got != want {
+			t.Errorf("hasDotDot([]byte(%q)) = %v, want %v", p, got, want)
+		}
+	}
+}
+
 func TestStatusFor(t *testing.T) {
 	dir := t.TempDir()
 	os.Symlink("/", filepath.Join(dir, "out"))

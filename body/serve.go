@@ -119,7 +119,8 @@ func serve(c *core.Ctx, r resource) {
 		c.SetHeader("Content-Type", ctype)
 	}
 	c.SetHeader("Accept-Ranges", "bytes")
-	c.SetHeader("Content-Length", strconv.FormatInt(n, 10))
+	var digits [20]byte // SetHeader keeps no part of the value, so the conversion can stay on the stack
+	c.SetHeader("Content-Length", string(strconv.AppendInt(digits[:0], n, 10)))
 	c.SetStatus(status)
 	if c.Method() == "HEAD" || n == 0 {
 		return

@@ -77,6 +77,7 @@ const (
 // parked request that set neither does not pay for their slices.
 type ctxExtra struct {
 	hdrs   []byte // response header field lines, "Name: value\r\n", from the loop's pool
+	names  uint64 // the nameBit of every line in hdrs, and of lines removed since it was emptied
 	params []ctxhook.Param
 	rare   *ctxRare
 }

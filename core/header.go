@@ -119,6 +119,7 @@ func (cx *Ctx) appendField(name, value string) {
 		}
 		x.hdrs = b
 	}
+	x.names |= nameBit(name)
 	x.hdrs = append(x.hdrs, name...)
 	x.hdrs = append(x.hdrs, ": "...)
 	x.hdrs = append(x.hdrs, value...)
@@ -144,10 +145,21 @@ func (cx *Ctx) delField(name string, k fieldKind) {
 	case fieldContentType:
 		cx.rflags &^= rfHasType
 	}
-	if x := cx.x; x == nil || len(x.hdrs) == 0 {
-		return
+	if x := cx.x; x == nil || x.names&nameBit(name) == 0 {
+		return // no line has the name: setting a field is then one append, not a scan of the others
 	}
 	cx.dropFields(func(n []byte) bool { return wire.EqualFoldString(borrowString(n), name) })
+}
+
+// nameBit is a field name's bit in ctxExtra.names, from its length and its first byte with
+// the ASCII case bit set: names equal without regard to case have the same bit, so a name whose
+// bit is clear is in no line. (Different names may share a bit; they are then told apart by a
+// scan.)
+func nameBit(name string) uint64 {
+	if name == "" {
+		return 1
+	}
+	return 1 << ((uint(len(name)) + uint(name[0]|0x20)) % 64)
 }
 
 // dropFields removes the field lines whose name drop reports true for.
@@ -161,7 +173,10 @@ func (cx *Ctx) dropFields(drop func(name []byte) bool) {
 	for i := 0; i < len(b); {
 		name, _, next := fieldLine(b, i)
 		if !drop(name) {
-			k += copy(b[k:], b[i:next])
+			if k != i { // lines move only once one before them was dropped
+				copy(b[k:], b[i:next])
+			}
+			k += next - i
 		}
 		i = next
 	}
@@ -181,7 +196,7 @@ func (cx *Ctx) ResponseHeader(name string) string {
 	if wire.EqualFoldString(name, "Content-Length") && cx.declLen >= 0 {
 		return strconv.FormatInt(cx.declLen, 10)
 	}
-	if cx.x == nil {
+	if cx.x == nil || cx.x.names&nameBit(name) == 0 {
 		return ""
 	}
 	b := cx.x.hdrs
@@ -210,6 +225,7 @@ func (cx *Ctx) clearHeaders() {
 	if x == nil || x.hdrs == nil {
 		return
 	}
+	x.names = 0
 	if cap(x.hdrs) > keptHeaderBuffer {
 		cx.l.pool.Put(x.hdrs)
 		x.hdrs = nil
