@@ -189,18 +189,42 @@ func ExampleBearerAuth() {
 	// 201 Created
 }
 
-// Behind a proxy on the same machine, the client is the address the proxy added to
-// X-Forwarded-For; what the client itself put there is not believed.
+// Behind an nginx on the same machine that appends to X-Forwarded-For
+// (proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for), the client is the address
+// nginx added; what the client itself put in that field, or in Forwarded, is not believed.
 func ExampleRealIP() {
 	r := router.New()
-	r.Use(middleware.RealIP([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}))
+	r.Use(middleware.RealIP(middleware.RealIPOptions{
+		Trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+	}))
 	r.GET("/ip", func(c *core.Ctx) { c.WriteString(middleware.ClientIP(c).String()) })
 	url, stop := start(r.Handler())
 	defer stop()
 
 	do("GET", url+"/ip", []string{"X-Forwarded-For: 6.6.6.6, 203.0.113.7"})
+	do("GET", url+"/ip", []string{"Forwarded: for=6.6.6.6", "X-Forwarded-For: 203.0.113.7"})
 	do("GET", url+"/ip", nil)
 	// Output:
 	// 200 OK | "203.0.113.7"
+	// 200 OK | "203.0.113.7"
+	// 200 OK | "127.0.0.1"
+}
+
+// Behind an nginx that overwrites X-Real-IP (proxy_set_header X-Real-IP $remote_addr), the
+// field holds the one address nginx saw, and X-Forwarded-For is the client's word.
+func ExampleRealIP_xRealIP() {
+	r := router.New()
+	r.Use(middleware.RealIP(middleware.RealIPOptions{
+		Trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Header:  "X-Real-IP",
+	}))
+	r.GET("/ip", func(c *core.Ctx) { c.WriteString(middleware.ClientIP(c).String()) })
+	url, stop := start(r.Handler())
+	defer stop()
+
+	do("GET", url+"/ip", []string{"X-Real-IP: 203.0.113.9", "X-Forwarded-For: 6.6.6.6"})
+	do("GET", url+"/ip", []string{"X-Real-IP: 6.6.6.6, 203.0.113.9"})
+	// Output:
+	// 200 OK | "203.0.113.9"
 	// 200 OK | "127.0.0.1"
 }

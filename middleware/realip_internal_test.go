@@ -92,6 +92,55 @@ func TestWalkHops(t *testing.T) {
 	}
 }
 
+// TestSingleAddress: the last line of a single-address field, when it is one address; the
+// peer otherwise.
+func TestSingleAddress(t *testing.T) {
+	peer := netip.MustParseAddr("10.0.0.1")
+	cases := []struct {
+		lines []string
+		want  string
+	}{
+		{nil, "10.0.0.1"},
+		{[]string{"203.0.113.7"}, "203.0.113.7"},
+		{[]string{" 203.0.113.7\t"}, "203.0.113.7"},
+		{[]string{"203.0.113.7:8080"}, "203.0.113.7"},
+		{[]string{"2001:db8::1"}, "2001:db8::1"},
+		{[]string{"[2001:db8::1]:443"}, "2001:db8::1"},
+		{[]string{"::ffff:203.0.113.7"}, "203.0.113.7"},
+		{[]string{"6.6.6.6", "203.0.113.7"}, "203.0.113.7"}, // the nearest proxy's line
+		{[]string{"203.0.113.7", ""}, "10.0.0.1"},
+		{[]string{"6.6.6.6, 203.0.113.7"}, "10.0.0.1"}, // a list: which one is a guess
+		{[]string{"203.0.113.7,"}, "10.0.0.1"},
+		{[]string{""}, "10.0.0.1"},
+		{[]string{"unknown"}, "10.0.0.1"},
+		{[]string{"_hidden"}, "10.0.0.1"},
+		{[]string{"example.com"}, "10.0.0.1"},
+		{[]string{"fe80::1%eth0"}, "10.0.0.1"},
+		{[]string{"for=203.0.113.7"}, "10.0.0.1"},
+	}
+	for _, tc := range cases {
+		if got := singleAddress(tc.lines, peer); got.String() != tc.want {
+			t.Errorf("%q: got %v, want %s", tc.lines, got, tc.want)
+		}
+	}
+}
+
+// TestForwardedHops: the for= values of every Forwarded line, in order, one malformed line
+// refusing all; the entries of every X-Forwarded-For line, trimmed, in order.
+func TestForwardedHops(t *testing.T) {
+	hops, ok := forwardedHops([]string{"for=1.2.3.4, for=5.6.7.8", "for=10.0.0.2;proto=https"})
+	if want := []string{"1.2.3.4", "5.6.7.8", "10.0.0.2"}; !ok || !reflect.DeepEqual(hops, want) {
+		t.Errorf("got %q (%v), want %q", hops, ok, want)
+	}
+	if hops, ok := forwardedHops([]string{"for=1.2.3.4", "for=[::1]"}); ok || hops != nil {
+		t.Errorf("a malformed line: got %q (%v)", hops, ok)
+	}
+	got := forwardedForHops([]string{"6.6.6.6, 203.0.113.7", " 10.0.0.2 "})
+	if want := []string{"6.6.6.6", "203.0.113.7", "10.0.0.2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("X-Forwarded-For: got %q, want %q", got, want)
+	}
+}
+
 // FuzzForwarded: the Forwarded parser never panics, and what it accepts has at most as many
 // elements as the value has commas, plus one.
 func FuzzForwarded(f *testing.F) {
