@@ -14,7 +14,14 @@ import (
 type CORSOptions struct {
 	// Origins lists the origins allowed, as browsers send them in the Origin field: scheme,
 	// host and port when not the default ("https://app.example.com"), compared without regard
-	// to case. "*" allows every origin. Nil allows none.
+	// to case. Nil allows none. "*" allows every origin and is answered as
+	// Access-Control-Allow-Origin: *, never with the origin itself, which browsers honour only
+	// for requests sent without credentials; it cannot go with Credentials (CORS panics).
+	//
+	// The origin "null" is what browsers send from sandboxed iframes, file: pages and after
+	// redirects across origins, so any site can send it. "*" answers it with "*", as any other
+	// origin, never with "null"; listed, it is named back as any listed origin is, and listed
+	// with Credentials it lets every site read credentialed answers.
 	Origins []string
 
 	// Methods lists the methods a preflight may ask for. Nil means GET, HEAD, POST, PUT,
@@ -31,8 +38,11 @@ type CORSOptions struct {
 	ExposeHeaders []string
 
 	// Credentials lets pages send credentials (cookies, Authorization) and read the answers
-	// (Access-Control-Allow-Credentials: true). With it, an origin allowed by "*" is answered
-	// with itself, since browsers refuse "*" for requests with credentials.
+	// (Access-Control-Allow-Credentials: true), each allowed origin answered with itself since
+	// browsers refuse "*" for requests with credentials. It needs Origins listed one by one:
+	// with "*" among them CORS panics, since answering every origin with itself would let any
+	// site read what its visitors' cookies unlock — the Fetch standard forbids "*" with
+	// credentials for this reason.
 	Credentials bool
 
 	// MaxAge is how long a browser may keep a preflight's answer (Access-Control-Max-Age, in
@@ -52,6 +62,8 @@ type CORSOptions struct {
 // CORS does not refuse requests: a browser enforces the answer, and other clients are not
 // bound by it. Authenticate requests as if CORS were not there, and put CORS in front of
 // authentication so that preflights, which carry no credentials, are answered.
+//
+// CORS panics when Origins holds "*" and Credentials is set: list the origins instead.
 func CORS(o CORSOptions) func(core.Handler) core.Handler {
 	p := newCORSPolicy(o)
 	return func(next core.Handler) core.Handler {
@@ -102,6 +114,11 @@ func newCORSPolicy(o CORSOptions) *corsPolicy {
 		}
 		p.origins = append(p.origins, strings.ToLower(s))
 	}
+	if p.anyOrigin && p.credentials {
+		panic(`dwell: CORS: Origins "*" with Credentials would let every site read its visitors' ` +
+			`credentialed answers; list the origins allowed instead, as ` +
+			`Origins: []string{"https://app.example.com"}, or drop Credentials`)
+	}
 	p.methods = o.Methods
 	if p.methods == nil {
 		p.methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
@@ -137,9 +154,11 @@ func (p *corsPolicy) allowsOrigin(origin string) bool {
 	return false
 }
 
-// allowOrigin sets the fields that let the page read the answer.
+// allowOrigin sets the fields that let the page read the answer. An origin is named back only
+// when it was listed: "*" is answered as "*", which browsers honour only for requests without
+// credentials, so that "*" never vouches for an origin by name — "null" least of all.
 func (p *corsPolicy) allowOrigin(c *core.Ctx, origin string) {
-	if p.anyOrigin && !p.credentials {
+	if p.anyOrigin {
 		c.SetHeader("Access-Control-Allow-Origin", "*")
 	} else {
 		c.SetHeader("Access-Control-Allow-Origin", origin)

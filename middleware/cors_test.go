@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestCORS(t *testing.T) {
 		MaxAge:        10 * time.Minute,
 	}
 	open := middleware.CORSOptions{Origins: []string{"*"}, Headers: []string{"*"}}
-	openCreds := middleware.CORSOptions{Origins: []string{"*"}, Credentials: true}
+	creds := middleware.CORSOptions{Origins: []string{"https://app.example", "null"}, Credentials: true}
 	type want map[string]string // header fields; "" means absent
 	noAllow := want{"Access-Control-Allow-Origin": "", "Access-Control-Allow-Methods": "", "Access-Control-Allow-Headers": ""}
 	cases := []struct {
@@ -65,10 +66,26 @@ func TestCORS(t *testing.T) {
 		{"any origin", open, "GET / HTTP/1.1\r\nHost: h\r\nOrigin: https://x.example\r\n\r\n", 200, true, want{"Access-Control-Allow-Origin": "*"}, "Origin"},
 		{"any header", open, "OPTIONS / HTTP/1.1\r\nHost: h\r\nOrigin: https://x.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: x-a, x-b\r\n\r\n", 204, false,
 			want{"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "x-a, x-b", "Access-Control-Allow-Methods": "GET, HEAD, POST, PUT, PATCH, DELETE", "Access-Control-Max-Age": ""}, ""},
-		{"any origin with credentials", openCreds, "GET / HTTP/1.1\r\nHost: h\r\nOrigin: https://x.example\r\n\r\n", 200, true,
-			want{"Access-Control-Allow-Origin": "https://x.example", "Access-Control-Allow-Credentials": "true"}, "Origin"},
-		{"default headers", openCreds, "OPTIONS / HTTP/1.1\r\nHost: h\r\nOrigin: https://x.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type, x-request-id\r\n\r\n", 204, false,
-			want{"Access-Control-Allow-Headers": "Content-Type, Authorization, X-Request-Id"}, ""},
+		{"any origin, null", open, "GET / HTTP/1.1\r\nHost: h\r\nOrigin: null\r\n\r\n", 200, true,
+			want{"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Credentials": ""}, "Origin"},
+		{"any origin, null preflight", open, "OPTIONS / HTTP/1.1\r\nHost: h\r\nOrigin: null\r\nAccess-Control-Request-Method: GET\r\n\r\n", 204, false,
+			want{"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Credentials": ""}, ""},
+		{"any origin, listed one too", middleware.CORSOptions{Origins: []string{"https://app.example", "*"}}, "GET / HTTP/1.1\r\nHost: h\r\nOrigin: https://app.example\r\n\r\n", 200, true,
+			want{"Access-Control-Allow-Origin": "*"}, "Origin"},
+		{"null not listed", app, "GET / HTTP/1.1\r\nHost: h\r\nOrigin: null\r\n\r\n", 200, true, noAllow, "Origin"},
+		{"credentials", creds, "GET / HTTP/1.1\r\nHost: h\r\nOrigin: https://app.example\r\n\r\n", 200, true,
+			want{"Access-Control-Allow-Origin": "https://app.example", "Access-Control-Allow-Credentials": "true"}, "Origin"},
+		{"credentials, other origin", creds, "GET / HTTP/1.1\r\nHost: h\r\nOrigin: https://evil.example\r\n\r\n", 200, true,
+			want{"Access-Control-Allow-Origin": "", "Access-Control-Allow-Credentials": ""}, "Origin"},
+		{"credentials, null listed", creds, "GET / HTTP/1.1\r\nHost: h\r\nOrigin: null\r\n\r\n", 200, true,
+			want{"Access-Control-Allow-Origin": "null", "Access-Control-Allow-Credentials": "true"}, "Origin"},
+		{"credentials, preflight", creds, "OPTIONS / HTTP/1.1\r\nHost: h\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type, x-request-id\r\n\r\n", 204, false,
+			want{"Access-Control-Allow-Origin": "https://app.example", "Access-Control-Allow-Credentials": "true", "Access-Control-Allow-Headers": "Content-Type, Authorization, X-Request-Id"}, ""},
+		{"credentials, preflight, other origin", creds, "OPTIONS / HTTP/1.1\r\nHost: h\r\nOrigin: https://evil.example\r\nAccess-Control-Request-Method: POST\r\n\r\n", 204, false,
+			want{"Access-Control-Allow-Origin": "", "Access-Control-Allow-Credentials": "", "Access-Control-Allow-Methods": ""}, ""},
+		{"credentials, any header", middleware.CORSOptions{Origins: []string{"https://app.example"}, Headers: []string{"*"}, Credentials: true},
+			"OPTIONS / HTTP/1.1\r\nHost: h\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: x-a\r\n\r\n", 204, false,
+			want{"Access-Control-Allow-Origin": "https://app.example", "Access-Control-Allow-Credentials": "true", "Access-Control-Allow-Headers": "x-a"}, ""},
 		{"no origins", middleware.CORSOptions{}, "GET / HTTP/1.1\r\nHost: h\r\nOrigin: https://app.example\r\n\r\n", 200, true, noAllow, "Origin"},
 		{"server's 413", app, "POST /limit HTTP/1.1\r\nHost: h\r\nOrigin: https://app.example\r\nContent-Length: 4\r\n\r\nabcd", 413, true,
 			want{"Access-Control-Allow-Origin": "https://app.example", "Access-Control-Expose-Headers": "X-Request-Id, Location"}, "Origin"},
@@ -103,4 +120,35 @@ func TestCORS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCORSAnyOriginWithCredentials: "*" with Credentials fails when CORS is built, not on a
+// request, with a message that says what to write instead; either alone builds.
+func TestCORSAnyOriginWithCredentials(t *testing.T) {
+	for _, origins := range [][]string{{"*"}, {"https://app.example", "*"}} {
+		msg := catchPanic(func() { middleware.CORS(middleware.CORSOptions{Origins: origins, Credentials: true}) })
+		if !strings.Contains(msg, `Origins "*" with Credentials`) || !strings.Contains(msg, "list the origins allowed instead") {
+			t.Errorf("Origins %q with Credentials: panic %q", origins, msg)
+		}
+	}
+	for _, o := range []middleware.CORSOptions{
+		{Origins: []string{"*"}},
+		{Origins: []string{"https://app.example"}, Credentials: true},
+		{Credentials: true},
+	} {
+		if msg := catchPanic(func() { middleware.CORS(o) }); msg != "" {
+			t.Errorf("%+v: panic %q", o, msg)
+		}
+	}
+}
+
+// catchPanic returns the message of the panic f raises, or "" when it returns normally.
+func catchPanic(f func()) (msg string) {
+	defer func() {
+		if v := recover(); v != nil {
+			msg = fmt.Sprint(v)
+		}
+	}()
+	f()
+	return ""
 }
