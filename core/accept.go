@@ -82,7 +82,7 @@ func (l *Loop) accept() {
 					l.acceptErr = true
 				}
 				l.pauseAccept()
-				l.accTimer.Reset(acceptBackoff)
+				l.accTimer.reset(acceptBackoff)
 				return
 			default:
 				l.log.Error("dwell: accept failed", "loop", l.id, "err", netpoll.Error("accept4", e))

@@ -22,6 +22,9 @@ import (
 // handler itself: from a continuation it returns ErrNotInHandler when it would have to wait, which
 // is not sticky.
 func (cx *Ctx) ReadBody(p []byte) (int, error) {
+	if !cx.owned() {
+		return 0, cx.misused("ReadBody")
+	}
 	c := cx.conn
 	b := &cx.body
 	if b.failed != 0 {
@@ -88,10 +91,18 @@ func (cx *Ctx) bodyErr() error {
 }
 
 // BodyErr returns the sticky error of the request body, if reading it failed.
-func (cx *Ctx) BodyErr() error { return cx.bodyErr() }
+func (cx *Ctx) BodyErr() error {
+	if !cx.owned() {
+		return cx.misused("BodyErr")
+	}
+	return cx.bodyErr()
+}
 
 // BodyDone reports whether the whole request body has been read.
-func (cx *Ctx) BodyDone() bool { return cx.state != ctxIdle && cx.body.complete() }
+func (cx *Ctx) BodyDone() bool {
+	cx.check("BodyDone")
+	return cx.state != ctxIdle && cx.body.complete()
+}
 
 // LimitBody bounds the request body to n bytes, below Options.MaxBodyBytes (n <= 0 leaves the
 // server's limit alone). Call it before reading the body: a declared Content-Length over n
@@ -99,6 +110,7 @@ func (cx *Ctx) BodyDone() bool { return cx.state != ctxIdle && cx.body.complete(
 // return ErrBodyTooLarge, and a handler that writes nothing gets a 413 from the server. It is
 // what a per-route body limit is built on.
 func (cx *Ctx) LimitBody(n int64) {
+	cx.check("LimitBody")
 	if n <= 0 {
 		return
 	}
@@ -122,6 +134,7 @@ func (cx *Ctx) LimitBody(n int64) {
 // Trailer returns the value of the first trailer field named name (case-insensitive) of a
 // chunked request body, or "". Trailers are known once the body has been read to io.EOF.
 func (cx *Ctx) Trailer(name string) string {
+	cx.check("Trailer")
 	for k, v := range cx.Trailers() {
 		if wire.EqualFoldString(k, name) {
 			return v
@@ -133,7 +146,9 @@ func (cx *Ctx) Trailer(name string) string {
 // Trailers iterates over the trailer fields of a chunked request body in the order received,
 // once the body has been read to io.EOF.
 func (cx *Ctx) Trailers() iter.Seq2[string, string] {
+	cx.check("Trailers")
 	return func(yield func(string, string) bool) {
+		cx.check("Trailers")
 		b := &cx.body
 		if b.kind != bodyChunked || !b.eof {
 			return

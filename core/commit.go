@@ -14,7 +14,7 @@ func (cx *Ctx) commit(whole bool) {
 	c := cx.conn
 	l := cx.l
 	pool := &l.pool
-	status := cx.Status()
+	status := cx.statusCode()
 	noBody := cx.noBody()
 	if noBody {
 		c.out.dropAfterHead(pool)

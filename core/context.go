@@ -27,6 +27,7 @@ var errRequestEnded = errors.New("dwell: request ended")
 // Its Value returns the request's values (SetValue). It may be handed to other goroutines, and
 // stays valid (cancelled) after the request.
 func (cx *Ctx) Context() context.Context {
+	cx.check("Context")
 	x := cx.rare()
 	if x.reqCtx == nil {
 		x.reqCtx = &requestContext{values: x.values}

@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"iter"
+
+	"github.com/dwellhttp/dwell/core/internal/gid"
 )
 
 // A coro is a coroutine that runs handlers and continuations, one after another: the runtime
@@ -18,9 +20,11 @@ import (
 type coro struct {
 	resume func() (struct{}, bool)
 	yield  func(struct{}) bool
-	ctx    *Ctx
+	ctx    *Ctx              // the request it runs, which owns it (see Ctx.owned)
 	k      func(*Ctx, error) // a continuation to run instead of the handler
 	kerr   error             // what to pass k
+	dead   bool              // ended by a panic or a Goexit: it must not go back to the pool
+	g      uintptr           // its goroutine (gid.Self), fixed before anyone can read it
 }
 
 // A coroutine's frames below the handler's are on the stack of every parked request. A new
@@ -36,6 +40,8 @@ func newCoro() *coro {
 	co := &coro{}
 	co.resume, _ = iter.Pull(func(yield func(struct{}) bool) {
 		co.yield = yield
+		co.g = gid.Self()
+		yield(struct{}{}) // back to newCoro: the coroutine's identity is known before it runs anything
 		// A panic or a Goexit ends the coroutine: recoverHandler answers for the handler, with
 		// the handler's stack in the log, and the loop makes a new coroutine for the next one.
 		defer co.recoverHandler()
@@ -61,6 +67,7 @@ func newCoro() *coro {
 			yield(struct{}{})
 		}
 	})
+	co.resume()
 	return co
 }
 
@@ -89,14 +96,15 @@ func (co *coro) recoverHandler() {
 	}
 	r := recover()
 	cx.state = ctxReturned
-	co.ctx = nil // the coroutine is over: it must not go back to the pool
+	co.dead = true
 	co.k, co.kerr = nil, nil
 	cx.detachK = nil
 	goexit := r == nil // since Go 1.21, panic(nil) recovers as a *runtime.PanicNilError
 	if goexit {
 		r = errGoexit
 	}
-	cx.l.handlerPanic(cx, r)
+	cx.l.handlerPanic(cx, r) // an OnPanic responder may use cx: the coroutine still owns it
+	co.ctx = nil
 	if goexit {
 		panic(goexitPanic{}) // a Goexit cannot be stopped, but it can be followed by this
 	}
@@ -138,7 +146,9 @@ func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, ret
 	if k == nil {
 		l.current = cx
 	}
+	l.running.Store(co)
 	resume(co)
+	l.running.Store(nil)
 	last = cx
 	if k == nil {
 		last = l.current // chain moves it along, and clears it when it finished the requests
@@ -147,7 +157,7 @@ func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, ret
 	if last != nil && last.state != ctxReturned {
 		return last, false // parked
 	}
-	if co.ctx != nil { // else the coroutine ended with a panic or a Goexit
+	if !co.dead {
 		l.putCoro(co)
 	}
 	if last != nil {

@@ -189,7 +189,7 @@ func (cx *Ctx) end() {
 			r.reqCtx.cancel(errRequestEnded)
 		}
 		if r.deadline != nil {
-			r.deadline.Stop()
+			r.deadline.stop()
 		}
 		clear(r.onDone)
 		// The hooks' slice and the deadline's timer are kept for the Ctx's next requests.
@@ -205,6 +205,7 @@ func (cx *Ctx) Loop() *Loop { return cx.l }
 func init() {
 	ctxhook.SetParams = func(c any, ps []ctxhook.Param) {
 		cx := c.(*Ctx)
+		cx.check("SetParams")
 		if len(ps) == 0 {
 			if cx.x != nil {
 				cx.x.params = nil
@@ -214,18 +215,30 @@ func init() {
 		cx.extra().params = ps
 	}
 	ctxhook.Params = func(c any) []ctxhook.Param {
-		if cx := c.(*Ctx); cx.x != nil {
+		cx := c.(*Ctx)
+		cx.check("Params")
+		if cx.x != nil {
 			return cx.x.params
 		}
 		return nil
 	}
 	ctxhook.DetachUntil = func(c any, d time.Duration, k any) {
-		c.(*Ctx).detach(max(d, 1), k.(func(*Ctx, error)), true)
+		cx := c.(*Ctx)
+		cx.check("Detach")
+		cx.detach(max(d, 1), k.(func(*Ctx, error)), true)
 	}
-	ctxhook.PathString = func(c any) string {
-		r := &c.(*Ctx).req
-		return r.Str(r.Path)
+	ctxhook.Route = func(c any) (method, path string) {
+		cx := c.(*Ctx)
+		cx.check("Path")
+		return cx.req.Str(cx.req.Method), cx.req.Str(cx.req.Path)
 	}
+	ctxhook.Check = func(c any, op string) error {
+		if cx := c.(*Ctx); !cx.owned() {
+			return cx.misused(op)
+		}
+		return nil
+	}
+	ctxhook.Resume = func(c any, err error) { c.(*Ctx).resume(err) }
 }
 
 // borrowString views b as a string without copying, for a comparison within the call that

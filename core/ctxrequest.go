@@ -13,14 +13,21 @@ import (
 
 // Method returns the request method, such as "GET". The standard methods are returned as
 // constants, without an allocation.
-func (cx *Ctx) Method() string { return cx.req.MethodString() }
+func (cx *Ctx) Method() string {
+	cx.check("Method")
+	return cx.req.MethodString()
+}
 
 // Target returns the request-target exactly as received, such as "/a%20b?x=1".
-func (cx *Ctx) Target() string { return string(cx.req.Bytes(cx.req.Target)) }
+func (cx *Ctx) Target() string {
+	cx.check("Target")
+	return string(cx.req.Bytes(cx.req.Target))
+}
 
 // Path returns the target's path, percent-decoded ("/a b"); "*" for "OPTIONS *"; "/" for an
 // absolute-form target without a path.
 func (cx *Ctx) Path() string {
+	cx.check("Path")
 	b := cx.req.Bytes(cx.req.Path)
 	if len(b) == 1 && b[0] == '/' {
 		return "/"
@@ -29,26 +36,35 @@ func (cx *Ctx) Path() string {
 }
 
 // PathBytes is Path without the copy. Borrowed: valid until the handler returns.
-func (cx *Ctx) PathBytes() []byte { return cx.req.Bytes(cx.req.Path) }
+func (cx *Ctx) PathBytes() []byte {
+	cx.check("PathBytes")
+	return cx.req.Bytes(cx.req.Path)
+}
 
 // RawQuery returns the target's query without the "?", undecoded.
-func (cx *Ctx) RawQuery() string { return string(cx.req.Bytes(cx.req.RawQuery)) }
+func (cx *Ctx) RawQuery() string {
+	cx.check("RawQuery")
+	return string(cx.req.Bytes(cx.req.RawQuery))
+}
 
 // Query returns the first value of the query parameter name, decoded ('+' is a space), or ""
 // when absent.
 func (cx *Ctx) Query(name string) string {
+	cx.check("Query")
 	v, _ := cx.req.QueryValue(name)
 	return string(v)
 }
 
 // LookupQuery is Query that also reports whether the parameter is present.
 func (cx *Ctx) LookupQuery(name string) (string, bool) {
+	cx.check("LookupQuery")
 	v, ok := cx.req.QueryValue(name)
 	return string(v), ok
 }
 
 // QueryBytes is Query without the copy. Borrowed: valid until the handler returns.
 func (cx *Ctx) QueryBytes(name string) []byte {
+	cx.check("QueryBytes")
 	v, _ := cx.req.QueryValue(name)
 	return v
 }
@@ -56,6 +72,7 @@ func (cx *Ctx) QueryBytes(name string) []byte {
 // QueryAll returns every value of the query parameter name, decoded, in the order received;
 // nil when there is none.
 func (cx *Ctx) QueryAll(name string) []string {
+	cx.check("QueryAll")
 	var all []string
 	for v := range cx.req.QueryValues(name) {
 		all = append(all, string(v))
@@ -66,6 +83,7 @@ func (cx *Ctx) QueryAll(name string) []string {
 // Proto returns "HTTP/1.1" or "HTTP/1.0". Requests with a higher 1.x minor version are served
 // as 1.1 and report "HTTP/1.1".
 func (cx *Ctx) Proto() string {
+	cx.check("Proto")
 	if cx.req.Minor == 0 {
 		return "HTTP/1.0"
 	}
@@ -75,6 +93,7 @@ func (cx *Ctx) Proto() string {
 // Host returns the authority the request is for: the absolute-form target's, else the Host
 // header.
 func (cx *Ctx) Host() string {
+	cx.check("Host")
 	if a := cx.req.Authority(); len(a) > 0 {
 		return string(a) // RFC 9112 §3.2.2: an absolute-form target's authority replaces Host
 	}
@@ -83,12 +102,14 @@ func (cx *Ctx) Host() string {
 
 // Header returns the value of the first header field named name (case-insensitive), or "".
 func (cx *Ctx) Header(name string) string {
+	cx.check("Header")
 	v, _ := cx.req.Lookup(name)
 	return string(v)
 }
 
 // LookupHeader is Header that also reports whether the field is present.
 func (cx *Ctx) LookupHeader(name string) (string, bool) {
+	cx.check("LookupHeader")
 	v, ok := cx.req.Lookup(name)
 	return string(v), ok
 }
@@ -97,6 +118,7 @@ func (cx *Ctx) LookupHeader(name string) (string, bool) {
 // order received; nil when there is none. The values of a field sent on several lines are not
 // split or joined: each line is one value, as received.
 func (cx *Ctx) HeaderAll(name string) []string {
+	cx.check("HeaderAll")
 	var all []string
 	r := &cx.req
 	for _, f := range r.Fields() {
@@ -109,6 +131,7 @@ func (cx *Ctx) HeaderAll(name string) []string {
 
 // HeaderBytes is Header without the copy. Borrowed: valid until the handler returns.
 func (cx *Ctx) HeaderBytes(name string) []byte {
+	cx.check("HeaderBytes")
 	v, _ := cx.req.Lookup(name)
 	return v
 }
@@ -116,7 +139,9 @@ func (cx *Ctx) HeaderBytes(name string) []byte {
 // Headers iterates over the request's header fields in the order received, with names as
 // sent and values trimmed of surrounding whitespace.
 func (cx *Ctx) Headers() iter.Seq2[string, string] {
+	cx.check("Headers")
 	return func(yield func(string, string) bool) {
+		cx.check("Headers")
 		r := &cx.req
 		for _, f := range r.Fields() {
 			if !yield(string(r.Bytes(f.Name)), string(r.Bytes(f.Value))) {
@@ -129,7 +154,9 @@ func (cx *Ctx) Headers() iter.Seq2[string, string] {
 // HeadersBytes is Headers without the copies: the names and values are borrowed, valid until
 // the handler returns.
 func (cx *Ctx) HeadersBytes() iter.Seq2[[]byte, []byte] {
+	cx.check("HeadersBytes")
 	return func(yield func([]byte, []byte) bool) {
+		cx.check("HeadersBytes")
 		r := &cx.req
 		for _, f := range r.Fields() {
 			if !yield(r.Bytes(f.Name), r.Bytes(f.Value)) {
@@ -141,13 +168,20 @@ func (cx *Ctx) HeadersBytes() iter.Seq2[[]byte, []byte] {
 
 // ContentLength returns the request's declared Content-Length, or -1 when it has none (no body,
 // or a chunked one).
-func (cx *Ctx) ContentLength() int64 { return cx.req.ContentLength }
+func (cx *Ctx) ContentLength() int64 {
+	cx.check("ContentLength")
+	return cx.req.ContentLength
+}
 
 // Chunked reports whether the request body uses the chunked transfer coding.
-func (cx *Ctx) Chunked() bool { return cx.req.Has(wire.Chunked) }
+func (cx *Ctx) Chunked() bool {
+	cx.check("Chunked")
+	return cx.req.Has(wire.Chunked)
+}
 
 // RemoteAddr returns the client's address (the zero value once the connection is closed).
 func (cx *Ctx) RemoteAddr() netip.AddrPort {
+	cx.check("RemoteAddr")
 	if cx.conn == nil {
 		return netip.AddrPort{}
 	}
@@ -167,6 +201,7 @@ func (cx *Ctx) Param(name string) string { return string(cx.ParamBytes(name)) }
 
 // ParamBytes is Param without the copy. Borrowed: valid until the handler returns.
 func (cx *Ctx) ParamBytes(name string) []byte {
+	cx.check("ParamBytes")
 	if cx.x == nil {
 		return nil
 	}

@@ -31,6 +31,7 @@ type Done struct {
 // in the order registered. The request's values are gone by then (see Ctx): a hook that needs
 // them captures them before. f must not block.
 func (cx *Ctx) OnDone(f func(Done)) {
+	cx.check("OnDone")
 	r := cx.rare()
 	r.onDone = append(r.onDone, f)
 }
@@ -64,7 +65,7 @@ func (cx *Ctx) runDone() {
 	}
 	r := x.rare
 	d := Done{
-		Status:   cx.Status(),
+		Status:   cx.statusCode(),
 		Bytes:    cx.written,
 		Duration: time.Duration(int64(time.Since(cx.l.epoch)) - cx.start),
 		Err:      cx.outcome(),
@@ -72,9 +73,13 @@ func (cx *Ctx) runDone() {
 	if cx.rflags&rfHead != 0 {
 		d.Bytes = 0 // counted for the Content-Length, not sent
 	}
+	// The hooks are the request's own code, run by the loop's goroutine: they may use cx.
+	l := cx.l
+	l.hooked = cx
 	for _, f := range r.onDone {
-		cx.l.safely(func() { f(d) })
+		l.safely(func() { f(d) })
 	}
+	l.hooked = nil
 }
 
 // outcome returns the Done.Err of the request.

@@ -35,6 +35,7 @@ type Transparent interface {
 // before its first write reaches the response. When the server replaces the response with an
 // error of its own (a request body that broke, say), it drops the filter without closing it.
 func (cx *Ctx) WrapBody(wrap func(next BodyWriter) BodyWriter) {
+	cx.check("WrapBody")
 	r := cx.rare()
 	next := r.filter
 	if next == nil {
@@ -68,7 +69,18 @@ func (cx *Ctx) closeFilter() {
 // pointer, it fits in an interface without an allocation.
 type rawBody Ctx
 
-func (b *rawBody) Write(p []byte) (int, error) { return (*Ctx)(b).writeBody(p) }
-func (b *rawBody) Flush() error                { return (*Ctx)(b).flushBody() }
-func (b *rawBody) Close() error                { return nil }
-func (b *rawBody) Transparent() bool           { return true }
+func (b *rawBody) Write(p []byte) (int, error) {
+	if cx := (*Ctx)(b); !cx.owned() {
+		return 0, cx.misused("Write")
+	}
+	return (*Ctx)(b).writeBody(p)
+}
+
+func (b *rawBody) Flush() error {
+	if cx := (*Ctx)(b); !cx.owned() {
+		return cx.misused("Flush")
+	}
+	return (*Ctx)(b).flushBody()
+}
+func (b *rawBody) Close() error      { return nil }
+func (b *rawBody) Transparent() bool { return true }

@@ -21,6 +21,7 @@ import (
 // control byte, would let a client value split the response: that is a programming error and
 // panics. It has no effect once the response has started.
 func (cx *Ctx) SetHeader(name, value string) {
+	cx.check("SetHeader")
 	if cx.rflags&rfCommitted != 0 {
 		return
 	}
@@ -32,6 +33,7 @@ func (cx *Ctx) SetHeader(name, value string) {
 // AddHeader adds a response header field, keeping any of the same name (as for Set-Cookie). See
 // SetHeader for the special fields and validation.
 func (cx *Ctx) AddHeader(name, value string) {
+	cx.check("AddHeader")
 	if cx.rflags&rfCommitted != 0 {
 		return
 	}
@@ -129,6 +131,7 @@ func (cx *Ctx) appendField(name, value string) {
 // DelHeader removes the response header fields named name. It has no effect once the response
 // has started.
 func (cx *Ctx) DelHeader(name string) {
+	cx.check("DelHeader")
 	if cx.rflags&rfCommitted != 0 {
 		return
 	}
@@ -193,6 +196,7 @@ func fieldLine(b []byte, i int) (name, value []byte, next int) {
 
 // ResponseHeader returns the value of the first response field named name set so far, or "".
 func (cx *Ctx) ResponseHeader(name string) string {
+	cx.check("ResponseHeader")
 	if wire.EqualFoldString(name, "Content-Length") && cx.declLen >= 0 {
 		return strconv.FormatInt(cx.declLen, 10)
 	}

@@ -3,10 +3,12 @@ package core
 import (
 	"log/slog"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core/internal/bufpool"
+	"github.com/dwellhttp/dwell/core/internal/gid"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
@@ -57,6 +59,13 @@ type Loop struct {
 
 	current  *Ctx // the handler whose coroutine is running, if any
 	turnLeft int  // requests the connection being served may still start in this turn (see serve)
+
+	// Who is running the loop's code now (see owner.go): the coroutine switched into, or nil
+	// when it is the loop's own goroutine (g), which then runs hooked's completion hooks or
+	// the loop's own work.
+	running atomic.Pointer[coro]
+	g       uintptr
+	hooked  *Ctx
 
 	shutting bool // stop accepting; close connections as they go idle
 	forced   bool // the grace period is over: wake everything with ErrShutdown
@@ -128,6 +137,7 @@ var testHookNewLoop func(id int) error
 // tasks and parked handlers made ready — in that order, so that a handler is only ever resumed
 // from here, at the top of the loop, never from inside another handler.
 func (l *Loop) run() {
+	l.g = gid.Self()
 	defer l.exit()
 	for {
 		evs, err := l.poll.Wait(l.pollTimeout())
@@ -219,7 +229,7 @@ func (l *Loop) runInbox() {
 			continue
 		}
 		if cx := t.w.c; cx != nil && cx.gen == t.w.gen && cx.active() {
-			cx.Resume(t.err)
+			cx.resume(t.err)
 		}
 	}
 	l.inbox.recycle(q)

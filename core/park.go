@@ -21,20 +21,28 @@ const (
 	parkAfter          // detached until a time (ctxhook.DetachUntil): the deadline is the event
 )
 
-// Suspend parks the handler until Resume (or a Waker) wakes it, and returns the error passed
-// there; after timeout (if > 0) it returns ErrTimeout. It returns early with ErrClosed when the
+// Suspend parks the handler until a Waker wakes it, and returns the error passed there; after
+// timeout (if > 0) it returns ErrTimeout. It returns early with ErrClosed when the
 // client goes away, with ErrShutdown when a shutdown's grace period ends (or, after
 // WakeOnShutdown, as soon as a shutdown begins), and with ErrDeadline when the request's own
 // deadline (SetTimeout) passes; once the client has gone, Suspend returns that at once. It must
 // be called from the handler itself: elsewhere (a continuation, a callback, another goroutine)
 // it returns ErrNotInHandler.
-func (cx *Ctx) Suspend(timeout time.Duration) error { return cx.suspendFor(parkUser, timeout) }
+func (cx *Ctx) Suspend(timeout time.Duration) error {
+	if !cx.owned() {
+		return cx.misused("Suspend")
+	}
+	return cx.suspendFor(parkUser, timeout)
+}
 
-// Hold parks the handler like Suspend, but only Resume (or a Waker) ends it: a client leaving, a
-// shutdown or the request's deadline is recorded and returned once it ends, not acted on. It
-// is for waiting on work that must run to its end, such as a call already running on another
+// Hold parks the handler like Suspend, but only a Waker ends it: a client leaving, a shutdown
+// or the request's deadline is recorded and returned once it ends, not acted on. It is for
+// waiting on work that must run to its end, such as a call already running on another
 // goroutine (wait.Do).
 func (cx *Ctx) Hold() error {
+	if !cx.owned() {
+		return cx.misused("Hold")
+	}
 	err := cx.suspendFor(parkHold, 0)
 	if err == nil {
 		err = cx.gone.err()
@@ -122,29 +130,34 @@ func (cx *Ctx) wakeErr() error {
 	return cx.woken.err()
 }
 
-// Resume wakes the handler parked in Suspend or Hold (or the continuation pending after
-// Detach); Suspend returns err. It has no effect when the handler is not parked there. Call it
-// on the handler's loop — from a Loop.Post callback, a timer, or another handler of the same
-// loop; from other goroutines use a Waker.
-func (cx *Ctx) Resume(err error) {
+// resume wakes the handler parked in Suspend or Hold (or the continuation pending after
+// Detach); Suspend returns err. It has no effect when the handler is not parked there. It is
+// for the loop's own code that knows the park is the request's it means: a Waker's, or a wait
+// of package wait that unlinks itself before its request can end.
+func (cx *Ctx) resume(err error) {
 	if cx.parkedOn(parkUser) || cx.parkedOn(parkHold) || cx.state == ctxDetached {
 		cx.wake(err)
 	}
 }
 
-// A Waker wakes one particular park of a handler from any goroutine. Take it before parking;
-// once that park has ended (by a Resume, a timeout, the client leaving) the Waker does nothing,
-// so it can never wake a later park, or a later request reusing the Ctx.
+// A Waker wakes one particular park of a handler — its Suspend, Hold or Detach — from any
+// goroutine, a Loop.Post callback and a timer included: it is the one way to wake a handler.
+// Take it before parking; once that park has ended (by a wake, a timeout, the client leaving)
+// the Waker does nothing, so it can never wake a later park, or a later request reusing the
+// Ctx.
 type Waker struct {
 	c   *Ctx
 	gen uint32
 }
 
 // Waker returns a Waker for the handler's next (or current) Suspend, Hold or Detach.
-func (cx *Ctx) Waker() Waker { return Waker{cx, cx.gen} }
+func (cx *Ctx) Waker() Waker {
+	cx.check("Waker")
+	return Waker{cx, cx.gen}
+}
 
-// Wake resumes the park the Waker was taken for with err, from any goroutine. It reports false
-// when the loop has stopped.
+// Wake resumes the park the Waker was taken for with err, from any goroutine: on the handler's
+// loop, at the top of its next iteration. It reports false when the loop has stopped.
 func (w Waker) Wake(err error) bool {
 	return w.c.l.inbox.post(task{w: w, err: err}) // a Ctx's loop never changes: reading it races nothing
 }
@@ -162,6 +175,7 @@ func (w Waker) Wake(err error) bool {
 // its writes past the high-water mark queue up, and it cannot read the body. The request's
 // values are gone in k (see Ctx); copy what it needs before the handler returns.
 func (cx *Ctx) Detach(timeout time.Duration, k func(c *Ctx, err error)) {
+	cx.check("Detach")
 	cx.detach(timeout, k, false)
 }
 
@@ -184,6 +198,7 @@ func (cx *Ctx) detach(d time.Duration, k func(*Ctx, error), deadlineIsSuccess bo
 // and Detach (and so to the waits of package wait built on them), not to Hold, body reads or
 // writes. Topic.Next calls it.
 func (cx *Ctx) WakeOnShutdown() {
+	cx.check("WakeOnShutdown")
 	cx.rflags |= rfShutdownWake
 	if cx.l.shutting && cx.state == ctxDetached {
 		cx.wakeForShutdown()
@@ -230,9 +245,10 @@ func (cx *Ctx) clientGone(err error) {
 // it is resumed) and its writes fail with ErrDeadline; if no response had started, the server
 // answers 503 when the handler returns, and if one had, the connection closes to cut it.
 func (cx *Ctx) SetTimeout(d time.Duration) {
+	cx.check("SetTimeout")
 	r := cx.rare()
 	if r.deadline != nil {
-		r.deadline.Stop()
+		r.deadline.stop()
 	}
 	if d <= 0 {
 		r.deadlineAt = 0
@@ -245,8 +261,8 @@ func (cx *Ctx) SetTimeout(d time.Duration) {
 		r.deadline = &Timer{l: cx.l, f: func() { cx.clientGone(ErrDeadline) }}
 		r.deadline.t.init(timerFunc)
 	}
-	r.deadline.Reset(d)
-	r.deadlineAt = cx.l.now + int64(d) // Reset has just read the clock
+	r.deadline.reset(d)
+	r.deadlineAt = cx.l.now + int64(d) // reset has just read the clock
 	if r.reqCtx != nil {
 		r.reqCtx.setDeadline(cx.l.epoch.Add(time.Duration(r.deadlineAt)))
 	}

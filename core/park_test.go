@@ -89,6 +89,8 @@ func TestStaleWakerIgnored(t *testing.T) {
 	}
 }
 
+// TestSuspendOutsideHandler: a function posted to the loop is not the request's code: its
+// Suspend of the handler's Ctx is refused.
 func TestSuspendOutsideHandler(t *testing.T) {
 	errc := make(chan error, 1)
 	_, addr := startServer(t, func(c *Ctx) {
@@ -99,8 +101,8 @@ func TestSuspendOutsideHandler(t *testing.T) {
 	c := dial(t, addr)
 	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	c.response("GET")
-	if err := <-errc; err != ErrNotInHandler {
-		t.Fatalf("Suspend from a posted function: %v", err)
+	if err := <-errc; !errors.Is(err, ErrOutsideRequest) {
+		t.Fatalf("Suspend from a posted function: %v, want ErrOutsideRequest", err)
 	}
 }
 

@@ -38,6 +38,7 @@ var ErrBodyNotAllowed = errors.New("dwell: response status does not allow a body
 // Link fields, say), and the final status stays 200 unless set again. HTTP/1.0 clients get no
 // interim response (RFC 9110 §15.2).
 func (cx *Ctx) SetStatus(code int) {
+	cx.check("SetStatus")
 	if code < 100 || code > 999 {
 		panic("dwell: invalid status code " + strconv.Itoa(code))
 	}
@@ -72,6 +73,11 @@ func (cx *Ctx) sendInterim(code int) {
 
 // Status returns the status set so far (200 when none was).
 func (cx *Ctx) Status() int {
+	cx.check("Status")
+	return cx.statusCode()
+}
+
+func (cx *Ctx) statusCode() int {
 	if cx.status == 0 {
 		return 200
 	}
@@ -80,13 +86,19 @@ func (cx *Ctx) Status() int {
 
 // Started reports whether the response head has been committed: after that, the status and
 // header fields can no longer change.
-func (cx *Ctx) Started() bool { return cx.rflags&rfCommitted != 0 }
+func (cx *Ctx) Started() bool {
+	cx.check("Started")
+	return cx.rflags&rfCommitted != 0
+}
 
 // WriteString is Write for a string, without a copy.
 func (cx *Ctx) WriteString(s string) (int, error) {
-	// Viewing s as bytes is safe: Write, like every io.Writer, neither changes nor keeps p (it
+	if !cx.owned() {
+		return 0, cx.misused("WriteString")
+	}
+	// Viewing s as bytes is safe: write, like every io.Writer, neither changes nor keeps p (it
 	// copies p into the write queue, or hands it to a filter bound by the same contract).
-	return cx.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
+	return cx.write(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // Write appends p to the response body. The body is held until the handler returns, so that it
@@ -101,6 +113,14 @@ func (cx *Ctx) WriteString(s string) (int, error) {
 // In a continuation (after Detach) Write cannot park: past the high-water mark bytes are
 // queued, so a continuation that writes a lot should write in steps (wait.After).
 func (cx *Ctx) Write(p []byte) (int, error) {
+	if !cx.owned() {
+		return 0, cx.misused("Write")
+	}
+	return cx.write(p)
+}
+
+// write is Write for the request's own code.
+func (cx *Ctx) write(p []byte) (int, error) {
 	if f := cx.filter(); f != nil {
 		return f.Write(p)
 	}
@@ -222,6 +242,9 @@ func (cx *Ctx) waitDrain() error {
 // waiting for the client to take it. After Flush the body streams (see Write). With a body
 // filter installed (WrapBody), the filter's Flush runs first.
 func (cx *Ctx) Flush() error {
+	if !cx.owned() {
+		return cx.misused("Flush")
+	}
 	if f := cx.filter(); f != nil {
 		return f.Flush()
 	}

@@ -22,6 +22,9 @@ import (
 // Transparent. SendFile cannot be used
 // from a continuation (ErrNotInHandler).
 func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
+	if !cx.owned() {
+		return cx.misused("SendFile")
+	}
 	if err := cx.writeErr(); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
@@ -26,6 +27,9 @@ type Server struct {
 	started  bool
 	shutdown bool
 	done     chan struct{} // closed when every loop has stopped
+
+	misuses      atomic.Int64 // calls refused by a Ctx that was not theirs (see owner.go)
+	misuseLogged atomic.Bool
 }
 
 // NewServer returns a Server that runs h for every request, configured by o (whose zero value

@@ -179,8 +179,13 @@ type Timer struct {
 }
 
 // Stop prevents the Timer from firing and reports whether it was still armed. Call it on the
-// Timer's loop (from the handler, a timer or a Post callback).
+// Timer's loop (from the handler, a timer or a Post callback); elsewhere it panics.
 func (t *Timer) Stop() bool {
+	t.l.mustBeOnLoop("Timer.Stop")
+	return t.stop()
+}
+
+func (t *Timer) stop() bool {
 	if !t.t.armed() {
 		return false
 	}
@@ -189,11 +194,13 @@ func (t *Timer) Stop() bool {
 }
 
 // AfterFunc arranges for f to run on the loop after d, and returns a Timer that can stop it.
-// Call it on the loop (from a handler, a Post callback or another timer). f runs outside any
-// request: it must not block, and cannot park; a panic in it is logged and the loop goes on. A
-// Timer belongs to the loop, not to a request: stop it when the request ends if f must not
-// run after that.
+// Call it on the loop (from a handler, a Post callback or another timer); elsewhere it panics,
+// since the timers are the loop's alone (Post a function that calls it). f runs outside any
+// request: it must not block, and cannot park, and it may not use a request's Ctx (wake a
+// handler with a Waker); a panic in it is logged and the loop goes on. A Timer belongs to the
+// loop, not to a request: stop it when the request ends if f must not run after that.
 func (l *Loop) AfterFunc(d time.Duration, f func()) *Timer {
+	l.mustBeOnLoop("Loop.AfterFunc")
 	t := &Timer{l: l, f: f}
 	t.t.init(timerFunc)
 	l.timers.set(&t.t, l.clock()+int64(max(d, 0)))
@@ -201,7 +208,12 @@ func (l *Loop) AfterFunc(d time.Duration, f func()) *Timer {
 }
 
 // Reset re-arms the Timer to fire d from now, whether or not it has fired. Call it on the
-// Timer's loop.
+// Timer's loop; elsewhere it panics.
 func (t *Timer) Reset(d time.Duration) {
+	t.l.mustBeOnLoop("Timer.Reset")
+	t.reset(d)
+}
+
+func (t *Timer) reset(d time.Duration) {
 	t.l.timers.set(&t.t, t.l.clock()+int64(max(d, 0)))
 }

@@ -14,6 +14,7 @@ type valueNode struct {
 // something to the handler (the authenticated user, a request id). It costs one small
 // allocation.
 func (cx *Ctx) SetValue(key, val any) {
+	cx.check("SetValue")
 	if key == nil {
 		panic("dwell: nil key in SetValue")
 	}
@@ -28,6 +29,7 @@ func (cx *Ctx) SetValue(key, val any) {
 
 // Value returns the value SetValue attached to the request under key, or nil.
 func (cx *Ctx) Value(key any) any {
+	cx.check("Value")
 	if cx.x == nil || cx.x.rare == nil {
 		return nil
 	}

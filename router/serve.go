@@ -15,9 +15,10 @@ import (
 //
 //go:noinline
 func (r *Router) find(c *core.Ctx) (core.Handler, httprouter.Handle) {
-	// The path is borrowed, not copied: the router only reads it, and the parameters it hands
-	// the handler are substrings of it, in the request's memory.
-	return r.lookup(c, c.Method(), ctxhook.PathString(c))
+	// The method and path are borrowed, not copied: the router only reads them, and the
+	// parameters it hands the handler are substrings of the path, in the request's memory.
+	method, path := ctxhook.Route(c)
+	return r.lookup(c, method, path)
 }
 
 // lookup finds what serves method and path: the handler of a route without parameters, or the

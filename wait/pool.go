@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/dwellhttp/dwell/internal/fifo"
 )
 
@@ -64,11 +65,17 @@ func Do(c *core.Ctx, fn func()) error { return defaultPool.Do(c, fn) }
 // grace period ended, else nil. When the pool is busy, fn waits its turn in order.
 //
 // fn runs on another goroutine: it must not touch c, nor anything else its loop owns; hand its
-// results back through variables the handler reads after Do returns. A panic in fn is recovered
+// results back through variables the handler reads after Do returns. A call of c's methods from
+// fn is refused as any use of a Ctx off its request's own code is (core.ErrOutsideRequest: a
+// panic from most methods, which Do raises again in the handler). A panic in fn is recovered
 // on the worker and raised again in the handler (which then answers 500, as for any panic); a
 // runtime.Goexit in fn ends only its worker, and Do returns ErrGoexit.
-// Call Do from c's handler; elsewhere it returns core.ErrNotInHandler without running fn.
+// Call Do from c's handler: from its continuation it returns core.ErrNotInHandler, and from code
+// that is not the request's own core.ErrOutsideRequest, without running fn.
 func (p *Pool) Do(c *core.Ctx, fn func()) error {
+	if err := ctxhook.Check(c, "wait.Do"); err != nil {
+		return err
+	}
 	j := &doJob{p: p, fn: fn, w: c.Waker()}
 	// The job is handed to the pool from the loop, after Hold has parked the handler: only then
 	// is it known that Do was called from the handler, and fn must not run for a Do that fails.

@@ -2,8 +2,10 @@ package wait
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -120,7 +122,8 @@ func TestDoPanicAnswers500(t *testing.T) {
 	}
 }
 
-// TestDoOutsideHandler: from a function posted to the loop Do fails without running fn.
+// TestDoOutsideHandler: from a function posted to the loop, which is not the request's code, Do
+// is refused without running fn.
 func TestDoOutsideHandler(t *testing.T) {
 	p := NewPool(1)
 	var ran atomic.Bool
@@ -135,7 +138,7 @@ func TestDoOutsideHandler(t *testing.T) {
 		c.WriteString("ok")
 	}, 1)
 	roundTrip(t, addr, "/")
-	if err := coretest.Receive(t, "Do from a posted function", errc); err != core.ErrNotInHandler {
+	if err := coretest.Receive(t, "Do from a posted function", errc); !errors.Is(err, core.ErrOutsideRequest) {
 		t.Fatalf("Do from a posted function: %v", err)
 	}
 	// Had the failed call been handed to the pool, its one worker would have run it before a
@@ -262,5 +265,29 @@ func TestDoGoexit(t *testing.T) {
 		if body := roundTrip(t, addr, "/"); body != "nil" {
 			t.Fatalf("Do after a Goexit: %q", body)
 		}
+	}
+}
+
+// TestDoFunctionCannotUseCtx: fn runs on a worker, not in the request's code: its use of the
+// handler's Ctx is refused, and the refusal's panic, raised again in the handler, answers 500
+// rather than letting fn read the request from another goroutine.
+func TestDoFunctionCannotUseCtx(t *testing.T) {
+	var got atomic.Value
+	_, addr := startServer(t, func(c *core.Ctx) {
+		defer func() {
+			got.Store(fmt.Sprint(recover()))
+			c.SetStatus(500)
+			c.WriteString("refused")
+		}()
+		Do(c, func() { c.Header("Host") })
+		c.WriteString("went through")
+	}, 1)
+	c := dial(t, addr)
+	c.get("/")
+	if status, body := c.response(); status != 500 || body != "refused" {
+		t.Fatalf("%d %q", status, body)
+	}
+	if v, _ := got.Load().(string); !strings.Contains(v, "Ctx.Header called outside its request") {
+		t.Fatalf("the handler recovered %q", v)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // A Sequence is a number that only grows — how many times an event fired, the sequence number
@@ -75,6 +76,9 @@ func (s *Sequence) Advance(n uint64) {
 // ends first (or as soon as a shutdown begins, after core.Ctx.WakeOnShutdown). Call it from c's
 // handler.
 func (s *Sequence) Wait(c *core.Ctx, after uint64, timeout time.Duration) error {
+	if err := ctxhook.Check(c, "wait.Sequence.Wait"); err != nil {
+		return err // before the waiter goes into the loop's list
+	}
 	w := s.park(c, after)
 	if w == nil {
 		return nil
@@ -112,6 +116,9 @@ func (s *Sequence) park(c *core.Ctx, after uint64) *waiter {
 // the handler returns: copy what k needs before calling OnWait. Call OnWait from c's handler,
 // or from a continuation to wait again.
 func (s *Sequence) OnWait(c *core.Ctx, after uint64, timeout time.Duration, k func(c *core.Ctx, err error)) {
+	if err := ctxhook.Check(c, "wait.Sequence.OnWait"); err != nil {
+		panic(err) // before the waiter goes into the loop's list
+	}
 	s.mu.Lock()
 	if s.seq > after {
 		s.mu.Unlock()
@@ -242,8 +249,10 @@ func (s *Sequence) notifyLocked() {
 }
 
 // drain runs on the list's loop: it wakes, oldest cursor first, every waiter whose cursor the
-// sequence has passed. Resume only makes a handler ready (and for a detached one, its
-// continuation), so nothing runs inside the loop over the list.
+// sequence has passed. A waking only makes a handler ready (and for a detached one, its
+// continuation), so nothing runs inside the loop over the list. A linked waiter's request is
+// always the one that linked it, since a wait unlinks itself before its handler goes on, so
+// the loop's own wake (ctxhook.Resume) is safe here where a kept Ctx's would not be.
 func (wl *waitList) drain() {
 	s := wl.s
 	s.mu.Lock()
@@ -253,7 +262,7 @@ func (wl *waitList) drain() {
 	woken := 0
 	for w := wl.head; w != nil && w.seq < seq; w = wl.head {
 		wl.cut(w)
-		w.c.Resume(nil)
+		ctxhook.Resume(w.c, nil)
 		woken++
 	}
 	s.mu.Lock()

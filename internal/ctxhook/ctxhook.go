@@ -27,7 +27,20 @@ var (
 	// leaving or a shutdown.
 	DetachUntil func(c any, d time.Duration, k any)
 
-	// PathString returns the decoded path of the request c (a *core.Ctx) without copying it:
-	// borrowed until the handler returns.
-	PathString func(c any) string
+	// Route returns the method and the decoded path of the request c (a *core.Ctx) without
+	// copying them: borrowed until the handler returns.
+	Route func(c any) (method, path string)
+
+	// Check returns nil when the code running is the request c's own (a *core.Ctx's handler,
+	// continuation or hooks, now), and otherwise the error (core.ErrOutsideRequest, naming the
+	// call op) that the Ctx's own methods return or panic with, the refusal counted and logged
+	// as theirs: for a function that touches what the request's loop owns before it calls one
+	// of those methods.
+	Check func(c any, op string) error
+
+	// Resume wakes the request c (a *core.Ctx) where it is parked in Suspend or Hold, or its
+	// pending continuation, with err; it does nothing otherwise. Call it on c's loop, and only
+	// for a park that is certainly c's current request's — a wait that unlinks itself before
+	// its request can end — since unlike a Waker it cannot tell a later request's park.
+	Resume func(c any, err error)
 )

@@ -1,0 +1,109 @@
+package core
+
+import (
+	"errors"
+	"runtime/debug"
+
+	"github.com/dwellhttp/dwell/core/internal/gid"
+)
+
+// Who may use a Ctx. A Ctx is pooled: once its request has ended it serves another request, so
+// a *Ctx kept past its request — by a goroutine, in a closure, in a map — would otherwise read
+// and write that other request. Every method of a Ctx therefore checks first that the code
+// calling it is the request's own code, running now: its handler or its continuation, in the
+// coroutine the loop has switched into (coro.ctx is the request), or its completion hooks,
+// which the loop runs on its own goroutine (Loop.hooked). Anything else — a goroutine the
+// handler started, a Loop.Post callback or timer, another request's handler, the same
+// handler's Ctx kept for later — is refused, and the refusal touches nothing of the Ctx.
+//
+// The check costs an atomic load and a comparison of goroutine identities (package gid), a
+// few nanoseconds: on amd64 and arm64 it tells every goroutine apart, so a goroutine that
+// calls a Ctx while its handler is running is refused as surely as one that calls it after.
+// Elsewhere gid cannot tell goroutines apart outside the race build, and only a Ctx whose
+// request is not running at that moment is refused.
+
+// ErrOutsideRequest is returned (or, by the methods that return no error, panicked with,
+// wrapped) when a Ctx is used by code that is not its request's own: after the request
+// ended — the Ctx may by then serve another request, which such a call must never touch — or
+// from a goroutine other than the handler's, or from a Loop.Post callback, a timer or another
+// request's handler while it is parked. Hand blocking work to wait.Do, wake a parked handler
+// with a Waker, and run code on the loop with Loop.Post; only the handler, its continuation
+// and its hooks may use the Ctx itself.
+var ErrOutsideRequest = errors.New("dwell: Ctx used outside its request (after the request ended, or by code that is not its handler's)")
+
+// An outsideError is ErrOutsideRequest with the call that was refused.
+type outsideError struct{ op string }
+
+func (e *outsideError) Error() string {
+	return "dwell: Ctx." + e.op + " called outside its request: after the request ended, or by code " +
+		"that is not its handler's (another goroutine, a Post callback or timer, another request); " +
+		"use wait.Do for blocking work and a Waker or Loop.Post to come back (see core.Ctx)"
+}
+
+func (e *outsideError) Unwrap() error { return ErrOutsideRequest }
+
+// owned reports whether the code running is cx's request's own. It reads only what cannot
+// change under a goroutine that is not the owner: the loop's running coroutine (atomically),
+// that coroutine's goroutine (fixed before the coroutine is ever published) and, once the
+// caller is known to be the owner, what the owner itself wrote.
+func (cx *Ctx) owned() bool {
+	l := cx.l
+	if l == nil {
+		return true // a Ctx no loop made (a test's zero value): there is no request to protect
+	}
+	me := gid.Self()
+	if co := l.running.Load(); co != nil {
+		return co.g == me && co.ctx == cx
+	}
+	return me == l.g && l.hooked == cx
+}
+
+// check panics unless the code running owns cx: the first line of the methods that return no
+// error. It is a call of its own, so that the methods stay small enough to inline.
+func (cx *Ctx) check(op string) {
+	if !cx.owned() {
+		cx.misuse(op)
+	}
+}
+
+// misuse reports a call of cx's method op from code that does not own it, and panics with the
+// error: for the methods that return none.
+func (cx *Ctx) misuse(op string) {
+	panic(cx.misused(op))
+}
+
+// misused reports a call of cx's method op from code that does not own it, and returns the
+// error for the caller. It touches nothing of cx but its loop, which never changes.
+func (cx *Ctx) misused(op string) error {
+	err := &outsideError{op}
+	cx.l.srv.reportMisuse(cx.l, err)
+	return err
+}
+
+// reportMisuse counts a refused call and logs the first of the server's, with the stack of the
+// code that made it: where the Ctx was kept.
+func (s *Server) reportMisuse(l *Loop, err error) {
+	s.misuses.Add(1)
+	if s.misuseLogged.CompareAndSwap(false, true) {
+		l.log.Error("dwell: Ctx used outside its request (logged once per server)", "err", err,
+			"stack", string(debug.Stack()))
+	}
+}
+
+// onLoop reports whether the code running is l's: its goroutine, or the coroutine it has
+// switched into.
+func (l *Loop) onLoop() bool {
+	me := gid.Self()
+	if co := l.running.Load(); co != nil {
+		return co.g == me
+	}
+	return me == l.g
+}
+
+// mustBeOnLoop panics unless the code running is l's, for the calls that change what only the
+// loop may touch (its timers).
+func (l *Loop) mustBeOnLoop(op string) {
+	if !l.onLoop() {
+		panic("dwell: " + op + " called off its loop: call it from a handler, a continuation, a Post callback or a timer of that loop")
+	}
+}
