@@ -25,6 +25,8 @@ type conn struct {
 	out   writeQueue
 	spill int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
+	drainLeft int32 // stDrain: unread body bytes the loop may still discard
+
 	events    netpoll.Interest // what the poller watches the socket for
 	state     connState
 	keepAlive bool // the current request allows another after it

@@ -153,7 +153,7 @@ func (c *conn) handlerDone() {
 		c.nextIdle()
 	default:
 		c.state = stDrain
-		cx.drainLeft = drainMax
+		c.drainLeft = drainMax
 		c.setReadDeadline(c.l.opts.BodyTimeout)
 	}
 }
@@ -183,12 +183,12 @@ func (c *conn) drain() bool {
 	cx := c.cx
 	_, used, err := cx.body.decode(nil, c.in)
 	c.in = c.in[used:]
-	cx.drainLeft -= int32(used)
+	c.drainLeft -= int32(used)
 	switch {
 	case cx.body.complete():
 		c.nextIdle()
 		return true
-	case err != nil, cx.drainLeft <= 0:
+	case err != nil, c.drainLeft <= 0:
 		c.endRequest()
 		c.closeAfterOutput(true)
 	}

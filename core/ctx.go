@@ -43,17 +43,17 @@ type Ctx struct {
 	start int64 // loop clock when the request's handler started
 
 	// Response.
-	status    uint16
-	rflags    respFlags
-	state     ctxState
-	park      parkKind
-	gone      errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
-	woken     errCode // what the last wake passed: a coded error, or errOther (see wakeErr)
-	gen       uint32  // counts ended parks; a Waker holds the value for the park it targets
-	drainLeft int32   // unread body bytes the loop may still discard after the handler
-	declLen   int64   // Content-Length set by the handler; -1 when none
-	written   int64   // body bytes the handler has written
-	x         *ctxExtra
+	status  uint16
+	rflags  respFlags
+	state   ctxState
+	park    parkKind
+	gone    errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
+	woken   errCode // what the last wake passed: a coded error, or errOther (see wakeErr)
+	gen     uint32  // counts ended parks; a Waker holds the value for the park it targets
+	route   uint32  // the route that matched the request (ctxhook.SetRoute), 0 when none
+	declLen int64   // Content-Length set by the handler; -1 when none
+	written int64   // body bytes the handler has written
+	x       *ctxExtra
 
 	// Coroutine and parking.
 	co      *coro
@@ -156,6 +156,7 @@ func (cx *Ctx) begin() {
 	cx.declLen = -1
 	cx.written = 0
 	cx.gone = 0
+	cx.route = 0
 	cx.start = l.now
 }
 
@@ -239,6 +240,11 @@ func init() {
 		return nil
 	}
 	ctxhook.Resume = func(c any, err error) { c.(*Ctx).resume(err) }
+	ctxhook.SetRoute = func(c any, id uint32) {
+		cx := c.(*Ctx)
+		cx.check("SetRoute")
+		cx.route = id
+	}
 }
 
 // borrowString views b as a string without copying, for a comparison within the call that

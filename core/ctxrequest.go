@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // The request side of a Ctx. Strings are owned copies; XxxBytes slices are borrowed (see Ctx)
@@ -192,6 +193,15 @@ func (cx *Ctx) RemoteAddr() netip.AddrPort {
 		r.remote = cx.conn.remoteAddr()
 	}
 	return r.remote
+}
+
+// Route returns the pattern of the route that matched the request, as it was registered with
+// the router ("/todos/:id", not the path), or "" when no route matched (the router's own 404,
+// 405 and redirects) or no router served it. It is what metrics and logs label a request by:
+// a handful of values where paths would be without bound.
+func (cx *Ctx) Route() string {
+	cx.check("Route")
+	return ctxhook.RouteName(cx.route)
 }
 
 // Param returns the value of the route parameter name, as set by the router that matched the

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -63,6 +64,7 @@ type route struct {
 	h            core.Handler
 	group        *Group
 	final        core.Handler // h inside its middleware, built by Handler
+	id           uint32       // the pattern's id (ctxhook.RouteID), which Ctx.Route reads back
 	tokens       []token
 	static       bool // no parameters: the route is in the static table, not in the tree
 }
@@ -100,6 +102,7 @@ func (r *Router) Handler() core.Handler {
 		g := r.group()
 		for _, rt := range r.routes {
 			rt.final = rt.group.wrap(rt.h)
+			rt.id = ctxhook.RouteID(rt.pattern)
 		}
 		r.miss = g.wrap(r.handleMiss)
 		// The router as a core.Handler: a func literal, not a method value, which would add a

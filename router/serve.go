@@ -30,25 +30,29 @@ func (r *Router) find(c *core.Ctx) (core.Handler, httprouter.Handle) {
 // until the handler returns.
 func (r *Router) lookup(c *core.Ctx, method, path string) (core.Handler, httprouter.Handle) {
 	statics := r.static[path]
-	h, th, ps := r.match(statics, method, path)
-	if h == nil && th == nil && method == "HEAD" {
-		h, th, ps = r.match(statics, "GET", path)
+	rt, th, ps := r.match(statics, method, path)
+	if rt == nil && th == nil && method == "HEAD" {
+		rt, th, ps = r.match(statics, "GET", path)
 	}
-	if h == nil && th == nil {
-		h, th, ps = r.match(statics, anyMethod, path)
+	if rt == nil && th == nil {
+		rt, th, ps = r.match(statics, anyMethod, path)
 	}
-	if th != nil {
+	switch {
+	case th != nil: // the handle records its route itself (route.handle)
 		ctxhook.SetParams(c, asParams(ps))
+	case rt != nil:
+		ctxhook.SetRoute(c, rt.id)
+		return rt.final, nil
 	}
-	return h, th
+	return nil, th
 }
 
-// match returns what serves path among the routes of key: the final handler of a static route
-// (statics holds those of path), or the handle and parameters of a tree route.
-func (r *Router) match(statics []*route, key, path string) (core.Handler, httprouter.Handle, httprouter.Params) {
+// match returns what serves path among the routes of key: a static route (statics holds those
+// of path), or the handle and parameters of a tree route.
+func (r *Router) match(statics []*route, key, path string) (*route, httprouter.Handle, httprouter.Params) {
 	for _, rt := range statics {
 		if rt.key == key {
-			return rt.final, nil, nil
+			return rt, nil, nil
 		}
 	}
 	th, ps, _ := r.tree.Lookup(key, path)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -19,7 +20,9 @@ import (
 // route with parameters adds under its handler's; TestStackRoom measures it.
 func (rt *route) handle() httprouter.Handle {
 	return func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
-		rt.final((*core.Ctx)(w.(*ctxCarrier)))
+		c := (*core.Ctx)(w.(*ctxCarrier))
+		ctxhook.SetRoute(c, rt.id)
+		rt.final(c)
 	}
 }
 

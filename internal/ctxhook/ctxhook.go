@@ -6,7 +6,11 @@
 // pointer in an interface costs no allocation.
 package ctxhook
 
-import "time"
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
 
 // A Param is a route parameter: its name and its value, which is a substring of the request's
 // path and so borrowed from the request's memory.
@@ -38,9 +42,51 @@ var (
 	// of those methods.
 	Check func(c any, op string) error
 
+	// SetRoute records that the request c (a *core.Ctx) matched the route id (see RouteID).
+	SetRoute func(c any, id uint32)
+
 	// Resume wakes the request c (a *core.Ctx) where it is parked in Suspend or Hold, or its
 	// pending continuation, with err; it does nothing otherwise. Call it on c's loop, and only
 	// for a park that is certainly c's current request's — a wait that unlinks itself before
 	// its request can end — since unlike a Waker it cannot tell a later request's park.
 	Resume func(c any, err error)
 )
+
+// The route patterns requests have matched, by id, so that a request records its route in a
+// number (what a Ctx has room for) and reads it back as the pattern. Patterns are registered
+// when a router is built and never removed: there are as many as the program has routes.
+var routes struct {
+	mu    sync.Mutex
+	ids   map[string]uint32
+	names atomic.Pointer[[]string] // by id; replaced, never changed, so readers need no lock
+}
+
+// RouteID returns the id of the route pattern, registering it the first time: never 0, which
+// stands for no route.
+func RouteID(pattern string) uint32 {
+	routes.mu.Lock()
+	defer routes.mu.Unlock()
+	if id, ok := routes.ids[pattern]; ok {
+		return id
+	}
+	var old []string
+	if p := routes.names.Load(); p != nil {
+		old = *p
+	} else {
+		old = []string{""}
+		routes.ids = make(map[string]uint32)
+	}
+	names := append(old[:len(old):len(old)], pattern)
+	id := uint32(len(names) - 1)
+	routes.ids[pattern] = id
+	routes.names.Store(&names)
+	return id
+}
+
+// RouteName returns the pattern of the route id, "" for 0.
+func RouteName(id uint32) string {
+	if p := routes.names.Load(); p != nil && int(id) < len(*p) {
+		return (*p)[id]
+	}
+	return ""
+}
