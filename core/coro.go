@@ -25,6 +25,7 @@ type coro struct {
 	kerr   error             // what to pass k
 	dead   bool              // ended by a panic or a Goexit: it must not go back to the pool
 	g      uintptr           // its goroutine (gid.Self), fixed before anyone can read it
+	goid   uint64            // its goroutine's number, to find its stack (see stall.go)
 }
 
 // A coroutine's frames below the handler's are on the stack of every parked request. A new
@@ -40,7 +41,7 @@ func newCoro() *coro {
 	co := &coro{}
 	co.resume, _ = iter.Pull(func(yield func(struct{}) bool) {
 		co.yield = yield
-		co.g = gid.Self()
+		co.g, co.goid = gid.Self(), gid.Number()
 		yield(struct{}{}) // back to newCoro: the coroutine's identity is known before it runs anything
 		// A panic or a Goexit ends the coroutine: recoverHandler answers for the handler, with
 		// the handler's stack in the log, and the loop makes a new coroutine for the next one.
@@ -56,6 +57,9 @@ func newCoro() *coro {
 				k(cx, err)
 			} else {
 				cx.l.handler(cx)
+			}
+			if cx.l.stall.Load() != nil {
+				cx.l.noteStall(cx)
 			}
 			if cx.detachK == nil {
 				cx.closeFilter() // here, where its writes may still park

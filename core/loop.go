@@ -67,6 +67,8 @@ type Loop struct {
 	g       uintptr
 	hooked  *Ctx
 
+	stallState // see stall.go
+
 	shutting bool // stop accepting; close connections as they go idle
 	forced   bool // the grace period is over: wake everything with ErrShutdown
 	done     chan struct{}
@@ -138,6 +140,7 @@ var testHookNewLoop func(id int) error
 // from here, at the top of the loop, never from inside another handler.
 func (l *Loop) run() {
 	l.g = gid.Self()
+	l.goid.Store(gid.Number())
 	defer l.exit()
 	for {
 		evs, err := l.poll.Wait(l.pollTimeout())
@@ -146,6 +149,7 @@ func (l *Loop) run() {
 			return
 		}
 		l.tick()
+		l.beginTurn()
 		for i := range evs {
 			ev := &evs[i]
 			switch fd := ev.FD(); {
@@ -165,6 +169,7 @@ func (l *Loop) run() {
 		l.runTimers()
 		l.runReady()
 		l.runPending()
+		l.endTurn()
 		if l.shutting && l.nconns == 0 && l.nreqs == 0 {
 			// Done: no connection, and no request — a handler held on work that must run to its
 			// end (wait.Do) outlives its connection, and the loop waits for it.

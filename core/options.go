@@ -73,6 +73,15 @@ type Options struct {
 	// connection. A listener passed to Serve keeps its own setting, which the loops read.
 	DisableDeferAccept bool
 
+	// StallThreshold is how long one turn of a loop may run before it counts as a stall: a
+	// handler or callback that blocked its thread, and with it every connection of its loop.
+	// A stall is logged once (at level Warn), with the loop, how long it was blocked, the route
+	// and path of the request whose code was running and the stack of the goroutine that
+	// blocked, and counted (Server.Stalls). A goroutine per server watches the loops, every
+	// half threshold; the loops' own cost is a few instructions per turn. Zero means 200 ms;
+	// negative turns the detector off.
+	StallThreshold time.Duration
+
 	// AllowCONNECT passes CONNECT requests to the handler. dwell is not a proxy, so by default
 	// a CONNECT is refused with 501 before any handler runs.
 	AllowCONNECT bool
@@ -113,6 +122,7 @@ func (o Options) normalize() Options {
 	o.IdleTimeout = timeoutOrDefault(o.IdleTimeout, defaultIdleTimeout)
 	o.WriteTimeout = timeoutOrDefault(o.WriteTimeout, defaultWriteTimeout)
 	o.BodyTimeout = timeoutOrDefault(o.BodyTimeout, defaultBodyTimeout)
+	o.StallThreshold = timeoutOrDefault(o.StallThreshold, defaultStallThreshold)
 	if o.MaxConns < 0 {
 		o.MaxConns = 0
 	}

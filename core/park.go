@@ -74,6 +74,9 @@ func (cx *Ctx) suspendFor(kind parkKind, d time.Duration) error {
 	cx.state = ctxParked
 	cx.park = kind
 	cx.woken = 0
+	if l.stall.Load() != nil {
+		l.noteStall(cx)
+	}
 	cx.co.yield(struct{}{})
 	cx.park = parkNone
 	l.timers.stop(&cx.tm)
@@ -87,6 +90,9 @@ func (cx *Ctx) suspend(kind parkKind) error {
 	cx.state = ctxParked
 	cx.park = kind
 	cx.woken = 0
+	if cx.l.stall.Load() != nil {
+		cx.l.noteStall(cx)
+	}
 	cx.co.yield(struct{}{})
 	cx.park = parkNone
 	return cx.wakeErr()

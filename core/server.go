@@ -150,9 +150,14 @@ func (s *Server) serve(fds []int, shared bool) error {
 	for _, l := range loops {
 		go l.run()
 	}
+	stopWatch := make(chan struct{})
+	if t := s.opts.StallThreshold; t > 0 {
+		go s.watch(loops, t, stopWatch)
+	}
 	for _, l := range loops {
 		<-l.done
 	}
+	close(stopWatch)
 	netpoll.Drain() // every last response on its way before the program may exit
 	close(s.done)
 	return ErrServerClosed
