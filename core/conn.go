@@ -116,8 +116,15 @@ func (c *conn) readInput() {
 	}
 	k := copy(l.buf, c.in)
 	c.dropSpill()
-	if k < len(l.buf) {
-		n, e := netpoll.Read(int(c.fd), l.buf[k:])
+	end := len(l.buf)
+	if c.state != stDrain {
+		// A request head, and what follows it: more than the head may stay unread for as long
+		// as the request's handler waits (see holdInput), so no more is taken than the head
+		// needs at most, and the client's own flow control holds the rest.
+		end = min(end, k+headRead)
+	}
+	if k < end {
+		n, e := netpoll.Read(int(c.fd), l.buf[k:end])
 		switch {
 		case n > 0:
 			k += n
@@ -139,6 +146,18 @@ func (c *conn) readInput() {
 
 // maxPipelined bounds the requests a connection runs in one turn of the loop.
 const maxPipelined = 64
+
+// Bounds on the input a connection holds while its request's handler waits (parked, detached or
+// streaming its response) and nothing reads it. Every read stops near what the request needs:
+// one for a request head takes at most headRead bytes (a larger head, a rare one, takes
+// several), one for a chunked body the rest of the chunk being read and headRead more (a
+// Content-Length body is read straight into the handler's buffer, never past its end). So at
+// most about headRead of the request's own body waits in memory for a handler that has not
+// read it yet, and about as much past the request's end; the kernel holds the rest, and TCP's
+// flow control holds the client. What is past the end is kept only if it can be the start of
+// the next request (pipelining): anything else would be refused with a 400 once the request is
+// answered, so it is dropped at once, and the connection closes after the response instead.
+const headRead = 4 << 10
 
 // serve runs the requests in c.in until it runs out of input or a handler keeps the
 // connection: several pipelined requests are answered in one turn, and their responses leave
@@ -205,6 +224,9 @@ func (c *conn) settle() {
 // overwrite, into a spill buffer sized for them.
 func (c *conn) keepInput() {
 	l := c.l
+	if c.state == stHandler {
+		c.holdInput()
+	}
 	switch {
 	case len(c.in) == 0:
 		c.dropSpill()
@@ -215,6 +237,29 @@ func (c *conn) keepInput() {
 		c.spill = l.holdSpill(b)
 		c.in = b
 	}
+}
+
+// holdInput bounds what a connection keeps while its request's handler waits (see headRead):
+// the input past the request is dropped unless it can start a request and is within headRead,
+// and the connection then ends after the response, lingering so that the client, whose bytes
+// the kernel still holds, reads the response rather than a reset.
+func (c *conn) holdInput() {
+	b := &c.cx.body
+	own := 0 // bytes of c.in that are the request's body
+	switch b.kind {
+	case bodyLength:
+		own = int(min(int64(len(c.in)), b.remaining))
+	case bodyChunked:
+		if !b.eof {
+			own = len(c.in) // where the body ends is known only once it is decoded
+		}
+	}
+	if past := c.in[own:]; len(past) == 0 || len(past) <= headRead && wire.MayStartRequest(past) {
+		return
+	}
+	c.in = c.in[:own]
+	c.keepAlive = false
+	c.linger = true
 }
 
 func (c *conn) dropSpill() {

@@ -61,7 +61,10 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 			return n, nil
 		}
 	} else {
-		n, e = netpoll.Read(int(c.fd), c.l.buf)
+		// As much as the handler asked for, of the chunk being read, and room for the framing
+		// and the next chunk's start: so little is read past the body's end (see holdInput).
+		want := int(min(int64(len(c.l.buf)), min(b.chunked.DataLeft(), int64(len(p)))+headRead))
+		n, e = netpoll.Read(int(c.fd), c.l.buf[:want])
 		if n > 0 {
 			c.in = c.l.buf[:n]
 			return 0, nil

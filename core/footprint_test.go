@@ -105,6 +105,30 @@ func TestParkedFootprint(t *testing.T) {
 			c.Detach(0, func(*Ctx, error) {})
 		}, &parked, poll)
 	})
+	// Junk behind a parked request, or a body it has not read, must not be held while it waits
+	// (conn.holdInput): 300 of them cost what 300 plain ones do, within 10%, and an unread body
+	// costs at most the head read's bound more.
+	t.Run("junk behind the request", func(t *testing.T) {
+		const n = 300
+		var parked atomic.Int64
+		h := func(c *Ctx) {
+			parked.Add(1)
+			c.Suspend(0)
+		}
+		plain := parkedFootprint(t, n, h, &parked, poll)
+		parked.Store(0)
+		junk := parkedFootprint(t, n, h, &parked, poll+strings.Repeat("x", 60000))
+		parked.Store(0)
+		post := "POST /messages HTTP/1.1\r\nHost: h\r\nContent-Length: 60000\r\n\r\n"
+		body := parkedFootprint(t, n, h, &parked, post+strings.Repeat("x", 60000))
+		t.Logf("per parked request: plain %.0f B, with 60,000 junk bytes behind %.0f B, with an unread 60,000-byte body %.0f B", plain, junk, body)
+		if junk > 1.1*plain {
+			t.Errorf("junk behind a parked request costs %.0f B, over 110%% of %.0f B", junk, plain)
+		}
+		if body > 1.1*(plain+headRead) {
+			t.Errorf("an unread body costs %.0f B, over 110%% of %.0f B and the head read's %d B", body, plain, headRead)
+		}
+	})
 	// The connections were accepted before the baseline; add what each holds (its conn, rounded
 	// up to its allocator size class) to get what a parked request costs in all.
 	conn := float64(bufpool.SizeClass(int(unsafe.Sizeof(conn{}))))

@@ -389,6 +389,16 @@ func AppendChunkSize(b []byte, n int64) []byte {
 	return append(b, '\r', '\n')
 }
 
+// DataLeft returns how many data bytes of the current chunk are still to come: 0 between
+// chunks. A reader that reads no more than that, and a little for the framing after it, reads
+// little past the body's end.
+func (d *ChunkedDecoder) DataLeft() int64 {
+	if d.state == chData {
+		return int64(d.size)
+	}
+	return 0
+}
+
 // TrailerCap returns the capacity of the buffer the decoder keeps trailers in, so that a pool of
 // decoders can drop one that a large trailer section grew.
 func (d *ChunkedDecoder) TrailerCap() int { return cap(d.trailer) }

@@ -80,3 +80,27 @@ func (s *HeadScan) Reset() { *s = HeadScan{} }
 // Fresh reports whether the scanner has seen nothing of the head yet: the input starts at the
 // head's first byte, or at empty lines before it.
 func (s *HeadScan) Fresh() bool { return s.lines == 0 && s.pos == 0 }
+
+// maxPlausibleMethod bounds the method of a request MayStartRequest believes in: the longest
+// registered method (RFC 9110 and the IANA registry: UPDATEREDIRECTREF) is 17 bytes.
+const maxPlausibleMethod = 32
+
+// MayStartRequest reports whether in can be the start of a request: after any empty lines, a
+// method (a token of at most 32 bytes) followed by a space, or the start of one. It is for bytes
+// that wait behind a request being served, which the server keeps only if they may be the next
+// request: a false answer means the parser would refuse them.
+func MayStartRequest(in []byte) bool {
+	in, more := SkipEmptyLines(in)
+	if more {
+		return true // a CR that may be the start of one more empty line
+	}
+	for i, ch := range in {
+		switch {
+		case ch == ' ':
+			return i > 0
+		case !IsTchar[ch] || i == maxPlausibleMethod:
+			return false
+		}
+	}
+	return true
+}
