@@ -39,8 +39,10 @@ func TestRejectsOnTheWire(t *testing.T) {
 		{"empty host", "GET / HTTP/1.1\r\nHost:\r\n\r\n", 400},
 		{"empty host in 1.0", "GET / HTTP/1.0\r\nHost: \r\n\r\n", 400},
 		{"empty host, asterisk", "OPTIONS * HTTP/1.1\r\nHost:\r\n\r\n", 400},
-		// A method too long for the head's limit is not a long target.
-		{"long method", strings.Repeat("M", 5<<10) + " / HTTP/1.1\r\nHost: h\r\n\r\n", 501},
+		// A method too long for the head's limit is not a long target, and no method at all:
+		// the line is malformed (a method that is merely unknown is the handler's to answer).
+		{"long method", strings.Repeat("M", 5<<10) + " / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
+		{"100,000-byte method", strings.Repeat("M", 100_000) + " / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
 		{"long bad method", strings.Repeat("M", 10) + "(" + long + " / HTTP/1.1\r\nHost: h\r\n\r\n", 400},
 		{"CONNECT", "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 501},
 	}

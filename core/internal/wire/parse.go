@@ -33,7 +33,7 @@ var (
 	errExpect           = &Reject{417, "unsupported expectation"}
 	errPercent          = &Reject{400, "invalid percent-encoding in path"}
 	errTooLong          = &Reject{414, "request-target too long"}
-	errMethodTooLong    = &Reject{501, "method not implemented (too long)"}
+	errMethodTooLong    = &Reject{400, "request line over the size limit, in its method"}
 	errConnect          = &Reject{501, "CONNECT not implemented"}
 	errHostEmpty        = &Reject{400, "empty Host header"}
 	ErrHeadTooLarge     = &Reject{431, "request header fields too large"}
@@ -81,8 +81,9 @@ func ParseHead(r *Request, fields *[]Field, allowConnect bool) *Reject {
 }
 
 // LineTooLong classifies a request line over the head's size limit max, of which line holds
-// the start: 414 when the request-target is what is long, 501 when the method is (no method
-// that long is implemented), 400 when the line is malformed before that.
+// the start: 414 when the request-target is what is long; 400 when the method is (RFC 9112
+// §3: a line that long in its first token is malformed, not a request for a method the server
+// lacks, which would be 501), or when the line is malformed before that.
 func LineTooLong(line []byte, max int) *Reject {
 	i := 0
 	for i < len(line) && IsTchar[line[i]] {
