@@ -18,14 +18,26 @@ type Handler func(c *Ctx)
 // A Ctx is one request and its response. It is valid until the handler returns (or, for a
 // detached handler, until its continuation finishes) and is reused afterwards.
 //
+// # Who may use it
+//
+// Only the request's own code, while the request lasts: its handler, its continuation
+// (Detach), and the hooks the server runs for it (OnDone, OnPanic, a body filter). A Ctx serves
+// the next request once its own has ended, so every method first checks its caller, and refuses
+// any other — a goroutine the handler started, a wait.Do function, a Loop.Post callback or a
+// timer, another request's handler, anything after the request ended — without touching the
+// Ctx: the methods that return an error return ErrOutsideRequest, the others panic with it,
+// and the first refusal of a server is logged with the caller's stack. Hand blocking work to
+// wait.Do and use its result in the handler; wake a parked handler from elsewhere with a Waker;
+// run code on the loop with Loop.Post. Loop may be called from anywhere.
+//
 // # Owned and borrowed values
 //
 // Strings a Ctx returns (Method, Path, Query, Header, Param, ...) are the caller's to keep,
 // as bufio.Scanner's Text is: each call copies the value out of the request (Method returns
 // a constant for the common methods). The XxxBytes accessors are the zero-copy way, like
 // Scanner's Bytes: the slice points into the request's own memory and is borrowed (read it,
-// never modify it), valid
-// until the handler returns (across parks included) and reused by a later request after that.
+// never modify it), valid until the handler returns (across parks included) and reused by a
+// later request after that.
 // Copy what you keep. In builds with the race detector a request's memory is never reused and
 // is overwritten with the text "dwell:freed " when the request ends, so a retained borrowed
 // slice shows as that text in the first test that reads it.
@@ -88,7 +100,7 @@ type ctxRare struct {
 	values     *valueNode   // request-scoped values, newest first (SetValue)
 	onDone     []func(Done) // completion hooks (OnDone)
 	filter     BodyWriter   // the outermost body filter (WrapBody), or nil
-	wakeErr    error        // an error passed to Resume that has no errCode
+	wakeErr    error        // an error a wake passed that has no errCode
 	bodyErr    error        // a body error that has no errCode
 	panicV     any          // what the handler panicked with, for Done.Err
 	onPanic    func(*Ctx, any)

@@ -46,8 +46,15 @@
 // # Rules for handlers
 //
 // A handler must not block its thread: a loop runs all its handlers on one goroutine, so a
-// blocking call stalls every connection of the loop. Package wait runs blocking work on a worker
-// pool (wait.Do) and provides timers, events and topics to wait on.
+// blocking call stalls every connection of the loop (Options.StallThreshold says when one
+// does). Package wait runs blocking work on a worker pool (wait.Do) and provides timers, events
+// and topics to wait on.
+//
+// A Ctx is for its request's own code only — the handler, its continuation, its hooks — while
+// the request lasts (owner.go): a goroutine the handler started, a Post callback or another
+// request's handler is refused (ErrOutsideRequest), since a Ctx serves the next request once
+// its own has ended. Such code wakes the handler with a Waker, or runs on the loop with
+// Loop.Post.
 //
 // # Platforms
 //

@@ -3,7 +3,7 @@ package core
 import "time"
 
 // Parking: a handler's coroutine suspends itself and the loop goes on with other work until
-// something makes the handler ready again — a Resume or Waker for the hooks below, readability
+// something makes the handler ready again — a Waker for the hooks below, readability
 // for a body read, a drained queue for a writer. A ready handler is resumed only by its own
 // loop, at the top of the loop, never from inside another handler.
 //
@@ -14,8 +14,8 @@ type parkKind uint8
 
 const (
 	parkNone  parkKind = iota
-	parkUser           // Suspend: ended by Resume, a Waker, the deadline, or the client leaving
-	parkHold           // Hold: ended only by Resume or a Waker
+	parkUser           // Suspend: ended by a Waker, the deadline, or the client leaving
+	parkHold           // Hold: ended only by a Waker
 	parkRead           // waiting for request body bytes
 	parkWrite          // waiting for the write queue to drain
 	parkAfter          // detached until a time (ctxhook.DetachUntil): the deadline is the event
@@ -120,7 +120,7 @@ func (cx *Ctx) wake(err error) {
 }
 
 // setWakeErr records what a wake passes to the parked handler: most are coded in a byte; another
-// error (from Resume) is kept in the extra.
+// error (from a Waker) is kept in the extra.
 func (cx *Ctx) setWakeErr(err error) {
 	cx.woken = codeOf(err)
 	if cx.woken == errOther {
@@ -169,7 +169,7 @@ func (w Waker) Wake(err error) bool {
 }
 
 // Detach lets the handler return without finishing its response: the response stays open and
-// k runs later, on the loop, with c, when Resume or a Waker wakes it (with their error), after
+// k runs later, on the loop, with c, when a Waker wakes it (with its error), after
 // timeout (if > 0) with ErrTimeout, when the client goes away (ErrClosed), when a shutdown's
 // grace period ends (ErrShutdown; or as soon as one begins, after WakeOnShutdown) or when the
 // request's deadline passes (ErrDeadline). k writes the rest of the response; when it returns,
