@@ -139,6 +139,7 @@ func (c *conn) handlerDone() {
 		cx.rflags |= rfClose
 	}
 	cx.finish()
+	cx.rflags |= rfFinished // what a completion hook writes would follow the response on the wire
 	cx.runDone()
 	cx.end()
 	switch {

@@ -139,3 +139,27 @@ func TestHooksAndResponderUseTheCtx(t *testing.T) {
 		t.Fatalf("the hook saw %q", got)
 	}
 }
+
+// TestHookCannotWriteAfterTheResponse: a completion hook runs once the response is complete;
+// what it writes would follow the response on the wire, as a reply to no request, so the write
+// fails and the connection carries the next response cleanly.
+func TestHookCannotWriteAfterTheResponse(t *testing.T) {
+	errs := make(chan error, 2)
+	_, addr := startServer(t, func(c *Ctx) {
+		c.OnDone(func(Done) {
+			_, err := c.WriteString("late")
+			errs <- err
+		})
+		c.WriteString("body")
+	}, Options{})
+	c := dial(t, addr)
+	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	for range 2 {
+		if _, body := c.response("GET"); body != "body" {
+			t.Fatalf("body %q", body)
+		}
+		if err := receive(t, "the hook's write", errs); err == nil {
+			t.Fatal("a hook wrote after the response")
+		}
+	}
+}

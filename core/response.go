@@ -22,7 +22,7 @@ const (
 	rfAbort                                // the response is abandoned: the client must see it cut
 	rfShutdownWake                         // parks end as soon as a shutdown begins
 	rfShutdownTold                         // a park ended with ErrShutdown for the notice
-	rfFiltered                             // the body filter is running a write: bypass it
+	rfFinished                             // the response is complete: nothing more may be written
 )
 
 // ErrBodyNotAllowed is returned by Write for a response that cannot have a body (204, 304).
@@ -283,10 +283,16 @@ func (cx *Ctx) writeErr() error {
 	if cx.gone != 0 && cx.gone.err() == ErrDeadline {
 		return ErrDeadline // the request's time is up: what it writes now would not be whole
 	}
+	if cx.rflags&rfFinished != 0 {
+		return errResponseComplete
+	}
 	return nil
 }
 
-var errRequestDone = errors.New("dwell: Ctx used after its request ended")
+var (
+	errRequestDone      = errors.New("dwell: Ctx used after its request ended")
+	errResponseComplete = errors.New("dwell: the response is complete: a completion hook cannot write to it")
+)
 
 // noBody reports whether the response must not carry a body: a HEAD request (RFC 9110 §9.3.2) or
 // a 1xx, 204 or 304 status (RFC 9110 §6.4.1).
