@@ -1,9 +1,11 @@
 package router
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +26,11 @@ import (
 // reports the ratios of their times and of the process's CPU time (client included, the same
 // for both) per request: on a busy machine it is the comparison to trust. Throughput under
 // concurrent load is bench/'s "std" figure.
+//
+// BenchmarkStdUploadBridge and BenchmarkStdDownloadBridge time the calls the goroutine makes
+// to the loop: a small body read whole (its bytes came with the head, so the read never waits
+// for the client) and a response of 24 KiB written in 8 KiB pieces, each a call (RoundTripper
+// needs a response that one read takes whole).
 
 var stdHello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain")
@@ -86,6 +93,46 @@ func BenchmarkStdHelloRatio(b *testing.B) {
 	b.ReportMetric(float64(ts.Nanoseconds())/n, "nethttp-ns/req")
 	b.ReportMetric(float64(tb)/float64(ts), "time-ratio")
 	b.ReportMetric(float64(cb)/float64(cs), "cpu-ratio")
+}
+
+// stdUpload reads the body whole and answers with its size.
+var stdUpload = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	fmt.Fprintf(w, "%d", len(b))
+})
+
+// stdDownload writes 24 KiB in 8 KiB pieces.
+var stdDownload = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	piece := make([]byte, 8<<10)
+	for range 3 {
+		w.Write(piece)
+	}
+})
+
+func BenchmarkStdUploadBridge(b *testing.B) {
+	_, addr := coretest.Serve(b, HTTPHandler(stdUpload), core.Options{})
+	body := strings.Repeat("u", 100)
+	rt := coretest.NewRoundTripper(b, addr, "POST /std/upload HTTP/1.1\r\nHost: bench\r\n"+
+		"Content-Length: 100\r\n\r\n"+body)
+	b.ReportAllocs()
+	for b.Loop() {
+		rt.Do(b)
+	}
+}
+
+func BenchmarkStdDownloadBridge(b *testing.B) {
+	_, addr := coretest.Serve(b, HTTPHandler(stdDownload), core.Options{})
+	rt := coretest.NewRoundTripper(b, addr, "GET /std/download HTTP/1.1\r\nHost: bench\r\n\r\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		rt.Do(b)
+	}
 }
 
 // cpuTime returns the CPU time the process has used, user and system.

@@ -41,6 +41,12 @@ type exchange struct {
 	done    chan struct{}
 
 	call call
+
+	// The loop's watch on a call that may wait for the client (see watch); kept with the
+	// exchange when it is recycled.
+	watchdog     *core.Timer
+	watchdogLoop *core.Loop // the loop whose timer watchdog is
+	onClientWait func()     // x.clientWaits, made once: a method value allocates
 }
 
 // A call is the goroutine's request to the loop, with its result.
@@ -67,6 +73,9 @@ type call struct {
 	n        int
 	err      error
 	trailers []string // callRead at the end of a chunked body: name, value, ...
+	// waited: the call had to wait for the client, and the exchange gave up its place in the
+	// pool meanwhile (see watch); the goroutine takes one again before it goes on.
+	waited bool
 }
 
 type callKind uint8
@@ -79,14 +88,23 @@ const (
 	callFinish                       // write out and end the response; no answer
 )
 
-var exchanges = sync.Pool{New: func() any { return &exchange{done: make(chan struct{}, 1)} }}
+var exchanges = sync.Pool{New: func() any {
+	x := &exchange{done: make(chan struct{}, 1)}
+	x.onClientWait = x.clientWaits
+	return x
+}}
 
 // do hands x.call to the handler and waits for its answer, which is in x.call on return. The
 // handler answers every call, also once its client has gone (with the error that says so): its
-// loop does not stop while it holds.
+// loop does not stop while it holds. A call that had to wait for the client gave up the
+// exchange's place in the pool; do takes one again, waiting its turn if the pool is full.
 func (x *exchange) do() {
 	if x.post() {
 		<-x.done
+		if x.call.waited {
+			x.call.waited = false
+			httpWorkers.resume(x)
+		}
 	}
 }
 
@@ -161,7 +179,8 @@ func (x *exchange) awaitCall(c *core.Ctx) {
 
 // abandonOnPanic keeps the goroutine from waiting forever for a handler that panicked while
 // serving a call (or that was not running as a handler at all). Such an exchange is never
-// recycled.
+// recycled. A call that waited for the client before the panic says so in its waited, and the
+// goroutine takes its place in the pool again, as after any such call.
 func (x *exchange) abandonOnPanic() {
 	if v := recover(); v != nil {
 		x.mu.Lock()
@@ -189,6 +208,8 @@ func (x *exchange) serve(c *core.Ctx, cl *call) {
 		applyHead(c, cl.status, cl.fields, false)
 		cl.status = 0
 	}
+	x.watch()
+	defer x.unwatch()
 	switch cl.kind {
 	case callWrite:
 		cl.err = writeBoth(c, cl.out, cl.p)
@@ -246,7 +267,8 @@ func (x *exchange) release() {
 	trailers := x.call.trailers[:0]
 	clear(x.call.trailers)
 	*x = exchange{done: x.done, fields: fields, params: params,
-		call: call{fields: headFields, trailers: trailers}}
+		call:     call{fields: headFields, trailers: trailers},
+		watchdog: x.watchdog, watchdogLoop: x.watchdogLoop, onClientWait: x.onClientWait}
 	exchanges.Put(x)
 }
 
