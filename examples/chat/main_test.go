@@ -58,6 +58,7 @@ type message struct {
 type pollResult struct {
 	Messages []message `json:"messages"`
 	Last     uint64    `json:"last"`
+	Epoch    string    `json:"epoch"`
 }
 
 // client gives up on a request only on a hang.
@@ -346,7 +347,8 @@ func TestPageLoads(t *testing.T) {
 	}
 }
 
-// sseStream opens GET /events and returns a reader of its body, past the opening retry line.
+// sseStream opens GET /events and returns a reader of its body, past the opening retry line and
+// the comment that names the epoch of the polls.
 func sseStream(t *testing.T, base string, header ...string) (*bufio.Reader, net.Conn) {
 	t.Helper()
 	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
@@ -364,8 +366,8 @@ func sseStream(t *testing.T, base string, header ...string) (*bufio.Reader, net.
 		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	br := bufio.NewReader(resp.Body)
-	if ev := readEvent(t, br); ev != "retry: 2000" {
-		t.Fatalf("first event %q", ev)
+	if ev, want := readEvent(t, br), "retry: 2000\n: epoch "+poll(t, base, "after=0&timeout=0").Epoch; ev != want {
+		t.Fatalf("first block %q, want %q", ev, want)
 	}
 	return br, c
 }

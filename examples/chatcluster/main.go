@@ -11,6 +11,12 @@
 // any instance with its cursor (the stream's sequence numbers mean the same everywhere); an
 // instance that starts serves the whole history from the stream. While NATS is unreachable a
 // post gets 503 and waiting polls stay parked; once it is back they go on, without a restart.
+//
+// The answers name the stream's epoch, its creation time (see examples/internal/chatapi). A
+// stream deleted and created again starts its numbering over: the instances notice (NATS
+// advises them, and they look every 10 s in case they missed it), follow the new stream, and
+// wake their polls with the new epoch, so that the pages read the new history from its start.
+// Until the stream is back, posts get 503.
 package main
 
 import (
@@ -25,10 +31,8 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/examples/internal/chatapi"
 	"github.com/dwellhttp/dwell/examples/internal/chatpage"
 	"github.com/dwellhttp/dwell/router"
-	"github.com/dwellhttp/dwell/wait/jetstream"
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 )
@@ -52,7 +56,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer ch.topic.Close()
+	defer ch.close()
 
 	srv := core.NewServer(ch.handler(), core.Options{Addr: *addr, Loops: *loops})
 	if err := srv.Listen(); err != nil {
@@ -79,19 +83,21 @@ func main() {
 	}
 }
 
-// openChat follows the stream's messages, creating the stream when it is missing.
+// openChat follows the stream's messages, creating the stream when it is missing, and watches
+// the stream's life (stream.go): a stream deleted and created again is followed anew.
 func openChat(nc *nats.Conn, stream string) (*chat, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
-	subject := stream + ".messages"
 	js, err := natsjs.New(nc)
 	if err != nil {
 		return nil, err
 	}
+	ch := &chat{nc: nc, js: js, stream: stream, subject: stream + ".messages",
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), watched: make(chan struct{})}
 	if _, err := js.Stream(ctx, stream); errors.Is(err, natsjs.ErrStreamNotFound) {
 		_, err = js.CreateStream(ctx, natsjs.StreamConfig{
 			Name:     stream,
-			Subjects: []string{subject},
+			Subjects: []string{ch.subject},
 			Storage:  natsjs.FileStorage,
 		})
 		if err != nil && !errors.Is(err, natsjs.ErrStreamNameAlreadyInUse) { // another instance was first
@@ -100,16 +106,31 @@ func openChat(nc *nats.Conn, stream string) (*chat, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("stream %q: %w", stream, err)
 	}
-	topic, err := jetstream.New(ctx, nc, jetstream.Config[chatapi.Entry]{
-		Stream:  stream,
-		Subject: subject,
-		Decode:  decode,
-		History: history,
-	})
+	// Subscribed before the first generation opens, so that no recreation goes unnoticed
+	// between the two. NATS sends these advisories to every subscriber of the account.
+	ch.sub, err = nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.*."+stream, func(*nats.Msg) { ch.check() })
 	if err != nil {
 		return nil, err
 	}
-	return &chat{topic: topic}, nil
+	g, err := ch.open(ctx)
+	if err != nil {
+		ch.sub.Unsubscribe()
+		return nil, err
+	}
+	ch.gen.Store(g)
+	go ch.watch()
+	return ch, nil
+}
+
+// close stops watching the stream and closes the Topic, once the server has shut down (no
+// request uses the Topic any more), and before the NATS connection.
+func (ch *chat) close() {
+	ch.sub.Unsubscribe()
+	close(ch.stop)
+	<-ch.watched
+	if g := ch.gen.Load(); g.end() {
+		g.topic.Close()
+	}
 }
 
 // handler routes the chat's endpoints.

@@ -71,6 +71,13 @@ func (ns *natsServer) url() string { return "nats://127.0.0.1:" + strconv.Itoa(n
 // its own, until the test ends, and returns its base URL.
 func serve(t *testing.T, ns *natsServer) string {
 	t.Helper()
+	_, base := serveChat(t, ns)
+	return base
+}
+
+// serveChat runs a chat instance as serve does, and returns it too.
+func serveChat(t *testing.T, ns *natsServer) (*chat, string) {
+	t.Helper()
 	nc, err := nats.Connect(ns.url(), nats.ReconnectBufSize(-1), nats.MaxReconnects(-1),
 		nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
@@ -81,14 +88,15 @@ func serve(t *testing.T, ns *natsServer) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(ch.topic.Close)
+	t.Cleanup(ch.close)
 	_, addr := coretest.Serve(t, ch.handler(), core.Options{Loops: 2})
-	return "http://" + addr
+	return ch, "http://" + addr
 }
 
 type pollResult struct {
 	Messages []chatapi.Message `json:"messages"`
 	Last     uint64            `json:"last"`
+	Epoch    string            `json:"epoch"`
 }
 
 var client = &http.Client{Timeout: coretest.Patience}
@@ -304,7 +312,8 @@ func TestPageLoads(t *testing.T) {
 	}
 }
 
-// sseStream opens GET /events and returns a reader of its body, past the opening retry line.
+// sseStream opens GET /events and returns a reader of its body, past the opening retry line and
+// the comment that names the epoch of the polls.
 func sseStream(t *testing.T, base string, header ...string) *bufio.Reader {
 	t.Helper()
 	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
@@ -322,8 +331,8 @@ func sseStream(t *testing.T, base string, header ...string) *bufio.Reader {
 		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	br := bufio.NewReader(resp.Body)
-	if ev := readEvent(t, br); ev != "retry: 2000" {
-		t.Fatalf("first event %q", ev)
+	if ev, want := readEvent(t, br), "retry: 2000\n: epoch "+poll(t, base, "after=0&timeout=0").Epoch; ev != want {
+		t.Fatalf("first block %q, want %q", ev, want)
 	}
 	return br
 }

@@ -20,7 +20,7 @@ import (
 var client = &http.Client{Timeout: 10 * time.Second}
 
 // post sends a message as another client of the API would.
-func post(t *testing.T, s *server, name, text string) {
+func post(t *testing.T, s site, name, text string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"name": name, "text": text})
 	resp, err := client.Post(s.url()+"messages", "application/json", bytes.NewReader(b))
@@ -34,7 +34,7 @@ func post(t *testing.T, s *server, name, text string) {
 }
 
 // room returns the texts of the messages the server has.
-func room(t *testing.T, s *server) []string {
+func room(t *testing.T, s site) []string {
 	t.Helper()
 	resp, err := client.Get(s.url() + "messages?after=0&timeout=0")
 	if err != nil {

@@ -31,7 +31,7 @@ type user struct {
 // open opens the chat page for a new user, who types name into the name field (none when
 // empty). The test fails if the page throws an error nobody caught, or logs an error other
 // than a failed request.
-func open(t *testing.T, s *server, name string) *user {
+func open(t *testing.T, s site, name string) *user {
 	t.Helper()
 	if browser == nil {
 		t.Skip(noBrowser)

@@ -5,13 +5,41 @@
 //
 // The API:
 //
-//	POST /messages {"text", "name"}  201 {"id", "seq", "time"} (the name may be left out)
-//	GET  /messages?after=N&timeout=MS  200 {"messages": [...], "last": N}
+//	POST /messages {"text", "name"}  201 {"id", "seq", "time", "epoch"} (the name may be left out)
+//	GET  /messages?after=N&timeout=MS  200 {"messages": [...], "last": N, "epoch": E}
 //	GET  /events  text/event-stream, from Last-Event-ID (or ?after=N), else from now
 //
 // A message is {"id", "seq", "name", "text", "time"}: id a UUID, seq its place in the room
 // (1, 2, 3, ...), name the sender's (trimmed; absent when none or a blank one was given), time
 // when the server took it (RFC 3339 in UTC, to the millisecond: "2025-01-02T15:04:05.123Z").
+//
+// The epoch names the history that seqs count in, and changes when the history starts again
+// from 1: examples/chat keeps its room in memory, so each process has an epoch of its own (a
+// random UUID); chatcluster's history is its JetStream stream, and its epoch the stream's
+// creation time (RFC 3339, to the nanosecond), the same on every instance and through NATS
+// restarts, new when the stream is deleted and created again. Epochs are compared for equality
+// only. A cursor means nothing in another epoch: a client that sees the epoch change forgets its
+// cursor and what it has shown, and reads the new history from after=0 (chatcluster answers a
+// poll that was waiting on the old history so: the new epoch, no messages, last 0). An answer
+// whose last is below the cursor asked with (wait.Topic and jetstream.Topic count a cursor ahead
+// of the room as its last seq) means the same: the history the cursor came from is gone.
+//
+// A POST answer names the history that took the message (for chatcluster, as far as the
+// instance knew: one that has not noticed the stream created again may name the old epoch for a
+// message the new stream took). A message is in the history a client follows only if a poll
+// brings it there. When the client starts following a new epoch, a message whose answer named
+// another one and that has not come once the client has read the new history up to now (a poll
+// that answers no messages) was lost with its history, as was one of the followed epoch whose
+// seq the cursor passed without it: the client may send it again. An answer that names an
+// epoch the client has not followed yet may come from a history that replaced the client's: the
+// client polls at once, without waiting.
+//
+// The event stream begins with "retry: 2000" and the comment ": epoch E" (a comment, which
+// every event-stream parser skips, so that the stream's events are messages alone); each
+// message is then an event with "id: <seq>" and "data: <message JSON>". A client whose
+// Last-Event-ID came from another epoch opens the stream again from after=0 (a new
+// EventSource, which sends no Last-Event-ID). A stream ends when its history does
+// (chatcluster's stream recreated), so that its client reconnects and is told the new epoch.
 //
 // A text must not be blank, and has at most 2048 characters and 4096 bytes in UTF-8; a name has
 // at most 32 characters and no control characters (chatpage's limits, which the page applies
@@ -98,11 +126,13 @@ func ReadPost(c *core.Ctx) (Message, bool) {
 	return Message{ID: uuid.NewString(), Name: name, Text: *in.Text, Time: time.Now().UTC().Format(chatpage.TimeFormat)}, true
 }
 
-// WritePosted answers a stored post: 201 {"id", "seq", "time"}.
-func WritePosted(c *core.Ctx, m Message) {
+// WritePosted answers a post stored in the history of the given epoch: 201 {"id", "seq",
+// "time", "epoch"}.
+func WritePosted(c *core.Ctx, m Message, epoch string) {
 	c.SetStatus(201)
 	c.SetHeader("Content-Type", "application/json")
-	c.WriteString(`{"id":"` + m.ID + `","seq":` + strconv.FormatUint(m.Seq, 10) + `,"time":"` + m.Time + "\"}\n")
+	c.WriteString(`{"id":"` + m.ID + `","seq":` + strconv.FormatUint(m.Seq, 10) + `,"time":"` + m.Time +
+		`","epoch":` + jsonString(epoch) + "}\n")
 }
 
 // PollArgs reads the cursor and the timeout of GET /messages?after=N&timeout=MS (default 30 s,
@@ -120,8 +150,9 @@ func PollArgs(c *core.Ctx) (after uint64, timeout time.Duration, ok bool) {
 	return after, min(time.Duration(ms)*time.Millisecond, MaxTimeout), true
 }
 
-// WriteMessages answers a poll: the messages, and last, the cursor of the next poll.
-func WriteMessages(c *core.Ctx, msgs []Entry, last uint64) {
+// WriteMessages answers a poll: the messages, last, the cursor of the next poll, and the epoch
+// they belong to.
+func WriteMessages(c *core.Ctx, msgs []Entry, last uint64, epoch string) {
 	var b strings.Builder
 	b.WriteString(`{"messages":[`)
 	for i, e := range msgs {
@@ -132,20 +163,23 @@ func WriteMessages(c *core.Ctx, msgs []Entry, last uint64) {
 	}
 	b.WriteString(`],"last":`)
 	b.WriteString(strconv.FormatUint(last, 10))
+	b.WriteString(`,"epoch":`)
+	b.WriteString(jsonString(epoch))
 	b.WriteString("}\n")
 	c.SetHeader("Content-Type", "application/json")
 	c.SetHeader("Cache-Control", "no-store")
 	c.WriteString(b.String())
 }
 
-// Events answers GET /events: the messages next gives as Server-Sent Events, each as
-// "id: <seq>" and "data: <message JSON>", from after the Last-Event-ID header (or the after
-// parameter) when there is one, else from now (last). next is a topic's Next. One message is
-// written at a time: Write parks the handler while a slow client has the high-water mark
-// unread, so the stream goes at the client's pace and its buffer stays bounded. It ends when the
-// client leaves, a shutdown begins or next fails otherwise; the client reconnects with its
-// Last-Event-ID, to this server or another.
-func Events(c *core.Ctx, last uint64, next func(*core.Ctx, uint64, time.Duration) ([]Entry, uint64, error)) {
+// Events answers GET /events: a comment that names the history's epoch (see the package doc),
+// then the messages next gives as Server-Sent Events, each as "id: <seq>" and
+// "data: <message JSON>", from after the Last-Event-ID header (or the after parameter) when
+// there is one, else from now (last). next is a topic's Next. One message is written at a time:
+// Write parks the handler while a slow client has the high-water mark unread, so the stream goes
+// at the client's pace and its buffer stays bounded. It ends when the client leaves, a shutdown
+// begins or next fails otherwise (the history ended, say); the client reconnects with its
+// Last-Event-ID, to this server or another, and is told the epoch again.
+func Events(c *core.Ctx, epoch string, last uint64, next func(*core.Ctx, uint64, time.Duration) ([]Entry, uint64, error)) {
 	cursor := last
 	if v, ok := c.LookupHeader("Last-Event-ID"); ok {
 		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
@@ -156,7 +190,8 @@ func Events(c *core.Ctx, last uint64, next func(*core.Ctx, uint64, time.Duration
 	}
 	c.SetHeader("Content-Type", "text/event-stream")
 	c.SetHeader("Cache-Control", "no-store")
-	c.WriteString("retry: 2000\n\n")
+	// The epoch is a comment: no event is dispatched for it, and a client's Last-Event-ID stays.
+	c.WriteString("retry: 2000\n: epoch " + epoch + "\n\n")
 	if c.Flush() != nil {
 		return
 	}
@@ -199,6 +234,12 @@ func queryUint(c *core.Ctx, name string, def uint64) (uint64, bool) {
 	}
 	n, err := strconv.ParseUint(v, 10, 64)
 	return n, err == nil
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s) // a string: it cannot fail
+	return string(b)
 }
 
 // Fail answers an error as JSON: {"error": msg}.

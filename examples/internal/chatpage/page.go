@@ -1,6 +1,10 @@
 // Package chatpage is the page of the chat examples (examples/chat, examples/chatcluster): one
 // self-contained HTML document, with its style and script, that posts with POST /messages and
-// follows the room with long polls on GET /messages, keeping its cursor across failures.
+// follows the room with long polls on GET /messages, keeping its cursor across failures, and
+// starting over when the server's history does (its epoch changes, see chatapi): the messages
+// shown stay, above a line that says they are no longer on the server, the new history is read
+// from its start, and a message the server took that the new history does not have is sent
+// again.
 //
 // The page shows whether it is connected (live as soon as a request succeeds, retrying within
 // seconds after a failure), sends one message at a time and keeps any it could not send, with

@@ -1,6 +1,11 @@
 "use strict";
 // The chat page: it follows the room with long polls on GET /messages and sends with
 // POST /messages, one message at a time. Messages are always rendered as text.
+//
+// Every answer names the server's epoch: the history its seqs count in. When it changes (a new
+// server process, a stream created again) the page's cursor means nothing any more: the page
+// keeps the messages it shows, as earlier ones, reads the new history from its start, and sends
+// again those it sent that the new history does not have.
 
 // The limits of a message, as the server enforces them: characters are code points.
 const limits = {textChars: {{MaxTextChars}}, textBytes: {{MaxTextBytes}}, nameChars: {{MaxNameChars}}};
@@ -13,12 +18,18 @@ const form = $("form"), input = $("text"), nameInput = $("name"), notice = $("no
 const encoder = new TextEncoder();
 const number = new Intl.NumberFormat();
 
-let last = 0;                  // the cursor: the seq of the last message seen
+let epoch = null;              // the history the page follows, as the server names it (null: none yet)
+const left = new Set();        // the epochs of the histories the page followed before
+let last = 0;                  // the cursor: the seq of the last message seen in that history
+let catchingUp = true;         // polls do not wait until one answers with nothing new
 const shown = new Map();       // message id → {m, li}: the message and its element in the log
-const waiting = new Map();     // id of a message sent but not yet polled → its outbox element
+const earlier = new Map();     // message id → element, for the messages of histories that ended
+const waiting = new Map();     // id of a message sent but not yet polled → its outbox item,
+                               // with the seq and epoch the server took it under
 const outbox = [];             // messages to send, oldest first: {text, name, li, state}
 let sending = false;           // a POST is in flight
 let wakeFollower = null;       // ends the follower's wait before its next retry
+let polling = null;            // the AbortController of the poll in flight
 const own = new Set(load("dwell-chat-own", [])); // ids of the messages sent from this browser
 
 // --- storage: localStorage may be unavailable (private modes); the page works without it
@@ -158,9 +169,13 @@ function show(m) {
   shown.set(m.id, {m, li});
   const pending = waiting.get(m.id);
   if (pending) {
-    pending.remove();
+    pending.li.remove();
     waiting.delete(m.id);
   }
+  // A message shown as an earlier history's that is in this one too (a stream created again
+  // while its instances still followed the old one) moves to its place in this one.
+  earlier.get(m.id)?.remove();
+  earlier.delete(m.id);
   log.append(li);
 }
 
@@ -201,25 +216,96 @@ async function reason(r) {
   return `HTTP ${r.status}`;
 }
 
+// --- following the room: one history at a time
+
+// enter makes the page follow the history named newEpoch. The messages sent in any other that
+// have not come yet are orphans: they come in this history only if they went to it.
+function enter(newEpoch) {
+  if (epoch !== null && epoch !== newEpoch) left.add(epoch);
+  epoch = newEpoch;
+  for (const item of waiting.values()) item.orphan = item.epoch !== epoch;
+}
+
+// startOver follows a new history: the messages shown stay, above a line that says they are no
+// longer on the server, and the page reads the new history from its start.
+function startOver(newEpoch) {
+  if (shown.size) {
+    const line = document.createElement("li");
+    line.className = "restart";
+    line.textContent = "The server started over: the messages above are no longer on it.";
+    log.append(line);
+  }
+  for (const [id, {li}] of shown) earlier.set(id, li);
+  shown.clear();
+  enter(newEpoch);
+  last = 0;
+  catchingUp = true;
+}
+
+// receive takes a poll's answer. An answer from another history, or whose cursor is behind the
+// page's (a history that started again under the same name), starts over instead: its messages
+// are those after a cursor that meant something else.
+function receive(body) {
+  if (epoch === null) {
+    enter(body.epoch);
+  } else if (body.epoch !== epoch || body.last < last) {
+    startOver(body.epoch);
+    return;
+  }
+  const stick = atBottom();
+  body.messages.forEach(show);
+  last = body.last;
+  if (stick && body.messages.length) scroller.scrollTop = scroller.scrollHeight;
+  if (!body.messages.length) catchingUp = false;
+  settle();
+}
+
+// settle sends again the messages the server took that the history the page follows will not
+// bring: an orphan, once the page has read this history up to now (the server that took it, or
+// its stream, is gone; had it gone to this history, the poll would have brought it), and one
+// taken in this history whose seq the cursor has passed.
+function settle() {
+  const again = [];
+  for (const [id, item] of waiting) {
+    if (item.orphan ? !catchingUp : item.epoch === epoch && item.seq <= last) {
+      waiting.delete(id);
+      setState(item, "waiting");
+      again.push(item);
+    }
+  }
+  if (!again.length) return;
+  // Before the messages typed after them, behind the one on its way.
+  outbox.splice(sending ? 1 : 0, 0, ...again);
+  pump();
+}
+
+// lookAgain makes the follower poll at once, without waiting on the server, and read the history
+// up to now: a POST answer named another epoch than the page's.
+function lookAgain() {
+  catchingUp = true;
+  polling?.abort();
+  if (wakeFollower) wakeFollower();
+}
+
 // follow polls for ever. After a failure it asks again within seconds (backoff with jitter),
-// first without waiting on the server, so that the page says live as soon as it is back.
+// first without waiting on the server, so that the page says live as soon as it is back; so it
+// does at the start, and after starting over, until an answer has nothing new.
 async function follow() {
-  let timeout = 0, failures = 0;
+  let failures = 0;
   for (;;) {
+    polling = new AbortController();
     try {
-      const r = await fetch(`/messages?after=${last}&timeout=${timeout}`, {cache: "no-store"});
+      const timeout = catchingUp ? 0 : pollTimeout;
+      const r = await fetch(`/messages?after=${last}&timeout=${timeout}`, {cache: "no-store", signal: polling.signal});
       if (!r.ok) throw new Error(await reason(r));
       const body = await r.json();
       live();
-      const stick = atBottom();
-      body.messages.forEach(show);
-      last = body.last;
-      if (stick && body.messages.length) scroller.scrollTop = scroller.scrollHeight;
-      timeout = pollTimeout;
       failures = 0;
+      receive(body);
     } catch (e) {
+      if (e.name === "AbortError") continue; // lookAgain: poll again at once
       failures++;
-      timeout = 0;
+      catchingUp = true;
       setStatus("offline", failures === 1 ? "reconnecting…" : "offline, retrying…");
       const delay = Math.min(250 * 2 ** failures, maxBackoff) * (0.75 + Math.random() / 2);
       await pause(delay);
@@ -295,7 +381,7 @@ async function pump() {
     if (!r.ok) throw new Error(await reason(r));
     const m = await r.json();
     live();
-    outbox.shift();
+    outbox.shift(); // item, still first: settle puts what it sends again behind it
     remember(m.id);
     sent(item, m);
   } catch (e) {
@@ -307,7 +393,7 @@ async function pump() {
 }
 
 // sent marks a message the server took: as the user's own if the poll showed it already, else
-// as sent until the poll shows it in its place.
+// as sent until the poll shows it in its place. Its seq and epoch say where it went, for settle.
 function sent(item, m) {
   const seen = shown.get(m.id);
   if (seen) {
@@ -318,7 +404,13 @@ function sent(item, m) {
     return;
   }
   setState(item, "sent");
-  waiting.set(m.id, item.li);
+  item.seq = m.seq;
+  item.epoch = m.epoch;
+  // Taken in a history the page has left: an orphan. In one it has not followed yet, which may
+  // have replaced the page's: the message waits for the page there. Either way the page looks.
+  item.orphan = m.epoch !== epoch && left.has(m.epoch);
+  waiting.set(m.id, item);
+  if (epoch !== null && m.epoch !== epoch) lookAgain();
 }
 
 function submit() {

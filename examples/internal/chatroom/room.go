@@ -12,6 +12,7 @@ import (
 	"github.com/dwellhttp/dwell/examples/internal/chatpage"
 	"github.com/dwellhttp/dwell/router"
 	"github.com/dwellhttp/dwell/wait"
+	"github.com/google/uuid"
 )
 
 // history is how many messages the room keeps for clients that come back with an old cursor.
@@ -22,11 +23,15 @@ const history = 1000
 type Room struct {
 	mu    sync.Mutex // serialises posts, so that a message knows its seq before it is published
 	topic *wait.Topic[chatapi.Entry]
+	// epoch names the room's history (see chatapi): a room lives as long as its process, and
+	// a new one numbers its messages from 1 again, so clients must be able to tell them apart.
+	// Random rather than the start time, which a clock set back could repeat.
+	epoch string
 }
 
-// New returns an empty room.
+// New returns an empty room, with an epoch of its own.
 func New() *Room {
-	return &Room{topic: wait.NewTopic[chatapi.Entry](history)}
+	return &Room{topic: wait.NewTopic[chatapi.Entry](history), epoch: uuid.NewString()}
 }
 
 // Handler routes the room's endpoints and its page (GET /).
@@ -35,7 +40,7 @@ func (rm *Room) Handler() core.Handler {
 	r.GET("/", chatpage.Serve)
 	r.POST("/messages", rm.post)
 	r.GET("/messages", rm.poll)
-	r.GET("/events", func(c *core.Ctx) { chatapi.Events(c, rm.topic.Last(), rm.topic.Next) })
+	r.GET("/events", func(c *core.Ctx) { chatapi.Events(c, rm.epoch, rm.topic.Last(), rm.topic.Next) })
 	return r.Handler()
 }
 
@@ -45,7 +50,7 @@ func (rm *Room) post(c *core.Ctx) {
 	if !ok {
 		return
 	}
-	chatapi.WritePosted(c, rm.publish(m))
+	chatapi.WritePosted(c, rm.publish(m), rm.epoch)
 }
 
 // publish numbers m, stamps it with the time and adds it to the room.
@@ -71,8 +76,9 @@ func (rm *Room) poll(c *core.Ctx) {
 		return // the client left
 	}
 	// Messages, or none when the timeout passed or a shutdown began: the client polls again
-	// with last.
-	chatapi.WriteMessages(c, msgs, last)
+	// with last. A cursor ahead of the room (from an earlier process: its epoch was another)
+	// counts as the room's last seq, so last comes back below it.
+	chatapi.WriteMessages(c, msgs, last, rm.epoch)
 }
 
 // next waits for the messages after the cursor. A parked request's stack holds the frames of
