@@ -71,10 +71,7 @@ func (c *conn) fire(l *Loop) {
 		c.rdl = 0
 		switch c.state {
 		case stHead:
-			writeReject(c, wire.ErrHeaderTimeout)
-			c.in = c.in[:0]
-			c.keepAlive = false
-			c.closeAfterOutput(true)
+			c.reject(wire.ErrHeaderTimeout)
 			c.settle()
 		case stHandler:
 			if c.cx.parkedOn(parkRead) {

@@ -61,3 +61,19 @@ func catchPanic(f func()) (msg string) {
 	f()
 	return ""
 }
+
+// dispatch runs the route that matches method and path, with its parameters set on c, and
+// reports false when there is none: the router's serving path (Router.Handler), minus the
+// Ctx's method and path, for the table tests and benchmarks.
+func (r *Router) dispatch(c *core.Ctx, method, path string) bool {
+	h, th := r.lookup(c, method, path)
+	switch {
+	case th != nil:
+		th((*ctxCarrier)(c), nil, nil)
+	case h != nil:
+		h(c)
+	default:
+		return false
+	}
+	return true
+}

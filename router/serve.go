@@ -59,22 +59,6 @@ func (r *Router) match(statics []*route, key, path string) (*route, httprouter.H
 	return nil, th, ps
 }
 
-// dispatch runs the route that matches method and path, with its parameters set on c, and
-// reports false when there is none: the router's serving path, minus the Ctx's method and
-// path, for tests and benchmarks.
-func (r *Router) dispatch(c *core.Ctx, method, path string) bool {
-	h, th := r.lookup(c, method, path)
-	switch {
-	case th != nil:
-		th((*ctxCarrier)(c), nil, nil)
-	case h != nil:
-		h(c)
-	default:
-		return false
-	}
-	return true
-}
-
 // asParams views httprouter's parameters as the Ctx's without copying them: the two element
 // types have the same fields (the conversion below proves it at compile time), and the slice
 // is the one httprouter made for this request alone.
