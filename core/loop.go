@@ -13,7 +13,7 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
-// A Loop is one event loop: one goroutine that owns an epoll instance, the connections it
+// A Loop is one event loop: one goroutine that owns a poller (epoll on Linux), the connections it
 // accepted, their timers, the coroutines their handlers run in, and an inbox through which other
 // goroutines reach it. Nothing else touches what a Loop owns; handlers of one Loop never run in
 // parallel.

@@ -14,9 +14,9 @@ type Options struct {
 
 	// Loops is the number of event loops. Each loop is one goroutine that owns its sockets, timers
 	// and handlers; handlers of one loop never run in parallel. With N > 1 loops share nothing:
-	// under ListenAndServe each accepts on its own SO_REUSEPORT listener, and under Serve they
-	// all accept from the listener given, each connection going to one of them. Zero or
-	// negative means 1.
+	// under ListenAndServe on Linux each accepts on its own SO_REUSEPORT listener, elsewhere (and
+	// under Serve) they all accept from one listener, each connection going to one of them. Zero
+	// or negative means 1.
 	Loops int
 
 	// MaxHeaderBytes bounds the request line plus header fields. A request line alone over the

@@ -7,8 +7,8 @@ import (
 
 // A timer is a deadline in its loop's 4-ary min-heap. Timers live inside the structures they
 // serve (a connection, a Ctx, a Timer), so arming one allocates nothing, and the loop's
-// epoll_wait timeout is the earliest of them. A 4-ary heap is shallower than a binary one and
-// keeps a parent's children in one cache line.
+// poll's timeout is the earliest of them. A 4-ary heap is shallower than a binary one, and a
+// parent's four children are adjacent in the heap's slice of pointers (one cache line of them).
 //
 // A timer is always the first field of its owner, and kind says which owner that is: the *timer
 // that fires is then also a pointer to its owner (see Loop.fire). That keeps each timer at 16

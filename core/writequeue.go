@@ -73,8 +73,9 @@ func (q *writeQueue) tail() *outItem {
 }
 
 // spare returns the free space of the tail buffer, at least n bytes, as an empty slice to
-// append to; commit then accounts for what was appended. Response heads are formatted this way,
-// straight into the queue.
+// append to; commit then accounts for what was appended. The server's refusals and a small
+// file's bytes are written this way, straight into the queue (a response head goes into
+// headRoom's room and fillHead).
 func (q *writeQueue) spare(pool *bufpool.Pool, n int) []byte {
 	t := q.tail()
 	if t == nil || cap(t.b)-len(t.b) < n {
