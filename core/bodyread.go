@@ -4,7 +4,7 @@ import (
 	"io"
 	"iter"
 
-	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // ReadBody reads request body bytes into p, as an io.Reader does: it returns what has arrived,
@@ -136,7 +136,7 @@ func (cx *Ctx) LimitBody(n int64) {
 func (cx *Ctx) Trailer(name string) string {
 	cx.check("Trailer")
 	for k, v := range cx.Trailers() {
-		if wire.EqualFoldString(k, name) {
+		if syntax.EqualFold(k, name) {
 			return v
 		}
 	}

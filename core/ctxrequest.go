@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"unsafe"
 
+	"github.com/dwellhttp/dwell/internal/syntax"
+
 	"github.com/dwellhttp/dwell/core/internal/wire"
 	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
@@ -123,7 +125,7 @@ func (cx *Ctx) HeaderAll(name string) []string {
 	var all []string
 	r := &cx.req
 	for _, f := range r.Fields() {
-		if f.Name.Len() == len(name) && wire.EqualFoldString(borrowString(r.Bytes(f.Name)), name) {
+		if f.Name.Len() == len(name) && syntax.EqualFold(borrowString(r.Bytes(f.Name)), name) {
 			all = append(all, string(r.Bytes(f.Value)))
 		}
 	}

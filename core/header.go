@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
-	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // Response header fields are kept as the lines they will be sent as, "Name: value\r\n", in one
@@ -70,7 +70,7 @@ func kindOf(name string) fieldKind {
 	default:
 		return fieldPlain
 	}
-	if wire.EqualFoldString(name, special) {
+	if syntax.EqualFold(name, special) {
 		return k
 	}
 	return fieldPlain
@@ -84,8 +84,8 @@ func (cx *Ctx) addField(name, value string, k fieldKind) {
 	checkValue(name, value)
 	switch k {
 	case fieldContentLength:
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || n < 0 || value[0] == '+' {
+		n, ok := syntax.ParseContentLength(value)
+		if !ok {
 			panic("dwell: invalid Content-Length " + strconv.Quote(value))
 		}
 		cx.declLen = n
@@ -93,7 +93,7 @@ func (cx *Ctx) addField(name, value string, k fieldKind) {
 	case fieldTransferEncoding:
 		return
 	case fieldConnection:
-		if wire.EqualFoldString(value, "close") {
+		if syntax.EqualFold(value, "close") {
 			cx.rflags |= rfClose
 		}
 		return
@@ -151,7 +151,7 @@ func (cx *Ctx) delField(name string, k fieldKind) {
 	if x := cx.x; x == nil || x.names&nameBit(name) == 0 {
 		return // no line has the name: setting a field is then one append, not a scan of the others
 	}
-	cx.dropFields(func(n []byte) bool { return wire.EqualFoldString(borrowString(n), name) })
+	cx.dropFields(func(n []byte) bool { return syntax.EqualFold(borrowString(n), name) })
 }
 
 // nameBit is a field name's bit in ctxExtra.names, from its length and its first byte with
@@ -197,7 +197,7 @@ func fieldLine(b []byte, i int) (name, value []byte, next int) {
 // ResponseHeader returns the value of the first response field named name set so far, or "".
 func (cx *Ctx) ResponseHeader(name string) string {
 	cx.check("ResponseHeader")
-	if wire.EqualFoldString(name, "Content-Length") && cx.declLen >= 0 {
+	if syntax.EqualFold(name, "Content-Length") && cx.declLen >= 0 {
 		return strconv.FormatInt(cx.declLen, 10)
 	}
 	if cx.x == nil || cx.x.names&nameBit(name) == 0 {
@@ -206,7 +206,7 @@ func (cx *Ctx) ResponseHeader(name string) string {
 	b := cx.x.hdrs
 	for i := 0; i < len(b); {
 		n, v, next := fieldLine(b, i)
-		if wire.EqualFoldString(borrowString(n), name) {
+		if syntax.EqualFold(borrowString(n), name) {
 			return string(v)
 		}
 		i = next
@@ -249,7 +249,7 @@ func (cx *Ctx) dropRepresentation() {
 	cx.declLen = -1
 	cx.dropFields(func(n []byte) bool {
 		for _, r := range representationFields {
-			if wire.EqualFoldString(borrowString(n), r) {
+			if syntax.EqualFold(borrowString(n), r) {
 				return true
 			}
 		}
@@ -270,7 +270,7 @@ func checkName(name string) {
 		panic("dwell: empty header field name")
 	}
 	for i := 0; i < len(name); i++ {
-		if !wire.IsTchar[name[i]] {
+		if !syntax.IsTchar[name[i]] {
 			panic("dwell: invalid header field name " + strconv.Quote(name))
 		}
 	}
@@ -280,7 +280,7 @@ func checkName(name string) {
 // split the response.
 func checkValue(name, value string) {
 	for i := 0; i < len(value); i++ {
-		if !wire.IsValueByte[value[i]] {
+		if !syntax.IsValueByte[value[i]] {
 			panic("dwell: invalid byte in the value of header field " + name + ": " + strconv.Quote(value))
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 type respFlags uint16
@@ -298,5 +299,5 @@ var (
 // a 1xx, 204 or 304 status (RFC 9110 §6.4.1).
 func (cx *Ctx) noBody() bool {
 	s := cx.status
-	return s != 0 && (s < 200 || s == 204 || s == 304) || cx.rflags&rfHead != 0
+	return s != 0 && !syntax.StatusAllowsBody(int(s)) || cx.rflags&rfHead != 0
 }

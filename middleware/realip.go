@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // clientIPKey is the type of ClientIPKey.
@@ -102,7 +103,7 @@ func RealIP(o RealIPOptions) func(core.Handler) core.Handler {
 	if header == "" {
 		header = "X-Forwarded-For"
 	}
-	if !isToken(header) {
+	if !syntax.IsToken(header) {
 		panic("dwell: RealIP: Header " + strconv.Quote(header) + " is not a header field name; " +
 			`write the field the proxy sets, such as "X-Forwarded-For" or "X-Real-IP"`)
 	}
@@ -307,7 +308,7 @@ func (p *forwardedParser) pair() (name, value string, ok bool) {
 
 func (p *forwardedParser) token() string {
 	start := p.i
-	for !p.done() && isTokenChar(p.peek()) {
+	for !p.done() && syntax.IsTchar[p.peek()] {
 		p.i++
 	}
 	return p.s[start:p.i]
@@ -336,23 +337,4 @@ func (p *forwardedParser) quoted() (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// isToken reports whether s is a token of RFC 9110 §5.6.2, as a field name must be.
-func isToken(s string) bool {
-	for i := range len(s) {
-		if !isTokenChar(s[i]) {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// isTokenChar reports whether ch is a tchar of RFC 9110 §5.6.2.
-func isTokenChar(ch byte) bool {
-	switch {
-	case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", ch) >= 0
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // A Group registers routes under a common path prefix, with middleware of its own that runs
@@ -75,7 +76,7 @@ func (g *Group) wrap(h core.Handler) core.Handler {
 // or catch-all panics at once with a message beginning "dwell: route conflict:" that names
 // both routes and the way out; an invalid pattern panics with "dwell: invalid route pattern".
 func (g *Group) Handle(method, pattern string, h core.Handler) {
-	if !validMethod(method) {
+	if !syntax.IsToken(method) { // RFC 9110 §9.1: a method is a token
 		panic("dwell: invalid method in route " + method + " " + g.prefix + pattern + ": a method is a token such as GET")
 	}
 	g.add(method, pattern, h)

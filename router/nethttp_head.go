@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // snapshot appends the response header fields to dst as name, value pairs, the way net/http
@@ -20,10 +22,10 @@ func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, 
 	for k := range w.header {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, compareFold)
+	slices.SortFunc(keys, syntax.CompareFold)
 	for _, k := range keys {
 		vs := w.header[k]
-		if len(vs) == 0 || !validFieldName(k) {
+		if len(vs) == 0 || !syntax.IsToken(k) { // net/http drops a field whose name is no token (RFC 9110 §5.1)
 			continue
 		}
 		switch {
@@ -32,7 +34,7 @@ func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, 
 				continue
 			}
 			v := strings.Trim(vs[0], " \t")
-			n, ok := parseContentLength(v)
+			n, ok := syntax.ParseContentLength(v)
 			if !ok {
 				slog.Warn("dwell: invalid Content-Length from a net/http handler; dropped", "value", vs[0])
 				continue
@@ -57,46 +59,6 @@ func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, 
 	return dst, declLen, typed
 }
 
-// compareFold orders header names case-insensitively (ASCII).
-func compareFold(a, b string) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		ca, cb := lowerASCII(a[i]), lowerASCII(b[i])
-		if ca != cb {
-			return int(ca) - int(cb)
-		}
-	}
-	return len(a) - len(b)
-}
-
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// validFieldName reports whether name is a token (RFC 9110 §5.1): net/http drops fields
-// whose name is not, and so does the bridge, rather than fail the response.
-func validFieldName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !isTokenByte(name[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func isTokenByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
 // cleanValue makes v safe to send, as net/http does: control bytes (CR and LF among them,
 // which would split the response) become spaces, and surrounding spaces and tabs go. The
 // common value needs neither and is returned as it is.
@@ -118,20 +80,4 @@ func cleanValue(v string) string {
 		v = string(b)
 	}
 	return strings.Trim(v, " \t")
-}
-
-// parseContentLength parses a Content-Length value: digits only (RFC 9110 §8.6), at most 18 of
-// them so that it fits an int64.
-func parseContentLength(v string) (int64, bool) {
-	if v == "" || len(v) > 18 {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(v); i++ {
-		if v[i] < '0' || v[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(v[i]-'0')
-	}
-	return n, true
 }

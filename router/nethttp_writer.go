@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // A responseWriter is the http.ResponseWriter of a net/http handler. It runs on the handler's
@@ -63,7 +64,7 @@ func (w *responseWriter) WriteHeader(code int) {
 	var typed bool
 	cl.fields, w.declLen, typed = w.snapshot(cl.fields[:0], false)
 	w.headPending = true
-	w.sniff = !typed && bodyAllowed(code)
+	w.sniff = !typed && syntax.StatusAllowsBody(code)
 }
 
 // interim sends the 1xx response code with the header fields set so far (RFC 9110 §15.2).
@@ -87,7 +88,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
-	if !bodyAllowed(w.status) {
+	if !syntax.StatusAllowsBody(w.status) {
 		return 0, http.ErrBodyNotAllowed
 	}
 	if w.err != nil {
@@ -229,7 +230,7 @@ func (w *responseWriter) ReadFrom(src io.Reader) (int64, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.err == nil && bodyAllowed(w.status) && !(w.headPending && w.sniff) {
+	if w.err == nil && syntax.StatusAllowsBody(w.status) && !(w.headPending && w.sniff) {
 		if f, limit, lr := fileSource(src); f != nil {
 			if n, ok, err := w.sendFile(f, limit, lr); ok {
 				return n, err
@@ -331,7 +332,7 @@ func (w *responseWriter) count(n int) error {
 	switch {
 	case w.err != nil:
 		return w.err
-	case !bodyAllowed(w.status):
+	case !syntax.StatusAllowsBody(w.status):
 		return http.ErrBodyNotAllowed
 	}
 	w.written += int64(n)
@@ -339,11 +340,6 @@ func (w *responseWriter) count(n int) error {
 		return http.ErrContentLength
 	}
 	return nil
-}
-
-// bodyAllowed reports whether a response with status may have a body (RFC 9110 §6.4.1).
-func bodyAllowed(status int) bool {
-	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // writeError returns the net/http error for what the loop reported.

@@ -114,20 +114,3 @@ func matchFold(ts []token, path string) (string, bool) {
 	}
 	return string(b), true
 }
-
-// validMethod reports whether m is a method token (RFC 9110 §9.1: a tchar sequence).
-func validMethod(m string) bool {
-	if m == "" {
-		return false
-	}
-	for i := 0; i < len(m); i++ {
-		c := m[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}

@@ -3,6 +3,8 @@ package wire
 import (
 	"errors"
 	"io"
+
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // A FramingError is a malformed chunked body: the request cannot be delimited, so the
@@ -218,14 +220,14 @@ func (d *ChunkedDecoder) extension(c byte) error {
 	case chExtStart:
 		switch {
 		case ws:
-		case IsTchar[c]:
+		case syntax.IsTchar[c]:
 			d.state = chExtName
 		default:
 			return ErrChunkExt // an empty name, say
 		}
 	case chExtName, chExtNameWS:
 		switch {
-		case IsTchar[c] && d.state == chExtName:
+		case syntax.IsTchar[c] && d.state == chExtName:
 		case ws:
 			d.state = chExtNameWS
 		case c == '=':
@@ -242,14 +244,14 @@ func (d *ChunkedDecoder) extension(c byte) error {
 		case ws:
 		case c == '"':
 			d.state = chExtQuoted
-		case IsTchar[c]:
+		case syntax.IsTchar[c]:
 			d.state = chExtToken
 		default:
 			return ErrChunkExt
 		}
 	case chExtToken:
 		switch {
-		case IsTchar[c]:
+		case syntax.IsTchar[c]:
 		case ws:
 			d.state = chExtValueWS
 		case c == ';':

@@ -1,5 +1,7 @@
 package wire
 
+import "github.com/dwellhttp/dwell/internal/syntax"
+
 // framing collects, while the fields are parsed, what the special fields say about the message:
 // Host, Content-Length, Transfer-Encoding, Connection and Expect.
 type framing struct {
@@ -70,15 +72,9 @@ func (fr *framing) contentLength(r *Request, v []byte) *Reject {
 	if fr.lengths > 1 {
 		return errContentLengthDup
 	}
-	if len(v) == 0 || len(v) > 18 {
+	n, ok := syntax.ParseContentLength(v)
+	if !ok {
 		return errContentLength
-	}
-	var n int64
-	for _, c := range v {
-		if !isDigit(c) {
-			return errContentLength
-		}
-		n = n*10 + int64(c-'0')
 	}
 	r.ContentLength = n
 	return nil

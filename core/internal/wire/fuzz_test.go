@@ -6,6 +6,8 @@ import (
 	"net/http/httputil"
 	"testing"
 
+	"github.com/dwellhttp/dwell/internal/syntax"
+
 	"github.com/dwellhttp/dwell/core/internal/bufpool"
 )
 
@@ -53,12 +55,12 @@ func FuzzParseHead(f *testing.F) {
 		}
 		for _, fl := range r.Fields() {
 			for _, c := range r.Bytes(fl.Name) {
-				if !IsTchar[c] {
+				if !syntax.IsTchar[c] {
 					t.Fatalf("field name %q", r.Bytes(fl.Name))
 				}
 			}
 			for _, c := range r.Bytes(fl.Value) {
-				if !IsValueByte[c] {
+				if !syntax.IsValueByte[c] {
 					t.Fatalf("field value %q", r.Bytes(fl.Value))
 				}
 			}

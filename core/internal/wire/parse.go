@@ -1,5 +1,7 @@
 package wire
 
+import "github.com/dwellhttp/dwell/internal/syntax"
+
 // A Reject is a request the server refuses before any handler runs: the status to answer with
 // and a short reason for the response body and the log. The connection closes after it.
 type Reject struct {
@@ -86,7 +88,7 @@ func ParseHead(r *Request, fields *[]Field, allowConnect bool) *Reject {
 // lacks, which would be 501), or when the line is malformed before that.
 func LineTooLong(line []byte, max int) *Reject {
 	i := 0
-	for i < len(line) && IsTchar[line[i]] {
+	for i < len(line) && syntax.IsTchar[line[i]] {
 		i++
 	}
 	switch {
@@ -102,7 +104,7 @@ func LineTooLong(line []byte, max int) *Reject {
 // the offset of the first field line.
 func parseRequestLine(r *Request, b []byte) (int, *Reject) {
 	i := 0
-	for IsTchar[b[i]] {
+	for syntax.IsTchar[b[i]] {
 		i++
 	}
 	// RFC 9112 §3: a single SP separates the parts; method is a token (RFC 9110 §9.1).
@@ -164,7 +166,7 @@ func parseField(b []byte, i int) (Field, int, *Reject) {
 		return Field{}, 0, errLineEnding
 	}
 	start := i
-	for IsTchar[b[i]] {
+	for syntax.IsTchar[b[i]] {
 		i++
 	}
 	// RFC 9112 §5.1: no whitespace is allowed between the field name and colon; a server MUST
@@ -178,7 +180,7 @@ func parseField(b []byte, i int) (Field, int, *Reject) {
 		i++
 	}
 	vstart := i
-	for IsValueByte[b[i]] {
+	for syntax.IsValueByte[b[i]] {
 		i++
 	}
 	// RFC 9110 §5.5: CR, LF and NUL are never allowed in a field value; RFC 9112 §2.2: a bare CR

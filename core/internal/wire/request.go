@@ -3,6 +3,8 @@ package wire
 import (
 	"unsafe"
 
+	"github.com/dwellhttp/dwell/internal/syntax"
+
 	"github.com/dwellhttp/dwell/core/internal/bufpool"
 )
 
@@ -104,7 +106,7 @@ func (r *Request) Adopt(pool *bufpool.Pool, head []byte, fields []Field, scratch
 // Lookup returns the value of the first field named name (any case).
 func (r *Request) Lookup(name string) ([]byte, bool) {
 	for _, f := range r.Fields() {
-		if int(f.Name.n) == len(name) && EqualFoldString(r.Str(f.Name), name) {
+		if int(f.Name.n) == len(name) && syntax.EqualFold(r.Str(f.Name), name) {
 			return r.Bytes(f.Value), true
 		}
 	}

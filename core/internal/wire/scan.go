@@ -1,6 +1,10 @@
 package wire
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/dwellhttp/dwell/internal/syntax"
+)
 
 // HeadScan finds the end of a request head in bytes that arrive in pieces of any size. It keeps
 // only where it stopped, so a head trickled in a byte at a time is scanned once in all, not once
@@ -98,7 +102,7 @@ func MayStartRequest(in []byte) bool {
 		switch {
 		case ch == ' ':
 			return i > 0
-		case !IsTchar[ch] || i == maxPlausibleMethod:
+		case !syntax.IsTchar[ch] || i == maxPlausibleMethod:
 			return false
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"iter"
 	"strings"
 	"unsafe"
+
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // parseTarget splits the request-target into path and query (RFC 9112 §3.2) and checks the
@@ -144,7 +146,7 @@ func schemeLen[S ~string | ~[]byte](t S) int {
 // equalFoldPrefix reports whether t starts with the lower-case ASCII string p, ignoring case.
 func equalFoldPrefix[S ~string | ~[]byte](t S, p string) bool {
 	for i := range len(p) {
-		if lower(t[i]) != p[i] {
+		if syntax.Lower(t[i]) != p[i] {
 			return false
 		}
 	}

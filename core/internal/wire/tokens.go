@@ -1,36 +1,10 @@
 package wire
 
-// Byte classes of RFC 9110 §5.6.2 (token) and §5.5 (field values), as tables so that the parser's
-// inner loops are one load and one test per byte.
+import "github.com/dwellhttp/dwell/internal/syntax"
 
-// IsTchar: tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" /
-// "|" / "~" / DIGIT / ALPHA (RFC 9110 §5.6.2). field names and methods are tokens.
-var IsTchar = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-		t[c-'a'+'A'] = true
-	}
-	for _, c := range "!#$%&'*+-.^_`|~" {
-		t[c] = true
-	}
-	return t
-}()
-
-// IsValueByte: field-content is VCHAR, SP, HTAB and obs-text (RFC 9110 §5.5). Everything else —
-// NUL, a bare CR or LF, other CTLs, DEL — makes the field invalid.
-var IsValueByte = func() (t [256]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = true
-	}
-	for c := 0x80; c <= 0xff; c++ {
-		t[c] = true
-	}
-	t['\t'] = true
-	return t
-}()
+// Byte classes of the request-target and Host (the token and field-value classes are
+// internal/syntax's, which the router and the middleware share), as tables so that the
+// parser's inner loops are one load and one test per byte.
 
 // targetClass: what a request-target may hold. RFC 9112 §3.2 builds targets from URI
 // characters (RFC 3986), which are ASCII: a raw byte >= 0x80 is refused (a client sends UTF-8
@@ -70,37 +44,13 @@ var isHostByte = func() (t [256]bool) {
 	return t
 }()
 
-// lower folds an ASCII letter to lower case.
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
 // equalFold reports whether b equals the lower-case ASCII string s, ignoring case in b.
 func equalFold(b []byte, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}
 	for i := range len(b) {
-		if lower(b[i]) != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// EqualFoldString is equalFold for two strings of any case.
-func EqualFoldString(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	if a == b {
-		return true // the usual case, a name spelled as the standard spells it: one compare
-	}
-	for i := range len(a) {
-		if lower(a[i]) != lower(b[i]) {
+		if syntax.Lower(b[i]) != s[i] {
 			return false
 		}
 	}

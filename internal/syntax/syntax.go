@@ -1,0 +1,106 @@
+// Package syntax holds the parts of HTTP's syntax that dwell's packages share — the byte
+// classes of tokens and field values, case-insensitive comparison, Content-Length and which
+// statuses carry a body — so that the server's parser (core/internal/wire), the router, the
+// middleware and the net/http bridge agree on them by construction rather than by copies.
+package syntax
+
+// Byte classes of RFC 9110 §5.6.2 (token) and §5.5 (field values), as tables so that a
+// parser's inner loops are one load and one test per byte.
+
+// IsTchar: tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" /
+// "|" / "~" / DIGIT / ALPHA (RFC 9110 §5.6.2). Field names and methods are tokens.
+var IsTchar = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+		t[c-'a'+'A'] = true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// IsValueByte: field-content is VCHAR, SP, HTAB and obs-text (RFC 9110 §5.5). Everything else —
+// NUL, a bare CR or LF, other CTLs, DEL — makes a field invalid.
+var IsValueByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
+	}
+	for c := 0x80; c <= 0xff; c++ {
+		t[c] = true
+	}
+	t['\t'] = true
+	return t
+}()
+
+// IsToken reports whether s is a token (RFC 9110 §5.6.2): a method, a field name, a parameter's
+// name.
+func IsToken[S ~string | ~[]byte](s S) bool {
+	for i := range len(s) {
+		if !IsTchar[s[i]] {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+// Lower folds an ASCII letter to lower case.
+func Lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// EqualFold reports whether a and b are equal without regard to ASCII case, as field names and
+// tokens are compared (RFC 9110 §5.1).
+func EqualFold[A, B ~string | ~[]byte](a A, b B) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if string(a) == string(b) {
+		return true // the usual case, a name spelled as the standard spells it: one compare
+	}
+	for i := range len(a) {
+		if Lower(a[i]) != Lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// CompareFold orders a and b as strings.Compare does, without regard to ASCII case.
+func CompareFold(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if ca, cb := Lower(a[i]), Lower(b[i]); ca != cb {
+			return int(ca) - int(cb)
+		}
+	}
+	return len(a) - len(b)
+}
+
+// ParseContentLength parses a Content-Length value: 1*DIGIT (RFC 9110 §8.6), of at most 18
+// digits so that it fits an int64. A sign, a space, a list or hex is not one.
+func ParseContentLength[S ~string | ~[]byte](v S) (int64, bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := range len(v) {
+		c := v[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// StatusAllowsBody reports whether a response of status may carry a body: not a 1xx, a 204 or
+// a 304 (RFC 9110 §6.4.1; a response to HEAD has none either, whatever its status).
+func StatusAllowsBody(status int) bool {
+	return status >= 200 && status != 204 && status != 304
+}

@@ -1,0 +1,65 @@
+package syntax
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestIsToken(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"GET", true}, {"X-Request-Id", true}, {"!#$%&'*+-.^_`|~09azAZ", true},
+		{"", false}, {"a b", false}, {"a:b", false}, {"a\x00", false}, {"caf\xc3\xa9", false}, {"(x)", false},
+	} {
+		if got := IsToken(tc.s); got != tc.want {
+			t.Errorf("IsToken(%q) = %v", tc.s, got)
+		}
+		if got := IsToken([]byte(tc.s)); got != tc.want {
+			t.Errorf("IsToken([]byte(%q)) = %v", tc.s, got)
+		}
+	}
+	// The table agrees with the grammar's list, byte for byte.
+	for c := 0; c < 256; c++ {
+		want := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
+		if IsTchar[c] != want {
+			t.Errorf("IsTchar[%#x] = %v", c, IsTchar[c])
+		}
+	}
+}
+
+func TestFold(t *testing.T) {
+	if !EqualFold("Content-Length", []byte("content-LENGTH")) || EqualFold("a", "ab") || EqualFold("é", "É") {
+		t.Error("EqualFold")
+	}
+	if CompareFold("Accept", "accept-encoding") >= 0 || CompareFold("B", "a") <= 0 || CompareFold("X", "x") != 0 {
+		t.Error("CompareFold")
+	}
+}
+
+func TestParseContentLength(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		n    int64
+		want bool
+	}{
+		{"0", 0, true}, {"42", 42, true}, {"999999999999999999", 999999999999999999, true},
+		{"", 0, false}, {"+1", 0, false}, {"-1", 0, false}, {"1 ", 0, false}, {"0x10", 0, false},
+		{"1,1", 0, false}, {"9999999999999999999", 0, false},
+	} {
+		n, ok := ParseContentLength(tc.v)
+		if ok != tc.want || ok && n != tc.n {
+			t.Errorf("ParseContentLength(%q) = %d, %v", tc.v, n, ok)
+		}
+	}
+}
+
+func TestStatusAllowsBody(t *testing.T) {
+	for status, want := range map[int]bool{100: false, 101: false, 103: false, 200: true, 204: false, 304: false, 404: true} {
+		if StatusAllowsBody(status) != want {
+			t.Errorf("StatusAllowsBody(%d)", status)
+		}
+	}
+}
