@@ -75,7 +75,7 @@ func serveHTTP(c *core.Ctx, h http.Handler, mounted bool) {
 		x.release()
 		panic(errNotInHandler)
 	}
-	httpWorkers.start(x)
+	httpWorkers.Start(x)
 	if v := x.serveCalls(c); v != nil {
 		panic(v)
 	}
@@ -114,7 +114,7 @@ func (x *exchange) collect(c *core.Ctx, mounted bool) {
 
 // run is the goroutine's side: it builds the request, runs the handler and finishes the
 // response, passing on a panic or a runtime.Goexit of the handler to the dwell handler.
-func (x *exchange) run() {
+func (x *exchange) Run() {
 	s := &handlerState{}
 	s.w.x = x
 	s.w.declLen = -1

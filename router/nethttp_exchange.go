@@ -103,7 +103,7 @@ func (x *exchange) do() {
 		<-x.done
 		if x.call.waited {
 			x.call.waited = false
-			httpWorkers.resume(x)
+			httpWorkers.Rejoin(x.done)
 		}
 	}
 }

@@ -18,9 +18,7 @@ import (
 // at its end (after the test's servers have stopped: cleanups run last registered first).
 func setHTTPWorkers(t *testing.T, n int) {
 	t.Helper()
-	httpWorkers.mu.Lock()
-	old := httpWorkers.size
-	httpWorkers.mu.Unlock()
+	old := httpWorkers.Size()
 	SetHTTPWorkers(n)
 	t.Cleanup(func() { SetHTTPWorkers(old) })
 }
@@ -316,10 +314,8 @@ type poolSnapshot struct {
 }
 
 func poolState() poolSnapshot {
-	p := httpWorkers
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return poolSnapshot{p.size, p.busy, len(p.idle), p.waiting, p.resuming.Len(), p.queue.Len()}
+	s := httpWorkers.State()
+	return poolSnapshot{s.Size, s.Busy, s.Idle, s.Waiting, s.Resuming, s.Queued}
 }
 
 // waitPoolIdle waits until every exchange has let go of the pool: none busy, waiting, or

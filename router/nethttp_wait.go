@@ -6,8 +6,8 @@ package router
 // likes: BodyTimeout and WriteTimeout measure progress, so a byte every few seconds keeps
 // such a wait going for ever. Its goroutine does nothing meanwhile; holding a place in the
 // pool, it would let a few slow clients stop every bridged route. So the exchange gives up its
-// place while the call waits, and takes one again once the call is over (workerPool.wait and
-// resume).
+// place while the call waits, and takes one again once the call is over (workers.Pool.Leave and
+// Rejoin).
 //
 // Whether a call waits is known only on the loop, inside the call: core parks the dwell
 // handler when the socket has nothing to read or no room to write. So the handler arms a loop
@@ -42,5 +42,5 @@ func (x *exchange) unwatch() { x.watchdog.Stop() }
 // belongs to the loop's side until it is answered, so waited is the loop's to set.
 func (x *exchange) clientWaits() {
 	x.call.waited = true
-	httpWorkers.wait()
+	httpWorkers.Leave()
 }

@@ -34,9 +34,8 @@ func TestDoKeepsLoopResponsive(t *testing.T) {
 			// Every slow call on a worker or queued for one, and all of them blocked.
 			running, queued := min(workers, slowClients), max(slowClients-workers, 0)
 			blocked := func() bool {
-				pool.mu.Lock()
-				defer pool.mu.Unlock()
-				return pool.running == running && pool.queue.Len() == queued
+				s := pool.workers.State()
+				return s.Busy == running && s.Queued == queued
 			}
 			slow := make([]*client, slowClients)
 			for i := range slow {

@@ -3,11 +3,10 @@ package wait
 import (
 	"fmt"
 	"runtime/debug"
-	"sync"
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/ctxhook"
-	"github.com/dwellhttp/dwell/internal/fifo"
+	"github.com/dwellhttp/dwell/internal/workers"
 )
 
 // DefaultWorkers is how many goroutines the default pool (the one Do uses) may run at once,
@@ -21,17 +20,15 @@ const DefaultWorkers = 256
 // finds nothing queued ends, so an idle pool holds no goroutine. Its methods may be called from
 // any goroutine, except Do, which must be called from a handler.
 type Pool struct {
-	mu      sync.Mutex
-	size    int
-	running int
-	queue   fifo.Queue[*doJob] // jobs waiting for a worker
+	workers *workers.Pool
 }
 
 // NewPool returns a pool of at most workers goroutines; workers < 1 means DefaultWorkers.
-func NewPool(workers int) *Pool {
-	p := &Pool{}
-	p.SetWorkers(workers)
-	return p
+func NewPool(n int) *Pool {
+	if n < 1 {
+		n = DefaultWorkers
+	}
+	return &Pool{workers: workers.New(n, 0)}
 }
 
 // SetWorkers changes the pool's size; n < 1 means DefaultWorkers. Calls already running finish;
@@ -40,13 +37,7 @@ func (p *Pool) SetWorkers(n int) {
 	if n < 1 {
 		n = DefaultWorkers
 	}
-	p.mu.Lock()
-	p.size = n
-	for p.running < p.size && p.queue.Len() > 0 {
-		p.running++
-		go p.work(p.queue.Pop())
-	}
-	p.mu.Unlock()
+	p.workers.SetSize(n)
 }
 
 // defaultPool is the pool behind Do and SetWorkers.
@@ -103,59 +94,14 @@ type doJob struct {
 
 // start runs on the handler's loop, once the handler has parked (or Do has failed).
 func (j *doJob) start() {
-	if j.cancelled {
-		return
+	if !j.cancelled {
+		j.p.workers.Start(j)
 	}
-	p := j.p
-	p.mu.Lock()
-	if p.running < p.size {
-		p.running++
-		p.mu.Unlock()
-		go p.work(j)
-		return
-	}
-	p.queue.Push(j)
-	p.mu.Unlock()
 }
 
-// work is a worker: it runs j, then whatever is queued, and ends when nothing is. A job whose
-// fn calls runtime.Goexit ends the worker's goroutine; the worker's place goes to a new one.
-func (p *Pool) work(j *doJob) {
-	exited := true
-	defer func() {
-		if exited {
-			p.replaceWorker()
-		}
-	}()
-	for j != nil {
-		j.run()
-		p.mu.Lock()
-		j = nil
-		if p.running <= p.size && p.queue.Len() > 0 {
-			j = p.queue.Pop()
-		} else {
-			p.running--
-		}
-		p.mu.Unlock()
-	}
-	exited = false
-}
-
-// replaceWorker gives the place of a worker whose goroutine exited to a new one, if calls are
-// waiting, or frees it.
-func (p *Pool) replaceWorker() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.running <= p.size && p.queue.Len() > 0 {
-		go p.work(p.queue.Pop())
-		return
-	}
-	p.running--
-}
-
-// run calls fn and wakes the handler, passing on a panic as an error to raise there, and a
-// runtime.Goexit as ErrGoexit.
-func (j *doJob) run() {
+// Run calls fn on a worker and wakes the handler, passing on a panic as an error to raise there,
+// and a runtime.Goexit (which ends the worker; another takes its place) as ErrGoexit.
+func (j *doJob) Run() {
 	returned := false
 	defer func() {
 		if returned {

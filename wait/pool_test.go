@@ -46,9 +46,7 @@ func TestDoFullPool(t *testing.T) {
 		cs[i].get("/slow")
 	}
 	queued := func() int {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.queue.Len()
+		return p.workers.State().Queued
 	}
 	coretest.WaitFor(t, "two calls running and four queued", func() bool {
 		return running.Load() == 2 && queued() == 4
@@ -71,9 +69,8 @@ func TestDoFullPool(t *testing.T) {
 		t.Errorf("%d calls ran at once on a pool of 2", m)
 	}
 	coretest.WaitFor(t, "workers ended", func() bool {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.running == 0 && p.queue.Len() == 0
+		s := p.workers.State()
+		return s.Busy == 0 && s.Queued == 0
 	})
 }
 
@@ -165,15 +162,11 @@ func TestPoolSetWorkersDrainsQueue(t *testing.T) {
 		dial(t, addr).get("/")
 	}
 	coretest.WaitFor(t, "calls queued", func() bool {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.running == 1 && p.queue.Len() == 2
+		s := p.workers.State()
+		return s.Busy == 1 && s.Queued == 2
 	})
 	p.SetWorkers(3)
-	p.mu.Lock()
-	running := p.running
-	p.mu.Unlock()
-	if running != 3 {
+	if running := p.workers.State().Busy; running != 3 {
 		t.Fatalf("%d workers after growing the pool to 3", running)
 	}
 	close(release)

@@ -1,5 +1,5 @@
-// Package fifo is the first-in, first-out queue of the worker pools (wait's and the router's
-// net/http bridge's): a slice consumed from the front, reused once empty and compacted when the
+// Package fifo is the first-in, first-out queue of the worker pool (internal/workers, behind
+// wait.Do and the net/http bridge): a slice consumed from the front, reused once empty and compacted when the
 // consumed front outgrows what waits, so that a queue that never empties stays bounded.
 package fifo
 
