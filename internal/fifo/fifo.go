@@ -1,6 +1,7 @@
 // Package fifo is the first-in, first-out queue of the worker pool (internal/workers, behind
-// wait.Do and the net/http bridge): a slice consumed from the front, reused once empty and compacted when the
-// consumed front outgrows what waits, so that a queue that never empties stays bounded.
+// wait.Do and the net/http bridge): a slice consumed from the front, reused once empty and
+// compacted when the consumed front outgrows what waits, so that a queue that never empties
+// stays bounded.
 package fifo
 
 // A Queue holds values in the order they were pushed. Its zero value is an empty queue. It is
