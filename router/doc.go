@@ -80,9 +80,10 @@
 //
 // # net/http handlers
 //
-// HTTPHandler runs an http.Handler as a dwell handler, on a goroutine of a bounded pool, with
-// its request and response streaming through the loop; HandleHTTP registers one for a route,
-// Mount for a whole subtree (net/http/pprof under /debug/pprof, say):
+// Package nethttp runs an http.Handler as a dwell handler, on a goroutine of a bounded pool,
+// with its request and response streaming through the loop; HandleHTTP registers one for a
+// route, with the route's parameters as its path values, and Mount for a whole subtree
+// (net/http/pprof under /debug/pprof, say):
 //
 //	r.Mount("/debug/pprof", debugMux)
 //	r.HandleHTTP("GET", "/debug/vars", expvar.Handler())

@@ -1,5 +1,5 @@
 // Command nethttp brings net/http handlers to dwell: every route here is an ordinary
-// http.Handler, served through the router's bridge (router.HTTPHandler, HandleHTTP, Mount) —
+// http.Handler, served through the bridge (nethttp.Handler, router.HandleHTTP and Mount) —
 // the standard library's profiler and variables, a file server, and handlers that stream,
 // wait and watch their request's context as they would under net/http.
 //

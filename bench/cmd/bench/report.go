@@ -66,7 +66,7 @@ var meanings = map[string]string{
 		"Few clients pipeline; batched clients and synthetic benchmarks do.", pipelineDepth, pipelineDepth, pipelineDepth),
 	"std": "The hello figure's requests to GET /std/hello, answered by one plain net/http handler " +
 		"(Header().Set, io.WriteString) that every server runs the way it runs such handlers: net/http " +
-		"and nbio natively, dwell through router.HTTPHandler (the handler on a pooled goroutine, the " +
+		"and nbio natively, dwell through router.HandleHTTP (the handler on a pooled goroutine, the " +
 		"response handed to the loop), fasthttp through fasthttpadaptor. It is the price of bringing " +
 		"an existing net/http handler along. nginx runs no Go handlers.",
 	"close": "The same requests with `Connection: close`: each request pays for accept, a new " +

@@ -20,7 +20,7 @@ const Hello = "Hello World"
 
 // StdHello is the plain net/http handler of GET /std/hello: the hello answer written for
 // net/http, which each server runs the way it runs such handlers (net/http and nbio natively,
-// dwell through router.HTTPHandler, fasthttp through fasthttpadaptor).
+// dwell through router.HandleHTTP, fasthttp through fasthttpadaptor).
 var StdHello http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain")
 	io.WriteString(w, Hello)

@@ -5,21 +5,24 @@ import (
 	"strings"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
+	"github.com/dwellhttp/dwell/nethttp"
 )
 
 // HandleHTTP registers the net/http handler h for method and pattern, served through
-// HTTPHandler: r.HandleHTTP("GET", "/debug/vars", expvar.Handler()). The route's parameters
-// are the request's path values (r.PathValue("id") for "/users/:id").
+// nethttp.Handler: r.HandleHTTP("GET", "/debug/vars", expvar.Handler()). The route's
+// parameters are the request's path values (r.PathValue("id") for "/users/:id").
 func (r *Router) HandleHTTP(method, pattern string, h http.Handler) {
-	r.Handle(method, pattern, HTTPHandler(h))
+	r.Handle(method, pattern, nethttp.Handler(h))
 }
 
 // HandleHTTP is Router.HandleHTTP for the group: pattern follows the group's prefix.
 func (g *Group) HandleHTTP(method, pattern string, h http.Handler) {
-	g.Handle(method, pattern, HTTPHandler(h))
+	g.Handle(method, pattern, nethttp.Handler(h))
 }
 
-// Mount serves the whole subtree at prefix with the net/http handler h: the path prefix itself
+// Mount serves the whole subtree at prefix with the net/http handler h (through
+// nethttp.Handler): the path prefix itself
 // and every path under it, for every method in mountMethods (HEAD through GET). h sees the
 // request's full path, as it would mounted on an http.ServeMux; wrap it in http.StripPrefix to
 // take the prefix away:
@@ -60,7 +63,14 @@ func mount(handle func(method, pattern string, h core.Handler), prefix string, h
 		panic("dwell: invalid mount prefix " + prefix + ": a prefix must begin with '/'")
 	}
 	prefix = strings.TrimRight(prefix, "/")
-	hh := func(c *core.Ctx) { serveHTTP(c, h, true) }
+	bridged := nethttp.Handler(h)
+	hh := func(c *core.Ctx) {
+		// The subtree's catch-all is the mount's own, not one of the request's path values.
+		if ps := ctxhook.Params(c); len(ps) > 0 && ps[len(ps)-1].Key == mountParam {
+			ctxhook.SetParams(c, ps[:len(ps)-1])
+		}
+		bridged(c)
+	}
 	for _, m := range mountMethods {
 		if prefix != "" {
 			handle(m, prefix, hh)

@@ -1,4 +1,4 @@
-package router
+package nethttp
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 	"github.com/dwellhttp/dwell/core/coretest"
 )
 
-// serveStd serves the net/http handler h, through HTTPHandler, on a loopback port for the
+// serveStd serves the net/http handler h, through Handler, on a loopback port for the
 // length of the test, and returns the server and its address.
 func serveStd(t testing.TB, h http.HandlerFunc, o core.Options) (*core.Server, string) {
 	t.Helper()
-	return coretest.Serve(t, HTTPHandler(h), o)
+	return coretest.Serve(t, Handler(h), o)
 }
 
 // A logBuffer is a slog handler's output, safe to read while a server writes to it.
@@ -47,4 +47,25 @@ func captureLogs(t *testing.T, setDefault bool) (*slog.Logger, *logBuffer) {
 		t.Cleanup(func() { slog.SetDefault(old) })
 	}
 	return lg, buf
+}
+
+// A testMux routes by method and path alone to net/http handlers served through Handler: the
+// part of the router these tests need, which this package cannot import (the router imports
+// it). A path no handler has gets a 404.
+type testMux map[string]core.Handler
+
+func newMux() testMux { return testMux{} }
+
+// HandleHTTP serves method and path with h.
+func (m testMux) HandleHTTP(method, path string, h http.Handler) { m[method+" "+path] = Handler(h) }
+
+// Handler returns the mux as a dwell handler.
+func (m testMux) Handler() core.Handler {
+	return func(c *core.Ctx) {
+		if h := m[c.Method()+" "+c.Path()]; h != nil {
+			h(c)
+			return
+		}
+		c.SetStatus(404)
+	}
 }

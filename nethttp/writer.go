@@ -1,4 +1,4 @@
-package router
+package nethttp
 
 import (
 	"errors"
@@ -362,7 +362,7 @@ func logSuperfluousWriteHeader() {
 	for {
 		f, more := frames.Next()
 		if !strings.HasPrefix(f.Function, "net/http.") &&
-			!strings.HasPrefix(f.Function, "github.com/dwellhttp/dwell/router.(*responseWriter)") {
+			!strings.HasPrefix(f.Function, "github.com/dwellhttp/dwell/nethttp.(*responseWriter)") {
 			caller = fmt.Sprintf("%s (%s:%d)", f.Function, path.Base(f.File), f.Line)
 			break
 		}

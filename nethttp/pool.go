@@ -1,4 +1,4 @@
-package router
+package nethttp
 
 import (
 	"time"
@@ -6,17 +6,17 @@ import (
 	"github.com/dwellhttp/dwell/internal/workers"
 )
 
-// DefaultHTTPWorkers is how many net/http handlers may run at once, unless SetHTTPWorkers
+// DefaultWorkers is how many net/http handlers may run at once, unless SetWorkers
 // changes it. A net/http handler holds its place for as long as it runs — a whole event
 // stream, a long poll, a 30-second CPU profile — so the bound is far above wait.DefaultWorkers;
 // it is there so that a flood of requests queues instead of starting a goroutine each. A
 // handler waiting for its client — for request body bytes not yet sent, for the client to take
-// response bytes — holds no place while it waits (see SetHTTPWorkers), so slow clients cannot
+// response bytes — holds no place while it waits (see SetWorkers), so slow clients cannot
 // fill the pool.
-const DefaultHTTPWorkers = 4096
+const DefaultWorkers = 4096
 
-// SetHTTPWorkers changes how many net/http handlers (HTTPHandler, HandleHTTP, Mount) may run at
-// once; n < 1 means DefaultHTTPWorkers. Requests beyond the bound wait their turn in order,
+// SetWorkers changes how many net/http handlers (Handler, router.HandleHTTP and Mount) may run at
+// once; n < 1 means DefaultWorkers. Requests beyond the bound wait their turn in order,
 // their dwell handlers parked. It may be called at any time, from any goroutine; a smaller
 // bound lets the handlers running finish, and starts no more until they are under it.
 //
@@ -29,9 +29,9 @@ const DefaultHTTPWorkers = 4096
 // goroutines run or wait idle (an idle one ends 10 to 20 s after its last request), plus one for
 // each bridged request whose handler is waiting for its client, which is at most one per
 // connection.
-func SetHTTPWorkers(n int) {
+func SetWorkers(n int) {
 	if n < 1 {
-		n = DefaultHTTPWorkers
+		n = DefaultWorkers
 	}
 	httpWorkers.SetSize(n)
 }
@@ -39,7 +39,7 @@ func SetHTTPWorkers(n int) {
 // httpWorkers runs the net/http handlers of every loop. Its idle goroutines wait workerIdle for
 // the next request: keeping them spares each request a new goroutine and the growth of its
 // stack, which is what net/http's connection goroutines are spared too.
-var httpWorkers = workers.New(DefaultHTTPWorkers, workerIdle)
+var httpWorkers = workers.New(DefaultWorkers, workerIdle)
 
 // workerIdle is how long a worker waits for work before it ends.
 const workerIdle = 10 * time.Second

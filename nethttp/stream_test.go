@@ -1,4 +1,4 @@
-package router
+package nethttp
 
 import (
 	"bufio"
@@ -283,20 +283,16 @@ func TestGoexit(t *testing.T) {
 	}
 }
 
-// TestWorkerBound: no more net/http handlers run at once than SetHTTPWorkers allows; the
+// TestWorkerBound: no more net/http handlers run at once than SetWorkers allows; the
 // others wait their turn and are all served.
 func TestWorkerBound(t *testing.T) {
-	SetHTTPWorkers(2)
-	defer SetHTTPWorkers(0)
+	SetWorkers(2)
+	defer SetWorkers(0)
 	const n = 6
 	var running, most atomic.Int32
 	arrived, started := make(chan struct{}, n), make(chan struct{}, n)
 	gate := make(chan struct{})
-	r := New()
-	r.Use(func(next core.Handler) core.Handler {
-		return func(c *core.Ctx) { arrived <- struct{}{}; next(c) }
-	})
-	r.HandleHTTP("GET", "/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		k := running.Add(1)
 		for m := most.Load(); k > m && !most.CompareAndSwap(m, k); m = most.Load() {
 		}
@@ -305,7 +301,7 @@ func TestWorkerBound(t *testing.T) {
 		running.Add(-1)
 		io.WriteString(w, "ok")
 	}))
-	_, addr := coretest.Serve(t, r.Handler(), core.Options{})
+	_, addr := coretest.Serve(t, func(c *core.Ctx) { arrived <- struct{}{}; h(c) }, core.Options{})
 	results := make(chan string, n)
 	for range n {
 		go func() {
@@ -335,10 +331,10 @@ func TestWorkerBound(t *testing.T) {
 	}
 }
 
-// TestNotInHandler: the handler of HTTPHandler called from a continuation, where it cannot
+// TestNotInHandler: the handler of Handler called from a continuation, where it cannot
 // park, panics (the server answers 500) rather than block the loop.
 func TestNotInHandler(t *testing.T) {
-	h := HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "never sent")
 	}))
 	_, addr := coretest.Serve(t, func(c *core.Ctx) {

@@ -1,4 +1,4 @@
-package router
+package nethttp
 
 // Calls that wait for the client. A handler behind the bridge that reads r.Body while the
 // client has sent nothing more, or writes while the client takes nothing, waits on its loop

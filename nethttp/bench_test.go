@@ -1,4 +1,4 @@
-package router
+package nethttp
 
 import (
 	"fmt"
@@ -15,9 +15,9 @@ import (
 )
 
 // The bridge's benchmarks serve one plain net/http handler — the hello of bench/ — through
-// HTTPHandler and with net/http's own server, in the same process, over loopback keep-alive
+// Handler and with net/http's own server, in the same process, over loopback keep-alive
 // connections whose client allocates nothing, one request at a time: the latency of a lone
-// request, which crosses to a goroutine and back (see HTTPHandler). Run them with:
+// request, which crosses to a goroutine and back (see Handler). Run them with:
 //
 //	go test -run '^$' -bench 'StdHello(Bridge|NetHTTP)' -benchtime 20000x ./router/
 //	go test -run '^$' -bench 'StdHelloRatio' -benchtime 20x ./router/
@@ -40,7 +40,7 @@ var stdHello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 const helloRequest = "GET /std/hello HTTP/1.1\r\nHost: bench\r\n\r\n"
 
 func serveBridgeHello(b *testing.B) *coretest.RoundTripper {
-	_, addr := coretest.Serve(b, HTTPHandler(stdHello), core.Options{})
+	_, addr := coretest.Serve(b, Handler(stdHello), core.Options{})
 	return coretest.NewRoundTripper(b, addr, helloRequest)
 }
 
@@ -116,7 +116,7 @@ var stdDownload = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) 
 })
 
 func BenchmarkStdUploadBridge(b *testing.B) {
-	_, addr := coretest.Serve(b, HTTPHandler(stdUpload), core.Options{})
+	_, addr := coretest.Serve(b, Handler(stdUpload), core.Options{})
 	body := strings.Repeat("u", 100)
 	rt := coretest.NewRoundTripper(b, addr, "POST /std/upload HTTP/1.1\r\nHost: bench\r\n"+
 		"Content-Length: 100\r\n\r\n"+body)
@@ -127,7 +127,7 @@ func BenchmarkStdUploadBridge(b *testing.B) {
 }
 
 func BenchmarkStdDownloadBridge(b *testing.B) {
-	_, addr := coretest.Serve(b, HTTPHandler(stdDownload), core.Options{})
+	_, addr := coretest.Serve(b, Handler(stdDownload), core.Options{})
 	rt := coretest.NewRoundTripper(b, addr, "GET /std/download HTTP/1.1\r\nHost: bench\r\n\r\n")
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package router
+package nethttp
 
 import (
 	"log/slog"

@@ -1,4 +1,13 @@
-package router
+// Package nethttp runs net/http handlers on dwell: pprof, expvar, http.FileServer,
+// httputil.ReverseProxy, a library's http.Handler. Handler makes a dwell handler of one; the
+// router's HandleHTTP and Mount register them on routes.
+//
+// A net/http handler runs on a goroutine of a bounded pool (see SetWorkers), never on a loop,
+// while the dwell handler that started it parks and does on its behalf what only the loop may
+// do — read the request body, write the response — one call at a time (see exchange). So
+// r.Body and the ResponseWriter stream both ways with dwell's backpressure, and r.Context() is
+// the request's own. A handler waiting for its client holds no place in the pool (wait.go).
+package nethttp
 
 import (
 	"errors"
@@ -11,16 +20,10 @@ import (
 	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
-// The bridge to net/http: a net/http handler runs on a goroutine of a bounded pool (see
-// SetHTTPWorkers), never on a loop, while the dwell handler that started it parks and does on
-// its behalf what only the loop may do — read the request body, write the response — one call
-// at a time (see exchange). So r.Body and the ResponseWriter stream both ways with dwell's
-// backpressure, and r.Context() is the request's own.
-
-// HTTPHandler returns a dwell handler that serves each request with the net/http handler h:
+// Handler returns a dwell handler that serves each request with the net/http handler h:
 // pprof, expvar, http.FileServer, httputil.ReverseProxy, a library's http.Handler.
 //
-// h runs on a goroutine of its own, from a bounded pool (see SetHTTPWorkers), so it may block
+// h runs on a goroutine of its own, from a bounded pool (see SetWorkers), so it may block
 // as net/http handlers do. Its *http.Request carries the method, target (URL, RequestURI),
 // protocol, header fields (owned copies, canonical keys), Host, RemoteAddr, ContentLength,
 // TransferEncoding, Close, the route's parameters (r.PathValue) and the request's context,
@@ -55,20 +58,20 @@ import (
 //
 // The returned handler must run as the request's handler (or inside its middleware), not from
 // a continuation (core.Ctx.Detach): there it panics.
-func HTTPHandler(h http.Handler) core.Handler {
+func Handler(h http.Handler) core.Handler {
 	if h == nil {
 		panic("dwell: nil http.Handler")
 	}
-	// A func literal, not a method value: see Router.Handler.
-	return func(c *core.Ctx) { serveHTTP(c, h, false) }
+	// A func literal, not a method value, which would add a wrapper's frame under the parked
+	// handler (see router.Router.Handler).
+	return func(c *core.Ctx) { serveHTTP(c, h) }
 }
 
-// serveHTTP serves c with h. For a subtree mounted with Mount, the catch-all parameter that
-// the mount added is left out of the request's path values.
-func serveHTTP(c *core.Ctx, h http.Handler, mounted bool) {
+// serveHTTP serves c with h.
+func serveHTTP(c *core.Ctx, h http.Handler) {
 	x := exchanges.Get().(*exchange)
 	x.h = h
-	x.collect(c, mounted)
+	x.collect(c)
 	if x.target == "" {
 		// Every request has a target, but in a continuation the request's values are gone:
 		// there the handler could not park to serve the goroutine.
@@ -83,7 +86,7 @@ func serveHTTP(c *core.Ctx, h http.Handler, mounted bool) {
 
 // collect copies from c what the goroutine needs to build the *http.Request: owned strings
 // only, since the request's memory is the loop's.
-func (x *exchange) collect(c *core.Ctx, mounted bool) {
+func (x *exchange) collect(c *core.Ctx) {
 	x.method = c.Method()
 	x.target = c.Target()
 	x.proto = c.Proto()
@@ -101,11 +104,7 @@ func (x *exchange) collect(c *core.Ctx, mounted bool) {
 	x.contentLength = c.ContentLength()
 	x.chunked = c.Chunked()
 	x.hasBody = x.chunked || x.contentLength > 0
-	ps := ctxhook.Params(c)
-	if mounted && len(ps) > 0 && ps[len(ps)-1].Key == mountParam {
-		ps = ps[:len(ps)-1]
-	}
-	for _, p := range ps {
+	for _, p := range ctxhook.Params(c) {
 		x.params = append(x.params, p.Key, strings.Clone(p.Value)) // values are borrowed
 	}
 	x.ctx = c.Context()
@@ -177,6 +176,6 @@ func (p *handlerPanic) Error() string {
 
 var (
 	errHandlerDone   = errors.New("dwell: net/http ResponseWriter or Body used after its handler returned")
-	errNotInHandler  = errors.New("dwell: the handler of router.HTTPHandler ran outside a request's handler (in a continuation?)")
+	errNotInHandler  = errors.New("dwell: the handler of nethttp.Handler ran outside a request's handler (in a continuation?)")
 	errHandlerFailed = errors.New("dwell: the dwell handler serving this net/http handler panicked")
 )

@@ -37,7 +37,7 @@ func show(resp *http.Response, err error) {
 
 // A net/http handler beside dwell handlers: it runs on a goroutine of its own, reads the
 // route's parameters as path values and streams its body both ways.
-func ExampleHTTPHandler() {
+func ExampleRouter_HandleHTTP() {
 	r := router.New()
 	r.GET("/native/:name", func(c *core.Ctx) {
 		c.WriteString("dwell greets " + c.Param("name"))
@@ -45,9 +45,9 @@ func ExampleHTTPHandler() {
 	r.HandleHTTP("GET", "/std/:name", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "net/http greets %s", r.PathValue("name"))
 	}))
-	r.Handle("POST", "/echo", router.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r.HandleHTTP("POST", "/echo", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(w, r.Body)
-	})))
+	}))
 	url, stop := serveExample(r.Handler())
 	defer stop()
 

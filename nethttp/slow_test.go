@@ -1,4 +1,4 @@
-package router
+package nethttp
 
 import (
 	"bytes"
@@ -19,8 +19,8 @@ import (
 func setHTTPWorkers(t *testing.T, n int) {
 	t.Helper()
 	old := httpWorkers.Size()
-	SetHTTPWorkers(n)
-	t.Cleanup(func() { SetHTTPWorkers(old) })
+	SetWorkers(n)
+	t.Cleanup(func() { SetWorkers(old) })
 }
 
 // bridgeGET answers the GET of the tests below: another bridged route on the same server.
@@ -50,7 +50,7 @@ func getBridge(t *testing.T, addr, when string) {
 func TestSlowUploadsDoNotStarve(t *testing.T) {
 	setHTTPWorkers(t, 4)
 	reading := make(chan struct{}, 8)
-	r := New()
+	r := newMux()
 	r.HandleHTTP("POST", "/upload", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reading <- struct{}{}
 		b, err := io.ReadAll(r.Body)
@@ -112,7 +112,7 @@ func TestSlowReadersDoNotStarve(t *testing.T) {
 	setHTTPWorkers(t, 4)
 	const total = 32 << 20 // far more than the socket buffers and WriteHighWater hold
 	started := make(chan struct{}, 4)
-	r := New()
+	r := newMux()
 	r.HandleHTTP("GET", "/download", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		started <- struct{}{}
 		w.Header().Set("Content-Length", fmt.Sprint(total))
@@ -167,7 +167,7 @@ func TestResumingGoesFirst(t *testing.T) {
 	reading, holding := make(chan struct{}, 1), make(chan struct{}, 1)
 	gate := make(chan struct{})
 	open := sync.OnceFunc(func() { close(gate) })
-	r := New()
+	r := newMux()
 	r.HandleHTTP("POST", "/upload", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reading <- struct{}{}
 		b, _ := io.ReadAll(r.Body)
@@ -229,7 +229,7 @@ func TestWorkerBoundUploads(t *testing.T) {
 	open := sync.OnceFunc(func() { close(gate) })
 	var running, most int
 	var mu sync.Mutex
-	r := New()
+	r := newMux()
 	r.HandleHTTP("POST", "/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
 		mu.Lock()
@@ -300,7 +300,7 @@ func TestLowerBoundEndsIdleWorkers(t *testing.T) {
 	}
 	round("/before", 6, 6)
 	coretest.WaitFor(t, "six workers idle", func() bool { return poolState().idle >= 6 })
-	SetHTTPWorkers(2)
+	SetWorkers(2)
 	if s := poolState(); s.idle > 2 {
 		t.Fatalf("%d workers idle under a bound of 2", s.idle)
 	}
