@@ -30,7 +30,7 @@ test:
 	@set -e; for os in darwin freebsd windows; do \
 		echo "== GOOS=$$os go build ./..."; GOOS=$$os go build ./...; \
 	done
-	go test -count=1 -tags dwell_portable ./core/... ./router/... ./body/... ./wait/... ./examples/...
+	go test -count=1 -tags dwell_portable ./core/... ./router/... ./nethttp/... ./body/... ./wait/... ./examples/...
 	@set -e; for m in $(NESTED_MODULES); do \
 		echo "== $$m"; \
 		(cd $$m && go vet ./... && go run $(STATICCHECK) ./... && go test -race ./...); \
