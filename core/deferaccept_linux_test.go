@@ -42,11 +42,11 @@ func TestDeferredAccept(t *testing.T) {
 			}
 			defer silent.Close()
 			c := dial(t, addr)
-			c.send("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
-			if _, body := c.response("GET"); body != "hello" {
+			c.Send("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+			if _, body := c.Response("GET"); body != "hello" {
 				t.Fatalf("body %q, want hello", body)
 			}
-			c.expectEOF()
+			c.ExpectEOF()
 			if n := openConns(s); n != tc.silentOpen {
 				t.Fatalf("connections held by the loops: %d, want %d (the silent one: %v)", n, tc.silentOpen, tc.silentOpen == 1)
 			}
@@ -93,11 +93,11 @@ func TestServeKeepsTheListenersDeferAccept(t *testing.T) {
 			}
 			defer silent.Close()
 			c := dial(t, ln.Addr().String())
-			c.send("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
-			if _, body := c.response("GET"); body != "hello" {
+			c.Send("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+			if _, body := c.Response("GET"); body != "hello" {
 				t.Fatalf("body %q, want hello", body)
 			}
-			c.expectEOF()
+			c.ExpectEOF()
 			want := 1
 			if defers {
 				want = 0

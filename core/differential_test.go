@@ -127,8 +127,8 @@ func TestDifferentialWithNetHTTP(t *testing.T) {
 			req.Header[http.CanonicalHeaderKey(name)] = vals[1:]
 		}
 		want := describeRequest(req.Method, req.RequestURI, fields, body)
-		c.send(raw)
-		resp, got := c.response(req.Method)
+		c.Send(raw)
+		resp, got := c.Response(req.Method)
 		if resp.StatusCode != 200 || got != want {
 			t.Fatalf("request %d %q\ndwell:    %d %q\nnet/http: %q", i, raw, resp.StatusCode, got, want)
 		}

@@ -79,8 +79,8 @@ func TestResponseFieldsFollowTheirModel(t *testing.T) {
 			m = m.apply(o)
 		}
 		scripts <- script
-		rc.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-		resp, body := rc.response("GET")
+		rc.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		resp, body := rc.Response("GET")
 		if resp.StatusCode != 200 || body != "ok" {
 			t.Fatalf("request %d: %d %q", req, resp.StatusCode, body)
 		}

@@ -29,9 +29,9 @@ func TestInputBehindAWaitingRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dial(t, addr)
-			c.send("GET /park HTTP/1.1\r\nHost: h\r\n\r\n" + tc.behind)
+			c.Send("GET /park HTTP/1.1\r\nHost: h\r\n\r\n" + tc.behind)
 			receive(t, "the handler to park", parked).Wake(nil)
-			resp, body := c.response("GET")
+			resp, body := c.Response("GET")
 			if resp.StatusCode != 200 || body != "answered /park" {
 				t.Fatalf("%d %q", resp.StatusCode, body)
 			}
@@ -39,13 +39,13 @@ func TestInputBehindAWaitingRequest(t *testing.T) {
 				if !resp.Close {
 					t.Fatal("no Connection: close on the response before the junk")
 				}
-				c.expectEOF()
+				c.ExpectEOF()
 				return
 			}
 			if resp.Close {
 				t.Fatal("Connection: close before a pipelined request")
 			}
-			if _, body := c.response("GET"); body != "answered /next" {
+			if _, body := c.Response("GET"); body != "answered /next" {
 				t.Fatalf("the pipelined request: %q", body)
 			}
 		})

@@ -30,8 +30,8 @@ func TestValues(t *testing.T) {
 		kept <- ctx
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != "bob/admin bob" {
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.Response("GET"); body != "bob/admin bob" {
 		t.Fatalf("body %q", body)
 	}
 	ctx := <-kept
@@ -100,21 +100,21 @@ func TestOnDoneReportsWhatWentOut(t *testing.T) {
 	}), Options{MaxBodyBytes: 100})
 
 	c := dial(t, addr)
-	c.send("GET /ok HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("GET")
+	c.Send("GET /ok HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
 	if d := rec.wait(t, "/ok"); d.Status != 200 || d.Bytes != 5 || d.Err != nil {
 		t.Fatalf("/ok: %+v", d)
 	}
 
-	c.send("GET /later HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("GET")
+	c.Send("GET /later HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
 	if d := rec.wait(t, "/later"); d.Status != 202 || d.Bytes != 8 || d.Err != nil || d.Duration < 40*time.Millisecond {
 		t.Fatalf("/later: %+v", d)
 	}
 
 	u := dial(t, addr)
-	u.send("POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 1000\r\n\r\n")
-	resp, _ := u.response("POST")
+	u.Send("POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 1000\r\n\r\n")
+	resp, _ := u.Response("POST")
 	if resp.StatusCode != 413 || resp.Header.Get("X-Request-Id") != "rid-1" {
 		t.Fatalf("/upload: %d, X-Request-Id %q", resp.StatusCode, resp.Header.Get("X-Request-Id"))
 	}
@@ -123,8 +123,8 @@ func TestOnDoneReportsWhatWentOut(t *testing.T) {
 	}
 
 	p := dial(t, addr)
-	p.send("GET /panic HTTP/1.1\r\nHost: h\r\n\r\n")
-	resp, _ = p.response("GET")
+	p.Send("GET /panic HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, _ = p.Response("GET")
 	if resp.StatusCode != 500 || resp.Header.Get("X-Request-Id") != "rid-1" {
 		t.Fatalf("/panic: %d, X-Request-Id %q", resp.StatusCode, resp.Header.Get("X-Request-Id"))
 	}
@@ -141,7 +141,7 @@ func TestOnDoneClientGone(t *testing.T) {
 		c.Suspend(0)
 	}), Options{})
 	c := dial(t, addr)
-	c.send("GET /wait HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET /wait HTTP/1.1\r\nHost: h\r\n\r\n")
 	c.Close()
 	if d := rec.wait(t, "/wait"); d.Err != ErrClosed {
 		t.Fatalf("%+v", d)
@@ -193,16 +193,16 @@ func TestWrapBody(t *testing.T) {
 		filters <- f
 	}, Options{WriteHighWater: 64 << 10})
 	c := dial(t, addr)
-	c.send("GET /small HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != "HELLO WORLD!" {
+	c.Send("GET /small HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.Response("GET"); body != "HELLO WORLD!" {
 		t.Fatalf("body %q", body)
 	}
 	// Close ran before the response's end was queued, so before the client could read it.
 	if f := <-filters; f.flushes.Load() != 1 || f.close.Load() != 1 {
 		t.Fatalf("flushes %d, closes %d", f.flushes.Load(), f.close.Load())
 	}
-	c.send("GET /large HTTP/1.1\r\nHost: h\r\n\r\n")
-	_, body := c.response("GET")
+	c.Send("GET /large HTTP/1.1\r\nHost: h\r\n\r\n")
+	_, body := c.Response("GET")
 	if len(body) != 4<<20+1 || !strings.HasPrefix(body, "ABCDEFGH") || !strings.HasSuffix(body, "H!") {
 		t.Fatalf("large body: %d bytes", len(body))
 	}
@@ -227,8 +227,8 @@ func TestSetTimeout(t *testing.T) {
 		errs <- err
 	}), Options{})
 	c := dial(t, addr)
-	c.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
-	resp, body := c.response("GET")
+	c.Send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, body := c.Response("GET")
 	if err := <-errs; err != ErrDeadline || !errors.Is(err, ErrTimeout) {
 		t.Fatalf("handler woke with %v", err)
 	}
@@ -257,17 +257,17 @@ func TestWakeOnShutdown(t *testing.T) {
 		c.WriteString("sleep: " + errString(err))
 	}, Options{})
 	p := dial(t, addr)
-	p.send("GET /poll HTTP/1.1\r\nHost: h\r\n\r\n")
+	p.Send("GET /poll HTTP/1.1\r\nHost: h\r\n\r\n")
 	q := dial(t, addr)
-	q.send("GET /sleep HTTP/1.1\r\nHost: h\r\n\r\n")
+	q.Send("GET /sleep HTTP/1.1\r\nHost: h\r\n\r\n")
 	<-parked
 	<-parked
 	shut := make(chan error, 1)
 	go func() { shut <- s.Shutdown(context.Background()) }()
-	if _, body := p.response("GET"); body != "poll: "+ErrShutdown.Error() {
+	if _, body := p.Response("GET"); body != "poll: "+ErrShutdown.Error() {
 		t.Fatalf("poll: %q", body)
 	}
-	if _, body := q.response("GET"); body != "sleep: "+ErrTimeout.Error() {
+	if _, body := q.Response("GET"); body != "sleep: "+ErrTimeout.Error() {
 		t.Fatalf("sleep: %q", body)
 	}
 	if err := <-shut; err != nil {
@@ -296,8 +296,8 @@ func TestLimitBody(t *testing.T) {
 		"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nghijkl\r\n0\r\n\r\n",
 	} {
 		c := dial(t, addr)
-		c.send(req)
-		resp, _ := c.response("POST") // no 100 Continue came first: ReadResponse would return it
+		c.Send(req)
+		resp, _ := c.Response("POST") // no 100 Continue came first: ReadResponse would return it
 		if resp.StatusCode != 413 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
@@ -322,8 +322,8 @@ func TestQueryAllAndHeaders(t *testing.T) {
 		c.WriteString(b.String())
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET /?tag=a&x=1&tag=b+c&tag=%64 HTTP/1.1\r\nHost: h\r\nX-A: 1\r\n\r\n")
-	if _, body := c.response("GET"); body != "a,b c,d Host=h X-A=1" {
+	c.Send("GET /?tag=a&x=1&tag=b+c&tag=%64 HTTP/1.1\r\nHost: h\r\nX-A: 1\r\n\r\n")
+	if _, body := c.Response("GET"); body != "a,b c,d Host=h X-A=1" {
 		t.Fatalf("body %q", body)
 	}
 }
@@ -360,8 +360,8 @@ func TestOnPanic(t *testing.T) {
 		{"/twice", "text/plain; charset=utf-8", "500 Internal Server Error: the handler failed\n"},
 	} {
 		c := dial(t, addr)
-		c.send("GET " + tc.path + " HTTP/1.1\r\nHost: h\r\n\r\n")
-		resp, body := c.response("GET")
+		c.Send("GET " + tc.path + " HTTP/1.1\r\nHost: h\r\n\r\n")
+		resp, body := c.Response("GET")
 		if resp.StatusCode != 500 || resp.Header.Get("Content-Type") != tc.ctype || body != tc.body ||
 			resp.Header.Get("X-Request-Id") != "r" {
 			t.Errorf("%s: %d %q %q %v", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), body, resp.Header)

@@ -18,14 +18,14 @@ func TestInterimResponse(t *testing.T) {
 		c.WriteString("created")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	line, _ := c.br.ReadString('\n')
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	line, _ := c.R.ReadString('\n')
 	if line != "HTTP/1.1 103 Early Hints\r\n" {
 		t.Fatalf("first line %q, want the interim response", line)
 	}
 	var interim []string
 	for {
-		l, _ := c.br.ReadString('\n')
+		l, _ := c.R.ReadString('\n')
 		if l == "\r\n" {
 			break
 		}
@@ -34,7 +34,7 @@ func TestInterimResponse(t *testing.T) {
 	if strings.Join(interim, "|") != "Link: </style.css>; rel=preload" {
 		t.Fatalf("interim fields %q", interim)
 	}
-	resp, body := c.response("GET")
+	resp, body := c.Response("GET")
 	if resp.StatusCode != 201 || body != "created" || resp.Header.Get("X-Final") != "yes" ||
 		resp.Header.Get("Link") == "" {
 		t.Fatalf("final response %d %q %v", resp.StatusCode, body, resp.Header)
@@ -50,8 +50,8 @@ func TestNoInterimResponseToHTTP10(t *testing.T) {
 		c.WriteString("body")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.0\r\n\r\n")
-	line, _ := c.br.ReadString('\n')
+	c.Send("GET / HTTP/1.0\r\n\r\n")
+	line, _ := c.R.ReadString('\n')
 	if line != "HTTP/1.1 200 OK\r\n" {
 		t.Fatalf("first line %q, want the final response", line)
 	}
@@ -70,7 +70,7 @@ func TestChunkFramingOutOfProportion(t *testing.T) {
 		errs <- err
 	}, Options{})
 	c := dial(t, addr)
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
 	go func() {
 		chunk := "1;a=" + strings.Repeat("v", 4000) + "\r\nx\r\n"
 		for range 2000 {
@@ -79,7 +79,7 @@ func TestChunkFramingOutOfProportion(t *testing.T) {
 			}
 		}
 	}()
-	resp, _ := c.response("POST")
+	resp, _ := c.Response("POST")
 	if resp.StatusCode != 400 {
 		t.Fatalf("status %d, want 400", resp.StatusCode)
 	}
@@ -94,8 +94,8 @@ func TestAllowCONNECT(t *testing.T) {
 		c.WriteString(c.Method() + " " + c.Target() + " " + c.Host())
 	}, Options{AllowCONNECT: true})
 	c := dial(t, addr)
-	c.send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
-	if _, body := c.response("GET"); body != "CONNECT example.com:443 example.com:443" {
+	c.Send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+	if _, body := c.Response("GET"); body != "CONNECT example.com:443 example.com:443" {
 		t.Fatalf("body %q", body)
 	}
 }

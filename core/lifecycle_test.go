@@ -36,7 +36,7 @@ func TestLoopWaitsForHeldHandler(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- s.ListenAndServe() }()
 	c := dial(t, s.Addr().String())
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	p := <-held
 	shut := make(chan error, 1)
 	go func() { shut <- s.Shutdown(context.Background()) }()
@@ -49,7 +49,7 @@ func TestLoopWaitsForHeldHandler(t *testing.T) {
 		d.Close()
 		runtime.Gosched()
 	}
-	c.Conn.(*net.TCPConn).SetLinger(0)
+	c.SetLinger(0)
 	c.Close() // the last connection is reset while its handler is held
 	<-p.done  // the loop has seen it go
 	// A task posted now runs in a later turn of the loop: if the loop stopped when the
@@ -93,8 +93,8 @@ func TestHeadersBytesAndNoContentType(t *testing.T) {
 		c.WriteString(b.String())
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\nX-A:  1 \r\n\r\n")
-	resp, body := c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\nX-A:  1 \r\n\r\n")
+	resp, body := c.Response("GET")
 	if body != "Host=h;X-A=1;" {
 		t.Fatalf("body %q", body)
 	}
@@ -114,8 +114,8 @@ func TestRemoteAddr(t *testing.T) {
 	}, Options{})
 	c := dial(t, addr)
 	for range 2 {
-		c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-		if resp, body := c.response("GET"); resp.StatusCode != 200 || body != c.LocalAddr().String() {
+		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		if resp, body := c.Response("GET"); resp.StatusCode != 200 || body != c.LocalAddr().String() {
 			t.Fatalf("%d %q, want %s", resp.StatusCode, body, c.LocalAddr())
 		}
 	}
@@ -135,8 +135,8 @@ func TestDeadlineCutsAStartedResponse(t *testing.T) {
 		errs <- err
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	raw, _ := io.ReadAll(c.br)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	raw, _ := io.ReadAll(c.R)
 	if !strings.Contains(string(raw), "7\r\npartial\r\n") || strings.HasSuffix(string(raw), "0\r\n\r\n") ||
 		strings.Contains(string(raw), "late") {
 		t.Fatalf("response %q", raw)
@@ -187,8 +187,8 @@ func TestSendFileAroundATransparentFilter(t *testing.T) {
 		through int64
 	}{{"/transparent", 0}, {"/filtering", int64(len(content))}} {
 		c := dial(t, addr)
-		c.send("GET " + tc.path + " HTTP/1.1\r\nHost: h\r\n\r\n")
-		if _, body := c.response("GET"); body != content {
+		c.Send("GET " + tc.path + " HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c.Response("GET"); body != content {
 			t.Fatalf("%s: %d bytes", tc.path, len(body))
 		}
 		if f := <-filters; f.written.Load() != tc.through {
@@ -203,8 +203,8 @@ func TestHeaderAll(t *testing.T) {
 		c.WriteString(strings.Join(c.HeaderAll("x-tag"), "|") + "/" + strconv.Itoa(len(c.HeaderAll("X-None"))))
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\nX-Tag: a, b\r\nX-Other: z\r\nx-tag: c\r\n\r\n")
-	if _, body := c.response("GET"); body != "a, b|c/0" {
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\nX-Tag: a, b\r\nX-Other: z\r\nx-tag: c\r\n\r\n")
+	if _, body := c.Response("GET"); body != "a, b|c/0" {
 		t.Fatalf("body %q", body)
 	}
 }

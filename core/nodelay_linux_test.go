@@ -23,8 +23,8 @@ func TestAcceptedNoDelay(t *testing.T) {
 	}
 	check := func(t *testing.T, addr string) {
 		c := dial(t, addr)
-		c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-		if _, body := c.response("GET"); body != "1" {
+		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c.Response("GET"); body != "1" {
 			t.Fatalf("TCP_NODELAY on the accepted socket: %q, want 1", body)
 		}
 	}

@@ -31,8 +31,8 @@ func TestGoroutineRefusedWhileHandlerRuns(t *testing.T) {
 		c.WriteString("handler")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	resp, body := c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, body := c.Response("GET")
 	if body != "handler" || resp.Header.Get("X-Leaked") != "" {
 		t.Fatalf("response %v %q: the goroutine's call went through", resp.Header, body)
 	}
@@ -75,11 +75,11 @@ func TestOtherRequestsCodeRefused(t *testing.T) {
 		}
 	}, Options{})
 	p := dial(t, addr)
-	p.send("GET /park HTTP/1.1\r\nHost: h\r\n\r\n")
+	p.Send("GET /park HTTP/1.1\r\nHost: h\r\n\r\n")
 	wake := receive(t, "the request to park", parkedWake)
 	o := dial(t, addr)
-	o.send("GET /other HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := o.response("GET"); body != "other" {
+	o.Send("GET /other HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := o.Response("GET"); body != "other" {
 		t.Fatal(body)
 	}
 	for range 3 {
@@ -88,7 +88,7 @@ func TestOtherRequestsCodeRefused(t *testing.T) {
 		}
 	}
 	wake.Wake(nil)
-	resp, body := p.response("GET")
+	resp, body := p.Response("GET")
 	if resp.StatusCode != 200 || body != "parked: <nil>" || resp.Header.Get("X-Post") != "" {
 		t.Fatalf("the parked request answered %d %v %q", resp.StatusCode, resp.Header, body)
 	}
@@ -106,8 +106,8 @@ func TestTimersOnlyOnTheirLoop(t *testing.T) {
 		c.WriteString("ok")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
 	l := receive(t, "the loop", loops)
 	defer func() {
 		if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), "called off its loop") {
@@ -131,8 +131,8 @@ func TestHooksAndResponderUseTheCtx(t *testing.T) {
 		panic("boom")
 	}, Options{Logger: newTestLogger(&logBuffer{})})
 	c := dial(t, addr)
-	c.send("GET /p HTTP/1.1\r\nHost: h\r\n\r\n")
-	if resp, body := c.response("GET"); resp.StatusCode != 503 || body != "answered for /p" {
+	c.Send("GET /p HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, body := c.Response("GET"); resp.StatusCode != 503 || body != "answered for /p" {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
 	if got := receive(t, "the hook", statuses); got != "503 yes" {
@@ -153,9 +153,9 @@ func TestHookCannotWriteAfterTheResponse(t *testing.T) {
 		c.WriteString("body")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	for range 2 {
-		if _, body := c.response("GET"); body != "body" {
+		if _, body := c.Response("GET"); body != "body" {
 			t.Fatalf("body %q", body)
 		}
 		if err := receive(t, "the hook's write", errs); err == nil {

@@ -21,8 +21,8 @@ func TestSuspendResumeFromOtherGoroutine(t *testing.T) {
 		c.WriteString(err.Error())
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != "woken" {
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.Response("GET"); body != "woken" {
 		t.Fatal(body)
 	}
 }
@@ -38,17 +38,17 @@ func TestParkedHandlerParksOnlyItself(t *testing.T) {
 		c.WriteString(c.Path())
 	}, Options{})
 	parked := dial(t, addr)
-	parked.send("GET /park HTTP/1.1\r\nHost: h\r\n\r\n")
+	parked.Send("GET /park HTTP/1.1\r\nHost: h\r\n\r\n")
 	w := <-release
 	for i := range 20 {
 		c := dial(t, addr)
-		c.send("GET /other HTTP/1.1\r\nHost: h\r\n\r\n")
-		if _, body := c.response("GET"); body != "/other" {
+		c.Send("GET /other HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c.Response("GET"); body != "/other" {
 			t.Fatalf("request %d: %q", i, body)
 		}
 	}
 	w.Wake(nil)
-	if _, body := parked.response("GET"); body != "/park" {
+	if _, body := parked.Response("GET"); body != "/park" {
 		t.Fatal(body)
 	}
 }
@@ -67,8 +67,8 @@ func TestSuspendTimeout(t *testing.T) {
 		c.WriteString(fmt.Sprint(err, " ", time.Since(start) >= d))
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != ErrTimeout.Error()+" true" {
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.Response("GET"); body != ErrTimeout.Error()+" true" {
 		t.Fatalf("a Suspend of %v, after a turn of as long: %q", d, body)
 	}
 }
@@ -83,8 +83,8 @@ func TestStaleWakerIgnored(t *testing.T) {
 		c.WriteString(fmt.Sprint(err))
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != ErrTimeout.Error() {
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.Response("GET"); body != ErrTimeout.Error() {
 		t.Fatal(body)
 	}
 }
@@ -99,8 +99,8 @@ func TestSuspendOutsideHandler(t *testing.T) {
 		c.WriteString("ok")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
 	if err := <-errc; !errors.Is(err, ErrOutsideRequest) {
 		t.Fatalf("Suspend from a posted function: %v, want ErrOutsideRequest", err)
 	}
@@ -116,14 +116,14 @@ func TestPanicAnswers500AndLoopGoesOn(t *testing.T) {
 	}, Options{Logger: newTestLogger(logs)})
 	for range 3 {
 		c := dial(t, addr)
-		c.send("GET /panic HTTP/1.1\r\nHost: h\r\n\r\n")
-		resp, _ := c.response("GET")
+		c.Send("GET /panic HTTP/1.1\r\nHost: h\r\n\r\n")
+		resp, _ := c.Response("GET")
 		if resp.StatusCode != 500 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 		c2 := dial(t, addr)
-		c2.send("GET /ok HTTP/1.1\r\nHost: h\r\n\r\n")
-		if _, body := c2.response("GET"); body != "fine" {
+		c2.Send("GET /ok HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c2.Response("GET"); body != "fine" {
 			t.Fatal(body)
 		}
 	}
@@ -141,12 +141,12 @@ func TestPanicAfterResponseStarted(t *testing.T) {
 		panic("late")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	resp, err := readResponseErr(c)
 	if err == nil && resp != "partial" {
 		t.Fatalf("body %q", resp)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 func readResponseErr(c *rawConn) (string, error) {
@@ -165,7 +165,7 @@ func TestDisconnectWhileParked(t *testing.T) {
 		got <- c.Suspend(0)
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	ctx := receive(t, "the handler", parked)
 	c.Close()
 	expectErr(t, got, ErrClosed, "parked handler not woken by the disconnect")
@@ -180,7 +180,7 @@ func TestShutdownWhileParked(t *testing.T) {
 		got <- c.Suspend(0)
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	<-parked
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -190,10 +190,10 @@ func TestShutdownWhileParked(t *testing.T) {
 	if err := <-got; err != ErrShutdown {
 		t.Fatalf("Suspend returned %v", err)
 	}
-	if resp, _ := c.response("GET"); resp.StatusCode != 503 || !resp.Close {
+	if resp, _ := c.Response("GET"); resp.StatusCode != 503 || !resp.Close {
 		t.Fatalf("status %d close %v, want 503 and close", resp.StatusCode, resp.Close)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 // TestShutdownGraceful: a handler that finishes within the grace period answers in full; idle
@@ -208,16 +208,16 @@ func TestShutdownGraceful(t *testing.T) {
 		c.WriteString("done " + c.Path())
 	}, Options{})
 	idle := dial(t, addr)
-	idle.send("GET /x HTTP/1.1\r\nHost: h\r\n\r\n")
-	idle.response("GET")
+	idle.Send("GET /x HTTP/1.1\r\nHost: h\r\n\r\n")
+	idle.Response("GET")
 	busy := dial(t, addr)
-	busy.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
+	busy.Send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
 	w := <-parked
 	done := make(chan error, 1)
 	go func() { done <- s.Shutdown(context.Background()) }()
-	idle.expectEOF()
+	idle.ExpectEOF()
 	w.Wake(nil)
-	resp, body := busy.response("GET")
+	resp, body := busy.Response("GET")
 	if body != "done /slow" || !resp.Close {
 		t.Fatalf("%q close=%v", body, resp.Close)
 	}
@@ -234,9 +234,9 @@ func TestDetachContinuation(t *testing.T) {
 		})
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n")
 	for _, want := range []string{"/a after dwell: timeout", "/b after dwell: timeout"} {
-		if _, body := c.response("GET"); body != want {
+		if _, body := c.Response("GET"); body != want {
 			t.Fatalf("%q, want %q", body, want)
 		}
 	}
@@ -256,11 +256,11 @@ func TestDetachResumedAndDisconnected(t *testing.T) {
 		c.Detach(0, func(_ *Ctx, err error) { got <- err })
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET /resume HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != "resumed" {
+	c.Send("GET /resume HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.Response("GET"); body != "resumed" {
 		t.Fatal(body)
 	}
-	c.send("GET /hang HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET /hang HTTP/1.1\r\nHost: h\r\n\r\n")
 	// The loop sees nothing else while a handler runs: once this one has begun, the disconnect
 	// finds it detached.
 	receive(t, "the handler of /hang", hung)
@@ -285,7 +285,7 @@ func TestHoldWaitsThroughDisconnect(t *testing.T) {
 		got <- c.Hold()
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	h := receive(t, "the handler", holds)
 	c.Close()
 	// The server has seen the disconnect once it cancels the request's context; a handler it
@@ -293,8 +293,8 @@ func TestHoldWaitsThroughDisconnect(t *testing.T) {
 	// before the loop accepts a connection made after it and answers a request on it.
 	receive(t, "the request's context cancelled", h.ctx.Done())
 	other := dial(t, addr)
-	other.send("GET /other HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := other.response("GET"); body != "other" {
+	other.Send("GET /other HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := other.Response("GET"); body != "other" {
 		t.Fatal(body)
 	}
 	select {
@@ -335,7 +335,7 @@ func TestDisconnectsFreeParked(t *testing.T) {
 		conns := make([]*rawConn, n)
 		for i := range conns {
 			conns[i] = dial(t, addr)
-			conns[i].send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+			conns[i].Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 		}
 		// A handler that has begun parks before its loop can see anything else.
 		waitFor(t, "every handler parked", count(&started, n*(round+1)))
@@ -375,10 +375,10 @@ func TestShutdownEndsCoroutines(t *testing.T) {
 	conns := make([]*rawConn, n)
 	for i := range conns {
 		conns[i] = dial(t, s.Addr().String())
-		conns[i].send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		conns[i].Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	}
 	for _, c := range conns {
-		if resp, body := c.response("GET"); resp.StatusCode != 200 || body != "ok" {
+		if resp, body := c.Response("GET"); resp.StatusCode != 200 || body != "ok" {
 			t.Fatalf("got %d %q", resp.StatusCode, body)
 		}
 		c.Close()
@@ -410,17 +410,6 @@ func expectErr(t *testing.T, got <-chan error, want error, what string) {
 
 // waitFor polls cond until it holds, failing the test, with what, when it does not after
 // patience.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %v", what, patience)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestAfterFunc(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		w := c.Waker()
@@ -431,8 +420,8 @@ func TestAfterFunc(t *testing.T) {
 		c.WriteString(fmt.Sprint(fired, stopped.Stop()))
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != "true true" {
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.Response("GET"); body != "true true" {
 		t.Fatal(body)
 	}
 }
@@ -451,14 +440,14 @@ func TestDetachTimeout(t *testing.T) {
 	}, Options{})
 	c := dial(t, addr)
 	start := time.Now() // as in TestSuspendTimeout
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != "<nil>" {
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.Response("GET"); body != "<nil>" {
 		t.Fatal(body)
 	}
 	if took := time.Since(start); took < d {
 		t.Fatalf("a detach until %v later answered after %v", d, took)
 	}
-	c.send("GET /leave HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET /leave HTTP/1.1\r\nHost: h\r\n\r\n")
 	receive(t, "the handler of /leave", leaving) // the disconnect then finds it detached
 	c.Close()
 	expectErr(t, gone, ErrClosed, "continuation not told of the disconnect")

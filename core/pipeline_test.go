@@ -62,7 +62,7 @@ func TestPipelinedRequestsEndEachTheirOwnWay(t *testing.T) {
 	for _, r := range reqs {
 		fmt.Fprintf(&sb, "%s %s HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n%s", r.method, r.path, len(r.body), r.body)
 	}
-	c.send(sb.String()) // one write: every request is complete in the first read
+	c.Send(sb.String()) // one write: every request is complete in the first read
 	want := []struct {
 		status int
 		body   string
@@ -71,12 +71,12 @@ func TestPipelinedRequestsEndEachTheirOwnWay(t *testing.T) {
 		{200, "/hook"}, {200, "/unread"}, {200, "/last"}, {500, ""},
 	}
 	for i, w := range want {
-		resp, body := c.response(reqs[i].method)
+		resp, body := c.Response(reqs[i].method)
 		if resp.StatusCode != w.status || (w.body != "" && body != w.body) {
 			t.Fatalf("response %d (%s): %d %q, want %d %q", i, reqs[i].path, resp.StatusCode, body, w.status, w.body)
 		}
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 	// The hook ran once, before its response was written.
 	if hooked.Load() != 1 || doneAfter200.Load() != 1 {
 		t.Fatalf("OnDone ran %d times (%d with status 200), want once", hooked.Load(), doneAfter200.Load())

@@ -26,10 +26,10 @@ func TestRetainedBorrowedValueIsPoisoned(t *testing.T) {
 		c.WriteString(string(name) + "|" + path)
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET /keep HTTP/1.1\r\nHost: h\r\nX-Name: bob\r\n\r\n")
-	c.response("GET")
-	c.send("GET /read HTTP/1.1\r\nHost: h\r\nX-Name: eve\r\n\r\n")
-	_, body := c.response("GET")
+	c.Send("GET /keep HTTP/1.1\r\nHost: h\r\nX-Name: bob\r\n\r\n")
+	c.Response("GET")
+	c.Send("GET /read HTTP/1.1\r\nHost: h\r\nX-Name: eve\r\n\r\n")
+	_, body := c.Response("GET")
 	kept, keptPath, _ := strings.Cut(body, "|")
 	for what, v := range map[string]string{"HeaderBytes": kept, "a string of PathBytes": keptPath} {
 		if len(v) == 0 || !strings.Contains(strings.Repeat(bufpool.Poison, 3), v) {

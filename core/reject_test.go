@@ -50,18 +50,18 @@ func TestRejectsOnTheWire(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := dial(t, addr)
 			// A valid request first: the refusal must come after its response, in order.
-			c.send("GET /before HTTP/1.1\r\nHost: h\r\n\r\n" + tt.raw + "GET /after HTTP/1.1\r\nHost: h\r\n\r\n")
-			if resp, _ := c.response("GET"); resp.StatusCode != 200 {
+			c.Send("GET /before HTTP/1.1\r\nHost: h\r\n\r\n" + tt.raw + "GET /after HTTP/1.1\r\nHost: h\r\n\r\n")
+			if resp, _ := c.Response("GET"); resp.StatusCode != 200 {
 				t.Fatalf("first response %d", resp.StatusCode)
 			}
-			resp, body := c.response("GET")
+			resp, body := c.Response("GET")
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d (%q), want %d", resp.StatusCode, body, tt.status)
 			}
 			if !resp.Close {
 				t.Fatal("refusal without Connection: close")
 			}
-			c.expectEOF()
+			c.ExpectEOF()
 		})
 	}
 	mu.Lock()
@@ -78,12 +78,12 @@ func TestHeaderTimeout(t *testing.T) {
 	// The timeout counts from the connection (the loop's clock then is no older than this).
 	start := time.Now()
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHo")
-	resp, _ := c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHo")
+	resp, _ := c.Response("GET")
 	if resp.StatusCode != 408 {
 		t.Fatalf("status %d, want 408", resp.StatusCode)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 	// Not before the timeout; and before the 10 s default, so that it was the 300 ms asked
 	// for that cut it. No loaded machine is late by seconds on a timer.
 	if d := time.Since(start); d < 250*time.Millisecond || d >= defaultHeaderTimeout/2 {
@@ -107,7 +107,7 @@ func TestSlowlorisCut(t *testing.T) {
 			time.Sleep(50 * time.Millisecond) // pacing: a byte well within every timeout
 		}
 	}()
-	resp, _ := c.response("GET")
+	resp, _ := c.Response("GET")
 	if resp.StatusCode != 408 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -119,9 +119,9 @@ func TestIdleTimeout(t *testing.T) {
 	// The idle time counts from the response, whose time on the loop's clock is no older than
 	// the request's.
 	start := time.Now()
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("GET")
-	c.expectEOF()
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
+	c.ExpectEOF()
 	// Not before the timeout; and long before the 60 s default, so that it was the 300 ms
 	// asked for that closed it.
 	if d := time.Since(start); d < 250*time.Millisecond || d >= defaultIdleTimeout/2 {
@@ -138,8 +138,8 @@ func TestIdleTimeoutRestartsPerRequest(t *testing.T) {
 	_, addr := startServer(t, helloHandler, Options{IdleTimeout: idle})
 	c := dial(t, addr)
 	for start := time.Now(); time.Since(start) < 2*idle; {
-		c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-		if _, body := c.response("GET"); body != "Hello World" {
+		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c.Response("GET"); body != "Hello World" {
 			t.Fatal(body)
 		}
 		time.Sleep(10 * time.Millisecond) // pacing, not synchronisation

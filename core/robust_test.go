@@ -72,8 +72,8 @@ func TestGarbageNeverCrashes(t *testing.T) {
 	}
 	wg.Wait()
 	c := dial(t, addr)
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok")
-	if resp, _ := c.response("POST"); resp.StatusCode != 200 {
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok")
+	if resp, _ := c.Response("POST"); resp.StatusCode != 200 {
 		t.Fatalf("after the garbage: %d", resp.StatusCode)
 	}
 }
@@ -92,27 +92,27 @@ func TestResetsMidRequest(t *testing.T) {
 		done <- err
 	}, Options{})
 	reset := func(c *rawConn) {
-		c.Conn.(*net.TCPConn).SetLinger(0) // close sends RST
+		c.SetLinger(0) // close sends RST
 		c.Close()
 	}
 	// A whole request and half of the next, in one write: once the first is answered, the
 	// server has read the half head too (in the same read), and waits for its end.
 	c := dial(t, addr)
-	c.send("GET /whole HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\nX-Half")
+	c.Send("GET /whole HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\nX-Half")
 	if body, err := readResp(c); body != "whole" {
 		t.Fatalf("%q %v", body, err)
 	}
 	reset(c)
 	c = dial(t, addr)
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\nonly part")
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\nonly part")
 	receive(t, "the handler reading the body", reading)
 	reset(c)
 	if err := receive(t, "the handler reading a reset body to return", done); err == nil {
 		t.Fatal("a body cut by a reset read without error")
 	}
 	c = dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if resp, _ := c.response("GET"); resp.StatusCode != 200 {
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, _ := c.Response("GET"); resp.StatusCode != 200 {
 		t.Fatal(resp.StatusCode)
 	}
 }
@@ -136,7 +136,7 @@ func TestManyKeepAliveConnections(t *testing.T) {
 			}
 			defer c.Close()
 			c.SetDeadline(time.Now().Add(patience))
-			rc := &rawConn{t, c, newReader(c)}
+			rc := &rawConn{T: t, TCPConn: c.(*net.TCPConn), R: newReader(c)}
 			for j := range 20 {
 				path := fmt.Sprintf("/%d/%d", i, j)
 				io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -172,7 +172,7 @@ func TestSlowClientsDoNotDelayOthers(t *testing.T) {
 	for range 1000 {
 		c := dial(t, addr)
 		slow = append(slow, c)
-		c.send("GET / HTTP/1.1\r\nHost: h\r\nX-Slow: ")
+		c.Send("GET / HTTP/1.1\r\nHost: h\r\nX-Slow: ")
 	}
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	var turns atomic.Int64 // batches of 100 slow clients that have written a byte more
@@ -197,8 +197,8 @@ func TestSlowClientsDoNotDelayOthers(t *testing.T) {
 	c := dial(t, addr)
 	for ; n < 50 || turns.Load() < 20; n++ {
 		start := time.Now()
-		c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-		if _, body := c.response("GET"); body != "Hello World" {
+		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c.Response("GET"); body != "Hello World" {
 			t.Fatal(body)
 		}
 		worst = max(worst, time.Since(start))
@@ -207,8 +207,8 @@ func TestSlowClientsDoNotDelayOthers(t *testing.T) {
 	<-stopped
 	t.Logf("the slowest of %d normal requests among 1,000 slow clients took %v", n, worst)
 	for i, c := range slow {
-		c.send("\r\n\r\n")
-		if _, body := c.response("GET"); body != "Hello World" {
+		c.Send("\r\n\r\n")
+		if _, body := c.Response("GET"); body != "Hello World" {
 			t.Fatalf("slow client %d: %q", i, body)
 		}
 	}

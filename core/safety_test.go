@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,17 +35,17 @@ func TestDetachedResponseOwnsItsHeaders(t *testing.T) {
 			evil = evil[:len(origin)]
 		}
 		a := dial(t, addr)
-		a.send("GET /wait HTTP/1.1\r\nHost: h\r\nOrigin: " + origin + "\r\n\r\n")
+		a.Send("GET /wait HTTP/1.1\r\nHost: h\r\nOrigin: " + origin + "\r\n\r\n")
 		for range 3 {
 			b := dial(t, addr)
 			// Bytes the parser refuses still go through the arena up to the refusal; valid
 			// ones are served.
-			b.send("GET /wait HTTP/1.1\r\nHost: h\r\nOrigin: " + evil + "\r\n\r\n")
+			b.Send("GET /wait HTTP/1.1\r\nHost: h\r\nOrigin: " + evil + "\r\n\r\n")
 			c := dial(t, addr)
-			c.send("GET /zzzz HTTP/1.1\r\nHost: h\r\nOrigin: " + strings.Repeat("Q", len(origin)) + "\r\n\r\n")
-			c.response("GET")
+			c.Send("GET /zzzz HTTP/1.1\r\nHost: h\r\nOrigin: " + strings.Repeat("Q", len(origin)) + "\r\n\r\n")
+			c.Response("GET")
 		}
-		resp, body := a.response("GET")
+		resp, body := a.Response("GET")
 		if got := resp.Header.Get("Access-Control-Allow-Origin"); got != origin || body != "late" {
 			t.Fatalf("length %d: Access-Control-Allow-Origin %q, body %q; want %q, late", len(origin), got, body, origin)
 		}
@@ -66,11 +65,11 @@ func TestAccessorsReturnOwnedStrings(t *testing.T) {
 		c.WriteString("ok")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("PROPFIND /bob?q=first%20one HTTP/1.1\r\nHost: h\r\nX-Name: bob\r\n\r\n")
-	c.response("GET")
+	c.Send("PROPFIND /bob?q=first%20one HTTP/1.1\r\nHost: h\r\nX-Name: bob\r\n\r\n")
+	c.Response("GET")
 	first := <-got
-	c.send("PROPFIND /eve?q=other%20two HTTP/1.1\r\nHost: h\r\nX-Name: eve\r\n\r\n")
-	c.response("GET")
+	c.Send("PROPFIND /eve?q=other%20two HTTP/1.1\r\nHost: h\r\nX-Name: eve\r\n\r\n")
+	c.Response("GET")
 	<-got
 	want := kept{"/bob", "first one", "bob", "/bob?q=first%20one", "PROPFIND"}
 	if first != want {
@@ -101,8 +100,8 @@ func TestPanicAfterFlushCutsTheResponse(t *testing.T) {
 	for _, path := range []string{"/panic", "/abort", "/continuation"} {
 		t.Run(path, func(t *testing.T) {
 			c := dial(t, addr)
-			c.send("GET " + path + " HTTP/1.1\r\nHost: h\r\n\r\n")
-			raw, err := io.ReadAll(c.br)
+			c.Send("GET " + path + " HTTP/1.1\r\nHost: h\r\n\r\n")
+			raw, err := io.ReadAll(c.R)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,11 +130,11 @@ func TestAbortBeforeStart(t *testing.T) {
 		c.WriteString("ok")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /abort HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != "ok" {
+	c.Send("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /abort HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.Response("GET"); body != "ok" {
 		t.Fatalf("first response %q", body)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 // TestAbortCloseDelimitedResets: an HTTP/1.0 body ends with the close, so a cut one can only
@@ -147,8 +146,8 @@ func TestAbortCloseDelimitedResets(t *testing.T) {
 		panic(ErrAbortHandler)
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.0\r\n\r\n")
-	_, err := io.ReadAll(c.br)
+	c.Send("GET / HTTP/1.0\r\n\r\n")
+	_, err := io.ReadAll(c.R)
 	if !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("read ended with %v, want a connection reset", err)
 	}
@@ -169,12 +168,12 @@ func TestPanickingTimerKeepsServing(t *testing.T) {
 		c.WriteString("ok")
 	}, Options{Logger: newTestLogger(&logs)})
 	c := dial(t, addr)
-	c.send("GET /arm HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("GET")
+	c.Send("GET /arm HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
 	<-fired
 	d := dial(t, addr)
-	d.send("GET /after HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := d.response("GET"); body != "ok" {
+	d.Send("GET /after HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := d.Response("GET"); body != "ok" {
 		t.Fatalf("after the panic: %q", body)
 	}
 	if !strings.Contains(logs.String(), "boom in timer") {
@@ -202,18 +201,18 @@ func TestGoexitInHandler(t *testing.T) {
 	idle := dial(t, addr) // a connection of the same loop, open across the Goexits
 	for _, path := range []string{"/goexit", "/goexit-continuation"} {
 		c := dial(t, addr)
-		c.send("GET " + path + " HTTP/1.1\r\nHost: h\r\n\r\n")
-		if resp, _ := c.response("GET"); resp.StatusCode != 500 {
+		c.Send("GET " + path + " HTTP/1.1\r\nHost: h\r\n\r\n")
+		if resp, _ := c.Response("GET"); resp.StatusCode != 500 {
 			t.Fatalf("%s: status %d, want 500", path, resp.StatusCode)
 		}
 	}
 	c := dial(t, addr)
-	c.send("GET /goexit-streaming HTTP/1.1\r\nHost: h\r\n\r\n")
-	if raw, _ := io.ReadAll(c.br); strings.HasSuffix(string(raw), "0\r\n\r\n") {
+	c.Send("GET /goexit-streaming HTTP/1.1\r\nHost: h\r\n\r\n")
+	if raw, _ := io.ReadAll(c.R); strings.HasSuffix(string(raw), "0\r\n\r\n") {
 		t.Fatalf("a handler that exited mid-stream sent a complete body: %q", raw)
 	}
-	idle.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := idle.response("GET"); body != "ok" {
+	idle.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := idle.Response("GET"); body != "ok" {
 		t.Fatalf("other connection: %q", body)
 	}
 }
@@ -228,8 +227,8 @@ func TestPostAfterRequestEnded(t *testing.T) {
 		c.WriteString("ok")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
 	cx := <-keep
 	if err := cx.Loop().Post(func() { close(ran) }); err != nil {
 		t.Fatal(err)
@@ -273,10 +272,8 @@ func TestSendFileNeverSendsAReusedDescriptor(t *testing.T) {
 		reused <- gerr
 	}, Options{WriteHighWater: 64 << 10})
 	c := dial(t, addr)
-	if tc, ok := c.Conn.(*net.TCPConn); ok {
-		tc.SetReadBuffer(128 << 10) // a client that does not read yet: the file stays queued
-	}
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.SetReadBuffer(128 << 10) // a client that does not read yet: the file stays queued
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	<-sending
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -284,7 +281,7 @@ func TestSendFileNeverSendsAReusedDescriptor(t *testing.T) {
 	if err := <-reused; err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := io.ReadAll(c.br)
+	raw, _ := io.ReadAll(c.R)
 	if strings.Contains(string(raw), "S") {
 		t.Fatal("bytes of another file went out under the first one's descriptor")
 	}
@@ -328,7 +325,7 @@ func TestShutdownReturnsWhenItsContextEnds(t *testing.T) {
 		c.WriteString("done")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	<-held
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -336,7 +333,7 @@ func TestShutdownReturnsWhenItsContextEnds(t *testing.T) {
 		t.Fatal("Shutdown returned nil while a handler was still running")
 	}
 	close(release) // only now can the handler end: Shutdown did not wait for it
-	c.response("GET")
+	c.Response("GET")
 }
 
 // openFds counts the process's open descriptors.

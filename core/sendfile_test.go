@@ -89,9 +89,9 @@ func TestSendFileSizes(t *testing.T) {
 		}
 	}
 	c := dial(t, addr)
-	c.send(reqs.String())
+	c.Send(reqs.String())
 	for i, want := range wants {
-		resp, body := c.response("GET")
+		resp, body := c.Response("GET")
 		chunked := i >= len(cases)
 		if resp.StatusCode != 200 || (resp.ContentLength == -1) != chunked {
 			t.Fatalf("response %d: status %d, length %d", i, resp.StatusCode, resp.ContentLength)
@@ -107,16 +107,16 @@ func TestSendFile(t *testing.T) {
 	content := strings.Repeat("0123456789", 100_000) // 1 MB
 	addr := sendFileServer(t, writeFile(t, content))
 	c := dial(t, addr)
-	c.send(fmt.Sprintf("GET /?length=%d&seg=0:%d HTTP/1.1\r\nHost: h\r\n\r\n", len(content), len(content)))
-	if resp, body := c.response("GET"); body != content || resp.ContentLength != int64(len(content)) {
+	c.Send(fmt.Sprintf("GET /?length=%d&seg=0:%d HTTP/1.1\r\nHost: h\r\n\r\n", len(content), len(content)))
+	if resp, body := c.Response("GET"); body != content || resp.ContentLength != int64(len(content)) {
 		t.Fatalf("whole file: %d bytes, length %d", len(body), resp.ContentLength)
 	}
-	c.send("GET /?seg=5:20 HTTP/1.1\r\nHost: h\r\n\r\n") // chunked: no length declared
-	if resp, body := c.response("GET"); body != content[5:25] || resp.ContentLength != -1 {
+	c.Send("GET /?seg=5:20 HTTP/1.1\r\nHost: h\r\n\r\n") // chunked: no length declared
+	if resp, body := c.Response("GET"); body != content[5:25] || resp.ContentLength != -1 {
 		t.Fatalf("range: %q, length %d", body, resp.ContentLength)
 	}
-	c.send("HEAD /?length=20&seg=0:20 HTTP/1.1\r\nHost: h\r\n\r\n")
-	if resp, body := c.response("HEAD"); body != "" || resp.ContentLength != 20 {
+	c.Send("HEAD /?length=20&seg=0:20 HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, body := c.Response("HEAD"); body != "" || resp.ContentLength != 20 {
 		t.Fatalf("HEAD: %q, length %d", body, resp.ContentLength)
 	}
 }
@@ -129,8 +129,8 @@ func TestSendFileShorterFile(t *testing.T) {
 	for _, n := range []int{100, 2 * copyFileMax} { // copied, then spliced
 		off := len(content) - n/2
 		c := dial(t, addr)
-		c.send(fmt.Sprintf("GET /?seg=%d:%d&length=%d HTTP/1.1\r\nHost: h\r\n\r\n", off, n, n))
-		resp, err := http.ReadResponse(c.br, nil)
+		c.Send(fmt.Sprintf("GET /?seg=%d:%d&length=%d HTTP/1.1\r\nHost: h\r\n\r\n", off, n, n))
+		resp, err := http.ReadResponse(c.R, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestSendFileShorterFile(t *testing.T) {
 		if len(body) > n/2 {
 			t.Fatalf("n=%d: %d bytes arrived, the file had %d", n, len(body), n/2)
 		}
-		c.expectEOF()
+		c.ExpectEOF()
 	}
 }
 

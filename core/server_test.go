@@ -48,9 +48,9 @@ func TestPipelinedInOrder(t *testing.T) {
 	for i := range 16 {
 		fmt.Fprintf(&sb, "GET /%d HTTP/1.1\r\nHost: h\r\n\r\n", i)
 	}
-	c.send(sb.String()) // one write
+	c.Send(sb.String()) // one write
 	for i := range 16 {
-		resp, body := c.response("GET")
+		resp, body := c.Response("GET")
 		if resp.StatusCode != 200 || body != fmt.Sprintf("resp /%d", i) {
 			t.Fatalf("response %d: %d %q", i, resp.StatusCode, body)
 		}
@@ -66,9 +66,9 @@ func TestPipelinedWithParkedHandler(t *testing.T) {
 		c.WriteString(c.Path())
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\nGET /fast HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\nGET /fast HTTP/1.1\r\nHost: h\r\n\r\n")
 	for _, want := range []string{"/slow", "/fast"} {
-		if _, body := c.response("GET"); body != want {
+		if _, body := c.Response("GET"); body != want {
 			t.Fatalf("got %q, want %q", body, want)
 		}
 	}
@@ -80,13 +80,13 @@ func TestByteAtATime(t *testing.T) {
 		c.WriteString(c.Method() + " " + c.Target())
 	}, Options{})
 	c := dial(t, addr)
-	c.Conn.(*net.TCPConn).SetNoDelay(true)
+	c.SetNoDelay(true)
 	req := "\r\nPOST /a%20b?q=1 HTTP/1.1\r\nHost: h\r\nX-Test: value\r\nContent-Length: 0\r\n\r\n"
 	for i := range len(req) {
-		c.send(req[i : i+1])
+		c.Send(req[i : i+1])
 		time.Sleep(time.Millisecond)
 	}
-	resp, body := c.response("POST")
+	resp, body := c.Response("POST")
 	if body != "POST /a%20b?q=1" || resp.Header.Get("X-Header") != "value" {
 		t.Fatalf("%q %v", body, resp.Header)
 	}
@@ -95,49 +95,49 @@ func TestByteAtATime(t *testing.T) {
 func TestHTTP10(t *testing.T) {
 	_, addr := startServer(t, helloHandler, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.0\r\n\r\n")
-	resp, body := c.response("GET")
+	c.Send("GET / HTTP/1.0\r\n\r\n")
+	resp, body := c.Response("GET")
 	if body != "Hello World" || resp.ContentLength != 11 {
 		t.Fatalf("%q %d", body, resp.ContentLength)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 
 	// HTTP/1.0 keep-alive is opt-in and echoed.
 	c = dial(t, addr)
-	c.send("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-	resp, _ = c.response("GET")
+	c.Send("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+	resp, _ = c.Response("GET")
 	if resp.Header.Get("Connection") != "keep-alive" {
 		t.Fatalf("Connection: %q", resp.Header.Get("Connection"))
 	}
-	c.send("GET / HTTP/1.0\r\n\r\n")
-	if _, body := c.response("GET"); body != "Hello World" {
+	c.Send("GET / HTTP/1.0\r\n\r\n")
+	if _, body := c.Response("GET"); body != "Hello World" {
 		t.Fatal(body)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 func TestConnectionClose(t *testing.T) {
 	_, addr := startServer(t, helloHandler, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\nGET /ignored HTTP/1.1\r\nHost: h\r\n\r\n")
-	resp, _ := c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\nGET /ignored HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, _ := c.Response("GET")
 	if !resp.Close {
 		t.Fatal("response does not say Connection: close")
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 func TestHalfCloseAfterRequest(t *testing.T) {
 	_, addr := startServer(t, helloHandler, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.Conn.(*net.TCPConn).CloseWrite()
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.CloseWrite()
 	for range 2 {
-		if _, body := c.response("GET"); body != "Hello World" {
+		if _, body := c.Response("GET"); body != "Hello World" {
 			t.Fatal(body)
 		}
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 func TestDateAndStatus(t *testing.T) {
@@ -148,8 +148,8 @@ func TestDateAndStatus(t *testing.T) {
 	}, Options{})
 	c := dial(t, addr)
 	for _, code := range []int{200, 201, 404, 599, 299} {
-		c.send(fmt.Sprintf("GET /?code=%d HTTP/1.1\r\nHost: h\r\n\r\n", code))
-		resp, _ := c.response("GET")
+		c.Send(fmt.Sprintf("GET /?code=%d HTTP/1.1\r\nHost: h\r\n\r\n", code))
+		resp, _ := c.Response("GET")
 		if resp.StatusCode != code {
 			t.Fatalf("status %d, want %d", resp.StatusCode, code)
 		}
@@ -159,8 +159,8 @@ func TestDateAndStatus(t *testing.T) {
 	}
 	// 204 and 304 carry no body and no Content-Length (RFC 9110 §8.6, §15.3.5).
 	for _, code := range []int{204, 304} {
-		c.send(fmt.Sprintf("GET /?code=%d HTTP/1.1\r\nHost: h\r\n\r\n", code))
-		resp, body := c.response("GET")
+		c.Send(fmt.Sprintf("GET /?code=%d HTTP/1.1\r\nHost: h\r\n\r\n", code))
+		resp, body := c.Response("GET")
 		if resp.StatusCode != code || body != "" || resp.Header.Get("Content-Length") != "" {
 			t.Fatalf("%d: body %q, Content-Length %q", resp.StatusCode, body, resp.Header.Get("Content-Length"))
 		}
@@ -170,12 +170,12 @@ func TestDateAndStatus(t *testing.T) {
 func TestHeadResponse(t *testing.T) {
 	_, addr := startServer(t, helloHandler, Options{})
 	c := dial(t, addr)
-	c.send("HEAD / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	resp, body := c.response("HEAD")
+	c.Send("HEAD / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, body := c.Response("HEAD")
 	if resp.ContentLength != 11 || body != "" {
 		t.Fatalf("HEAD: length %d body %q", resp.ContentLength, body)
 	}
-	if _, body := c.response("GET"); body != "Hello World" {
+	if _, body := c.Response("GET"); body != "Hello World" {
 		t.Fatalf("GET after HEAD: %q", body)
 	}
 }
@@ -191,8 +191,8 @@ func TestResponseHeaders(t *testing.T) {
 		c.WriteString("{}")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	resp, _ := c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, _ := c.Response("GET")
 	h := resp.Header
 	if h.Get("X-One") != "1" || len(h["Set-Cookie"]) != 2 || h.Get("X-Gone") != "" || h.Get("Content-Type") != "application/json" {
 		t.Fatalf("headers %v", h)
@@ -206,8 +206,8 @@ func TestInvalidResponseHeaderPanics(t *testing.T) {
 		c.WriteString("unreachable")
 	}, Options{Logger: newTestLogger(logs)})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	resp, _ := c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, _ := c.Response("GET")
 	if resp.StatusCode != 500 || resp.Header.Get("Injected") != "" {
 		t.Fatalf("status %d, headers %v", resp.StatusCode, resp.Header)
 	}
@@ -226,8 +226,8 @@ func TestQueryAndHeaders(t *testing.T) {
 		c.WriteString(sb.String())
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET /p?q=a+b%21 HTTP/1.1\r\nHost: example\r\nX-A:  1 \r\nx-b: 2\r\n\r\n")
-	_, body := c.response("GET")
+	c.Send("GET /p?q=a+b%21 HTTP/1.1\r\nHost: example\r\nX-A:  1 \r\nx-b: 2\r\n\r\n")
+	_, body := c.Response("GET")
 	want := "Host=example;X-A=1;x-b=2;q=a b! raw=q=a+b%21 host=example proto=HTTP/1.1"
 	if body != want {
 		t.Fatalf("got  %q\nwant %q", body, want)
@@ -249,8 +249,8 @@ func TestManyLoops(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			c := dial(t, addr)
-			c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-			if _, body := c.response("GET"); body != "ok" {
+			c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+			if _, body := c.Response("GET"); body != "ok" {
 				t.Error(body)
 			}
 		}()
@@ -273,8 +273,8 @@ func TestServeListener(t *testing.T) {
 	go func() { errc <- s.Serve(ln) }()
 	for range 8 {
 		c := dial(t, ln.Addr().String())
-		c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-		if _, body := c.response("GET"); body != "Hello World" {
+		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		if _, body := c.Response("GET"); body != "Hello World" {
 			t.Fatal(body)
 		}
 	}

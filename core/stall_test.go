@@ -28,12 +28,12 @@ func TestStallIsReported(t *testing.T) {
 		c.WriteString("done")
 	}, Options{StallThreshold: 20 * time.Millisecond, Logger: newTestLogger(&logs)})
 	c := dial(t, addr)
-	c.send("GET /block/1 HTTP/1.1\r\nHost: h\r\n\r\n")
-	if _, body := c.response("GET"); body != "done" {
+	c.Send("GET /block/1 HTTP/1.1\r\nHost: h\r\n\r\n")
+	if _, body := c.Response("GET"); body != "done" {
 		t.Fatal(body)
 	}
-	c.send("GET /after HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("GET")
+	c.Send("GET /after HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
 	n, longest := s.Stalls()
 	if n != 1 || longest < 20*time.Millisecond {
 		t.Errorf("Stalls() = %d, %v; want 1 and at least the threshold", n, longest)
@@ -66,11 +66,11 @@ func TestStallInLoopCallback(t *testing.T) {
 		c.WriteString("done")
 	}, Options{StallThreshold: 20 * time.Millisecond, Logger: newTestLogger(&logs)})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
 	receive(t, "the callback", posted)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n") // the turn after the callback's has ended
-	c.response("GET")
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n") // the turn after the callback's has ended
+	c.Response("GET")
 	waitFor(t, "the stall to be counted", func() bool { n, _ := s.Stalls(); return n == 1 })
 	out := logs.String()
 	if strings.Count(out, "loop stalled") != 1 || strings.Contains(out, "route=") ||

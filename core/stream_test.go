@@ -73,19 +73,19 @@ func TestDeclaredLengthStreams(t *testing.T) {
 		}
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET /exact HTTP/1.1\r\nHost: h\r\n\r\nGET /over HTTP/1.1\r\nHost: h\r\n\r\n")
-	if resp, body := c.response("GET"); body != "0123456789" || resp.ContentLength != 10 {
+	c.Send("GET /exact HTTP/1.1\r\nHost: h\r\n\r\nGET /over HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, body := c.Response("GET"); body != "0123456789" || resp.ContentLength != 10 {
 		t.Fatalf("%q %d", body, resp.ContentLength)
 	}
-	if _, body := c.response("GET"); body != "abc" {
+	if _, body := c.Response("GET"); body != "abc" {
 		t.Fatalf("%q", body)
 	}
 	// A body shorter than declared can only be ended by closing the connection.
-	c.send("GET /short HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Send("GET /short HTTP/1.1\r\nHost: h\r\n\r\n")
 	if _, err := readResp(c); err == nil {
 		t.Fatal("short body read without error")
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 func TestHTTP10StreamIsCloseDelimited(t *testing.T) {
@@ -95,8 +95,8 @@ func TestHTTP10StreamIsCloseDelimited(t *testing.T) {
 		c.WriteString("b")
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-	all, _ := io.ReadAll(c.br)
+	c.Send("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+	all, _ := io.ReadAll(c.R)
 	if !strings.HasSuffix(string(all), "\r\n\r\nab") || strings.Contains(string(all), "chunked") {
 		t.Fatalf("%q", all)
 	}
@@ -122,8 +122,8 @@ func TestSlowReaderBoundsMemory(t *testing.T) {
 		maxQueued <- peak
 	}, Options{WriteHighWater: hw})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	resp, err := http.ReadResponse(c.br, nil)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, err := http.ReadResponse(c.R, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +159,8 @@ func TestWriteToGoneClientFails(t *testing.T) {
 		}
 	}, Options{})
 	c := dial(t, addr)
-	c.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.br.Peek(1)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.R.Peek(1)
 	c.Close()
 	select {
 	case err := <-errc:
@@ -200,20 +200,20 @@ func TestReadBody(t *testing.T) {
 		return fmt.Sprintf("%x", h[:4])
 	}
 	c := dial(t, addr)
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello")
-	if _, body := c.response("POST"); body != "5 "+sum("hello")+" " {
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello")
+	if _, body := c.Response("POST"); body != "5 "+sum("hello")+" " {
 		t.Fatal(body)
 	}
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\nX-Sum: yes\r\n\r\n")
-	if _, body := c.response("POST"); body != "11 "+sum("hello world")+" yes" {
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\nX-Sum: yes\r\n\r\n")
+	if _, body := c.Response("POST"); body != "11 "+sum("hello world")+" yes" {
 		t.Fatal(body)
 	}
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
-	resp, body := c.response("POST")
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+	resp, body := c.Response("POST")
 	if resp.StatusCode != 400 || !strings.Contains(body, "invalid chunk size") || !resp.Close {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 func TestExpectContinue(t *testing.T) {
@@ -226,29 +226,29 @@ func TestExpectContinue(t *testing.T) {
 	}, Options{})
 	// Read: the 100 comes on the first read, then the final response.
 	c := dial(t, addr)
-	c.send("POST /read HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
-	line, _ := c.br.ReadString('\n')
+	c.Send("POST /read HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+	line, _ := c.R.ReadString('\n')
 	if line != "HTTP/1.1 100 Continue\r\n" {
 		t.Fatalf("first line %q", line)
 	}
-	c.br.ReadString('\n')
-	c.send("hello")
-	if resp, body := c.response("POST"); resp.StatusCode != 200 || !strings.HasPrefix(body, "5 ") {
+	c.R.ReadString('\n')
+	c.Send("hello")
+	if resp, body := c.Response("POST"); resp.StatusCode != 200 || !strings.HasPrefix(body, "5 ") {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
 	// Not read: no 100, the final response, and the connection closes since the body never came.
 	c = dial(t, addr)
-	c.send("POST /refuse HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
-	resp, _ := c.response("POST")
+	c.Send("POST /refuse HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+	resp, _ := c.Response("POST")
 	if resp.StatusCode != 401 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 	// Not read but already sent: the body is discarded and the connection kept.
 	c = dial(t, addr)
-	c.send("POST /refuse HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhelloGET /next HTTP/1.1\r\nHost: h\r\n\r\n")
-	c.response("POST")
-	if resp, _ := c.response("GET"); resp.StatusCode != 200 {
+	c.Send("POST /refuse HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhelloGET /next HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("POST")
+	if resp, _ := c.Response("GET"); resp.StatusCode != 200 {
 		t.Fatalf("next request: %d", resp.StatusCode)
 	}
 }
@@ -263,9 +263,9 @@ func TestUnreadBodyIsNeverARequest(t *testing.T) {
 		fmt.Sprintf("Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(smuggled), smuggled),
 	} {
 		c := dial(t, addr)
-		c.send("POST /upload HTTP/1.1\r\nHost: h\r\n" + framing + "GET /next HTTP/1.1\r\nHost: h\r\n\r\n")
+		c.Send("POST /upload HTTP/1.1\r\nHost: h\r\n" + framing + "GET /next HTTP/1.1\r\nHost: h\r\n\r\n")
 		for _, want := range []string{"served /upload", "served /next"} {
-			if _, body := c.response("GET"); body != want {
+			if _, body := c.Response("GET"); body != want {
 				t.Fatalf("%q, want %q", body, want)
 			}
 		}
@@ -278,18 +278,18 @@ func TestUnreadBodyDrainLimit(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) { c.WriteString("ok") }, Options{})
 	small := strings.Repeat("x", 200<<10)
 	c := dial(t, addr)
-	go c.send(fmt.Sprintf("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n%sGET / HTTP/1.1\r\nHost: h\r\n\r\n", len(small), small))
-	c.response("POST")
-	if _, body := c.response("GET"); body != "ok" {
+	go c.Send(fmt.Sprintf("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n%sGET / HTTP/1.1\r\nHost: h\r\n\r\n", len(small), small))
+	c.Response("POST")
+	if _, body := c.Response("GET"); body != "ok" {
 		t.Fatal(body)
 	}
 	c = dial(t, addr)
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10000000\r\n\r\npartial")
-	resp, _ := c.response("POST")
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10000000\r\n\r\npartial")
+	resp, _ := c.Response("POST")
 	if !resp.Close {
 		t.Fatal("response before an undrainable body does not close")
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 func TestChunkedBodyLimit(t *testing.T) {
@@ -302,12 +302,12 @@ func TestChunkedBodyLimit(t *testing.T) {
 		}
 	}, Options{MaxBodyBytes: 10})
 	c := dial(t, addr)
-	c.send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
-	resp, _ := c.response("POST")
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+	resp, _ := c.Response("POST")
 	if resp.StatusCode != 413 || !resp.Close {
 		t.Fatalf("status %d close %v", resp.StatusCode, resp.Close)
 	}
-	c.expectEOF()
+	c.ExpectEOF()
 }
 
 // TestPipelinedFloodIsBounded: a client that pipelines requests without reading responses does
@@ -348,7 +348,7 @@ func TestPipelinedFloodIsBounded(t *testing.T) {
 	t.Logf("%d of %d requests answered before the client read, the queue at most %d bytes", handled, n, maxOut)
 	mu.Unlock()
 	for i := range n {
-		if _, body := c.response("GET"); len(body) != 1000 {
+		if _, body := c.Response("GET"); len(body) != 1000 {
 			t.Fatalf("response %d: %d bytes", i, len(body))
 		}
 	}

@@ -2,7 +2,8 @@ package coretest
 
 import (
 	"testing"
-	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/testclient"
 )
 
 // Patience is how long the helpers wait for something that must happen (a response, a
@@ -10,7 +11,7 @@ import (
 // only runs out on a hang: on a small, loaded machine a request that takes microseconds may take
 // a second, and a test that waits for what it expects, rather than for a time, must not fail
 // then.
-const Patience = 30 * time.Second
+const Patience = testclient.Patience
 
 // WaitFor polls cond until it holds, and fails the test, saying what it waited for, when it
 // still does not after Patience. It is for a state that no channel announces: a count of parked
@@ -18,27 +19,12 @@ const Patience = 30 * time.Second
 // goroutine, never a loop's (a handler must not call it).
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(Patience)
-	for pause := time.Millisecond; !cond(); pause = min(2*pause, 20*time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %v", what, Patience)
-		}
-		time.Sleep(pause)
-	}
+	testclient.WaitFor(t, what, cond)
 }
 
 // Receive returns the next value sent on ch, and fails the test, saying what it waited for, when
 // none has come after Patience.
 func Receive[T any](t testing.TB, what string, ch <-chan T) T {
 	t.Helper()
-	timer := time.NewTimer(Patience)
-	defer timer.Stop()
-	select {
-	case v := <-ch:
-		return v
-	case <-timer.C:
-		t.Fatalf("%s: nothing after %v", what, Patience)
-		var zero T
-		return zero
-	}
+	return testclient.Receive(t, what, ch)
 }
