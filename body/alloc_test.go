@@ -16,7 +16,7 @@ import (
 // allocates nothing in steady state, for a declared length and for a chunked body.
 func TestReadAllocatesNothing(t *testing.T) {
 	buf := make([]byte, 16<<10)
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		n := 0
 		if string(c.PathBytes()) == "/reader" { // compared without a copy
 			r := body.Reader(c)
@@ -63,7 +63,7 @@ func TestServeFileAllocations(t *testing.T) {
 	if err := os.WriteFile(p, payload(254, 3), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := startServer(t, func(c *core.Ctx) { body.ServeFile(c, p) }, core.Options{})
+	_, addr := coretest.Serve(t, func(c *core.Ctx) { body.ServeFile(c, p) }, core.Options{})
 	rt := coretest.NewRoundTripper(t, addr, "GET /f.txt HTTP/1.1\r\nHost: h\r\n\r\n")
 	for range 20 {
 		rt.Do(t)

@@ -45,7 +45,7 @@ const continueLine = "HTTP/1.1 100 Continue\r\n"
 // one}. The 100 goes out on the first read only, the final response follows, and the
 // connection is kept exactly when the body was consumed.
 func TestExpectContinueMatrix(t *testing.T) {
-	addr := startServer(t, continueHandler, core.Options{})
+	_, addr := coretest.Serve(t, continueHandler, core.Options{})
 	b := payload(5000, 7)
 	for _, isChunked := range []bool{false, true} {
 		for _, path := range []string{"/read", "/discard", "/refuse", "/small"} {
@@ -117,7 +117,7 @@ func runContinue(t *testing.T, c *rawConn, path string, b []byte, isChunked bool
 // second) sends its body anyway; a handler that refused without reading still gets the
 // connection kept, the body skipped and never parsed as a request.
 func TestExpectContinueBodySentAnyway(t *testing.T) {
-	addr := startServer(t, continueHandler, core.Options{})
+	_, addr := coretest.Serve(t, continueHandler, core.Options{})
 	smuggled := "GET /read HTTP/1.1\r\nHost: h\r\n\r\n"
 	for _, isChunked := range []bool{false, true} {
 		c := dial(t, addr)
@@ -136,7 +136,7 @@ func TestExpectContinueBodySentAnyway(t *testing.T) {
 // that waits first (authentication, say) has not yet invited the body.
 func TestNoContinueWithoutRead(t *testing.T) {
 	waiting := make(chan core.Waker, 1)
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Path() == "/other" {
 			c.WriteString("other")
 			return

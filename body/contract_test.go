@@ -8,6 +8,7 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // Behaviour of the core that the body package relies on.
@@ -15,7 +16,7 @@ import (
 // TestTruncatedBodyAnswer: a body cut short by the client (io.ErrUnexpectedEOF) is a body error
 // like the others: a handler that then writes nothing gets the server's 400.
 func TestTruncatedBodyAnswer(t *testing.T) {
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		body.Discard(c)
 	}, core.Options{})
 	c := dial(t, addr)
@@ -32,7 +33,7 @@ func TestTruncatedBodyAnswer(t *testing.T) {
 func TestLargeWriteIsBounded(t *testing.T) {
 	const total = 16 << 20
 	content := payload(total, 5)
-	addr := startServer(t, func(c *core.Ctx) { c.Write(content) }, core.Options{WriteHighWater: 64 << 10})
+	_, addr := coretest.Serve(t, func(c *core.Ctx) { c.Write(content) }, core.Options{WriteHighWater: 64 << 10})
 	c := dial(t, addr)
 	c.SetReadBuffer(32 << 10)
 	runtime.GC()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // failingWriter takes ok bytes, then fails.
@@ -38,7 +39,7 @@ func TestCopy(t *testing.T) {
 		sum string
 	}
 	results := make(chan result, 1)
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		var dst io.Writer
 		var buf bytes.Buffer
 		dst = &buf
@@ -110,7 +111,7 @@ func (w *blockingWriter) Write(p []byte) (int, error) {
 // serving other requests.
 func TestCopyOffTheLoop(t *testing.T) {
 	w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Method() == "GET" {
 			c.WriteString("served")
 			return
@@ -149,7 +150,7 @@ func multipartBody(size int) (string, []byte, string) {
 // that is not multipart.
 func TestMultipart(t *testing.T) {
 	errs := make(chan error, 1)
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		mr, err := body.MultipartReader(c)
 		if err != nil {
 			answerBodyError(c, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestServedFileFollowsChanges: a file served again after it was rewritten, replaced, deleted,
@@ -27,7 +28,7 @@ func TestServedFileFollowsChanges(t *testing.T) {
 		}
 	}
 	write(secret, "secret")
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Path() == "/file" {
 			body.ServeFile(c, path)
 			return
@@ -75,7 +76,7 @@ func TestServedFileReplacedWhileSending(t *testing.T) {
 	if err := os.WriteFile(path, old, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := startServer(t, func(c *core.Ctx) { body.ServeFile(c, path) }, core.Options{Loops: 1})
+	_, addr := coretest.Serve(t, func(c *core.Ctx) { body.ServeFile(c, path) }, core.Options{Loops: 1})
 	if resp, got := get(t, addr, "GET", "/"); resp.StatusCode != 200 || digest([]byte(got)) != digest(old) {
 		t.Fatalf("first request: %d, %d bytes", resp.StatusCode, len(got))
 	}

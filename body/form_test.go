@@ -7,12 +7,13 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestReadForm: fields decoded, repeated ones kept in order, the query left out; the statuses of
 // a wrong type, a body over the limit and a malformed one.
 func TestReadForm(t *testing.T) {
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		v, err := body.ReadForm(c, 32)
 		if err != nil {
 			answerBodyError(c, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // FuzzReaderChunked sends arbitrary bytes as a chunked request body to a real server, in pieces
@@ -22,7 +23,7 @@ func FuzzReaderChunked(f *testing.F) {
 	f.Add([]byte("ffffffffffffffffff\r\n"), uint8(4))
 	f.Add([]byte("2\r\nab"), uint8(5))
 	f.Add([]byte("0\r\nBad Trailer\r\n\r\n"), uint8(6))
-	addr := startServer(f, func(c *core.Ctx) {
+	_, addr := coretest.Serve(f, func(c *core.Ctx) {
 		b, err := io.ReadAll(body.Reader(c))
 		if err != nil {
 			c.SetStatus(400)

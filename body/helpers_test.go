@@ -8,16 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
 )
-
-// startServer serves h on a free loopback port for the duration of the test.
-func startServer(t testing.TB, h core.Handler, o core.Options) string {
-	t.Helper()
-	_, addr := coretest.Serve(t, h, o)
-	return addr
-}
 
 // rawConn is a test client speaking bytes, so that framing, pipelining and pacing are exact.
 type rawConn struct{ *coretest.Conn }

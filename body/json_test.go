@@ -8,6 +8,7 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // todoIn is what the JSON tests decode.
@@ -35,7 +36,7 @@ func answerBodyError(c *core.Ctx, err error) {
 
 // TestReadJSON: ReadJSON's statuses and messages, for the cases a client gets wrong.
 func TestReadJSON(t *testing.T) {
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		var in todoIn
 		err := body.ReadJSON(c, &in, body.JSONOptions{Limit: 64, DisallowUnknownFields: c.Query("strict") != ""})
 		if err != nil {
@@ -103,7 +104,7 @@ func TestReadJSON(t *testing.T) {
 // TestReadJSONDeclaredTooLarge: a Content-Length over the limit is refused before the client
 // sends the body: no 100 Continue, straight a 413.
 func TestReadJSONDeclaredTooLarge(t *testing.T) {
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		var in todoIn
 		answerBodyError(c, body.ReadJSON(c, &in, body.JSONOptions{Limit: 10}))
 	}, core.Options{})
@@ -118,7 +119,7 @@ func TestReadJSONDeclaredTooLarge(t *testing.T) {
 // TestReadJSONNotAPointer: a v that cannot be decoded into is the handler's mistake, reported
 // as json's own error rather than blamed on the client.
 func TestReadJSONNotAPointer(t *testing.T) {
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		var in todoIn
 		answerBodyError(c, body.ReadJSON(c, in, body.JSONOptions{}))
 	}, core.Options{})
@@ -132,7 +133,7 @@ func TestReadJSONNotAPointer(t *testing.T) {
 // TestWriteJSON: the status, the type, the newline; and a value that cannot be encoded writes
 // nothing, leaving the handler to answer.
 func TestWriteJSON(t *testing.T) {
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Path() == "/bad" {
 			if err := body.WriteJSON(c, 201, map[string]any{"ch": make(chan int)}); err != nil {
 				c.SetStatus(500)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // matrixHandler reads the body as the path says and reports what it got:
@@ -51,7 +52,7 @@ func matrixHandler(t *testing.T) core.Handler {
 // {fast reader, slow reader, byte-at-a-time writer}. Each connection carries a read body, an
 // ignored one and an empty one, and must stay open throughout.
 func TestBodyMatrix(t *testing.T) {
-	addr := startServer(t, matrixHandler(t), core.Options{})
+	_, addr := coretest.Serve(t, matrixHandler(t), core.Options{})
 	for _, isChunked := range []bool{false, true} {
 		for _, pipelined := range []bool{false, true} {
 			for _, pace := range []string{"fast", "slow", "bytewise"} {

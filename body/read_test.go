@@ -10,13 +10,14 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestReadAllLimits: ReadAll's own limit and the server's MaxBodyBytes, for declared and chunked
 // bodies, at and past the limit.
 func TestReadAllLimits(t *testing.T) {
 	errs := make(chan error, 1)
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		max := int64(10)
 		if c.Path() == "/nolimit" {
 			max = 0
@@ -83,7 +84,7 @@ func TestReadAllLimits(t *testing.T) {
 // TestReadAllRefusalCanBeReplaced: after core.ErrBodyTooLarge the handler may answer as it likes; the
 // connection still closes, since the body was left unread.
 func TestReadAllRefusalCanBeReplaced(t *testing.T) {
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if _, err := body.ReadAll(c, 4); err != nil {
 			c.SetStatus(400)
 			c.SetHeader("Content-Type", "application/json")
@@ -103,7 +104,7 @@ func TestReadAllRefusalCanBeReplaced(t *testing.T) {
 // handler that writes nothing gets the server's 400 and the connection closes.
 func TestReadErrorsAreSticky(t *testing.T) {
 	errs := make(chan [3]error, 1)
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		var e [3]error
 		buf := make([]byte, 64)
 		for i := range e {
@@ -133,7 +134,7 @@ func TestReadErrorsAreSticky(t *testing.T) {
 func TestTruncatedBody(t *testing.T) {
 	for _, isChunked := range []bool{false, true} {
 		errs := make(chan error, 1)
-		addr := startServer(t, func(c *core.Ctx) {
+		_, addr := coretest.Serve(t, func(c *core.Ctx) {
 			_, err := io.Copy(io.Discard, body.Reader(c))
 			errs <- err
 		}, core.Options{})
@@ -150,7 +151,7 @@ func TestTruncatedBody(t *testing.T) {
 // TestReaderAndDiscard: Reader feeds io.Copy and a hash; Discard consumes whatever is left and
 // keeps the connection, also past the 256 KiB the server would skip by itself.
 func TestReaderAndDiscard(t *testing.T) {
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Path() == "/discard" {
 			head := make([]byte, 10)
 			io.ReadFull(body.Reader(c), head)

@@ -115,7 +115,7 @@ func TestServeRootPermission(t *testing.T) {
 
 // TestServeRootMissingRoot: a root that does not exist is the server's fault: 500.
 func TestServeRootMissingRoot(t *testing.T) {
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		body.ServeRoot(c, filepath.Join(t.TempDir(), "none"), c.Path())
 	}, core.Options{})
 	if resp, _ := get(t, addr, "GET", "/x"); resp.StatusCode != 500 {

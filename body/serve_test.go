@@ -13,6 +13,7 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // The served tree: modification times have a fraction of a second, which HTTP dates drop.
@@ -62,7 +63,7 @@ func serveTree(t *testing.T) (root, secret string) {
 // fileServer serves root with ServeRoot; under /content/ it serves the same files through
 // ServeContent from memory (no sendfile), and /file/NAME with ServeFile.
 func fileServer(t *testing.T, root string) string {
-	return startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		p := c.Path()
 		switch {
 		case strings.HasPrefix(p, "/content/"):
@@ -79,6 +80,7 @@ func fileServer(t *testing.T, root string) string {
 			body.ServeRoot(c, root, p)
 		}
 	}, core.Options{WriteHighWater: 64 << 10})
+	return addr
 }
 
 // get sends one request for the raw target on its own connection; headers are "Name: value"
@@ -231,7 +233,7 @@ func TestServeConditional(t *testing.T) {
 		}
 	}
 	// A handler's own ETag is used instead of the generated one.
-	addr2 := startServer(t, func(c *core.Ctx) {
+	_, addr2 := coretest.Serve(t, func(c *core.Ctx) {
 		c.SetHeader("ETag", `W/"v1"`)
 		body.ServeContent(c, "x.txt", time.Time{}, strings.NewReader("versioned"))
 	}, core.Options{})

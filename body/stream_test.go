@@ -11,6 +11,7 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestSlowReaderMemoryBound streams 16 MiB to a client that reads slowly, written by the handler
@@ -21,7 +22,7 @@ func TestSlowReaderMemoryBound(t *testing.T) {
 	const total = 16 << 20
 	content := payload(total, 5)
 	sum := sha256.Sum256(content)
-	addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Path() == "/content" {
 			body.ServeContent(c, "data.bin", time.Time{}, bytes.NewReader(content))
 			return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
 	"github.com/dwellhttp/dwell/wait"
 )
@@ -40,7 +41,7 @@ func logged(c *core.Ctx) {
 // a continuation's status and duration, a panic's 500 — with the request id, as JSON.
 func TestAccessLog(t *testing.T) {
 	logger, out := jsonLogger()
-	addr := serve(t, chain(logged, middleware.AssignRequestID, middleware.AccessLog(logger)), core.Options{})
+	_, addr := coretest.Serve(t, chain(logged, middleware.AssignRequestID, middleware.AccessLog(logger)), core.Options{})
 	cases := []struct {
 		name, req  string
 		status     float64
@@ -104,7 +105,7 @@ func TestAccessLogText(t *testing.T) {
 			return a
 		},
 	}))
-	addr := serve(t, chain(logged, middleware.AccessLog(logger), middleware.AssignRequestID), core.Options{})
+	_, addr := coretest.Serve(t, chain(logged, middleware.AccessLog(logger), middleware.AssignRequestID), core.Options{})
 	c := dialRaw(t, addr)
 	c.Send("GET /hello HTTP/1.1\r\nHost: h\r\nX-Request-Id: t-1\r\n\r\n")
 	c.Response("GET")
@@ -119,7 +120,7 @@ func TestAccessLogText(t *testing.T) {
 func TestAccessLogDisabled(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	addr := serve(t, chain(logged, middleware.AccessLog(logger)), core.Options{})
+	_, addr := coretest.Serve(t, chain(logged, middleware.AccessLog(logger)), core.Options{})
 	c := dialRaw(t, addr)
 	c.Send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\nGET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
 	c.Response("GET")

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
 )
 
@@ -12,7 +13,7 @@ import (
 // challenge with its realm and charset.
 func TestBasicAuth(t *testing.T) {
 	mw := middleware.BasicAuth(middleware.BasicOptions{Users: map[string]string{"alice": "pa:ss", "bob": "hunter2"}, Realm: `ops "east"`})
-	addr := serve(t, mw(func(c *core.Ctx) { c.WriteString("in " + middleware.BasicUser(c)) }), core.Options{})
+	_, addr := coretest.Serve(t, mw(func(c *core.Ctx) { c.WriteString("in " + middleware.BasicUser(c)) }), core.Options{})
 	basic := func(s string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(s)) }
 	cases := []struct {
 		name, auth string

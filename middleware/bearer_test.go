@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
 )
 
@@ -48,7 +49,7 @@ func TestBearerAuth(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			addr := serve(t, tc.mw(handler), core.Options{})
+			_, addr := coretest.Serve(t, tc.mw(handler), core.Options{})
 			c := dialRaw(t, addr)
 			auth := ""
 			if tc.auth != "" {

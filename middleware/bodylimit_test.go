@@ -7,6 +7,7 @@ import (
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
 )
 
@@ -22,7 +23,7 @@ func TestBodyLimit(t *testing.T) {
 		}
 	}
 	h := chain(read, middleware.AssignRequestID, middleware.AccessLog(logger), middleware.BodyLimit(10))
-	addr := serve(t, h, core.Options{MaxBodyBytes: 1 << 20})
+	_, addr := coretest.Serve(t, h, core.Options{MaxBodyBytes: 1 << 20})
 	cases := []struct {
 		name, req string
 		status    int

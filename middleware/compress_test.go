@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
 	"github.com/dwellhttp/dwell/wait"
 )
@@ -80,7 +81,7 @@ func compressed(streamed *wait.Topic[bool]) core.Handler {
 // compressed body decodes to what the handler wrote.
 func TestCompress(t *testing.T) {
 	streamed := wait.NewTopic[bool](1)
-	addr := serve(t, middleware.Compress(middleware.CompressOptions{})(compressed(streamed)), core.Options{})
+	_, addr := coretest.Serve(t, middleware.Compress(middleware.CompressOptions{})(compressed(streamed)), core.Options{})
 	const gz = "Accept-Encoding: gzip\r\n"
 	cases := []struct {
 		name, target, fields, method string
@@ -169,7 +170,7 @@ func TestCompress(t *testing.T) {
 // TestCompressOptions: a threshold, a type list with patterns, a level.
 func TestCompressOptions(t *testing.T) {
 	mw := middleware.Compress(middleware.CompressOptions{MinSize: -1, Types: []string{"image/*"}, Level: 9})
-	addr := serve(t, mw(compressed(nil)), core.Options{})
+	_, addr := coretest.Serve(t, mw(compressed(nil)), core.Options{})
 	c := dialRaw(t, addr)
 	for _, tc := range []struct {
 		target string

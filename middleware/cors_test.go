@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
 )
 
@@ -92,7 +93,7 @@ func TestCORS(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			addr := serve(t, middleware.CORS(tc.o)(handler), core.Options{})
+			_, addr := coretest.Serve(t, middleware.CORS(tc.o)(handler), core.Options{})
 			c := dialRaw(t, addr)
 			c.Send(tc.req)
 			method, _, _ := strings.Cut(tc.req, " ")

@@ -12,13 +12,6 @@ import (
 	"github.com/dwellhttp/dwell/core/coretest"
 )
 
-// serve serves h on a free loopback port for the length of the test and returns its address.
-func serve(t testing.TB, h core.Handler, o core.Options) string {
-	t.Helper()
-	_, addr := coretest.Serve(t, h, o)
-	return addr
-}
-
 // chain wraps h in mw, the first outermost, as router.Use does.
 func chain(h core.Handler, mw ...func(core.Handler) core.Handler) core.Handler {
 	for i := len(mw) - 1; i >= 0; i-- {

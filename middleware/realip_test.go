@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
 )
 
@@ -75,7 +76,7 @@ func TestRealIP(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			mw := middleware.RealIP(middleware.RealIPOptions{Trusted: tc.trusted, Header: tc.header})
-			addr := serve(t, mw(showClientIP), core.Options{})
+			_, addr := coretest.Serve(t, mw(showClientIP), core.Options{})
 			c := dialRaw(t, addr)
 			c.Send("GET / HTTP/1.1\r\nHost: h\r\n" + tc.fields + "\r\n")
 			if _, got := c.Response("GET"); got != tc.want {
@@ -84,7 +85,7 @@ func TestRealIP(t *testing.T) {
 		})
 	}
 	t.Run("without RealIP", func(t *testing.T) {
-		addr := serve(t, showClientIP, core.Options{})
+		_, addr := coretest.Serve(t, showClientIP, core.Options{})
 		c := dialRaw(t, addr)
 		c.Send("GET / HTTP/1.1\r\nHost: h\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n")
 		if _, got := c.Response("GET"); got != "127.0.0.1" {

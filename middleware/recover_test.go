@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
 	"github.com/dwellhttp/dwell/wait"
 )
@@ -45,7 +46,7 @@ func TestRecover(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			addr := serve(t, chain(panicky, middleware.Recover(tc.answer)), core.Options{})
+			_, addr := coretest.Serve(t, chain(panicky, middleware.Recover(tc.answer)), core.Options{})
 			c := dialRaw(t, addr)
 			c.Send("GET " + tc.path + " HTTP/1.1\r\nHost: h\r\n\r\n")
 			resp, body := c.Response("GET")
@@ -56,7 +57,7 @@ func TestRecover(t *testing.T) {
 		})
 	}
 	t.Run("started", func(t *testing.T) {
-		addr := serve(t, chain(panicky, middleware.Recover(middleware.JSONError)), core.Options{})
+		_, addr := coretest.Serve(t, chain(panicky, middleware.Recover(middleware.JSONError)), core.Options{})
 		c := dialRaw(t, addr)
 		c.Send("GET /started HTTP/1.1\r\nHost: h\r\n\r\n")
 		resp, err := readResponse(c)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
 	"github.com/dwellhttp/dwell/wait"
 )
@@ -16,7 +17,7 @@ import (
 // the response, the server's own answers included, and the handler reads it both ways, in its
 // continuation too.
 func TestAssignRequestID(t *testing.T) {
-	addr := serve(t, chain(func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, chain(func(c *core.Ctx) {
 		id := middleware.RequestID(c)
 		if v, _ := c.Context().Value(middleware.RequestIDKey).(string); v != id {
 			c.WriteString("context disagrees: " + v)
@@ -78,7 +79,7 @@ func TestAssignRequestID(t *testing.T) {
 
 // TestRequestIDWithout: without the middleware, RequestID is empty.
 func TestRequestIDWithout(t *testing.T) {
-	addr := serve(t, func(c *core.Ctx) { c.WriteString("[" + middleware.RequestID(c) + "]") }, core.Options{})
+	_, addr := coretest.Serve(t, func(c *core.Ctx) { c.WriteString("[" + middleware.RequestID(c) + "]") }, core.Options{})
 	c := dialRaw(t, addr)
 	c.Send("GET / HTTP/1.1\r\nHost: h\r\nX-Request-Id: abc\r\n\r\n")
 	if resp, body := c.Response("GET"); body != "[]" || resp.Header.Get("X-Request-Id") != "" {

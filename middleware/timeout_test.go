@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
 	"github.com/dwellhttp/dwell/wait"
 )
@@ -41,7 +42,7 @@ func TestTimeout(t *testing.T) {
 		}
 	}
 	logger, out := jsonLogger()
-	addr := serve(t, chain(handler, middleware.AccessLog(logger), middleware.Timeout(100*time.Millisecond)), core.Options{})
+	_, addr := coretest.Serve(t, chain(handler, middleware.AccessLog(logger), middleware.Timeout(100*time.Millisecond)), core.Options{})
 	for _, tc := range []struct {
 		path   string
 		status int

@@ -1,10 +1,11 @@
 package router
 
 import (
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/julienschmidt/httprouter"

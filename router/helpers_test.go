@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/internal/ctxhook"
-	"github.com/dwellhttp/dwell/nethttp"
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
@@ -79,13 +78,6 @@ func (r *Router) dispatch(c *core.Ctx, method, path string) bool {
 		return false
 	}
 	return true
-}
-
-// serveStd serves the net/http handler h, through the bridge, on a loopback port for the
-// length of the test, and returns the server and its address.
-func serveStd(t testing.TB, h http.HandlerFunc, o core.Options) (*core.Server, string) {
-	t.Helper()
-	return coretest.Serve(t, nethttp.Handler(h), o)
 }
 
 // stdHello is the plain net/http handler of the bridge's benchmarks and allocation tests.

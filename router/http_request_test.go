@@ -10,6 +10,7 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
+	"github.com/dwellhttp/dwell/nethttp"
 )
 
 // requestView is what a net/http handler saw of its request.
@@ -143,13 +144,13 @@ func TestRequestHeaderOwned(t *testing.T) {
 // TestRequestQueryAndForm: the request works with net/http's own helpers, which parse what
 // the bridge filled in.
 func TestRequestQueryAndForm(t *testing.T) {
-	_, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) {
+	_, addr := coretest.Serve(t, nethttp.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, err.Error(), 400)
 			return
 		}
 		fmt.Fprintf(w, "q=%s a=%s b=%s", r.URL.Query().Get("q"), r.Form.Get("a"), r.PostForm.Get("b"))
-	}, core.Options{})
+	})), core.Options{})
 	resp, err := http.Post("http://"+addr+"/?q=x%20y&a=1", "application/x-www-form-urlencoded",
 		strings.NewReader("b=2&a=3"))
 	if err != nil {
@@ -166,9 +167,9 @@ func TestRequestQueryAndForm(t *testing.T) {
 // with an invalid port) is answered 400, as net/http's server answers it, without running the
 // handler, and the connection closes.
 func TestRequestBadTarget(t *testing.T) {
-	_, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) {
+	_, addr := coretest.Serve(t, nethttp.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("handler ran for %q", r.RequestURI)
-	}, core.Options{})
+	})), core.Options{})
 	cl := coretest.Dial(t, addr)
 	cl.Send("GET http://h:xx/ HTTP/1.1\r\nHost: h\r\n\r\n")
 	if resp, body := cl.Response("GET"); resp.StatusCode != 400 || !strings.Contains(body, "invalid port") {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
+	"github.com/dwellhttp/dwell/nethttp"
 )
 
 // echoRoute answers with what a mounted handler saw: method, full path and path values.
@@ -135,7 +136,7 @@ func TestReadFrom(t *testing.T) {
 	data := strings.Repeat("0123456789", 10000)
 	os.WriteFile(path, []byte(data), 0o644)
 	offsets := make(chan int64, 1)
-	_, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) {
+	_, addr := coretest.Serve(t, nethttp.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/reader":
 			io.Copy(w, strings.NewReader(data))
@@ -153,7 +154,7 @@ func TestReadFrom(t *testing.T) {
 			off, _ := f.Seek(0, io.SeekCurrent)
 			offsets <- off
 		}
-	}, core.Options{})
+	})), core.Options{})
 	cl := coretest.Dial(t, addr)
 	for _, tc := range []struct {
 		path, want string

@@ -1,9 +1,10 @@
 package router
 
 import (
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"slices"
 	"testing"
+
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 
 	"github.com/dwellhttp/dwell/core"
 )

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // Costs of one park and resume. Each benchmark runs its b.N iterations inside handlers, so the
@@ -13,7 +14,7 @@ import (
 
 // inHandlers serves h on one loop and runs one request per path, concurrently, to its end.
 func inHandlers(b *testing.B, h core.Handler, paths ...string) {
-	_, addr := startServer(b, h, 1)
+	_, addr := coretest.Serve(b, h, core.Options{Loops: 1})
 	cs := make([]*client, len(paths))
 	for i := range cs {
 		cs[i] = dial(b, addr)

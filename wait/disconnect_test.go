@@ -25,7 +25,7 @@ func TestDisconnectsFreeEverything(t *testing.T) {
 		}
 		ended.Add(1)
 	}
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		parked.Add(1)
 		switch c.Path() {
 		case "/event":
@@ -40,7 +40,7 @@ func TestDisconnectsFreeEverything(t *testing.T) {
 		case "/after":
 			After(c, time.Minute, func(_ *core.Ctx, err error) { end(err) })
 		}
-	}, 2)
+	}, core.Options{Loops: 2})
 	paths := []string{"/event", "/next", "/sleep", "/onnext", "/after"}
 	reqs := make([]string, len(paths))
 	for i, p := range paths {

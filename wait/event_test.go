@@ -16,10 +16,10 @@ import (
 func TestEventAcrossLoops(t *testing.T) {
 	var ev Event
 	var loops sync.Map
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		loops.Store(c.Loop(), true)
 		c.WriteString(errString(ev.Wait(c, time.Minute)))
-	}, 4)
+	}, core.Options{Loops: 4})
 	const n = 64
 	cs := make([]*client, n)
 	for i := range cs {
@@ -45,9 +45,9 @@ func TestEventAcrossLoops(t *testing.T) {
 func TestEventWaitBeginsAfterFire(t *testing.T) {
 	var ev Event
 	ev.Fire() // nobody waits: nothing to remember
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		c.WriteString(errString(ev.Wait(c, 100*time.Millisecond)))
-	}, 1)
+	}, core.Options{Loops: 1})
 	if body := roundTrip(t, addr, "/"); body != ErrTimeout.Error() {
 		t.Fatal(body)
 	}
@@ -58,9 +58,9 @@ func TestEventWaitBeginsAfterFire(t *testing.T) {
 func TestEventTimeout(t *testing.T) {
 	const d = 80 * time.Millisecond
 	var ev Event
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		c.WriteString(errString(ev.Wait(c, d)))
-	}, 1)
+	}, core.Options{Loops: 1})
 	start := time.Now()
 	if body := roundTrip(t, addr, "/"); body != ErrTimeout.Error() {
 		t.Fatal(body)
@@ -80,14 +80,14 @@ func TestEventBurstPostsOncePerLoop(t *testing.T) {
 	var ev Event
 	blocked := make(chan struct{})
 	release := make(chan struct{})
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Path() == "/block" {
 			close(blocked)
 			<-release // a test-only stall of the loop
 			return
 		}
 		c.WriteString(errString(ev.Wait(c, time.Minute)))
-	}, 1)
+	}, core.Options{Loops: 1})
 	const n = 10
 	cs := make([]*client, n)
 	for i := range cs {
@@ -129,7 +129,7 @@ func TestEventBurstPostsOncePerLoop(t *testing.T) {
 // and leave; run it with -race.
 func TestEventFireRace(t *testing.T) {
 	var ev Event
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		for range 5 {
 			if err := ev.Wait(c, 20*time.Millisecond); err != nil && err != ErrTimeout {
 				c.WriteString(errString(err))
@@ -137,7 +137,7 @@ func TestEventFireRace(t *testing.T) {
 			}
 		}
 		c.WriteString("done")
-	}, 4)
+	}, core.Options{Loops: 4})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 4 {
@@ -178,7 +178,7 @@ func TestEventFireRace(t *testing.T) {
 func TestHubForgetsStoppedLoops(t *testing.T) {
 	var ev Event
 	h := func(c *core.Ctx) { c.WriteString(errString(ev.Wait(c, 20*time.Millisecond))) }
-	s, addr := startServer(t, h, 2)
+	s, addr := coretest.Serve(t, h, core.Options{Loops: 2})
 	for range 8 {
 		roundTrip(t, addr, "/")
 	}
@@ -186,7 +186,7 @@ func TestHubForgetsStoppedLoops(t *testing.T) {
 	defer cancel()
 	s.Shutdown(ctx)
 
-	_, addr2 := startServer(t, h, 1)
+	_, addr2 := coretest.Serve(t, h, core.Options{Loops: 1})
 	roundTrip(t, addr2, "/")
 	ev.h.mu.Lock()
 	n := len(ev.h.lists)

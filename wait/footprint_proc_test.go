@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
 )
 
@@ -24,7 +25,7 @@ func TestFootprintServer(t *testing.T) {
 	if os.Getenv(footprintServerEnv) != "1" {
 		t.Skip("runs only as the footprint measurements' server")
 	}
-	s, _ := startServer(t, newParkServer().handle, 1)
+	s, _ := coretest.Serve(t, newParkServer().handle, core.Options{Loops: 1})
 	fmt.Printf("listening http://%s\n", s.Addr())
 	os.Stdin.Read(make([]byte, 1))
 }

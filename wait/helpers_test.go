@@ -6,17 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
 	"golang.org/x/sys/unix"
 )
-
-// startServer serves h on a free loopback port with the given number of loops until the test
-// ends.
-func startServer(t testing.TB, h core.Handler, loops int) (*core.Server, string) {
-	t.Helper()
-	return coretest.Serve(t, h, core.Options{Loops: loops})
-}
 
 // client is a test connection speaking HTTP/1.1 by hand.
 type client struct{ *coretest.Conn }

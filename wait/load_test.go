@@ -23,14 +23,14 @@ func TestDoKeepsLoopResponsive(t *testing.T) {
 		t.Run(fmt.Sprintf("pool-%d", workers), func(t *testing.T) {
 			pool := NewPool(workers)
 			release := make(chan struct{})
-			_, addr := startServer(t, func(c *core.Ctx) {
+			_, addr := coretest.Serve(t, func(c *core.Ctx) {
 				if c.Path() == "/slow" {
 					err := pool.Do(c, func() { <-release }) // the blocking call
 					c.WriteString(errString(err))
 					return
 				}
 				c.WriteString("quick")
-			}, 1)
+			}, core.Options{Loops: 1})
 			// Every slow call on a worker or queued for one, and all of them blocked.
 			running, queued := min(workers, slowClients), max(slowClients-workers, 0)
 			blocked := func() bool {

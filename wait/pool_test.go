@@ -22,7 +22,7 @@ func TestDoFullPool(t *testing.T) {
 	p := NewPool(2)
 	var running, most atomic.Int32
 	release := make(chan struct{})
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Path() == "/quick" {
 			c.WriteString("quick")
 			return
@@ -39,7 +39,7 @@ func TestDoFullPool(t *testing.T) {
 			running.Add(-1)
 		})
 		c.WriteString(errString(err))
-	}, 1)
+	}, core.Options{Loops: 1})
 	cs := make([]*client, 6)
 	for i := range cs {
 		cs[i] = dial(t, addr)
@@ -82,7 +82,7 @@ func TestDoRunsToEndWhenClientLeaves(t *testing.T) {
 	}
 	got := make(chan result, 1)
 	started := make(chan struct{})
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		finished := false
 		ctx := c.Context() // cancelled once the server has seen the client leave
 		err := Do(c, func() {
@@ -91,7 +91,7 @@ func TestDoRunsToEndWhenClientLeaves(t *testing.T) {
 			finished = true
 		})
 		got <- result{err, finished}
-	}, 1)
+	}, core.Options{Loops: 1})
 	c := dial(t, addr)
 	c.get("/")
 	coretest.Receive(t, "the call to start", started)
@@ -103,12 +103,12 @@ func TestDoRunsToEndWhenClientLeaves(t *testing.T) {
 }
 
 func TestDoPanicAnswers500(t *testing.T) {
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Path() == "/panic" {
 			Do(c, func() { panic("boom") })
 		}
 		c.WriteString("fine")
-	}, 1)
+	}, core.Options{Loops: 1})
 	c := dial(t, addr)
 	c.get("/panic")
 	if status, _ := c.response(); status != 500 {
@@ -125,7 +125,7 @@ func TestDoOutsideHandler(t *testing.T) {
 	p := NewPool(1)
 	var ran atomic.Bool
 	errc := make(chan error, 1)
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Path() == "/next" {
 			c.WriteString(errString(p.Do(c, func() {})))
 			return
@@ -133,7 +133,7 @@ func TestDoOutsideHandler(t *testing.T) {
 		c.Loop().Post(func() { errc <- p.Do(c, func() { ran.Store(true) }) })
 		Sleep(c, 50*time.Millisecond)
 		c.WriteString("ok")
-	}, 1)
+	}, core.Options{Loops: 1})
 	roundTrip(t, addr, "/")
 	if err := coretest.Receive(t, "Do from a posted function", errc); !errors.Is(err, core.ErrOutsideRequest) {
 		t.Fatalf("Do from a posted function: %v", err)
@@ -152,11 +152,11 @@ func TestPoolSetWorkersDrainsQueue(t *testing.T) {
 	p := NewPool(1)
 	release := make(chan struct{})
 	var done sync.WaitGroup
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		p.Do(c, func() { <-release })
 		c.WriteString("ok")
 		done.Done()
-	}, 1)
+	}, core.Options{Loops: 1})
 	done.Add(3)
 	for range 3 {
 		dial(t, addr).get("/")
@@ -182,7 +182,7 @@ func TestShutdownWhileParked(t *testing.T) {
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 8)
 	doLoop := make(chan *core.Loop, 1)
-	s, addr := startServer(t, func(c *core.Ctx) {
+	s, addr := coretest.Serve(t, func(c *core.Ctx) {
 		// A handler parks before its loop does anything else, so once it has arrived, the
 		// shutdown finds it waiting.
 		arrived <- struct{}{}
@@ -204,7 +204,7 @@ func TestShutdownWhileParked(t *testing.T) {
 			doLoop <- c.Loop()
 			got <- "do " + errString(Do(c, func() { <-release }))
 		}
-	}, 2)
+	}, core.Options{Loops: 2})
 	paths := []string{"/sleep", "/event", "/next", "/onnext", "/after", "/do"}
 	for _, p := range paths {
 		dial(t, addr).get(p)
@@ -242,7 +242,7 @@ func TestShutdownWhileParked(t *testing.T) {
 // and the worker's place serves the next call (a pool of one would otherwise be stuck).
 func TestDoGoexit(t *testing.T) {
 	p := NewPool(1)
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		var err error
 		if c.Path() == "/goexit" {
 			err = p.Do(c, runtime.Goexit)
@@ -250,7 +250,7 @@ func TestDoGoexit(t *testing.T) {
 			err = p.Do(c, func() {})
 		}
 		c.WriteString(errString(err))
-	}, 1)
+	}, core.Options{Loops: 1})
 	for range 3 {
 		if body := roundTrip(t, addr, "/goexit"); body != ErrGoexit.Error() {
 			t.Fatalf("Do with Goexit: %q", body)
@@ -266,7 +266,7 @@ func TestDoGoexit(t *testing.T) {
 // rather than letting fn read the request from another goroutine.
 func TestDoFunctionCannotUseCtx(t *testing.T) {
 	var got atomic.Value
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		defer func() {
 			got.Store(fmt.Sprint(recover()))
 			c.SetStatus(500)
@@ -274,7 +274,7 @@ func TestDoFunctionCannotUseCtx(t *testing.T) {
 		}()
 		Do(c, func() { c.Header("Host") })
 		c.WriteString("went through")
-	}, 1)
+	}, core.Options{Loops: 1})
 	c := dial(t, addr)
 	c.get("/")
 	if status, body := c.response(); status != 500 || body != "refused" {

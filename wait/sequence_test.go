@@ -29,7 +29,7 @@ func TestSequenceWait(t *testing.T) {
 	for _, path := range []string{"/", "/k"} {
 		t.Run(path, func(t *testing.T) {
 			var s Sequence
-			_, addr := startServer(t, seqHandler(&s), 1)
+			_, addr := coretest.Serve(t, seqHandler(&s), core.Options{Loops: 1})
 			s.Advance(5)
 			if got := roundTrip(t, addr, path+"?after=4&ms=60000"); got != "5;nil" {
 				t.Fatalf("a cursor the sequence has passed: %q", got)
@@ -62,7 +62,7 @@ func TestSequenceWait(t *testing.T) {
 // in both forms and mixed on one loop.
 func TestSequenceCursorsAnyOrder(t *testing.T) {
 	var s Sequence
-	_, addr := startServer(t, seqHandler(&s), 1)
+	_, addr := coretest.Serve(t, seqHandler(&s), core.Options{Loops: 1})
 	s.Advance(4)
 	targets := []string{"/?after=10", "/k?after=5", "/?after=7", "/k?after=10", "/?after=4"}
 	conns := make([]*client, len(targets))

@@ -14,9 +14,9 @@ import (
 // sent the request, which is never later than the handler's call.
 func TestSleep(t *testing.T) {
 	const d = 60 * time.Millisecond
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		c.WriteString(errString(Sleep(c, d)))
-	}, 1)
+	}, core.Options{Loops: 1})
 	start := time.Now()
 	if body := roundTrip(t, addr, "/"); body != "nil" {
 		t.Fatal(body)
@@ -32,14 +32,14 @@ func TestSleep(t *testing.T) {
 func TestSleepParksOnlyItself(t *testing.T) {
 	asleep := make(chan struct{}, 1)
 	slept := make(chan error, 1)
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		if c.Path() == "/sleep" {
 			asleep <- struct{}{}
 			slept <- Sleep(c, time.Minute)
 			return
 		}
 		c.WriteString(c.Path())
-	}, 1)
+	}, core.Options{Loops: 1})
 	sleeper := dial(t, addr)
 	sleeper.get("/sleep")
 	coretest.Receive(t, "the sleeper in its handler", asleep)
@@ -62,10 +62,10 @@ func TestSleepParksOnlyItself(t *testing.T) {
 func TestSleepEndsWhenClientLeaves(t *testing.T) {
 	got := make(chan error, 1)
 	parked := make(chan struct{})
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		close(parked)
 		got <- Sleep(c, time.Minute)
-	}, 1)
+	}, core.Options{Loops: 1})
 	c := dial(t, addr)
 	c.get("/")
 	coretest.Receive(t, "the handler", parked)
@@ -79,7 +79,7 @@ func TestSleepEndsWhenClientLeaves(t *testing.T) {
 // or at once for none.
 func TestAfter(t *testing.T) {
 	const d = 50 * time.Millisecond
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		path := strings.Clone(c.Path()) // borrowed values end when the handler returns
 		wait := d
 		if path == "/zero" {
@@ -88,7 +88,7 @@ func TestAfter(t *testing.T) {
 		After(c, wait, func(c *core.Ctx, err error) {
 			fmt.Fprint(c, path, " ", errString(err))
 		})
-	}, 1)
+	}, core.Options{Loops: 1})
 	c := dial(t, addr)
 	start := time.Now()
 	c.get("/a")
@@ -105,7 +105,7 @@ func TestAfter(t *testing.T) {
 
 // TestAfterChained: a continuation may detach again, and the response ends with the last one.
 func TestAfterChained(t *testing.T) {
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		n := 0
 		var k func(*core.Ctx, error)
 		k = func(c *core.Ctx, err error) {
@@ -116,7 +116,7 @@ func TestAfterChained(t *testing.T) {
 			}
 		}
 		After(c, 5*time.Millisecond, k)
-	}, 1)
+	}, core.Options{Loops: 1})
 	if body := roundTrip(t, addr, "/"); body != "1nil;2nil;3nil;" {
 		t.Fatal(body)
 	}
@@ -125,10 +125,10 @@ func TestAfterChained(t *testing.T) {
 func TestAfterClientLeaves(t *testing.T) {
 	got := make(chan error, 1)
 	parked := make(chan struct{})
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		After(c, time.Minute, func(_ *core.Ctx, err error) { got <- err })
 		close(parked)
-	}, 1)
+	}, core.Options{Loops: 1})
 	c := dial(t, addr)
 	c.get("/")
 	coretest.Receive(t, "the handler", parked)

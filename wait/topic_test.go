@@ -35,7 +35,7 @@ func TestTopicNext(t *testing.T) {
 	for _, path := range []string{"/", "/k"} {
 		t.Run(path, func(t *testing.T) {
 			tp := NewTopic[string](16)
-			_, addr := startServer(t, pollHandler(tp), 1)
+			_, addr := coretest.Serve(t, pollHandler(tp), core.Options{Loops: 1})
 			tp.Publish("a")
 			tp.Publish("b")
 			if got := roundTrip(t, addr, path+"?after=0&ms=1000"); got != "2:a,b;nil" {
@@ -65,7 +65,7 @@ func TestTopicNext(t *testing.T) {
 
 func TestTopicHistoryOverflow(t *testing.T) {
 	tp := NewTopic[string](4)
-	_, addr := startServer(t, pollHandler(tp), 1)
+	_, addr := coretest.Serve(t, pollHandler(tp), core.Options{Loops: 1})
 	for i := 1; i <= 10; i++ {
 		if seq := tp.Publish(strconv.Itoa(i)); seq != uint64(i) {
 			t.Fatalf("Publish returned %d, want %d", seq, i)
@@ -89,7 +89,7 @@ func TestTopicHistoryOverflow(t *testing.T) {
 func TestTopicCursorAhead(t *testing.T) {
 	tp := NewTopic[string](4)
 	tp.Publish("x")
-	_, addr := startServer(t, pollHandler(tp), 1)
+	_, addr := coretest.Serve(t, pollHandler(tp), core.Options{Loops: 1})
 	c := dial(t, addr)
 	c.get("/?after=999&ms=60000")
 	coretest.WaitFor(t, "parked", func() bool { return tp.h.waiting() == 1 })
@@ -109,7 +109,7 @@ func TestTopicFollowersMissNothing(t *testing.T) {
 	const publishers, each, followers = 4, 50, 24
 	total := publishers * each
 	tp := NewTopic[int](total)
-	_, addr := startServer(t, pollHandler2(tp), 4)
+	_, addr := coretest.Serve(t, pollHandler2(tp), core.Options{Loops: 4})
 	var pubMu sync.Mutex
 	published := make(map[int]int) // seq -> value
 	var wg sync.WaitGroup
@@ -219,9 +219,9 @@ func parseValues(body string) (uint64, []int, bool) {
 func TestOnNextClientLeaves(t *testing.T) {
 	tp := NewTopic[string](4)
 	got := make(chan error, 1)
-	_, addr := startServer(t, func(c *core.Ctx) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		tp.OnNext(c, 0, time.Minute, func(_ *core.Ctx, _ []string, _ uint64, err error) { got <- err })
-	}, 1)
+	}, core.Options{Loops: 1})
 	c := dial(t, addr)
 	c.get("/")
 	coretest.WaitFor(t, "parked", func() bool { return tp.h.waiting() == 1 })
