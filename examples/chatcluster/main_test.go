@@ -16,7 +16,7 @@ import (
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/examples/internal/chatapi"
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/dwellhttp/dwell/wait/jetstream/jetstreamtest"
 	"github.com/nats-io/nats.go"
 )
 
@@ -24,61 +24,18 @@ import (
 // and two or three chat instances, each with its own NATS connection, as separate processes
 // would have.
 
-// natsServer is a NATS server with JetStream; stop and start again serve on the same port and
-// store, as an operator restarting it would.
-type natsServer struct {
-	t    testing.TB
-	dir  string
-	port int
-	s    *server.Server
-}
-
-func startNATS(t testing.TB) *natsServer {
-	t.Helper()
-	ns := &natsServer{t: t, dir: t.TempDir(), port: -1}
-	ns.start()
-	t.Cleanup(ns.stop)
-	return ns
-}
-
-func (ns *natsServer) start() {
-	ns.t.Helper()
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: ns.port, JetStream: true, StoreDir: ns.dir, NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		ns.t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(coretest.Patience) {
-		ns.t.Fatalf("NATS server not ready within %v", coretest.Patience)
-	}
-	ns.s = s
-	ns.port = s.Addr().(*net.TCPAddr).Port
-}
-
-func (ns *natsServer) stop() {
-	if ns.s != nil {
-		ns.s.Shutdown()
-		ns.s.WaitForShutdown()
-		ns.s = nil
-	}
-}
-
-func (ns *natsServer) url() string { return "nats://127.0.0.1:" + strconv.Itoa(ns.port) }
-
 // serve runs a chat instance on a free loopback port, with two loops and a NATS connection of
 // its own, until the test ends, and returns its base URL.
-func serve(t *testing.T, ns *natsServer) string {
+func serve(t *testing.T, ns *jetstreamtest.Server) string {
 	t.Helper()
 	_, base := serveChat(t, ns)
 	return base
 }
 
 // serveChat runs a chat instance as serve does, and returns it too.
-func serveChat(t *testing.T, ns *natsServer) (*chat, string) {
+func serveChat(t *testing.T, ns *jetstreamtest.Server) (*chat, string) {
 	t.Helper()
-	nc, err := nats.Connect(ns.url(), nats.ReconnectBufSize(-1), nats.MaxReconnects(-1),
+	nc, err := nats.Connect(ns.URL(), nats.ReconnectBufSize(-1), nats.MaxReconnects(-1),
 		nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +124,7 @@ func follow(t *testing.T, base string, cursor, last uint64) []string {
 // TestPostOnAWakesPollsOnB: 100 polls parked on instance B all get the message posted to
 // instance A.
 func TestPostOnAWakesPollsOnB(t *testing.T) {
-	ns := startNATS(t)
+	ns := jetstreamtest.New(t)
 	a, b := serve(t, ns), serve(t, ns)
 	after := postText(t, a, "before")
 	const n = 100
@@ -205,7 +162,7 @@ func TestPostOnAWakesPollsOnB(t *testing.T) {
 // TestHistoryAcrossInstances: messages posted on A and B come back in one order to a poll on B
 // with an old cursor, and an instance started afterwards serves the whole history.
 func TestHistoryAcrossInstances(t *testing.T) {
-	ns := startNATS(t)
+	ns := jetstreamtest.New(t)
 	a, b := serve(t, ns), serve(t, ns)
 	var want []string
 	var last uint64
@@ -232,14 +189,14 @@ func TestHistoryAcrossInstances(t *testing.T) {
 // TestNATSDown: a post while NATS is down gets 503; once NATS is back on its store the history
 // is intact without the refused message, and posts on A reach polls on B again.
 func TestNATSDown(t *testing.T) {
-	ns := startNATS(t)
+	ns := jetstreamtest.New(t)
 	a, b := serve(t, ns), serve(t, ns)
 	last := postText(t, a, "before")
-	ns.stop()
+	ns.Stop()
 	if status, body := post(t, a, `{"text": "refused"}`); status != 503 {
 		t.Fatalf("POST with NATS down: %d %s", status, body)
 	}
-	ns.start()
+	ns.Start()
 	// The instances reconnect by themselves; until then a post may still be refused.
 	deadline := time.Now().Add(coretest.Patience)
 	for {
@@ -264,7 +221,7 @@ func TestNATSDown(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	ns := startNATS(t)
+	ns := jetstreamtest.New(t)
 	base := serve(t, ns)
 	for _, tc := range []struct {
 		name, body string
@@ -298,7 +255,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestPageLoads(t *testing.T) {
-	ns := startNATS(t)
+	ns := jetstreamtest.New(t)
 	base := serve(t, ns)
 	resp, err := client.Get(base + "/")
 	if err != nil {
@@ -367,7 +324,7 @@ func checkEvent(t *testing.T, ev string, seq uint64, text string) {
 // TestEventsAcrossInstances: an event stream on B carries messages posted to A, and a client
 // reconnecting to A with its Last-Event-ID resumes after it.
 func TestEventsAcrossInstances(t *testing.T) {
-	ns := startNATS(t)
+	ns := jetstreamtest.New(t)
 	a, b := serve(t, ns), serve(t, ns)
 	first := postText(t, a, "old")
 	br := sseStream(t, b, fmt.Sprintf("Last-Event-ID: %d", first))
@@ -394,8 +351,8 @@ func TestMain(m *testing.M) {
 // TestCommand: the command creates its stream, prints its address once ready, serves, and
 // stops on SIGTERM.
 func TestCommand(t *testing.T) {
-	ns := startNATS(t)
-	cmd := coretest.StartCommand(t, "CHATCLUSTER_RUN_MAIN", ns.url())
+	ns := jetstreamtest.New(t)
+	cmd := coretest.StartCommand(t, "CHATCLUSTER_RUN_MAIN", ns.URL())
 	base := "http://" + cmd.Addr
 	postText(t, base, "hello")
 	if r := poll(t, base, "after=0"); len(r.Messages) != 1 || r.Messages[0].Text != "hello" {
@@ -410,7 +367,7 @@ func TestCommand(t *testing.T) {
 // TestNameAndTime: a message's name (trimmed) and the time it was posted come back to polls, as
 // examples/chat's do, so that the shared page shows them; a message without a name has none.
 func TestNameAndTime(t *testing.T) {
-	ns := startNATS(t)
+	ns := jetstreamtest.New(t)
 	base := serve(t, ns)
 	before := time.Now().UTC().Truncate(time.Millisecond)
 	status, body := post(t, base, `{"text": "hello", "name": "  Ada  "}`)

@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core/coretest"
+	"github.com/dwellhttp/dwell/wait/jetstream/jetstreamtest"
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 )
 
 // operator returns a JetStream client of the test's own, as an operator's tool would be.
-func operator(t *testing.T, ns *natsServer) natsjs.JetStream {
+func operator(t *testing.T, ns *jetstreamtest.Server) natsjs.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(ns.url(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	nc, err := nats.Connect(ns.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func (g *generation) parkedPolls() int {
 // TestEpochIsTheStreams: every instance names the same epoch, the stream's creation time, in
 // the answers of posts and polls and in its event streams; NATS restarted on its store keeps it.
 func TestEpochIsTheStreams(t *testing.T) {
-	ns := startNATS(t)
+	ns := jetstreamtest.New(t)
 	a, b := serve(t, ns), serve(t, ns)
 	want := streamInfo(t, operator(t, ns)).Created.UTC().Format(time.RFC3339Nano)
 	for _, base := range []string{a, b} {
@@ -96,8 +97,8 @@ func TestEpochIsTheStreams(t *testing.T) {
 		sseStream(t, base) // which checks the stream's epoch against the polls'
 	}
 
-	ns.stop()
-	ns.start()
+	ns.Stop()
+	ns.Start()
 	for _, base := range []string{a, b} {
 		// The instances reconnect by themselves; until then a post is refused.
 		var answer string
@@ -118,7 +119,7 @@ func TestEpochIsTheStreams(t *testing.T) {
 // epoch and the cursor 0, every instance follows the new stream (none of the old messages, the
 // numbering from 1), messages flow between instances again, and the old Topic is closed.
 func TestStreamRecreated(t *testing.T) {
-	ns := startNATS(t)
+	ns := jetstreamtest.New(t)
 	a := serve(t, ns)
 	chB, b := serveChat(t, ns)
 	js := operator(t, ns)
@@ -184,7 +185,7 @@ func TestStreamRecreated(t *testing.T) {
 // new stream's epoch, not the old one with a seq of the new one, and the instance follows the
 // new stream.
 func TestPostFindsNewStream(t *testing.T) {
-	ns := startNATS(t)
+	ns := jetstreamtest.New(t)
 	ch, a := serveChat(t, ns)
 	if err := ch.sub.Unsubscribe(); err != nil {
 		t.Fatal(err)

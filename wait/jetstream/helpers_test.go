@@ -16,7 +16,6 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 )
@@ -28,66 +27,6 @@ const (
 	testStream  = "chat"
 	testSubject = "chat.messages"
 )
-
-// natsServer is a NATS server with JetStream; stop and start again serve on the same port
-// and store, as an operator restarting it would.
-type natsServer struct {
-	t    testing.TB
-	dir  string
-	port int
-	s    *server.Server
-}
-
-func startNATS(t testing.TB) *natsServer {
-	t.Helper()
-	ns := &natsServer{t: t, dir: t.TempDir(), port: -1}
-	ns.start()
-	t.Cleanup(ns.stop)
-	return ns
-}
-
-func (ns *natsServer) start() {
-	ns.t.Helper()
-	s, err := server.NewServer(&server.Options{
-		Host:      "127.0.0.1",
-		Port:      ns.port,
-		JetStream: true,
-		StoreDir:  ns.dir,
-		NoLog:     true,
-		NoSigs:    true,
-	})
-	if err != nil {
-		ns.t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(coretest.Patience) {
-		ns.t.Fatalf("NATS server not ready within %v", coretest.Patience)
-	}
-	ns.s = s
-	ns.port = s.Addr().(*net.TCPAddr).Port
-}
-
-func (ns *natsServer) stop() {
-	if ns.s != nil {
-		ns.s.Shutdown()
-		ns.s.WaitForShutdown()
-		ns.s = nil
-	}
-}
-
-func (ns *natsServer) url() string { return "nats://127.0.0.1:" + strconv.Itoa(ns.port) }
-
-// connect connects to url as a Topic needs, reconnecting quickly and for ever.
-func connect(t testing.TB, url string) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(url, nats.ReconnectBufSize(-1), nats.MaxReconnects(-1),
-		nats.ReconnectWait(50*time.Millisecond), nats.ReconnectJitter(0, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
 
 // createStream creates the test stream, with a second subject that is not the topic's.
 func createStream(t testing.TB, nc *nats.Conn) {

@@ -13,14 +13,15 @@ import (
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/wait"
+	"github.com/dwellhttp/dwell/wait/jetstream/jetstreamtest"
 	"github.com/nats-io/nats.go"
 )
 
 // TestPublishReachesEveryInstance: polls parked on instance B, on two loops and in both forms,
 // are all answered by one message published on instance A.
 func TestPublishReachesEveryInstance(t *testing.T) {
-	ns := startNATS(t)
-	ncA, ncB := connect(t, ns.url()), connect(t, ns.url())
+	ns := jetstreamtest.New(t)
+	ncA, ncB := jetstreamtest.Connect(t, ns.URL()), jetstreamtest.Connect(t, ns.URL())
 	createStream(t, ncA)
 	a, b := newTopic(t, ncA, 100), newTopic(t, ncB, 100)
 	pb := servePolls(t, b, 2)
@@ -55,8 +56,8 @@ func TestPublishReachesEveryInstance(t *testing.T) {
 // cursor gets what came after it in one order — from memory for recent cursors, from the stream
 // for older ones, a page of History at a time — and a new instance serves the whole history.
 func TestHistoryFromMemoryAndStream(t *testing.T) {
-	ns := startNATS(t)
-	ncA, ncB := connect(t, ns.url()), connect(t, ns.url())
+	ns := jetstreamtest.New(t)
+	ncA, ncB := jetstreamtest.Connect(t, ns.URL()), jetstreamtest.Connect(t, ns.URL())
 	createStream(t, ncA)
 	const history = 4
 	a, b := newTopic(t, ncA, history), newTopic(t, ncB, history)
@@ -92,7 +93,7 @@ func TestHistoryFromMemoryAndStream(t *testing.T) {
 		t.Fatalf("old cursor: %q", got)
 	}
 
-	ncC := connect(t, ns.url())
+	ncC := jetstreamtest.Connect(t, ns.URL())
 	c := newTopic(t, ncC, history)
 	if c.Last() != last {
 		t.Fatalf("a new instance starts at %d, want %d", c.Last(), last)
@@ -150,8 +151,8 @@ func jsPublish(nc *nats.Conn, subject, data string) (uint64, error) {
 // its last sequence number: a poll with it waits for the next message, and gets the stream's
 // cursor back when its timeout passes.
 func TestCursorAheadOfStream(t *testing.T) {
-	ns := startNATS(t)
-	nc := connect(t, ns.url())
+	ns := jetstreamtest.New(t)
+	nc := jetstreamtest.Connect(t, ns.URL())
 	createStream(t, nc)
 	tp := newTopic(t, nc, 10)
 	publish(t, tp, "x")
@@ -169,8 +170,8 @@ func TestCursorAheadOfStream(t *testing.T) {
 
 // TestDecodeRefusal: a message Decode refuses is skipped; cursors pass over it.
 func TestDecodeRefusal(t *testing.T) {
-	ns := startNATS(t)
-	nc := connect(t, ns.url())
+	ns := jetstreamtest.New(t)
+	nc := jetstreamtest.Connect(t, ns.URL())
 	createStream(t, nc)
 	tp := newTopic(t, nc, 10)
 	p := servePolls(t, tp, 1)
@@ -190,8 +191,8 @@ func TestDecodeRefusal(t *testing.T) {
 // TestNewRefusesReconnectBuffer: a connection that would send a failed publish later is
 // refused, with the option that fixes it in the message.
 func TestNewRefusesReconnectBuffer(t *testing.T) {
-	ns := startNATS(t)
-	nc, err := nats.Connect(ns.url())
+	ns := jetstreamtest.New(t)
+	nc, err := nats.Connect(ns.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +205,8 @@ func TestNewRefusesReconnectBuffer(t *testing.T) {
 
 // TestShutdownAnswersPolls: a shutdown answers parked polls at once with ErrShutdown.
 func TestShutdownAnswersPolls(t *testing.T) {
-	ns := startNATS(t)
-	nc := connect(t, ns.url())
+	ns := jetstreamtest.New(t)
+	nc := jetstreamtest.Connect(t, ns.URL())
 	createStream(t, nc)
 	tp := newTopic(t, nc, 10)
 	p := servePolls(t, tp, 1)
@@ -225,8 +226,8 @@ func TestShutdownAnswersPolls(t *testing.T) {
 // parked; once it is back on its store, the history is intact without the refused message, and
 // the first message published wakes the polls.
 func TestNATSRestart(t *testing.T) {
-	ns := startNATS(t)
-	ncA, ncB := connect(t, ns.url()), connect(t, ns.url())
+	ns := jetstreamtest.New(t)
+	ncA, ncB := jetstreamtest.Connect(t, ns.URL()), jetstreamtest.Connect(t, ns.URL())
 	createStream(t, ncA)
 	a, b := newTopic(t, ncA, 10), newTopic(t, ncB, 10)
 	last := publish(t, a, "before")
@@ -235,12 +236,12 @@ func TestNATSRestart(t *testing.T) {
 	polls := []<-chan string{pb.start(t, "/?after=1&ms=60000"), pb.start(t, "/k?after=1&ms=60000")}
 	waitFor(t, "polls in the handler", func() bool { return pb.entered.Load() == 2 })
 
-	ns.stop()
+	ns.Stop()
 	waitFor(t, "A notices", func() bool { return ncA.Status() != nats.CONNECTED })
 	if _, err := a.Publish(context.Background(), []byte("refused")); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Publish with NATS down: %v", err)
 	}
-	ns.start()
+	ns.Start()
 	var seq uint64
 	waitFor(t, "a publish succeeds again", func() bool {
 		var err error
@@ -260,9 +261,9 @@ func TestNATSRestart(t *testing.T) {
 // TestResyncAfterDisconnect: messages published by another instance while this one was cut off
 // from NATS arrive once it reconnects, in order, once each, and wake its parked polls.
 func TestResyncAfterDisconnect(t *testing.T) {
-	ns := startNATS(t)
-	px := startProxy(t, strings.TrimPrefix(ns.url(), "nats://"))
-	ncA, ncB := connect(t, ns.url()), connect(t, px.url())
+	ns := jetstreamtest.New(t)
+	px := startProxy(t, strings.TrimPrefix(ns.URL(), "nats://"))
+	ncA, ncB := jetstreamtest.Connect(t, ns.URL()), jetstreamtest.Connect(t, px.url())
 	createStream(t, ncA)
 	a, b := newTopic(t, ncA, 10), newTopic(t, ncB, 10)
 	pb := servePolls(t, b, 1)
@@ -288,8 +289,8 @@ func TestResyncAfterDisconnect(t *testing.T) {
 // TestOnNextFromContinuation: a continuation that waits again with a cursor older than the
 // process's memory is answered from the stream, without a coroutine to park.
 func TestOnNextFromContinuation(t *testing.T) {
-	ns := startNATS(t)
-	nc := connect(t, ns.url())
+	ns := jetstreamtest.New(t)
+	nc := jetstreamtest.Connect(t, ns.URL())
 	createStream(t, nc)
 	tp := newTopic(t, nc, 2)
 	publish(t, tp, "m1", "m2", "m3", "m4")
@@ -317,14 +318,14 @@ func TestOnNextFromContinuation(t *testing.T) {
 // TestOldCursorWhileNATSDown: a cursor older than memory cannot be answered while NATS is
 // away: the poll fails with ErrUnavailable rather than with a partial history.
 func TestOldCursorWhileNATSDown(t *testing.T) {
-	ns := startNATS(t)
-	nc := connect(t, ns.url())
+	ns := jetstreamtest.New(t)
+	nc := jetstreamtest.Connect(t, ns.URL())
 	createStream(t, nc)
 	tp := newTopic(t, nc, 1)
 	publish(t, tp, "a", "b", "c")
 	waitFor(t, "received", func() bool { return tp.Last() == 3 })
 	p := servePolls(t, tp, 1)
-	ns.stop()
+	ns.Stop()
 	for _, path := range []string{"/", "/k"} {
 		got := p.get(t, path+"?after=0&ms=1000")
 		if !strings.HasPrefix(got, "0:;"+ErrUnavailable.Error()) {

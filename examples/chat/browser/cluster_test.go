@@ -2,37 +2,14 @@ package browser
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/dwellhttp/dwell/core/coretest"
-	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/dwellhttp/dwell/wait/jetstream/jetstreamtest"
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 )
-
-// startNATS runs a NATS server with JetStream in the test process, on a temporary store, until
-// the test ends, and returns its URL.
-func startNATS(t *testing.T) string {
-	t.Helper()
-	s, err := natsserver.NewServer(&natsserver.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	t.Cleanup(func() {
-		s.Shutdown()
-		s.WaitForShutdown()
-	})
-	if !s.ReadyForConnections(coretest.Patience) {
-		t.Fatalf("NATS server not ready within %v", coretest.Patience)
-	}
-	return "nats://127.0.0.1:" + strconv.Itoa(s.Addr().(*net.TCPAddr).Port)
-}
 
 // recreateStream deletes the stream and creates it again as it was, as an operator who empties
 // the room that way would: the new stream numbers its messages from 1.
@@ -69,7 +46,7 @@ func TestStreamRecreated(t *testing.T) {
 	if browser == nil {
 		t.Skip(noBrowser)
 	}
-	url := startNATS(t)
+	url := jetstreamtest.New(t).URL()
 	bin := build(t, "../../chatcluster")
 	a := startProgram(t, bin, "-nats", url, "-stream", "room", "-loops", "2")
 	b := startProgram(t, bin, "-nats", url, "-stream", "room", "-loops", "2")

@@ -6,7 +6,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/dwellhttp/dwell v0.0.0
-	github.com/nats-io/nats-server/v2 v2.15.2
+	github.com/dwellhttp/dwell/wait/jetstream v0.0.0-00010101000000-000000000000
 	github.com/nats-io/nats.go v1.55.0
 )
 
@@ -19,6 +19,7 @@ require (
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/minio/highwayhash v1.0.4 // indirect
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
+	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
@@ -26,4 +27,7 @@ require (
 	golang.org/x/time v0.16.0 // indirect
 )
 
-replace github.com/dwellhttp/dwell => ../../..
+replace (
+	github.com/dwellhttp/dwell => ../../..
+	github.com/dwellhttp/dwell/wait/jetstream => ../../../wait/jetstream
+)
