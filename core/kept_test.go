@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -104,7 +103,7 @@ func TestKeptCtxIsInert(t *testing.T) {
 			if !parked && !gid.Exact {
 				t.Skip("goroutines cannot be told apart on this architecture outside the race build")
 			}
-			var logs syncBuffer
+			var logs coretest.LogBuffer
 			var kept struct {
 				c *core.Ctx
 				w core.Waker
@@ -221,22 +220,4 @@ func TestGoroutineStartedByHandler(t *testing.T) {
 	if body != "victim\n" || resp.Header.Get("X-Leaked") != "" {
 		t.Fatalf("the victim got %v %q", resp.Header, body)
 	}
-}
-
-// syncBuffer is a log destination that goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	sb strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sb.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sb.String()
 }

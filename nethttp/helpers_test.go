@@ -1,10 +1,8 @@
 package nethttp
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
-	"sync"
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
@@ -18,28 +16,10 @@ func serveStd(t testing.TB, h http.HandlerFunc, o core.Options) (*core.Server, s
 	return coretest.Serve(t, Handler(h), o)
 }
 
-// A logBuffer is a slog handler's output, safe to read while a server writes to it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // captureLogs makes a logger writing to a buffer; with setDefault it also becomes slog's
 // default (for the bridge's own warnings) until the test ends.
-func captureLogs(t *testing.T, setDefault bool) (*slog.Logger, *logBuffer) {
-	buf := &logBuffer{}
+func captureLogs(t *testing.T, setDefault bool) (*slog.Logger, *coretest.LogBuffer) {
+	buf := &coretest.LogBuffer{}
 	lg := slog.New(slog.NewTextHandler(buf, nil))
 	if setDefault {
 		old := slog.Default()

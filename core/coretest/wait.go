@@ -28,3 +28,7 @@ func Receive[T any](t testing.TB, what string, ch <-chan T) T {
 	t.Helper()
 	return testclient.Receive(t, what, ch)
 }
+
+// A LogBuffer collects what a logger (or a process's output) writes, for a test to read while
+// others write to it: give it to slog.NewTextHandler, and read it with String.
+type LogBuffer = testclient.LogBuffer

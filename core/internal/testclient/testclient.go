@@ -180,7 +180,8 @@ func (rt *RoundTripper) Do(t testing.TB) {
 	}
 }
 
-// A LogBuffer collects what a logger writes, for a test to read while servers write to it.
+// A LogBuffer collects what a logger (or a process's output) writes, for a test to read while
+// others write to it.
 type LogBuffer struct {
 	mu sync.Mutex
 	sb strings.Builder
@@ -198,4 +199,11 @@ func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.sb.String()
+}
+
+// Len returns how many bytes were written so far.
+func (b *LogBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb.Len()
 }

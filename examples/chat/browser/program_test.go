@@ -2,18 +2,17 @@ package browser
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // A site is what a page is opened on: the chat served in this process (server) or by a
@@ -30,8 +29,8 @@ type program struct {
 	addr string   // host:port, fixed by the first start
 
 	cmd    *exec.Cmd
-	exited chan struct{} // closed once cmd has exited
-	stderr *lockedBuffer // what the program said, shown if the test fails
+	exited chan struct{}       // closed once cmd has exited
+	stderr *coretest.LogBuffer // what the program said, shown if the test fails
 }
 
 // build compiles the main package in dir (a path from this module's directory, which is where
@@ -55,7 +54,7 @@ func build(t *testing.T, dir string) string {
 // startProgram runs bin with args on a free loopback port until the test ends.
 func startProgram(t *testing.T, bin string, args ...string) *program {
 	t.Helper()
-	p := &program{t: t, bin: bin, args: args, addr: "127.0.0.1:0", stderr: new(lockedBuffer)}
+	p := &program{t: t, bin: bin, args: args, addr: "127.0.0.1:0", stderr: new(coretest.LogBuffer)}
 	p.start()
 	t.Cleanup(func() {
 		p.kill()
@@ -102,31 +101,6 @@ func (p *program) kill() {
 	}
 	syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.exited
-}
-
-// A lockedBuffer is a buffer that the process's output is copied into on one goroutine while
-// the test reads it on another.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Len()
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // cutPolls makes the page's polls (GET /messages?after=...) fail before they leave the browser,
