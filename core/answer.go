@@ -28,7 +28,7 @@ func (cx *Ctx) serverAnswer() {
 	if cx.status != 0 || cx.written != 0 {
 		return // the handler answered
 	}
-	if gone == ErrShutdown || cx.rflags&rfShutdownTold != 0 {
+	if gone == ErrShutdown || cx.parkf&parkShutdownTold != 0 {
 		cx.errorResponse(503, "the server is shutting down", ErrShutdown)
 		return
 	}
@@ -68,11 +68,11 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 		x.rare.answered = err
 	}
 	c.out.dropAfterHead(pool)
-	cx.rflags = cx.rflags&(rfHead|rfHTTP11) | rfClose
+	cx.resp = rfClose
 	cx.status = uint16(status)
 	text := strconv.Itoa(status) + " " + StatusText(status) + ": " + msg + "\n"
 	c.out.reserveHead()
-	if cx.rflags&rfHead == 0 {
+	if cx.reqf&reqHead == 0 {
 		c.out.write(pool, []byte(text))
 	}
 	cx.written = int64(len(text))
@@ -93,8 +93,8 @@ func (l *Loop) handlerPanic(cx *Ctx, r any) {
 	if cx.conn == nil || cx.conn.state == stClosed {
 		return
 	}
-	if r == ErrAbortHandler || cx.rflags&rfCommitted != 0 {
-		cx.rflags |= rfAbort | rfClose
+	if r == ErrAbortHandler || cx.resp&rfCommitted != 0 {
+		cx.resp |= rfAbort | rfClose
 		return
 	}
 	cx.errorResponse(500, "the handler failed", nil)
@@ -114,15 +114,15 @@ func (cx *Ctx) respondToPanic(f func(*Ctx, any), v any) {
 		cx.l.current = current
 		r := recover()
 		switch {
-		case r != nil && cx.rflags&rfCommitted != 0:
-			cx.rflags |= rfAbort
+		case r != nil && cx.resp&rfCommitted != 0:
+			cx.resp |= rfAbort
 		case r != nil, cx.status == 0 && cx.written == 0:
 			cx.errorResponse(500, "the handler failed", nil) // the responder failed, or said nothing
 		}
 		if r != nil {
 			cx.l.log.Error("dwell: panic in an OnPanic responder", "panic", r)
 		}
-		cx.rflags |= rfClose
+		cx.resp |= rfClose
 	}()
 	f(cx, v)
 }
@@ -156,7 +156,7 @@ func writeReject(c *conn, rej *wire.Reject) {
 	b = append(b, ": "...)
 	b = append(b, rej.Reason...)
 	b = append(b, '\n')
-	c.out.commit(pool, b)
+	c.out.filled(pool, b)
 }
 
 // debugEnabled reports whether the loop's logger takes debug records, so that the values of

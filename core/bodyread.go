@@ -38,7 +38,7 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	}
 	if b.waiting100 {
 		b.waiting100 = false
-		if cx.rflags&rfCommitted == 0 {
+		if cx.resp&rfCommitted == 0 {
 			c.sendContinue()
 		}
 	}

@@ -6,11 +6,11 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
-// commit writes the response head into the connection's queue, in the placeholder ahead of any
+// writeHead writes the response head into the connection's queue, in the placeholder ahead of any
 // body already written. whole means the handler has returned, so the body is complete and its
 // length known; otherwise the body streams from here (chunked in HTTP/1.1, delimited by the
 // close in 1.0, or by a declared Content-Length).
-func (cx *Ctx) commit(whole bool) {
+func (cx *Ctx) writeHead(whole bool) {
 	c := cx.conn
 	l := cx.l
 	pool := &l.pool
@@ -19,7 +19,7 @@ func (cx *Ctx) commit(whole bool) {
 	if noBody {
 		c.out.dropAfterHead(pool)
 	}
-	http11 := cx.rflags&rfHTTP11 != 0
+	http11 := cx.reqf&reqHTTP11 != 0
 	length := int64(-1)
 	switch {
 	case whole && (status < 200 || status == 204 || status == 304):
@@ -31,7 +31,7 @@ func (cx *Ctx) commit(whole bool) {
 		if status == 101 {
 			// The handler claims to switch protocols, which only it could speak; the
 			// connection cannot go on as HTTP/1.1.
-			cx.rflags |= rfClose
+			cx.resp |= rfClose
 		}
 	case whole && cx.declLen < 0:
 		length = cx.written
@@ -39,14 +39,11 @@ func (cx *Ctx) commit(whole bool) {
 		length = cx.declLen
 	case noBody:
 	case http11:
-		cx.rflags |= rfChunked
+		cx.resp |= rfChunked
 	default:
-		cx.rflags |= rfCloseDelimited | rfClose
+		cx.resp |= rfCloseDelimited | rfClose
 	}
-	if l.shutting {
-		cx.rflags |= rfClose
-	}
-	close := !c.keepAlive || cx.rflags&rfClose != 0
+	close := c.closesAfter(cx)
 	buffered := c.out.afterHead()
 	fields := cx.fieldBytes()
 
@@ -57,17 +54,17 @@ func (cx *Ctx) commit(whole bool) {
 	// More input behind this request means pipelined requests whose responses can follow
 	// this one in its buffer.
 	b := wire.AppendStatusLine(c.out.headRoom(pool, n, len(c.in) > 0), status)
-	if cx.rflags&rfHasDate == 0 {
+	if cx.resp&rfHasDate == 0 {
 		b = append(b, "Date: "...)
 		b = append(b, l.date[:]...)
 		b = append(b, crlf...)
 	}
 	b = append(b, fields...)
-	if cx.rflags&rfHasType == 0 && !noBody && (length != 0 || !whole) {
+	if cx.resp&rfHasType == 0 && !noBody && (length != 0 || !whole) {
 		b = append(b, "Content-Type: text/plain; charset=utf-8\r\n"...)
 	}
 	switch {
-	case cx.rflags&rfChunked != 0:
+	case cx.resp&rfChunked != 0:
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
 	case length >= 0:
 		b = append(b, "Content-Length: "...)
@@ -77,12 +74,12 @@ func (cx *Ctx) commit(whole bool) {
 	switch {
 	case close:
 		b = append(b, "Connection: close\r\n"...)
-		c.keepAlive = false
+		cx.resp |= rfClose // the head says so: the connection decides after it (conn.endRequest)
 	case !http11:
 		b = append(b, "Connection: keep-alive\r\n"...)
 	}
 	b = append(b, crlf...)
-	chunkedBody := cx.rflags&rfChunked != 0 && buffered > 0
+	chunkedBody := cx.resp&rfChunked != 0 && buffered > 0
 	if chunkedBody {
 		b = wire.AppendChunkSize(b, buffered) // the body held so far becomes the first chunk
 	}
@@ -90,34 +87,33 @@ func (cx *Ctx) commit(whole bool) {
 	if chunkedBody {
 		c.out.write(pool, crlf)
 	}
-	cx.rflags |= rfCommitted
+	cx.resp |= rfCommitted
 }
 
 // copyLimit: a body up to this size goes out in the same buffer as its head.
 const copyLimit = 4 << 10
 
-// finish completes the response once the handler (or its continuation) is done: the server
-// answers for a handler that did not (see serverAnswer), the head goes out if it has not, and
-// a chunked body gets its last chunk — unless the response was aborted, which must reach the
-// client cut short.
-func (cx *Ctx) finish() {
+// completeResponse completes the response once the handler (or its continuation) is done: the
+// server answers for a handler that did not (see serverAnswer), the head goes out if it has
+// not, and a chunked body gets its last chunk — unless the response was aborted, which must
+// reach the client cut short. It reports in rfClose and rfAbort what the connection must do
+// after it (see conn.endRequest).
+func (cx *Ctx) completeResponse() {
 	c := cx.conn
 	if c.state == stClosed {
 		return
 	}
-	if cx.rflags&rfCommitted != 0 && cx.gone != 0 && cx.gone.err() == ErrDeadline {
-		cx.rflags |= rfAbort // the deadline passed mid-response: it must reach the client cut
+	if cx.resp&rfCommitted != 0 && cx.gone != 0 && cx.gone.err() == ErrDeadline {
+		cx.resp |= rfAbort // the deadline passed mid-response: it must reach the client cut
 	}
-	if cx.rflags&rfAbort != 0 {
+	if cx.resp&rfAbort != 0 {
 		c.out.dropHead(&cx.l.pool) // a response not started is not sent at all
-		c.keepAlive = false
-		c.reset = cx.rflags&rfCloseDelimited != 0 // only a reset tells such a body is cut
 		return
 	}
-	if cx.rflags&rfCommitted == 0 {
+	if cx.resp&rfCommitted == 0 {
 		cx.serverAnswer()
-		cx.commit(true)
-	} else if cx.rflags&rfChunked != 0 {
+		cx.writeHead(true)
+	} else if cx.resp&rfChunked != 0 {
 		c.out.write(&cx.l.pool, lastChunk)
 	}
 	if cx.declLen >= 0 && cx.written < cx.declLen && !cx.noBody() {
@@ -125,10 +121,7 @@ func (cx *Ctx) finish() {
 		// or take the next response as it, so the connection must end here.
 		cx.l.log.Warn("dwell: response body shorter than its Content-Length; closing the connection",
 			"declared", cx.declLen, "written", cx.written)
-		cx.rflags |= rfClose
-	}
-	if cx.rflags&rfClose != 0 {
-		c.keepAlive = false
+		cx.resp |= rfClose
 	}
 }
 

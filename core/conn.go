@@ -375,7 +375,7 @@ func (c *conn) close(err error) {
 	}
 	if cx := c.cx; cx != nil {
 		if cx.state == ctxIdle {
-			c.endRequest() // draining: the handler is done
+			c.freeCtx() // draining: the handler is done
 		} else {
 			cx.clientGone(err)
 		}

@@ -85,7 +85,7 @@ func (c *conn) run(cx *Ctx, k func(*Ctx, error), err error) {
 	}
 	if cx.detachK != nil {
 		cx.state = ctxDetached
-		cx.releaseRequest() // the request's values end when the handler returns
+		cx.freeRequest() // the request's values end when the handler returns
 		if cx.gone != 0 {
 			cx.wake(cx.gone.err())
 		} else if c.l.shutting {
@@ -93,7 +93,7 @@ func (c *conn) run(cx *Ctx, k func(*Ctx, error), err error) {
 		}
 		return
 	}
-	c.handlerDone()
+	c.endRequest()
 }
 
 // resume runs a woken handler or continuation, then lets its connection go on.
@@ -104,12 +104,8 @@ func (c *conn) resume(cx *Ctx) {
 		c.run(cx, nil, nil)
 	case ctxDetachedReady:
 		k := cx.detachK
-		err := cx.wakeErr()
 		cx.detachK = nil
-		cx.park = parkNone
-		c.l.timers.stop(&cx.tm)
-		cx.gen++
-		c.run(cx, k, err)
+		c.run(cx, k, cx.endPark())
 	default:
 		return
 	}
@@ -119,10 +115,13 @@ func (c *conn) resume(cx *Ctx) {
 	c.settle()
 }
 
-// handlerDone is called once a request's handler (or its continuation) has finished: it
-// completes the response and decides what the connection does next. Whether the connection
-// can be kept is decided before the response head goes out, so that the head says so.
-func (c *conn) handlerDone() {
+// endRequest ends the connection's request once its handler (or continuation) has finished:
+// the response is completed, the completion hooks run, the Ctx goes back to the loop, and the
+// connection goes on — to its next request, to skipping the rest of an unread body, or to the
+// close. It is the one place where that is decided: the Ctx reports what happened (rfClose,
+// rfAbort, its body's state), and whether the connection can be kept is settled before the
+// response head goes out, so that the head says so.
+func (c *conn) endRequest() {
 	cx := c.cx
 	b := &cx.body
 	if !b.complete() && b.failed == 0 && len(c.in) > 0 {
@@ -133,25 +132,27 @@ func (c *conn) handlerDone() {
 			cx.failBody(err) // broken framing: the connection cannot go on
 		}
 	}
-	keep := c.keepAlive && b.failed == 0 &&
-		(b.complete() || !b.waiting100 && !(b.kind == bodyLength && b.remaining > drainMax))
-	if !keep {
-		cx.rflags |= rfClose
+	// The rest of an unread body is skipped after the response unless it is too long, or the
+	// client still waits for its 100 Continue: then the connection closes.
+	if b.failed != 0 || !b.complete() && (b.waiting100 || b.kind == bodyLength && b.remaining > drainMax) {
+		cx.resp |= rfClose
 	}
-	cx.finish()
-	cx.rflags |= rfFinished // what a completion hook writes would follow the response on the wire
+	cx.completeResponse()
+	c.keepAlive = !c.closesAfter(cx) && cx.resp&rfAbort == 0
+	c.reset = cx.resp&(rfAbort|rfCloseDelimited) == rfAbort|rfCloseDelimited // only a reset tells such a body is cut
+	cx.resp |= rfFinished // what a completion hook writes would follow the response on the wire
 	cx.runDone()
-	cx.end()
+	cx.recycle()
 	switch {
 	case c.state == stClosed:
-		c.endRequest()
+		c.freeCtx()
 	case !c.keepAlive:
 		// Unread body (or a client still waiting for its 100 Continue): drain on close.
 		linger := !b.complete()
-		c.endRequest()
+		c.freeCtx()
 		c.closeAfterOutput(linger)
 	case b.complete():
-		c.nextIdle()
+		c.awaitNext()
 	default:
 		c.state = stDrain
 		c.drainLeft = drainMax
@@ -159,8 +160,15 @@ func (c *conn) handlerDone() {
 	}
 }
 
-// endRequest gives the request's Ctx back to the loop.
-func (c *conn) endRequest() {
+// closesAfter reports whether the connection closes after cx's response: it was not to be kept
+// (HTTP/1.0 without keep-alive, a Connection: close from the client, a shutdown), or the
+// response asks for it.
+func (c *conn) closesAfter(cx *Ctx) bool {
+	return !c.keepAlive || cx.resp&rfClose != 0 || c.l.shutting
+}
+
+// freeCtx gives the request's Ctx back to the loop.
+func (c *conn) freeCtx() {
 	if cx := c.cx; cx != nil {
 		c.cx = nil
 		cx.body.end(c.l)
@@ -168,9 +176,9 @@ func (c *conn) endRequest() {
 	}
 }
 
-// nextIdle readies the connection for its next request.
-func (c *conn) nextIdle() {
-	c.endRequest()
+// awaitNext readies the connection for its next request.
+func (c *conn) awaitNext() {
+	c.freeCtx()
 	c.state = stIdle
 	c.setReadDeadline(c.l.opts.IdleTimeout)
 }
@@ -187,10 +195,10 @@ func (c *conn) drain() bool {
 	c.drainLeft -= int32(used)
 	switch {
 	case cx.body.complete():
-		c.nextIdle()
+		c.awaitNext()
 		return true
 	case err != nil, c.drainLeft <= 0:
-		c.endRequest()
+		c.freeCtx()
 		c.closeAfterOutput(true)
 	}
 	return false
@@ -202,7 +210,7 @@ func (c *conn) onPeerEOF() {
 	case stIdle, stHead, stDrain:
 		// Nothing more will come: a partial request or body is abandoned, and a finished
 		// exchange ends once its responses are out.
-		c.endRequest()
+		c.freeCtx()
 		c.closeAfterOutput(false)
 	}
 	c.setInterest(c.events &^ (netpoll.WatchRead | netpoll.WatchHangup))

@@ -33,7 +33,7 @@ func (c *conn) armWriteDeadline() {
 func (c *conn) waitWritable(cx *Ctx) error {
 	c.setInterest(c.events | netpoll.WatchWrite)
 	c.armWriteDeadline()
-	return cx.suspend(parkWrite)
+	return cx.parkOnConn(parkWrite)
 }
 
 // waitReadable parks the handler cx until body bytes arrive, with the progress-based body
@@ -43,13 +43,13 @@ func (c *conn) waitReadable(cx *Ctx) error {
 		c.setReadDeadline(t)
 	}
 	c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup)
-	err := cx.suspend(parkRead)
+	err := cx.parkOnConn(parkRead)
 	c.rdl = 0
 	return err
 }
 
 // armTimer makes sure the connection's timer fires no later than when. A timer already due
-// earlier is left alone and re-armed when it fires (fire): moving a deadline later, as every
+// earlier is left alone and re-armed when it fires (onDeadline): moving a deadline later, as every
 // keep-alive request does, costs no heap operation.
 func (c *conn) armTimer(when int64) {
 	if !c.tm.armed() || c.tm.when > when {
@@ -57,8 +57,8 @@ func (c *conn) armTimer(when int64) {
 	}
 }
 
-// fire runs when the connection's timer is due: it acts on whichever deadline has passed.
-func (c *conn) fire(l *Loop) {
+// onDeadline runs when the connection's timer is due: it acts on whichever deadline has passed.
+func (c *conn) onDeadline(l *Loop) {
 	now := l.now
 	if c.wdl != 0 && c.wdl <= now {
 		if l.debugEnabled() {

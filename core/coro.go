@@ -188,7 +188,7 @@ func (l *Loop) chain(cx *Ctx) *Ctx {
 	co := cx.co
 	l.current = nil // from here on, nothing may park: this is the loop's work
 	cx.co = nil
-	c.handlerDone()
+	c.endRequest()
 	if c.state != stIdle || l.turnLeft <= 0 || c.outputBlocked() {
 		return nil // serve goes on from here
 	}

@@ -56,13 +56,15 @@ type Ctx struct {
 
 	// Response.
 	status  uint16
-	rflags  respFlags
+	resp    respFlags
+	reqf    reqFlags
 	state   ctxState
 	park    parkKind
+	parkf   parkFlags
 	gone    errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
 	woken   errCode // what the last wake passed: a coded error, or errOther (see wakeErr)
+	route   uint16  // the route that matched the request (ctxhook.SetRoute), 0 when none
 	gen     uint32  // counts ended parks; a Waker holds the value for the park it targets
-	route   uint32  // the route that matched the request (ctxhook.SetRoute), 0 when none
 	declLen int64   // Content-Length set by the handler; -1 when none
 	written int64   // body bytes the handler has written
 	x       *ctxExtra
@@ -158,12 +160,12 @@ const ctxPoolMax = 1024
 func (cx *Ctx) begin() {
 	l := cx.l
 	cx.status = 0
-	cx.rflags = 0
+	cx.resp, cx.reqf, cx.parkf = 0, 0, 0
 	if cx.req.Minor == 1 {
-		cx.rflags |= rfHTTP11
+		cx.reqf |= reqHTTP11
 	}
 	if cx.req.IsMethod("HEAD") {
-		cx.rflags |= rfHead
+		cx.reqf |= reqHead
 	}
 	cx.declLen = -1
 	cx.written = 0
@@ -175,8 +177,8 @@ func (cx *Ctx) begin() {
 // active reports whether the request's handler or continuation has yet to finish.
 func (cx *Ctx) active() bool { return cx.state != ctxIdle }
 
-// releaseRequest returns the request head to the pool: borrowed values end here.
-func (cx *Ctx) releaseRequest() {
+// freeRequest returns the request head to the pool: borrowed values end here.
+func (cx *Ctx) freeRequest() {
 	if cx.req.Arena != nil {
 		bufpool.PutArena(&cx.l.pool, cx.req.Arena)
 	}
@@ -186,11 +188,12 @@ func (cx *Ctx) releaseRequest() {
 	}
 }
 
-// end is the last step of a request's response: what it held goes back, except the body framing,
-// which the loop may still need to skip the unread rest.
-func (cx *Ctx) end() {
+// recycle readies the Ctx for its next request once its response is complete: what the
+// request held goes back, except the body framing, which the loop may still need to skip the
+// unread rest.
+func (cx *Ctx) recycle() {
 	l := cx.l
-	cx.releaseRequest()
+	cx.freeRequest()
 	cx.clearHeaders()
 	l.timers.stop(&cx.tm)
 	cx.gen++
@@ -252,7 +255,7 @@ func init() {
 		return nil
 	}
 	ctxhook.Resume = func(c any, err error) { c.(*Ctx).resume(err) }
-	ctxhook.SetRoute = func(c any, id uint32) {
+	ctxhook.SetRoute = func(c any, id uint16) {
 		cx := c.(*Ctx)
 		cx.check("SetRoute")
 		cx.route = id

@@ -70,7 +70,7 @@ func (cx *Ctx) runDone() {
 		Duration: time.Duration(int64(time.Since(cx.l.epoch)) - cx.start),
 		Err:      cx.outcome(),
 	}
-	if cx.rflags&rfHead != 0 {
+	if cx.reqf&reqHead != 0 {
 		d.Bytes = 0 // counted for the Content-Length, not sent
 	}
 	// The hooks are the request's own code, run by the loop's goroutine: they may use cx.

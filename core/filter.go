@@ -60,8 +60,8 @@ func (cx *Ctx) closeFilter() {
 		return
 	}
 	cx.x.rare.filter = nil
-	if err := f.Close(); err != nil && cx.rflags&rfCommitted != 0 {
-		cx.rflags |= rfAbort | rfClose
+	if err := f.Close(); err != nil && cx.resp&rfCommitted != 0 {
+		cx.resp |= rfAbort | rfClose
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 // panics. It has no effect once the response has started.
 func (cx *Ctx) SetHeader(name, value string) {
 	cx.check("SetHeader")
-	if cx.rflags&rfCommitted != 0 {
+	if cx.resp&rfCommitted != 0 {
 		return
 	}
 	k := kindOf(name)
@@ -34,7 +34,7 @@ func (cx *Ctx) SetHeader(name, value string) {
 // SetHeader for the special fields and validation.
 func (cx *Ctx) AddHeader(name, value string) {
 	cx.check("AddHeader")
-	if cx.rflags&rfCommitted != 0 {
+	if cx.resp&rfCommitted != 0 {
 		return
 	}
 	cx.addField(name, value, kindOf(name))
@@ -94,13 +94,13 @@ func (cx *Ctx) addField(name, value string, k fieldKind) {
 		return
 	case fieldConnection:
 		if syntax.EqualFold(value, "close") {
-			cx.rflags |= rfClose
+			cx.resp |= rfClose
 		}
 		return
 	case fieldDate:
-		cx.rflags |= rfHasDate
+		cx.resp |= rfHasDate
 	case fieldContentType:
-		cx.rflags |= rfHasType
+		cx.resp |= rfHasType
 		if value == "" {
 			return // no Content-Type at all
 		}
@@ -132,7 +132,7 @@ func (cx *Ctx) appendField(name, value string) {
 // has started.
 func (cx *Ctx) DelHeader(name string) {
 	cx.check("DelHeader")
-	if cx.rflags&rfCommitted != 0 {
+	if cx.resp&rfCommitted != 0 {
 		return
 	}
 	cx.delField(name, kindOf(name))
@@ -144,9 +144,9 @@ func (cx *Ctx) delField(name string, k fieldKind) {
 	case fieldContentLength:
 		cx.declLen = -1
 	case fieldDate:
-		cx.rflags &^= rfHasDate
+		cx.resp &^= rfHasDate
 	case fieldContentType:
-		cx.rflags &^= rfHasType
+		cx.resp &^= rfHasType
 	}
 	if x := cx.x; x == nil || x.names&nameBit(name) == 0 {
 		return // no line has the name: setting a field is then one append, not a scan of the others
@@ -245,7 +245,7 @@ const keptHeaderBuffer = 512
 // encoding, validators, range), keeping the rest — a request id or CORS fields a middleware
 // set — for an error response that replaces the content.
 func (cx *Ctx) dropRepresentation() {
-	cx.rflags &^= rfHasType
+	cx.resp &^= rfHasType
 	cx.declLen = -1
 	cx.dropFields(func(n []byte) bool {
 		for _, r := range representationFields {

@@ -221,7 +221,7 @@ func (l *Loop) runTimers() {
 		if t == nil {
 			return
 		}
-		l.fire(t)
+		l.runTimer(t)
 	}
 }
 

@@ -12,6 +12,14 @@ import "time"
 
 type parkKind uint8
 
+// parkFlags say how the request's waits meet a shutdown (WakeOnShutdown).
+type parkFlags uint8
+
+const (
+	parkShutdownWake parkFlags = 1 << iota // parks end as soon as a shutdown begins
+	parkShutdownTold                       // a park ended with ErrShutdown for the notice
+)
+
 const (
 	parkNone  parkKind = iota
 	parkUser           // Suspend: ended by a Waker, the deadline, or the client leaving
@@ -32,7 +40,7 @@ func (cx *Ctx) Suspend(timeout time.Duration) error {
 	if !cx.owned() {
 		return cx.misused("Suspend")
 	}
-	return cx.suspendFor(parkUser, timeout)
+	return cx.parkUntil(parkUser, timeout)
 }
 
 // Hold parks the handler like Suspend, but only a Waker ends it: a client leaving, a shutdown
@@ -43,18 +51,18 @@ func (cx *Ctx) Hold() error {
 	if !cx.owned() {
 		return cx.misused("Hold")
 	}
-	err := cx.suspendFor(parkHold, 0)
+	err := cx.parkUntil(parkHold, 0)
 	if err == nil {
 		err = cx.gone.err()
 	}
 	return err
 }
 
-// suspendFor parks for Suspend and Hold. Its frame is on the stack of every parked handler,
+// parkUntil parks for Suspend and Hold. Its frame is on the stack of every parked handler,
 // below the handler's own: it is kept small (the yield is written out here rather than called
-// through suspend), since a coroutine's first 2 KiB of stack leave only about 1 KiB to the
+// through parkOnConn), since a coroutine's first 2 KiB of stack leave only about 1 KiB to the
 // frames before the runtime grows it to 4 KiB.
-func (cx *Ctx) suspendFor(kind parkKind, d time.Duration) error {
+func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 	l := cx.l
 	if l.current != cx {
 		return ErrNotInHandler
@@ -63,8 +71,8 @@ func (cx *Ctx) suspendFor(kind parkKind, d time.Duration) error {
 		if cx.gone != 0 {
 			return cx.gone.err()
 		}
-		if cx.rflags&rfShutdownWake != 0 && l.shutting {
-			cx.rflags |= rfShutdownTold
+		if cx.parkf&parkShutdownWake != 0 && l.shutting {
+			cx.parkf |= parkShutdownTold
 			return ErrShutdown
 		}
 	}
@@ -78,15 +86,21 @@ func (cx *Ctx) suspendFor(kind parkKind, d time.Duration) error {
 		l.noteStall(cx)
 	}
 	cx.co.yield(struct{}{})
+	return cx.endPark()
+}
+
+// endPark ends a park of Suspend, Hold or Detach once it is woken: its timer goes, the Wakers
+// taken for it are spent, and it returns what the wake passed.
+func (cx *Ctx) endPark() error {
 	cx.park = parkNone
-	l.timers.stop(&cx.tm)
+	cx.l.timers.stop(&cx.tm)
 	cx.gen++
 	return cx.wakeErr()
 }
 
-// suspend yields the coroutine back to the loop until wake, for the server's own parks (body
+// parkOnConn yields the coroutine back to the loop until wake, for the server's own parks (body
 // reads, writes to a slow client).
-func (cx *Ctx) suspend(kind parkKind) error {
+func (cx *Ctx) parkOnConn(kind parkKind) error {
 	cx.state = ctxParked
 	cx.park = kind
 	cx.woken = 0
@@ -205,7 +219,7 @@ func (cx *Ctx) detach(d time.Duration, k func(*Ctx, error), deadlineIsSuccess bo
 // writes. Topic.Next calls it.
 func (cx *Ctx) WakeOnShutdown() {
 	cx.check("WakeOnShutdown")
-	cx.rflags |= rfShutdownWake
+	cx.parkf |= parkShutdownWake
 	if cx.l.shutting && cx.state == ctxDetached {
 		cx.wakeForShutdown()
 	}
@@ -214,14 +228,14 @@ func (cx *Ctx) WakeOnShutdown() {
 // wakeForShutdown is the shutdown notice: called on every active request when a shutdown
 // begins. A handler told, that then writes nothing, gets a 503 (serverAnswer).
 func (cx *Ctx) wakeForShutdown() {
-	if cx.rflags&rfShutdownWake != 0 && (cx.parkedOn(parkUser) || cx.state == ctxDetached) {
-		cx.rflags |= rfShutdownTold
+	if cx.parkf&parkShutdownWake != 0 && (cx.parkedOn(parkUser) || cx.state == ctxDetached) {
+		cx.parkf |= parkShutdownTold
 		cx.wake(ErrShutdown)
 	}
 }
 
-// fire is the Ctx timer: the deadline of Suspend or Detach.
-func (cx *Ctx) fire() {
+// onTimeout is the Ctx timer: the deadline of Suspend or Detach.
+func (cx *Ctx) onTimeout() {
 	switch {
 	case cx.state == ctxDetached && cx.park == parkAfter:
 		cx.wake(nil)

@@ -9,7 +9,8 @@ import (
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
-type respFlags uint16
+// respFlags describe the response as it is built and sent.
+type respFlags uint8
 
 const (
 	rfCommitted      respFlags = 1 << iota // the head is queued; the status and fields are final
@@ -17,13 +18,18 @@ const (
 	rfCloseDelimited                       // the body ends when the connection closes (HTTP/1.0)
 	rfHasDate                              // the handler set Date
 	rfHasType                              // the handler set Content-Type
-	rfClose                                // the connection closes after this response
-	rfHead                                 // the request is a HEAD: no body goes out
-	rfHTTP11                               // the request is HTTP/1.1 (kept past the request head)
+	rfClose                                // the response asks for the connection to close after it
 	rfAbort                                // the response is abandoned: the client must see it cut
-	rfShutdownWake                         // parks end as soon as a shutdown begins
-	rfShutdownTold                         // a park ended with ErrShutdown for the notice
 	rfFinished                             // the response is complete: nothing more may be written
+)
+
+// reqFlags are facts of the request that the response needs once the request's head is gone
+// (a detached response outlives it).
+type reqFlags uint8
+
+const (
+	reqHTTP11 reqFlags = 1 << iota // the request is HTTP/1.1
+	reqHead                        // the request is a HEAD: no body goes out
 )
 
 // ErrBodyNotAllowed is returned by Write for a response that cannot have a body (204, 304).
@@ -43,7 +49,7 @@ func (cx *Ctx) SetStatus(code int) {
 	if code < 100 || code > 999 {
 		panic("dwell: invalid status code " + strconv.Itoa(code))
 	}
-	if cx.rflags&rfCommitted != 0 {
+	if cx.resp&rfCommitted != 0 {
 		return
 	}
 	if code < 200 && code != 101 {
@@ -56,7 +62,7 @@ func (cx *Ctx) SetStatus(code int) {
 // sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2).
 func (cx *Ctx) sendInterim(code int) {
 	c := cx.conn
-	if cx.rflags&rfHTTP11 == 0 || c == nil || c.state == stClosed {
+	if cx.reqf&reqHTTP11 == 0 || c == nil || c.state == stClosed {
 		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
 	}
 	if code == 100 {
@@ -89,7 +95,7 @@ func (cx *Ctx) statusCode() int {
 // header fields can no longer change.
 func (cx *Ctx) Started() bool {
 	cx.check("Started")
-	return cx.rflags&rfCommitted != 0
+	return cx.resp&rfCommitted != 0
 }
 
 // WriteString is Write for a string, without a copy.
@@ -140,20 +146,20 @@ func (cx *Ctx) writeBody(p []byte) (int, error) {
 	}
 	cx.written += int64(len(p))
 	if cx.noBody() {
-		if cx.rflags&rfHead != 0 {
+		if cx.reqf&reqHead != 0 {
 			return len(p), err
 		}
 		return 0, ErrBodyNotAllowed
 	}
 	c := cx.conn
-	if cx.rflags&rfCommitted == 0 {
+	if cx.resp&rfCommitted == 0 {
 		if cx.declLen < 0 && cx.written <= int64(cx.l.opts.WriteHighWater) {
 			// Held behind a placeholder for the head, which is written when the length is known.
 			c.out.reserveHead()
 			c.out.write(&cx.l.pool, p)
 			return len(p), err
 		}
-		cx.commit(false)
+		cx.writeHead(false)
 	}
 	// p goes to the socket from the handler's own memory: while the socket is full the handler
 	// parks on p (see send), so even a single large Write holds no more than the high-water
@@ -171,7 +177,7 @@ func (cx *Ctx) stream(p []byte) error {
 	}
 	c := cx.conn
 	pool := &cx.l.pool
-	if cx.rflags&rfChunked != 0 {
+	if cx.resp&rfChunked != 0 {
 		var hex [18]byte
 		c.out.write(pool, wire.AppendChunkSize(hex[:0], int64(len(p))))
 		if err := cx.send(p); err != nil {
@@ -232,7 +238,7 @@ func (cx *Ctx) waitDrain() error {
 		if !cx.inHandler() {
 			return nil // a continuation cannot park; the queue absorbs it
 		}
-		if err := cx.suspend(parkWrite); err != nil {
+		if err := cx.parkOnConn(parkWrite); err != nil {
 			return err
 		}
 	}
@@ -257,8 +263,8 @@ func (cx *Ctx) flushBody() error {
 	if err := cx.writeErr(); err != nil {
 		return err
 	}
-	if cx.rflags&rfCommitted == 0 {
-		cx.commit(false)
+	if cx.resp&rfCommitted == 0 {
+		cx.writeHead(false)
 	}
 	c := cx.conn
 	progressed, err := c.out.send(c, nil)
@@ -284,7 +290,7 @@ func (cx *Ctx) writeErr() error {
 	if cx.gone != 0 && cx.gone.err() == ErrDeadline {
 		return ErrDeadline // the request's time is up: what it writes now would not be whole
 	}
-	if cx.rflags&rfFinished != 0 {
+	if cx.resp&rfFinished != 0 {
 		return errResponseComplete
 	}
 	return nil
@@ -299,5 +305,5 @@ var (
 // a 1xx, 204 or 304 status (RFC 9110 §6.4.1).
 func (cx *Ctx) noBody() bool {
 	s := cx.status
-	return s != 0 && !syntax.StatusAllowsBody(int(s)) || cx.rflags&rfHead != 0
+	return s != 0 && !syntax.StatusAllowsBody(int(s)) || cx.reqf&reqHead != 0
 }

@@ -51,11 +51,11 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if err != nil {
 		return err
 	}
-	if cx.rflags&rfCommitted == 0 {
-		cx.commit(false)
+	if cx.resp&rfCommitted == 0 {
+		cx.writeHead(false)
 	}
 	pool := &cx.l.pool
-	if cx.rflags&rfChunked != 0 {
+	if cx.resp&rfChunked != 0 {
 		var hex [18]byte
 		c.out.write(pool, wire.AppendChunkSize(hex[:0], n))
 	}
@@ -63,7 +63,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 		return cx.copyFile(file, off, n)
 	}
 	c.out.appendFile(file, off, n)
-	if cx.rflags&rfChunked != 0 {
+	if cx.resp&rfChunked != 0 {
 		c.out.write(pool, crlf)
 	}
 	progressed, err := c.out.send(c, nil)
@@ -73,7 +73,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	}
 	c.afterSend(progressed)
 	for c.state != stClosed && c.out.hasFile() {
-		if err := cx.suspend(parkWrite); err != nil {
+		if err := cx.parkOnConn(parkWrite); err != nil {
 			cx.abandonFile()
 			return err
 		}
@@ -91,7 +91,7 @@ func (cx *Ctx) abandonFile() {
 		return
 	}
 	c.out.dropFiles(&cx.l.pool)
-	cx.rflags |= rfAbort | rfClose
+	cx.resp |= rfAbort | rfClose
 }
 
 // copyThroughFilter sends n bytes of f from off through the body filter, in pieces.
@@ -118,15 +118,15 @@ func (cx *Ctx) copyFile(f netpoll.File, off, n int64) error {
 		case e != 0 || k == 0: // k == 0: the file was truncated since its size was taken
 			// As with sendfile, the client gets what there was, then the close that tells it
 			// the body is incomplete.
-			c.out.commit(pool, b[:got])
+			c.out.filled(pool, b[:got])
 			c.out.send(c, nil)
 			c.close(ErrClosed)
 			return ErrClosed
 		}
 		got += k
 	}
-	c.out.commit(pool, b)
-	if cx.rflags&rfChunked != 0 {
+	c.out.filled(pool, b)
+	if cx.resp&rfChunked != 0 {
 		c.out.write(pool, crlf)
 	}
 	return cx.send(nil)

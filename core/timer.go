@@ -11,7 +11,7 @@ import (
 // parent's four children are adjacent in the heap's slice of pointers (one cache line of them).
 //
 // A timer is always the first field of its owner, and kind says which owner that is: the *timer
-// that fires is then also a pointer to its owner (see Loop.fire). That keeps each timer at 16
+// that fires is then also a pointer to its owner (see Loop.runTimer). That keeps each timer at 16
 // bytes, where an interface to its owner would add 16 more to every connection and request.
 type timer struct {
 	when  int64 // loop clock, nanoseconds
@@ -34,9 +34,9 @@ func (t *timer) init(k timerKind) {
 
 func (t *timer) armed() bool { return t.index >= 0 }
 
-// The casts in fire hold because each owner's timer is its first field, at offset 0: checked
+// The casts in runTimer hold because each owner's timer is its first field, at offset 0: checked
 // here at compile time (an index out of the array's range does not compile). A timer is
-// stopped when its owner is released (conn.close, Ctx.end) — before a pooled conn or Ctx can
+// stopped when its owner is released (conn.close, Ctx.recycle) — before a pooled conn or Ctx can
 // serve another connection or request — so a cast never reaches an owner that moved on; a Timer
 // of AfterFunc is the caller's own allocation, never reused.
 var (
@@ -45,14 +45,14 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(Timer{}.t)]
 )
 
-// fire calls the owner of a due timer.
-func (l *Loop) fire(t *timer) {
+// runTimer calls the owner of a due timer.
+func (l *Loop) runTimer(t *timer) {
 	p := unsafe.Pointer(t)
 	switch t.kind {
 	case timerConn:
-		(*conn)(p).fire(l)
+		(*conn)(p).onDeadline(l)
 	case timerCtx:
-		(*Ctx)(p).fire()
+		(*Ctx)(p).onTimeout()
 	case timerFunc:
 		l.safely((*Timer)(p).f)
 	}

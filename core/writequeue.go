@@ -73,7 +73,7 @@ func (q *writeQueue) tail() *outItem {
 }
 
 // spare returns the free space of the tail buffer, at least n bytes, as an empty slice to
-// append to; commit then accounts for what was appended. The server's refusals and a small
+// append to; filled then accounts for what was appended. The server's refusals and a small
 // file's bytes are written this way, straight into the queue (a response head goes into
 // headRoom's room and fillHead).
 func (q *writeQueue) spare(pool *bufpool.Pool, n int) []byte {
@@ -85,9 +85,9 @@ func (q *writeQueue) spare(pool *bufpool.Pool, n int) []byte {
 	return t.b[len(t.b):len(t.b)]
 }
 
-// commit accounts for bytes appended to the slice spare returned. If the appends outgrew it
+// filled accounts for bytes appended to the slice spare returned. If the appends outgrew it
 // (the estimate was short), they are copied in instead (see inSpare).
-func (q *writeQueue) commit(pool *bufpool.Pool, b []byte) {
+func (q *writeQueue) filled(pool *bufpool.Pool, b []byte) {
 	if n := len(q.items); n > 0 && q.inSpare(n-1, b) {
 		t := &q.items[n-1]
 		t.b = t.b[:len(t.b)+len(b)]

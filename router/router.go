@@ -64,7 +64,7 @@ type route struct {
 	h            core.Handler
 	group        *Group
 	final        core.Handler // h inside its middleware, built by Handler
-	id           uint32       // the pattern's id (ctxhook.RouteID), which Ctx.Route reads back
+	id           uint16       // the pattern's id (ctxhook.RouteID), which Ctx.Route reads back
 	tokens       []token
 	static       bool // no parameters: the route is in the static table, not in the tree
 }

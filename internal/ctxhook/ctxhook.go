@@ -43,7 +43,7 @@ var (
 	Check func(c any, op string) error
 
 	// SetRoute records that the request c (a *core.Ctx) matched the route id (see RouteID).
-	SetRoute func(c any, id uint32)
+	SetRoute func(c any, id uint16)
 
 	// Resume wakes the request c (a *core.Ctx) where it is parked in Suspend or Hold, or its
 	// pending continuation, with err; it does nothing otherwise. Call it on c's loop, and only
@@ -57,13 +57,13 @@ var (
 // when a router is built and never removed: there are as many as the program has routes.
 var routes struct {
 	mu    sync.Mutex
-	ids   map[string]uint32
+	ids   map[string]uint16
 	names atomic.Pointer[[]string] // by id; replaced, never changed, so readers need no lock
 }
 
 // RouteID returns the id of the route pattern, registering it the first time: never 0, which
-// stands for no route.
-func RouteID(pattern string) uint32 {
+// stands for no route. A program has at most 65,535 patterns (a request keeps the id in 16 bits).
+func RouteID(pattern string) uint16 {
 	routes.mu.Lock()
 	defer routes.mu.Unlock()
 	if id, ok := routes.ids[pattern]; ok {
@@ -74,17 +74,20 @@ func RouteID(pattern string) uint32 {
 		old = *p
 	} else {
 		old = []string{""}
-		routes.ids = make(map[string]uint32)
+		routes.ids = make(map[string]uint16)
+	}
+	if len(old) > 0xffff {
+		panic("dwell: more than 65,535 route patterns")
 	}
 	names := append(old[:len(old):len(old)], pattern)
-	id := uint32(len(names) - 1)
+	id := uint16(len(names) - 1)
 	routes.ids[pattern] = id
 	routes.names.Store(&names)
 	return id
 }
 
 // RouteName returns the pattern of the route id, "" for 0.
-func RouteName(id uint32) string {
+func RouteName(id uint16) string {
 	if p := routes.names.Load(); p != nil && int(id) < len(*p) {
 		return (*p)[id]
 	}
