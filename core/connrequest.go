@@ -140,7 +140,7 @@ func (c *conn) endRequest() {
 	cx.completeResponse()
 	c.keepAlive = !c.closesAfter(cx) && cx.resp&rfAbort == 0
 	c.reset = cx.resp&(rfAbort|rfCloseDelimited) == rfAbort|rfCloseDelimited // only a reset tells such a body is cut
-	cx.resp |= rfFinished // what a completion hook writes would follow the response on the wire
+	cx.resp |= rfFinished                                                    // what a completion hook writes would follow the response on the wire
 	cx.runDone()
 	cx.recycle()
 	switch {
