@@ -124,7 +124,7 @@ func (c *conn) readInput() {
 		end = min(end, k+headRead)
 	}
 	if k < end {
-		n, e := netpoll.Read(int(c.fd), l.buf[k:end])
+		n, e := l.tr.read(c, l.buf[k:end])
 		switch {
 		case n > 0:
 			k += n
@@ -365,7 +365,7 @@ func (c *conn) close(err error) {
 	c.state = stClosed
 	l.timers.stop(&c.tm)
 	l.conns[c.fd] = nil
-	netpoll.Close(int(c.fd))
+	l.tr.close(c, c.reset)
 	l.nconns--
 	c.in = nil
 	c.dropSpill()
@@ -382,5 +382,64 @@ func (c *conn) close(err error) {
 	}
 	if l.lfd >= 0 && !l.listening && !l.shutting && !l.atMaxConns() && !l.accTimer.t.armed() {
 		l.listen()
+	}
+}
+
+// onPeerEOF handles the client's end of input seen by the loop's own read.
+func (c *conn) onPeerEOF() {
+	switch c.state {
+	case stIdle, stHead, stDrain:
+		// Nothing more will come: a partial request or body is abandoned, and a finished
+		// exchange ends once its responses are out.
+		c.freeCtx()
+		c.closeAfterOutput(false)
+	}
+	c.setInterest(c.events &^ (netpoll.WatchRead | netpoll.WatchHangup))
+}
+
+// closeAfterOutput ends the connection once its queued output is written. linger says the
+// client may still be sending, so its input is drained before the close (see finishClose).
+func (c *conn) closeAfterOutput(linger bool) {
+	if c.state == stClosed {
+		return
+	}
+	c.state = stClosing
+	c.linger = c.linger || linger
+	c.rdl = 0
+	if c.out.size == 0 {
+		c.finishClose()
+	}
+}
+
+// finishClose closes a connection whose output is written. Closing a socket that still has
+// unread input makes the kernel send a reset, which can destroy the response before the client
+// reads it; so when the client may still be sending, shut down our side, discard what arrives
+// for a bounded time, and close when the client does.
+func (c *conn) finishClose() {
+	if c.reset {
+		c.close(nil) // the transport resets it
+		return
+	}
+	if !c.linger || c.peerEOF {
+		c.close(nil)
+		return
+	}
+	c.l.tr.shutdownWrite(c)
+	c.state = stLinger
+	c.setReadDeadline(lingerTimeout)
+	c.setInterest(netpoll.WatchRead | netpoll.WatchHangup)
+}
+
+func (c *conn) readLinger() {
+	for c.state == stLinger {
+		n, e := c.l.tr.read(c, c.l.buf)
+		switch {
+		case n > 0:
+		case e == netpoll.EAGAIN:
+			return
+		case e == netpoll.EINTR:
+		default:
+			c.close(nil)
+		}
 	}
 }

@@ -26,6 +26,7 @@ type Loop struct {
 
 	poll  *netpoll.Poller
 	inbox *inbox
+	tr    transport // carries every connection's bytes (transport.go)
 
 	lfd       int   // listening socket, -1 once closed
 	lfdShared bool  // from Serve, shared by all loops (EPOLLEXCLUSIVE); not ours to close or change
@@ -105,7 +106,7 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 		return fail(err)
 	}
 	l := &Loop{
-		srv: s, id: id, opts: &s.opts, handler: s.handler, log: s.opts.Logger,
+		srv: s, id: id, opts: &s.opts, handler: s.handler, log: s.opts.Logger, tr: plain{},
 		poll: p, inbox: ib, lfd: lfd, lfdShared: shared, lfdDefers: lfd >= 0 && netpoll.DefersAccept(lfd),
 		buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
 		iov: netpoll.NewIOVecs(maxIovecs),

@@ -291,7 +291,6 @@ func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
 // write go from the handler's buffer straight to the kernel.
 func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err error) {
 	l := c.l
-	fd := int(c.fd)
 	iov := l.iov
 	for {
 		iov.Reset()
@@ -314,7 +313,7 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 			if i == len(q.items) || q.items[i].kind == itemHead {
 				return pn, progressed, nil
 			}
-			done, e := q.sendFile(fd, &q.items[i])
+			done, e := q.sendFile(c, &q.items[i])
 			if e != 0 {
 				return pn, progressed, netpoll.Error("sendfile", e)
 			}
@@ -327,11 +326,7 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 		}
 		var n int
 		var e netpoll.Errno
-		if !withP && i < len(q.items) && q.items[i].kind == itemFile {
-			n, e = netpoll.WritevMore(fd, iov)
-		} else {
-			n, e = netpoll.Writev(fd, iov)
-		}
+		n, e = l.tr.writev(c, iov, !withP && i < len(q.items) && q.items[i].kind == itemFile)
 		iov.Reset()
 		if e != 0 {
 			switch e {
@@ -390,10 +385,10 @@ func (q *writeQueue) drop(k int) {
 
 // sendFile sends from a file segment until the socket is full. A file that ends early (it was
 // truncated while being sent) is an error: the response can no longer match its length.
-func (q *writeQueue) sendFile(sock int, it *outItem) (int64, netpoll.Errno) {
+func (q *writeQueue) sendFile(c *conn, it *outItem) (int64, netpoll.Errno) {
 	var sent int64
 	for it.fn > 0 {
-		n, e := netpoll.Sendfile(sock, it.file, &it.foff, int(min(it.fn, 1<<30)))
+		n, e := c.l.tr.sendfile(c, it.file, &it.foff, int(min(it.fn, 1<<30)))
 		if e == netpoll.EINTR {
 			continue
 		}

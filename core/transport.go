@@ -1,0 +1,52 @@
+package core
+
+import "github.com/dwellhttp/dwell/core/internal/netpoll"
+
+// A transport carries a connection's bytes between the loop and the client: every read,
+// vectored write, file send, shutdown of the write side and close of a connection goes through
+// the one its loop has (Loop.tr), and nothing else of the connection touches the socket for
+// its bytes — socket options (TCP_NODELAY) and the peer's address are the TCP socket's
+// whatever carries the bytes. plain is the socket itself; a layer that turns bytes into
+// others (TLS's records) is another transport, under HTTP and whatever follows it alike.
+//
+// The calls keep the socket's conventions: a read or write returns the bytes it took and an
+// errno, EAGAIN when nothing can be done before the socket is ready (the loop then waits for
+// readiness, and calls again), 0 bytes and no errno for a read at the end of the client's
+// input.
+type transport interface {
+	read(c *conn, p []byte) (int, netpoll.Errno)
+	// writev writes the buffers of iov in order; more says more is to follow at once (a file
+	// segment), so that the head and the file share segments.
+	writev(c *conn, iov *netpoll.IOVecs, more bool) (int, netpoll.Errno)
+	// sendfile sends up to n bytes of f from *off, moving *off past what it sent.
+	sendfile(c *conn, f netpoll.File, off *int64, n int) (int, netpoll.Errno)
+	shutdownWrite(c *conn)
+	// close releases the socket; reset makes the close abortive (an RST), for a response that
+	// must not look complete.
+	close(c *conn, reset bool)
+}
+
+// plain is the transport of a connection whose bytes are the socket's own.
+type plain struct{}
+
+func (plain) read(c *conn, p []byte) (int, netpoll.Errno) { return netpoll.Read(int(c.fd), p) }
+
+func (plain) writev(c *conn, iov *netpoll.IOVecs, more bool) (int, netpoll.Errno) {
+	if more {
+		return netpoll.WritevMore(int(c.fd), iov)
+	}
+	return netpoll.Writev(int(c.fd), iov)
+}
+
+func (plain) sendfile(c *conn, f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
+	return netpoll.Sendfile(int(c.fd), f, off, n)
+}
+
+func (plain) shutdownWrite(c *conn) { netpoll.ShutdownWrite(int(c.fd)) }
+
+func (plain) close(c *conn, reset bool) {
+	if reset {
+		netpoll.ResetOnClose(int(c.fd))
+	}
+	netpoll.Close(int(c.fd))
+}
