@@ -46,6 +46,7 @@ const (
 	stDrain                    // the handler is done; discarding the rest of its body
 	stClosing                  // no more requests: close once the output is written
 	stLinger                   // output written and write side shut; draining input, then close
+	stHandedOver               // HTTP is over: the bytes are a Protocol's (handover.go)
 	stClosed
 )
 
@@ -96,6 +97,12 @@ func (c *conn) onReadable(hangup bool) {
 			}
 		}
 		c.setInterest(ev)
+	case stHandedOver:
+		if c.handed().paused {
+			c.setInterest(c.events &^ netpoll.WatchRead) // ResumeReading asks again
+			return
+		}
+		c.readHandedOver()
 	case stLinger:
 		c.readLinger()
 	case stClosing:
@@ -185,6 +192,9 @@ func (c *conn) serve() {
 			if !c.drain() {
 				return
 			}
+		case stHandedOver:
+			c.deliver()
+			return
 		default:
 			return
 		}
@@ -297,6 +307,9 @@ func (c *conn) afterSend(progressed bool) {
 			c.finishClose()
 			return
 		}
+		if c.state == stHandedOver {
+			c.afterHandedSend()
+		}
 		c.updateInterest()
 		return
 	}
@@ -307,6 +320,9 @@ func (c *conn) afterSend(progressed bool) {
 	c.armWriteDeadline()
 	if writer && c.out.size <= int64(l.opts.WriteHighWater/2) && !c.out.hasFile() {
 		cx.wake(nil)
+	}
+	if c.state == stHandedOver {
+		c.afterHandedSend()
 	}
 	c.updateInterest()
 }
@@ -325,6 +341,12 @@ func (c *conn) updateInterest() {
 		}
 	case stLinger:
 		ev |= netpoll.WatchRead | netpoll.WatchHangup
+	case stHandedOver:
+		if c.handed().paused {
+			ev &^= netpoll.WatchRead
+		} else {
+			ev |= netpoll.WatchRead | netpoll.WatchHangup
+		}
 	case stHandler:
 		if c.cx.parkedOn(parkRead) {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
@@ -362,6 +384,7 @@ func (c *conn) close(err error) {
 		return
 	}
 	l := c.l
+	handed := c.isHanded()
 	c.state = stClosed
 	l.timers.stop(&c.tm)
 	l.conns[c.fd] = nil
@@ -370,6 +393,9 @@ func (c *conn) close(err error) {
 	c.in = nil
 	c.dropSpill()
 	c.out.release(&l.pool)
+	if handed {
+		c.closeHanded(err)
+	}
 	if err == nil {
 		err = ErrClosed
 	}

@@ -77,6 +77,9 @@ func (c *conn) onDeadline(l *Loop) {
 			if c.cx.parkedOn(parkRead) {
 				c.cx.wake(ErrTimeout)
 			}
+		case stHandedOver:
+			hc := c.handed()
+			l.safely(func() { hc.p.Timeout(hc) })
 		default:
 			c.close(nil)
 		}

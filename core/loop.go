@@ -70,6 +70,9 @@ type Loop struct {
 
 	stallState // see stall.go
 
+	handed  []*Conn // by file descriptor, the connections handed over from HTTP (handover.go)
+	toFlush []*Conn // handed-over connections written to outside their own turn
+
 	shutting bool // stop accepting; close connections as they go idle
 	forced   bool // the grace period is over: wake everything with ErrShutdown
 	done     chan struct{}
@@ -170,6 +173,7 @@ func (l *Loop) run() {
 		l.runTimers()
 		l.runReady()
 		l.runPending()
+		l.flushHanded()
 		l.endTurn()
 		if l.shutting && l.nconns == 0 && l.nreqs == 0 {
 			// Done: no connection, and no request — a handler held on work that must run to its

@@ -126,6 +126,13 @@ func (c *conn) resume(cx *Ctx) {
 // response head goes out, so that the head says so.
 func (c *conn) endRequest() {
 	cx := c.cx
+	if c.isHanded() {
+		// The connection is a Protocol's: the request's end concerns the request alone.
+		cx.runDone()
+		cx.recycle()
+		c.freeCtx()
+		return
+	}
 	b := &cx.body
 	if !b.complete() && b.failed == 0 && len(c.in) > 0 {
 		// Skip the part of the unread body that has already arrived.

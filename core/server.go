@@ -275,6 +275,9 @@ func (l *Loop) beginShutdown() {
 			c.closeAfterOutput(false)
 		case stDrain:
 			c.closeAfterOutput(true)
+		case stHandedOver:
+			hc := c.handed()
+			l.safely(func() { hc.p.Shutdown(hc) })
 		}
 	}
 }
@@ -288,7 +291,7 @@ func (l *Loop) forceShutdown() {
 		if c == nil {
 			continue
 		}
-		if c.cx != nil && c.cx.active() {
+		if c.cx != nil && c.cx.active() && !c.isHanded() {
 			c.cx.clientGone(ErrShutdown)
 		} else {
 			c.close(ErrShutdown)

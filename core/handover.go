@@ -1,0 +1,320 @@
+package core
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+	"github.com/dwellhttp/dwell/core/internal/wire"
+)
+
+// What follows HTTP on a connection. A handler hands its connection over (Ctx.HandOver) to
+// another owner of its bytes — a WebSocket, the net/http bridge's hijacked connection — after a
+// 101 Switching Protocols or, for a raw takeover, after nothing at all. The connection stays on
+// its loop, in a state of its own (stHandedOver): the HTTP parser never sees its bytes again;
+// they go, as they arrive, to the Protocol, those that came behind the request's head first.
+// Its output goes through the same write queue and transport as HTTP's, with the same
+// high-water mark and write timeout; its deadline, a shutdown and its close are the Protocol's
+// to hear of.
+
+// A Protocol is what owns a connection once HTTP has handed it over (Ctx.HandOver). Its methods
+// are called on the connection's loop, one at a time, outside any request (they must not block,
+// and cannot park); a panic in one is logged and closes the connection.
+type Protocol interface {
+	// Receive gives the protocol the bytes that have arrived — those that came behind the
+	// request's head first — and returns how many it took: the rest are given again, with what
+	// arrives next. in is borrowed, valid only during the call. A protocol that takes nothing
+	// while the bytes fill the loop's read buffer closes the connection (ErrInputFull).
+	Receive(c *Conn, in []byte) (used int)
+	// Drained says that the output queued, once over the high-water mark
+	// (Options.WriteHighWater), has gone under half of it.
+	Drained(c *Conn)
+	// Timeout says that the deadline set with Conn.SetTimeout has passed.
+	Timeout(c *Conn)
+	// Shutdown says that the server is shutting down: the protocol ends its way (a WebSocket
+	// sends its close frame) and calls Close. When the shutdown's grace period ends, the
+	// connection is closed whatever it does.
+	Shutdown(c *Conn)
+	// Closed says that the connection has closed, and why: nil after Close, ErrClosed when the
+	// client left, ErrTimeout when its output made no progress for Options.WriteTimeout,
+	// ErrShutdown at the end of a shutdown's grace period, ErrInputFull. It is the last call.
+	Closed(c *Conn, err error)
+}
+
+// ErrInputFull closes a handed-over connection whose Protocol takes none of the bytes that fill
+// the loop's read buffer: it can make no progress.
+var ErrInputFull = errors.New("dwell: a handed-over connection's protocol took none of a full buffer")
+
+// A Conn is a connection handed over from HTTP to a Protocol (Ctx.HandOver). Its methods must be
+// called on its loop — from the Protocol's own methods, a handler or continuation of that loop,
+// a Loop.Post callback — and the output they queue leaves at the end of the loop's turn.
+type Conn struct {
+	c       *conn
+	p       Protocol
+	serial  uint32 // the connection's, to tell it from a later one on the same descriptor
+	over    bool   // the output went over the high-water mark: Drained is owed
+	closing bool   // Close was called
+	closed  bool
+	paused  bool // PauseReading
+	flushed bool // in the loop's list of connections to flush at the end of the turn
+}
+
+// errHandOver says why a request's connection cannot be handed over.
+var (
+	errHandOverBody     = errors.New("dwell: HandOver before the request body was read to its end")
+	errHandOverResponse = errors.New("dwell: HandOver after a response other than a 101 started")
+)
+
+// HandOver hands the request's connection to p: from the end of the loop's turn on, its bytes
+// are p's, those that came behind the request's head first, and its output is what p writes
+// through the returned Conn. With the status set to 101 (and the header fields of the protocol
+// switch, Upgrade among them), the 101 response goes out first, with Connection: Upgrade, no
+// Content-Length and nothing else of the server's but Date; with no status set and nothing
+// written, nothing is sent at all (a raw takeover, as net/http's Hijack). Any other response
+// under way, or a request body not read to its end, is an error, and the connection stays
+// HTTP's.
+//
+// The handler may return at once — the connection then lives on without a coroutine, costing
+// its Conn and its state, and the request ends as usual (its completion hooks see the 101) —
+// or go on, parked in Suspend while p wakes it, until it returns. Either way the connection
+// is p's until it closes; the request's response can no longer be written.
+func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
+	if !cx.owned() {
+		return nil, cx.misused("HandOver")
+	}
+	c := cx.conn
+	switch {
+	case c.state == stClosed:
+		return nil, ErrClosed
+	case !cx.body.complete():
+		return nil, errHandOverBody
+	case cx.resp&rfCommitted != 0 || cx.written != 0 || cx.status != 0 && cx.status != 101:
+		return nil, errHandOverResponse
+	}
+	if cx.status == 101 {
+		cx.writeSwitch()
+	}
+	cx.resp |= rfFinished
+	hc := &Conn{c: c, p: p, serial: c.serial}
+	l := c.l
+	for int(c.fd) >= len(l.handed) {
+		l.handed = appendDoubling(l.handed, nil)
+	}
+	l.handed[c.fd] = hc
+	c.state = stHandedOver
+	c.rdl, c.drainLeft = 0, 0
+	if cx.gone == 0 {
+		// The bytes behind the head (and those read later in this turn) go to p once the turn
+		// is over: p's methods run outside any request.
+		l.pending = append(l.pending, c)
+	}
+	return hc, nil
+}
+
+// writeSwitch queues the 101 response of a protocol switch: the status line, Date, the
+// handler's fields (Upgrade among them) and Connection: Upgrade, which RFC 9110 §7.8 requires
+// of a 101 and which, like every Connection value, is the server's to write; nothing else (RFC
+// 9110 §15.2.2: the switch happens right after its empty line).
+func (cx *Ctx) writeSwitch() {
+	c := cx.conn
+	pool := &cx.l.pool
+	fields := cx.fieldBytes()
+	b := c.out.spare(pool, 128+len(fields))
+	b = wire.AppendStatusLine(b, 101)
+	if cx.resp&rfHasDate == 0 {
+		b = append(b, "Date: "...)
+		b = append(b, cx.l.date[:]...)
+		b = append(b, crlf...)
+	}
+	b = append(b, fields...)
+	b = append(b, "Connection: Upgrade\r\n\r\n"...)
+	c.out.filled(pool, b)
+	cx.resp |= rfCommitted
+}
+
+// handed returns the Conn a handed-over c belongs to.
+func (c *conn) handed() *Conn { return c.l.handed[c.fd] }
+
+// isHanded reports whether c has been handed over and is not closed yet (it may be closing).
+func (c *conn) isHanded() bool {
+	l := c.l
+	return int(c.fd) < len(l.handed) && l.handed[c.fd] != nil && l.handed[c.fd].serial == c.serial
+}
+
+// deliver gives the protocol of a handed-over c the input it holds.
+func (c *conn) deliver() {
+	hc := c.handed()
+	if len(c.in) == 0 || hc.paused {
+		return
+	}
+	used := 0
+	c.l.safely(func() { used = hc.p.Receive(hc, c.in) })
+	if c.state == stClosed {
+		return
+	}
+	used = min(max(used, 0), len(c.in))
+	c.in = c.in[used:]
+	if used == 0 && len(c.in) >= len(c.l.buf) {
+		c.close(ErrInputFull)
+	}
+}
+
+// readHandedOver reads what the socket has for a handed-over connection, behind what its
+// protocol left, and gives it all to the protocol.
+func (c *conn) readHandedOver() {
+	l := c.l
+	k := copy(l.buf, c.in)
+	c.dropSpill()
+	c.in = l.buf[:k]
+	if k < len(l.buf) {
+		n, e := l.tr.read(c, l.buf[k:])
+		switch {
+		case n > 0:
+			c.in = l.buf[:k+n]
+		case e == 0:
+			c.peerEOF = true
+		case e == netpoll.EAGAIN || e == netpoll.EINTR:
+		default:
+			c.close(ErrClosed)
+			return
+		}
+	}
+	c.deliver()
+	if c.state == stClosed {
+		return
+	}
+	if c.peerEOF {
+		c.close(ErrClosed) // the client ended its input: what it sent has been given
+		return
+	}
+	c.settle()
+}
+
+// afterHandedSend tells a handed-over connection's protocol that its output has drained, once
+// it has gone under half the high-water mark after being over it.
+func (c *conn) afterHandedSend() {
+	hc := c.handed()
+	if hc.over && c.out.size <= int64(c.l.opts.WriteHighWater/2) {
+		hc.over = false
+		c.l.safely(func() { hc.p.Drained(hc) })
+	}
+}
+
+// closeHanded tells a handed-over connection's protocol that it has closed: the last call.
+func (c *conn) closeHanded(err error) {
+	l := c.l
+	hc := l.handed[c.fd]
+	l.handed[c.fd] = nil
+	hc.closed = true
+	if hc.closing && err == nil {
+		err = nil // Close was called: a close of the protocol's own
+	} else if err == nil {
+		err = ErrClosed
+	}
+	l.safely(func() { hc.p.Closed(hc, err) })
+}
+
+// alive reports whether the Conn's connection is still open, and panics off its loop.
+func (hc *Conn) alive(op string) bool {
+	hc.c.l.mustBeOnLoop("Conn." + op)
+	return !hc.closed
+}
+
+// Write queues a copy of p for the client. It never blocks: the bytes wait in the connection's
+// queue until the socket takes them, and Buffered says how many wait. Past the high-water mark
+// (Options.WriteHighWater) the protocol should stop writing until Drained, or drop the client:
+// the queue is not bounded otherwise. It returns ErrClosed once the connection has closed.
+func (hc *Conn) Write(p []byte) error {
+	if !hc.alive("Write") || hc.closing {
+		return ErrClosed
+	}
+	c := hc.c
+	c.out.write(&c.l.pool, p)
+	if c.out.size > int64(c.l.opts.WriteHighWater) {
+		hc.over = true
+	}
+	hc.flushLater()
+	return nil
+}
+
+// flushLater has the connection's output written at the end of the loop's turn, once,
+// whatever queued it.
+func (hc *Conn) flushLater() {
+	if !hc.flushed {
+		hc.flushed = true
+		hc.c.l.toFlush = append(hc.c.l.toFlush, hc)
+	}
+}
+
+// flushHanded writes the output queued by handed-over connections during the turn.
+func (l *Loop) flushHanded() {
+	for i := 0; i < len(l.toFlush); i++ { // a flush may queue one more (Close from Drained)
+		hc := l.toFlush[i]
+		l.toFlush[i] = nil
+		hc.flushed = false
+		if !hc.closed && hc.c.out.size > 0 {
+			hc.c.flush()
+		}
+	}
+	l.toFlush = l.toFlush[:0]
+}
+
+// Buffered returns how many bytes are queued and not yet taken by the client.
+func (hc *Conn) Buffered() int { return int(hc.c.out.size) }
+
+// HighWater returns the output queued (Buffered) past which the protocol should wait for
+// Drained: Options.WriteHighWater.
+func (hc *Conn) HighWater() int { return hc.c.l.opts.WriteHighWater }
+
+// Close closes the connection once its queued output is written; Closed(c, nil) follows. It does
+// nothing once the connection is closing or closed.
+func (hc *Conn) Close() {
+	if !hc.alive("Close") || hc.closing {
+		return
+	}
+	hc.closing = true
+	hc.c.closeAfterOutput(false)
+	if !hc.closed {
+		hc.flushLater()
+	}
+}
+
+// SetTimeout makes Timeout be called d from now, once; d <= 0 removes the timeout.
+func (hc *Conn) SetTimeout(d time.Duration) {
+	if hc.alive("SetTimeout") {
+		hc.c.setReadDeadline(d)
+	}
+}
+
+// PauseReading stops reading the connection until ResumeReading: what the client sends waits in
+// the kernel, and TCP's flow control holds the client back — a protocol whose client does not
+// read its output need not read its input either.
+func (hc *Conn) PauseReading() {
+	if hc.alive("PauseReading") {
+		hc.paused = true
+		hc.c.updateInterest()
+	}
+}
+
+// ResumeReading reads the connection again after PauseReading, giving the protocol first what
+// it holds already.
+func (hc *Conn) ResumeReading() {
+	if hc.alive("ResumeReading") && hc.paused {
+		hc.paused = false
+		c := hc.c
+		c.l.pending = append(c.l.pending, c)
+		c.updateInterest()
+	}
+}
+
+// Loop returns the connection's loop. It may be called from any goroutine.
+func (hc *Conn) Loop() *Loop { return hc.c.l }
+
+// RemoteAddr returns the client's address (the zero value once the connection is closed).
+func (hc *Conn) RemoteAddr() netip.AddrPort {
+	if !hc.alive("RemoteAddr") {
+		return netip.AddrPort{}
+	}
+	return hc.c.remoteAddr()
+}
