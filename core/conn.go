@@ -40,13 +40,13 @@ type conn struct {
 type connState uint8
 
 const (
-	stIdle    connState = iota // waiting for the first byte of a request
-	stHead                     // part of a request head has arrived
-	stHandler                  // a handler owns the request (running, parked or detached)
-	stDrain                    // the handler is done; discarding the rest of its body
-	stClosing                  // no more requests: close once the output is written
-	stLinger                   // output written and write side shut; draining input, then close
-	stHandedOver               // HTTP is over: the bytes are a Protocol's (handover.go)
+	stIdle       connState = iota // waiting for the first byte of a request
+	stHead                        // part of a request head has arrived
+	stHandler                     // a handler owns the request (running, parked or detached)
+	stDrain                       // the handler is done; discarding the rest of its body
+	stClosing                     // no more requests: close once the output is written
+	stLinger                      // output written and write side shut; draining input, then close
+	stHandedOver                  // HTTP is over: the bytes are a Protocol's (handover.go)
 	stClosed
 )
 

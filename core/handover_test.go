@@ -183,9 +183,9 @@ func (p *wakeProtocol) Receive(c *Conn, in []byte) int {
 	c.Write(in)
 	return len(in)
 }
-func (p *wakeProtocol) Drained(*Conn)        {}
-func (p *wakeProtocol) Timeout(*Conn)        {}
-func (p *wakeProtocol) Shutdown(c *Conn)     { c.Close() }
+func (p *wakeProtocol) Drained(*Conn)       {}
+func (p *wakeProtocol) Timeout(*Conn)       {}
+func (p *wakeProtocol) Shutdown(c *Conn)    { c.Close() }
 func (p *wakeProtocol) Closed(*Conn, error) {}
 
 // TestHandOverDeadlineDrainShutdown: the protocol's deadline, its output drained after a slow
