@@ -6,29 +6,38 @@
 // The pieces are wired together like this, for one connection on one loop:
 //
 //  1. the socket, polled by the loop's poller (core/internal/netpoll: epoll on Linux,
-//     level-triggered; a portable poller on Go's net package elsewhere);
+//     level-triggered; a portable poller on Go's net package elsewhere), its bytes carried by
+//     the loop's transport (transport.go: the socket itself, plain);
 //  2. the loop's read buffer (64 KiB, shared by all its connections one turn at a time): the
-//     loop reads into it, behind any bytes the connection held over from before;
+//     loop reads into it, behind any bytes the connection held over from before (conn.go);
 //  3. the head scanner and parser (core/internal/wire: HeadScan, ParseHead): they find the end
 //     of a request head without re-scanning, refuse what RFC 9112 refuses, and the head is
 //     copied into an arena sized for it (core/internal/bufpool), so the read buffer is free
-//     again at once;
-//  4. the request (wire.Request) and its body framing (body.go; wire.ChunkedDecoder): a body is
-//     read only when the handler asks (Ctx.ReadBody), from the bytes already buffered or
-//     straight from the socket into the handler's buffer (connbody.go);
-//  5. the handler, running in a pooled coroutine (coro.go) with the request's Ctx;
-//  6. the response (response.go, header.go, commit.go): held whole until the handler returns,
-//     so it gets a Content-Length, or streamed chunked once it is flushed or large; a body
-//     filter (filter.go) may stand in front of it;
+//     again at once (request.go: startRequest);
+//  4. the handler, running in a pooled coroutine with the request's Ctx (request.go: run);
+//     a body is read only when it asks (Ctx.ReadBody), from the bytes already buffered or
+//     straight from the socket into its buffer (bodyread.go, connbody.go, wire.ChunkedDecoder);
+//  5. the response (response.go): held whole until the handler returns, so it gets a
+//     Content-Length, or streamed chunked once it is flushed or large; its fields are
+//     header.go's, and a body filter (filter.go) may stand in front of it;
+//  6. the request's end (request.go: endRequest), where the connection decides what follows:
+//     the next request, skipping the rest of an unread body, or the close;
 //  7. the connection's write queue (writequeue.go) of pooled chunks and file segments, where
 //     pipelined responses gather and leave in one vectored write; above WriteHighWater a
 //     writing handler parks until the client has taken half;
 //  8. the socket again. Unparsed leftovers move to a small pooled spill buffer between turns, so
 //     an idle connection holds no buffer at all.
 //
-// The connection's side of this (conn.go, connrequest.go, connbody.go, conntime.go) drives the
-// requests one after another; the Ctx's side (ctx.go, ctxrequest.go, response.go, park.go) is
-// what a handler sees.
+// So one request is followed through four files: conn.go, request.go, response.go and
+// writequeue.go. The connection's side (conn.go, request.go, connbody.go, conntime.go) drives
+// the requests one after another and decides their fate; the Ctx's side (ctx.go,
+// ctxrequest.go, response.go, park.go) is what a handler sees, and reports what happened.
+//
+// # After HTTP
+//
+// A handler may hand its connection over (Ctx.HandOver, handover.go) to another owner of its
+// bytes, a Protocol such as a WebSocket, after a 101 or with nothing sent: the connection stays
+// on its loop, and its bytes go to the Protocol as they arrive.
 //
 // # Parking
 //
