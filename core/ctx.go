@@ -254,6 +254,10 @@ func init() {
 		}
 		return nil
 	}
+	ctxhook.InHandler = func(c any) bool {
+		cx := c.(*Ctx)
+		return cx.l != nil && cx.owned() && cx.inHandler()
+	}
 	ctxhook.Resume = func(c any, err error) { c.(*Ctx).resume(err) }
 	ctxhook.SetRoute = func(c any, id uint16) {
 		cx := c.(*Ctx)

@@ -267,14 +267,17 @@ func (hc *Conn) Buffered() int { return int(hc.c.out.size) }
 // Drained: Options.WriteHighWater.
 func (hc *Conn) HighWater() int { return hc.c.l.opts.WriteHighWater }
 
-// Close closes the connection once its queued output is written; Closed(c, nil) follows. It does
-// nothing once the connection is closing or closed.
+// Close closes the connection once its queued output is written; Closed(c, nil) follows. A
+// client still sending then has the rest of its input read and discarded for a moment, as
+// after an HTTP response that closes (a close with unread input would reset the connection and
+// could destroy the last output before the client reads it). It does nothing once the
+// connection is closing or closed.
 func (hc *Conn) Close() {
 	if !hc.alive("Close") || hc.closing {
 		return
 	}
 	hc.closing = true
-	hc.c.closeAfterOutput(false)
+	hc.c.closeAfterOutput(true)
 	if !hc.closed {
 		hc.flushLater()
 	}

@@ -100,6 +100,14 @@ func (l *Loop) onLoop() bool {
 	return me == l.g
 }
 
+// OnLoop reports whether the code calling it runs on the loop: the loop's goroutine, or the
+// coroutine of a handler or continuation it has switched into. It may be called from any
+// goroutine: code that may run either way (a package's method callable from a handler and from
+// a goroutine of the application's) does the loop's work at once when it runs there, and
+// posts it (Post) otherwise. On architectures where goroutines cannot be told apart (see
+// core/internal/gid) it reports true from any goroutine while the loop is running code.
+func (l *Loop) OnLoop() bool { return l.onLoop() }
+
 // mustBeOnLoop panics unless the code running is l's, for the calls that change what only the
 // loop may touch (its timers).
 func (l *Loop) mustBeOnLoop(op string) {

@@ -45,6 +45,11 @@ var (
 	// SetRoute records that the request c (a *core.Ctx) matched the route id (see RouteID).
 	SetRoute func(c any, id uint16)
 
+	// InHandler reports, without counting or logging a refusal, whether the code running is the
+	// request c's handler (a *core.Ctx's), in its coroutine: the code that may park. A package
+	// whose calls park when they can, and queue or post otherwise, asks it first.
+	InHandler func(c any) bool
+
 	// Resume wakes the request c (a *core.Ctx) where it is parked in Suspend or Hold, or its
 	// pending continuation, with err; it does nothing otherwise. Call it on c's loop, and only
 	// for a park that is certainly c's current request's — a wait that unlinks itself before
