@@ -71,7 +71,7 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 	cx.resp = rfClose
 	cx.status = uint16(status)
 	text := strconv.Itoa(status) + " " + StatusText(status) + ": " + msg + "\n"
-	c.out.reserveHead()
+	c.out.reserveHead(&c.l.pool)
 	if cx.reqf&reqHead == 0 {
 		c.out.write(pool, []byte(text))
 	}

@@ -180,7 +180,7 @@ func (cx *Ctx) active() bool { return cx.state != ctxIdle }
 // freeRequest returns the request head to the pool: borrowed values end here.
 func (cx *Ctx) freeRequest() {
 	if cx.req.Arena != nil {
-		bufpool.PutArena(&cx.l.pool, cx.req.Arena)
+		bufpool.PutArena(&cx.l.pool.Pool, cx.req.Arena)
 	}
 	cx.req = wire.Request{ContentLength: -1}
 	if x := cx.x; x != nil {

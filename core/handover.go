@@ -283,6 +283,18 @@ func (hc *Conn) Close() {
 	}
 }
 
+// Abort closes the connection at once, its queued output dropped and the client told by a
+// reset: for a client that does not read, which would hold its output until the write timeout.
+// Closed(c, nil) follows, before Abort returns. It does nothing once the connection is closed.
+func (hc *Conn) Abort() {
+	if !hc.alive("Abort") {
+		return
+	}
+	hc.closing = true
+	hc.c.reset = true
+	hc.c.close(nil)
+}
+
 // SetTimeout makes Timeout be called d from now, once; d <= 0 removes the timeout.
 func (hc *Conn) SetTimeout(d time.Duration) {
 	if hc.alive("SetTimeout") {

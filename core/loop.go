@@ -7,7 +7,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/dwellhttp/dwell/core/internal/bufpool"
 	"github.com/dwellhttp/dwell/core/internal/gid"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
@@ -50,7 +49,7 @@ type Loop struct {
 	spillFree   []int32      // free slots of spills
 	fields      []wire.Field // the field table of the head being parsed
 	chunkedFree []*wire.ChunkedDecoder
-	pool        bufpool.Pool
+	pool        outPool
 	iov         *netpoll.IOVecs
 
 	epoch   time.Time

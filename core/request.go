@@ -68,7 +68,7 @@ func (c *conn) startRequest() *Ctx {
 	}
 	cx.body.begin(l, r)
 	// Copy the head out of the loop buffer, so that nothing pins it.
-	r.Adopt(&l.pool, head, fields, r.ScratchNeeded())
+	r.Adopt(&l.pool.Pool, head, fields, r.ScratchNeeded())
 	r.DecodePath()
 	c.keepAlive = !r.Has(wire.Close) && (r.Minor == 1 || r.Has(wire.KeepAlive)) && !l.shutting
 	c.state = stHandler

@@ -155,7 +155,7 @@ func (cx *Ctx) writeBody(p []byte) (int, error) {
 	if cx.resp&rfCommitted == 0 {
 		if cx.declLen < 0 && cx.written <= int64(cx.l.opts.WriteHighWater) {
 			// Held behind a placeholder for the head, which is written when the length is known.
-			c.out.reserveHead()
+			c.out.reserveHead(&c.l.pool)
 			c.out.write(&cx.l.pool, p)
 			return len(p), err
 		}

@@ -62,7 +62,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if n <= copyFileMax {
 		return cx.copyFile(file, off, n)
 	}
-	c.out.appendFile(file, off, n)
+	c.out.appendFile(&c.l.pool, file, off, n)
 	if cx.resp&rfChunked != 0 {
 		c.out.write(pool, crlf)
 	}

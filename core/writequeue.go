@@ -39,6 +39,46 @@ const (
 	itemHead // placeholder for a response head not written yet
 )
 
+// An outPool is a loop's pool for its connections' output: the byte buffers, and the short
+// item arrays a queue's items live in. A queue takes an array when it gets its first item and
+// gives it back when it empties, so that an idle connection holds none (a WebSocket between
+// messages, a keep-alive connection between requests) and a busy one allocates none.
+type outPool struct {
+	bufpool.Pool
+	items []*[queueItems]outItem
+}
+
+// queueItems is the length of the arrays an outPool lends: enough for a response's head, body
+// and a file segment, or a few pipelined responses; a queue that needs more grows its own.
+const queueItems = 4
+
+// itemArraysMax bounds the idle item arrays a loop keeps.
+const itemArraysMax = 1024
+
+// push appends it to the queue, taking an item array from the pool for the first.
+func (q *writeQueue) push(pool *outPool, it outItem) {
+	if q.items == nil {
+		if n := len(pool.items); n > 0 {
+			q.items = pool.items[n-1][:0]
+			pool.items[n-1] = nil
+			pool.items = pool.items[:n-1]
+		} else {
+			q.items = new([queueItems]outItem)[:0]
+		}
+	}
+	q.items = append(q.items, it)
+}
+
+// empty gives the emptied queue's item array back to the pool: the pool's own, that is; one
+// the queue grew itself is left to the collector.
+func (q *writeQueue) empty(pool *outPool) {
+	clear(q.items)
+	if cap(q.items) == queueItems && len(pool.items) < itemArraysMax {
+		pool.items = append(pool.items, (*[queueItems]outItem)(q.items[:queueItems]))
+	}
+	q.items = nil
+}
+
 const (
 	maxIovecs    = 64
 	minChunkSize = 4 << 10
@@ -46,11 +86,11 @@ const (
 )
 
 // write appends a copy of p.
-func (q *writeQueue) write(pool *bufpool.Pool, p []byte) {
+func (q *writeQueue) write(pool *outPool, p []byte) {
 	for len(p) > 0 {
 		t := q.tail()
 		if t == nil || cap(t.b) == len(t.b) {
-			q.items = append(q.items, outItem{b: pool.Get(min(max(len(p), minChunkSize), maxChunkSize))})
+			q.push(pool, outItem{b: pool.Get(min(max(len(p), minChunkSize), maxChunkSize))})
 			t = &q.items[len(q.items)-1]
 		}
 		n := copy(t.b[len(t.b):cap(t.b)], p)
@@ -76,10 +116,10 @@ func (q *writeQueue) tail() *outItem {
 // append to; filled then accounts for what was appended. The server's refusals and a small
 // file's bytes are written this way, straight into the queue (a response head goes into
 // headRoom's room and fillHead).
-func (q *writeQueue) spare(pool *bufpool.Pool, n int) []byte {
+func (q *writeQueue) spare(pool *outPool, n int) []byte {
 	t := q.tail()
 	if t == nil || cap(t.b)-len(t.b) < n {
-		q.items = append(q.items, outItem{b: pool.Get(min(max(n, minChunkSize), maxChunkSize))})
+		q.push(pool, outItem{b: pool.Get(min(max(n, minChunkSize), maxChunkSize))})
 		t = &q.items[len(q.items)-1]
 	}
 	return t.b[len(t.b):len(t.b)]
@@ -87,7 +127,7 @@ func (q *writeQueue) spare(pool *bufpool.Pool, n int) []byte {
 
 // filled accounts for bytes appended to the slice spare returned. If the appends outgrew it
 // (the estimate was short), they are copied in instead (see inSpare).
-func (q *writeQueue) filled(pool *bufpool.Pool, b []byte) {
+func (q *writeQueue) filled(pool *outPool, b []byte) {
 	if n := len(q.items); n > 0 && q.inSpare(n-1, b) {
 		t := &q.items[n-1]
 		t.b = t.b[:len(t.b)+len(b)]
@@ -98,8 +138,8 @@ func (q *writeQueue) filled(pool *bufpool.Pool, b []byte) {
 }
 
 // appendFile queues n bytes of the file f from offset off.
-func (q *writeQueue) appendFile(f netpoll.File, off, n int64) {
-	q.items = append(q.items, outItem{kind: itemFile, file: f, foff: off, fn: n})
+func (q *writeQueue) appendFile(pool *outPool, f netpoll.File, off, n int64) {
+	q.push(pool, outItem{kind: itemFile, file: f, foff: off, fn: n})
 	q.size += n
 }
 
@@ -123,9 +163,9 @@ func (q *writeQueue) headAt() int {
 }
 
 // reserveHead appends the placeholder for a response head, unless there is one.
-func (q *writeQueue) reserveHead() {
+func (q *writeQueue) reserveHead(pool *outPool) {
 	if q.headAt() < 0 {
-		q.items = append(q.items, outItem{kind: itemHead})
+		q.push(pool, outItem{kind: itemHead})
 	}
 }
 
@@ -133,7 +173,7 @@ func (q *writeQueue) reserveHead() {
 // room of the buffer queued just before the head's placeholder, when there is that much —
 // pipelined responses then share one buffer, and leave as one — or else a pooled buffer, of
 // at least minChunkSize when more responses are expected to follow it (more).
-func (q *writeQueue) headRoom(pool *bufpool.Pool, n int, more bool) []byte {
+func (q *writeQueue) headRoom(pool *outPool, n int, more bool) []byte {
 	if i := q.headAt(); i > 0 {
 		if prev := &q.items[i-1]; prev.kind == itemBytes && cap(prev.b)-len(prev.b) >= n {
 			return prev.b[len(prev.b):len(prev.b)]
@@ -157,11 +197,11 @@ func (q *writeQueue) inSpare(j int, b []byte) bool {
 // none. When h was built in the spare room of the buffer before the placeholder, that buffer
 // takes it and the placeholder goes. Either way a body of one small buffer right behind the
 // placeholder is moved in behind h, so that a small response goes out as one buffer.
-func (q *writeQueue) fillHead(pool *bufpool.Pool, h []byte) {
+func (q *writeQueue) fillHead(pool *outPool, h []byte) {
 	i := q.headAt()
 	q.size += int64(len(h))
 	if i < 0 {
-		q.items = append(q.items, outItem{b: h})
+		q.push(pool, outItem{b: h})
 		return
 	}
 	at := i // the item holding h
@@ -190,14 +230,14 @@ func (q *writeQueue) fillHead(pool *bufpool.Pool, h []byte) {
 
 // insertBeforeHead queues p ahead of the head placeholder (an interim 100 Continue must precede
 // the final response), or at the end when there is none.
-func (q *writeQueue) insertBeforeHead(pool *bufpool.Pool, p []byte) {
+func (q *writeQueue) insertBeforeHead(pool *outPool, p []byte) {
 	i := q.headAt()
 	if i < 0 {
 		q.write(pool, p)
 		return
 	}
 	b := append(pool.Get(len(p)), p...)
-	q.items = append(q.items, outItem{})
+	q.push(pool, outItem{})
 	copy(q.items[i+1:], q.items[i:])
 	q.items[i] = outItem{b: b}
 	q.size += int64(len(p))
@@ -218,7 +258,7 @@ func (q *writeQueue) afterHead() int64 {
 
 // dropAfterHead discards a body buffered behind the head placeholder (the handler's response is
 // being replaced by an error).
-func (q *writeQueue) dropAfterHead(pool *bufpool.Pool) {
+func (q *writeQueue) dropAfterHead(pool *outPool) {
 	i := q.headAt()
 	if i < 0 {
 		return
@@ -235,7 +275,7 @@ func (q *writeQueue) dropAfterHead(pool *bufpool.Pool) {
 
 // dropHead discards the head placeholder and the body behind it: the response is abandoned
 // before it started, so none of it goes out.
-func (q *writeQueue) dropHead(pool *bufpool.Pool) {
+func (q *writeQueue) dropHead(pool *outPool) {
 	i := q.headAt()
 	if i < 0 {
 		return
@@ -248,7 +288,7 @@ func (q *writeQueue) dropHead(pool *bufpool.Pool) {
 // dropFiles discards the file segments still queued, and everything behind them: their files
 // may be closed once SendFile returns, and a descriptor number outliving its file could send
 // whatever file is opened next under it.
-func (q *writeQueue) dropFiles(pool *bufpool.Pool) {
+func (q *writeQueue) dropFiles(pool *outPool) {
 	for i := range q.items {
 		if q.items[i].kind != itemFile {
 			continue
@@ -321,7 +361,7 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 			if q.items[i].fn > 0 {
 				return pn, progressed, nil // socket full
 			}
-			q.drop(1)
+			q.drop(&l.pool, 1)
 			continue
 		}
 		var n int
@@ -347,7 +387,7 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 
 // consume drops n written bytes from the front of the queue, recycling emptied buffers, and
 // returns how many of the n were beyond the queue (taken from the caller's p).
-func (q *writeQueue) consume(pool *bufpool.Pool, n int) int {
+func (q *writeQueue) consume(pool *outPool, n int) int {
 	done := 0
 	for n > 0 && done < len(q.items) {
 		it := &q.items[done]
@@ -364,18 +404,17 @@ func (q *writeQueue) consume(pool *bufpool.Pool, n int) int {
 		pool.Put(it.b)
 		done++
 	}
-	q.drop(done)
+	q.drop(pool, done)
 	return n
 }
 
 // drop removes the first k items (already recycled).
-func (q *writeQueue) drop(k int) {
+func (q *writeQueue) drop(pool *outPool, k int) {
 	switch k {
 	case 0:
 		return
 	case len(q.items): // everything went out: the usual case
-		clear(q.items)
-		q.items = q.items[:0]
+		q.empty(pool)
 		return
 	}
 	n := copy(q.items, q.items[k:])
@@ -409,13 +448,12 @@ func (q *writeQueue) sendFile(c *conn, it *outItem) (int64, netpoll.Errno) {
 }
 
 // release recycles every queued buffer, unsent ones included: the connection is gone.
-func (q *writeQueue) release(pool *bufpool.Pool) {
+func (q *writeQueue) release(pool *outPool) {
 	for i := range q.items {
 		if q.items[i].b != nil {
 			pool.Put(q.items[i].b)
 		}
 	}
-	clear(q.items)
-	q.items = q.items[:0]
+	q.empty(pool)
 	q.size = 0
 }

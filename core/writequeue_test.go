@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/dwellhttp/dwell/core/internal/bufpool"
 )
 
 // queued returns the bytes of q's items, in order, and checks the size accounting.
@@ -28,8 +26,8 @@ func queued(t *testing.T, q *writeQueue) string {
 
 // respond queues one small response as a handler and commit do: a body behind the head's
 // placeholder, then the head built in headRoom and put in the placeholder.
-func respond(q *writeQueue, pool *bufpool.Pool, head, body string, more bool) {
-	q.reserveHead()
+func respond(q *writeQueue, pool *outPool, head, body string, more bool) {
+	q.reserveHead(pool)
 	q.write(pool, []byte(body))
 	h := q.headRoom(pool, len(head)+len(body), more)
 	h = append(h, head...)
@@ -39,7 +37,7 @@ func respond(q *writeQueue, pool *bufpool.Pool, head, body string, more bool) {
 // Pipelined responses share one buffer, each head built behind the response before it, so
 // that a batch leaves as one; and they are queued whole and in order either way.
 func TestSmallResponsesShareABuffer(t *testing.T) {
-	var pool bufpool.Pool
+	var pool outPool
 	var q writeQueue
 	var want strings.Builder
 	for i := range 16 {
