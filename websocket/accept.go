@@ -1,0 +1,264 @@
+package websocket
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/base64"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/syntax"
+	"github.com/dwellhttp/dwell/websocket/internal/deflate"
+)
+
+// The opening handshake (RFC 6455 §4.2): the request is checked, the answer to a refused one
+// is an ordinary HTTP response saying why, and an accepted one is answered with 101 and its
+// connection handed over from HTTP (core.Ctx.HandOver) to the Conn.
+
+// Events are the event style's callbacks (Serve). They run on the connection's loop, one at a
+// time, and must not block: what takes time goes to another goroutine (wait.Do's pool, say),
+// which may then Send. Every field may be nil. One Events may serve every connection.
+type Events struct {
+	// Open is called once the connection is upgraded, before any message: in Serve, before it
+	// returns.
+	Open func(c *Conn)
+	// Message is called with each message received, whole — reassembled from its fragments,
+	// inflated, its text checked. data is lent for the call: it is the loop's read buffer or
+	// the connection's, reused after Message returns, so copy what must be kept.
+	Message func(c *Conn, typ MessageType, data []byte)
+	// Close is called once the connection has closed, with why: a *CloseError for a close
+	// frame (the client's, or this side's), ErrPongTimeout, core.ErrClosed for a client that
+	// vanished, core.ErrShutdown at the end of a shutdown's grace period.
+	Close func(c *Conn, err error)
+}
+
+// A HandshakeError is an upgrade refused: the HTTP status it was answered with, and why.
+type HandshakeError struct {
+	Status int
+	Reason string
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("websocket: upgrade refused with %d: %s", e.Status, e.Reason)
+}
+
+// Accept upgrades the request to a WebSocket connection in the sequential style: the handler
+// goes on with the connection, reading (ReadMessage, NextReader) and writing (WriteMessage,
+// NextWriter) with calls that park the handler alone while they wait. The connection may also
+// be given to other goroutines, and outlives the handler: it lasts until one side closes it
+// (Close), its client vanishes or stops answering pings. A refused upgrade has been answered
+// (see the package doc) and returns a *HandshakeError. Call Accept from the handler, before
+// anything of the response is written; o may be nil.
+func Accept(cx *core.Ctx, o *Options) (*Conn, error) {
+	c, err := upgrade(cx, o, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.cx = cx
+	cx.OnDone(func(core.Done) { c.cx = nil }) // the Ctx is another request's after this
+	return c, nil
+}
+
+// Serve upgrades the request to a WebSocket connection in the event style: ev's functions run
+// on the loop as things happen (Open before Serve returns, then Message and Close), and the
+// handler should return right after Serve, so that the connection, while it waits for its next
+// message, holds no coroutine, no goroutine and no buffer. A refused upgrade has been answered
+// and returns a *HandshakeError. Call Serve from the handler, before anything of the response
+// is written; o may be nil, ev must not be.
+func Serve(cx *core.Ctx, o *Options, ev *Events) (*Conn, error) {
+	c, err := upgrade(cx, o, ev)
+	if err != nil {
+		return nil, err
+	}
+	if ev.Open != nil {
+		ev.Open(c)
+	}
+	return c, nil
+}
+
+// defaultOptions are a nil *Options'.
+var defaultOptions Options
+
+// upgrade checks the handshake and either refuses it or answers it and hands the connection
+// over.
+func upgrade(cx *core.Ctx, o *Options, ev *Events) (*Conn, error) {
+	if o == nil {
+		o = &defaultOptions
+	}
+	var h handshake
+	if status, reason := h.check(cx, o); status != 0 {
+		return nil, refuse(cx, status, reason)
+	}
+	c := &Conn{o: o, ev: ev, sub: int8(h.sub)}
+	if h.sub >= 0 {
+		cx.SetHeader("Sec-WebSocket-Protocol", o.Subprotocols[h.sub])
+	}
+	if o.Compress && h.extensions {
+		offers, err := deflate.ParseExtensions(cx.HeaderAll("Sec-WebSocket-Extensions"))
+		if err != nil {
+			return nil, refuse(cx, 400, "malformed Sec-WebSocket-Extensions")
+		}
+		if p, response, ok := deflate.Negotiate(offers, o.ContextTakeover); ok {
+			c.flate = newFlateState(p)
+			cx.SetHeader("Sec-WebSocket-Extensions", response)
+		}
+	}
+	cx.SetStatus(101)
+	cx.SetHeader("Upgrade", "websocket")
+	cx.SetHeader("Sec-WebSocket-Accept", acceptKey(h.key))
+	hc, err := cx.HandOver(c)
+	if err != nil {
+		return nil, err
+	}
+	c.hc = hc
+	c.startTimers()
+	return c, nil
+}
+
+// refuse answers a refused upgrade, if nothing was answered yet, and returns its error.
+func refuse(cx *core.Ctx, status int, reason string) error {
+	if !cx.Started() {
+		cx.SetStatus(status)
+		switch status {
+		case 405:
+			cx.SetHeader("Allow", "GET")
+		case 426:
+			cx.SetHeader("Upgrade", "websocket")
+			cx.SetHeader("Sec-WebSocket-Version", "13") // §4.2.2: the version the server speaks
+		}
+		cx.SetHeader("Content-Type", "text/plain; charset=utf-8")
+		cx.WriteString("websocket: " + reason + "\n")
+	}
+	return &HandshakeError{Status: status, Reason: reason}
+}
+
+// A handshake is what the opening handshake's header fields say (RFC 6455 §4.2.1), gathered
+// in one pass over them without copies: the fields are the request's, borrowed for the
+// handshake.
+type handshake struct {
+	upgrade, connection bool   // Upgrade has websocket, Connection has upgrade
+	versions, keys      int    // how many Sec-WebSocket-Version and -Key fields
+	version, key        []byte // the last of each
+	origin              []byte
+	sub                 int  // the chosen subprotocol's index in Options.Subprotocols, or -1
+	extensions          bool // the client offers extensions
+}
+
+// check checks a client's opening handshake and returns the status and reason of a refusal,
+// or 0.
+func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) {
+	h.sub = -1
+	for name, value := range cx.HeadersBytes() {
+		switch {
+		case syntax.EqualFold(name, "Upgrade"):
+			h.upgrade = h.upgrade || hasToken(value, "websocket")
+		case syntax.EqualFold(name, "Connection"):
+			h.connection = h.connection || hasToken(value, "upgrade")
+		case syntax.EqualFold(name, "Sec-WebSocket-Version"):
+			h.versions++
+			h.version = value
+		case syntax.EqualFold(name, "Sec-WebSocket-Key"):
+			h.keys++
+			h.key = value
+		case syntax.EqualFold(name, "Origin"):
+			h.origin = value
+		case syntax.EqualFold(name, "Sec-WebSocket-Protocol"):
+			h.sub = chooseSubprotocol(value, o.Subprotocols, h.sub)
+		case syntax.EqualFold(name, "Sec-WebSocket-Extensions"):
+			h.extensions = true
+		}
+	}
+	switch {
+	case cx.Method() != "GET":
+		return 405, "an upgrade is a GET"
+	case cx.Proto() != "HTTP/1.1":
+		return 400, "an upgrade needs HTTP/1.1"
+	case !h.upgrade:
+		return 426, "the request has no Upgrade: websocket"
+	case !h.connection:
+		return 400, "the request has no Connection: upgrade"
+	case h.versions != 1 || string(h.version) != "13":
+		return 426, "the server speaks WebSocket version 13"
+	case cx.ContentLength() > 0 || cx.Chunked():
+		return 400, "an upgrade request has no body"
+	case h.keys != 1 || !validKey(h.key):
+		return 400, "Sec-WebSocket-Key is not one base64 encoding of 16 bytes"
+	case !originAllowed(h.origin, cx.HeaderBytes("Host"), o.Origins):
+		return 403, "origin not allowed"
+	}
+	return 0, ""
+}
+
+// validKey reports whether k is a base64 encoding of 16 bytes (§4.1: "a randomly selected
+// 16-byte value that has been base64-encoded").
+func validKey(k []byte) bool {
+	var b [18]byte
+	n, err := base64.StdEncoding.Decode(b[:], k)
+	return len(k) == 24 && err == nil && n == 16
+}
+
+// acceptGUID is what §1.3 appends to the key before hashing it.
+const acceptGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+// acceptKey returns the Sec-WebSocket-Accept of a valid Sec-WebSocket-Key (§4.2.2).
+func acceptKey(key []byte) string {
+	var in [24 + len(acceptGUID)]byte
+	copy(in[copy(in[:], key):], acceptGUID)
+	sum := sha1.Sum(in[:])
+	var out [28]byte
+	base64.StdEncoding.Encode(out[:], sum[:])
+	return string(out[:])
+}
+
+// hasToken reports whether the comma-separated list v holds token, case-insensitively.
+func hasToken(v []byte, token string) bool {
+	for t := range bytes.SplitSeq(v, []byte(",")) {
+		if syntax.EqualFold(bytes.Trim(t, " \t"), token) {
+			return true
+		}
+	}
+	return false
+}
+
+// chooseSubprotocol returns the index in supported of the subprotocol to speak after the
+// offers of the comma-separated list v, best the index of the best one chosen so far (-1 for
+// none): the server's order of preference decides. Subprotocol names are case-sensitive
+// (§4.1).
+func chooseSubprotocol(v []byte, supported []string, best int) int {
+	for t := range bytes.SplitSeq(v, []byte(",")) {
+		t = bytes.Trim(t, " \t")
+		for i, s := range supported[:min(len(supported), 127)] {
+			if string(t) == s && (best < 0 || i < best) {
+				best = i
+			}
+		}
+	}
+	return best
+}
+
+// originAllowed reports whether a request with the Origin origin and the Host host may open a
+// connection: one with no origin (not from a browser), one from its own host, or one whose
+// host matches a pattern of allowed.
+func originAllowed(origin, host []byte, allowed []string) bool {
+	if len(origin) == 0 {
+		return true
+	}
+	// An origin is scheme "://" host [ ":" port ] (RFC 6454 §6.1), or "null".
+	_, oh, ok := bytes.Cut(origin, []byte("://"))
+	if !ok || len(oh) == 0 || bytes.ContainsAny(oh, "/?#@") {
+		oh = origin // "null", or not an origin: only a pattern may allow it
+	} else if syntax.EqualFold(oh, host) {
+		return true
+	}
+	for _, p := range allowed {
+		if p == "*" {
+			return true
+		}
+		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(string(oh))); ok {
+			return true
+		}
+	}
+	return false
+}

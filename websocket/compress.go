@@ -1,0 +1,51 @@
+package websocket
+
+import (
+	"github.com/dwellhttp/dwell/websocket/internal/deflate"
+)
+
+// permessage-deflate (RFC 7692) on a connection: the negotiated compressor and decompressor,
+// which without context takeover hold nothing between messages (their flate state is pooled
+// for the length of one message) and with it keep their windows for the connection's life.
+type flateState struct {
+	comp   deflate.Compressor
+	decomp deflate.Decompressor
+	// shared: the connection compresses each message alone with a full window, as a
+	// PreparedMessage's one compression does, so that its compressed frame serves it.
+	shared bool
+}
+
+// errTooLarge is what inflate fails with past the message limit.
+var errTooLarge = deflate.ErrTooLarge
+
+func newFlateState(p deflate.Params) *flateState {
+	return &flateState{
+		comp:   *deflate.NewCompressor(!p.ServerNoContextTakeover, p.ServerMaxWindowBits),
+		decomp: *deflate.NewDecompressor(!p.ClientNoContextTakeover),
+		shared: p.ServerNoContextTakeover && (p.ServerMaxWindowBits == 0 || p.ServerMaxWindowBits == 15),
+	}
+}
+
+// deflate returns the compressed payload of a message, in a message buffer.
+func (f *flateState) deflate(msg []byte) []byte {
+	return f.comp.Compress(getBuf(len(msg)+len(msg)/64+64), msg)
+}
+
+// inflate returns the inflated message of a compressed payload, in a message buffer, or
+// errTooLarge past limit bytes.
+func (f *flateState) inflate(payload []byte, limit int64) ([]byte, error) {
+	out := getBuf(min(4*len(payload)+512, int(limit)+1))
+	out, err := f.decomp.Decompress(out, payload, int(limit))
+	if err != nil {
+		putBuf(out)
+		return nil, err
+	}
+	return out, nil
+}
+
+// release gives back what context takeover keeps, once the connection is closed.
+func (f *flateState) release() {
+	if f != nil {
+		f.comp.Release()
+	}
+}

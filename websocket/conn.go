@@ -1,0 +1,458 @@
+package websocket
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
+	"github.com/dwellhttp/dwell/websocket/internal/frame"
+	"github.com/dwellhttp/dwell/websocket/internal/utf8check"
+)
+
+// A MessageType is a data message's kind: Text (UTF-8, checked) or Binary.
+type MessageType uint8
+
+const (
+	Text   = MessageType(frame.Text)
+	Binary = MessageType(frame.Binary)
+)
+
+func (t MessageType) String() string {
+	switch t {
+	case Text:
+		return "text"
+	case Binary:
+		return "binary"
+	}
+	return fmt.Sprintf("MessageType(%d)", uint8(t))
+}
+
+// Close codes (RFC 6455 §7.4.1) a Conn sends, and a CloseError carries.
+const (
+	CloseNormal          = frame.CloseNormal
+	CloseGoingAway       = frame.CloseGoingAway
+	CloseProtocolError   = frame.CloseProtocolError
+	CloseUnsupportedData = frame.CloseUnsupportedData
+	CloseNoStatus        = frame.CloseNoStatus
+	CloseAbnormal        = frame.CloseAbnormal
+	CloseInvalidPayload  = frame.CloseInvalidPayload
+	ClosePolicyViolation = frame.ClosePolicyViolation
+	CloseMessageTooBig   = frame.CloseMessageTooBig
+	CloseInternalError   = frame.CloseInternalError
+)
+
+// A CloseError is how a connection ended with a close frame: the client's (Remote) or this
+// side's, with its code and reason. A connection closed without a close frame (the client
+// vanished, a ping unanswered) ends with another error: core.ErrClosed, ErrPongTimeout.
+type CloseError struct {
+	Code   uint16
+	Reason string
+	Remote bool // the client sent the close frame
+}
+
+func (e *CloseError) Error() string {
+	who := "server"
+	if e.Remote {
+		who = "client"
+	}
+	if e.Reason == "" {
+		return fmt.Sprintf("websocket: closed by the %s with %d", who, e.Code)
+	}
+	return fmt.Sprintf("websocket: closed by the %s with %d: %s", who, e.Code, e.Reason)
+}
+
+// Errors of a Conn.
+var (
+	// ErrPongTimeout ends a connection whose client did not answer a ping within
+	// Options.PongTimeout.
+	ErrPongTimeout = errors.New("websocket: the client did not answer a ping")
+	// ErrClosed is returned by the calls made after the connection closed, or started to.
+	ErrClosed = errors.New("websocket: connection closed")
+	// errEventStyle is what the sequential reads return on a connection of the event style,
+	// whose messages go to Events.Message.
+	errEventStyle = errors.New("websocket: ReadMessage on a connection made by Serve, whose messages go to Events.Message")
+	// errCannotWait is what the sequential reads return where nothing can wait: in Events'
+	// functions, a Loop.Post callback, a handler other than the connection's own.
+	errCannotWait = errors.New("websocket: ReadMessage on the loop outside the connection's handler, where it cannot wait")
+)
+
+// Connection states.
+const (
+	stateOpen    uint8 = iota
+	stateClosing       // this side sent its close frame: the client's is awaited
+	stateDone          // the close handshake is over, or the connection failed: TCP is closing
+	stateClosed        // Closed has been called
+)
+
+// A Conn is a WebSocket connection on a dwell loop. Its methods may be called from any
+// goroutine unless their doc says otherwise; they run on the connection's loop, at once when
+// called there and posted otherwise.
+type Conn struct {
+	hc *core.Conn
+	o  *Options
+	ev *Events   // the event style's callbacks; nil for Accept's connections
+	cx *core.Ctx // the sequential style's handler, while it lasts
+
+	// The frame being received.
+	left    int64   // payload bytes still to come
+	key     [4]byte // its mask
+	pos     uint8   // the mask's position
+	op      frame.Opcode
+	fin     bool
+	inFrame bool
+
+	// The message being received.
+	msgOp    frame.Opcode // Text or Binary; 0 between messages
+	deflated bool         // its first frame had RSV1: it is compressed
+	ready    bool         // sequential style: a whole message waits in msg for its reader
+	utf8     utf8check.Validator
+	msg      []byte // what of it has come, when it does not fit one read (from the buffer pool)
+
+	state      uint8
+	sub        int8 // the subprotocol's index in Options.Subprotocols, -1 for none
+	awaitPong  bool // a ping is out; timerAt is its pong's deadline
+	readerWait bool // the handler is parked in a read
+	writerWait bool // the handler is parked in a write, for Drained
+	timerAt    int64
+	lastIn     int64 // when the client last sent something, for IdleTimeout
+
+	flate *flateState // permessage-deflate, when negotiated
+	rare  *connRare   // what few connections need
+}
+
+// connRare holds what only some connections need: calls waiting from other goroutines, the
+// error the connection ended with, a message being written in pieces.
+type connRare struct {
+	err     error
+	readers []chan readResult // goroutines waiting in ReadMessage, oldest first
+	writers []chan struct{}   // goroutines waiting for the output to drain
+	reader  *messageReader    // NextReader's, once it has been called
+}
+
+func (c *Conn) rareState() *connRare {
+	if c.rare == nil {
+		c.rare = &connRare{}
+	}
+	return c.rare
+}
+
+// Subprotocol returns the subprotocol chosen at the upgrade, "" for none.
+func (c *Conn) Subprotocol() string {
+	if c.sub < 0 {
+		return ""
+	}
+	return c.o.Subprotocols[c.sub]
+}
+
+// Compressed reports whether permessage-deflate was negotiated.
+func (c *Conn) Compressed() bool { return c.flate != nil }
+
+// Loop returns the connection's loop.
+func (c *Conn) Loop() *core.Loop { return c.hc.Loop() }
+
+// RemoteAddr returns the client's address. It is called on the loop.
+func (c *Conn) RemoteAddr() netip.AddrPort {
+	var a netip.AddrPort
+	c.onLoop(func() { a = c.hc.RemoteAddr() })
+	return a
+}
+
+// Err returns why the connection closed, nil while it is open.
+func (c *Conn) Err() error {
+	var err error
+	c.onLoop(func() { err = c.closeErr() })
+	return err
+}
+
+func (c *Conn) closeErr() error {
+	if c.rare != nil && c.rare.err != nil {
+		return c.rare.err
+	}
+	if c.state != stateOpen {
+		return ErrClosed
+	}
+	return nil
+}
+
+// setErr records why the connection ends, once.
+func (c *Conn) setErr(err error) {
+	if r := c.rareState(); r.err == nil {
+		r.err = err
+	}
+}
+
+// onLoop runs f on the connection's loop: at once when called there, else posted, waiting for
+// it to have run. A loop that has stopped runs nothing: f is then not called.
+func (c *Conn) onLoop(f func()) {
+	l := c.hc.Loop()
+	if l.OnLoop() {
+		f()
+		return
+	}
+	done := make(chan struct{})
+	if l.Post(func() { f(); close(done) }) != nil {
+		return
+	}
+	<-done
+}
+
+// Receive takes the client's bytes: frames are read and checked as they come, control frames
+// answered, and messages handed on — to Events.Message, or to the sequential reader. It is the
+// core.Protocol's, on the loop.
+func (c *Conn) Receive(hc *core.Conn, in []byte) int {
+	used := 0
+	for c.state < stateDone && !c.ready {
+		if !c.inFrame {
+			if used == len(in) {
+				break
+			}
+			h, n, err := frame.Parse(in[used:])
+			if err != nil {
+				c.fail(CloseProtocolError, err.Error())
+				return len(in)
+			}
+			if n == 0 {
+				break // the rest of the header is to come
+			}
+			if !c.admit(&h) {
+				return len(in)
+			}
+			if h.Opcode.IsControl() {
+				end := used + n + int(h.Length)
+				if end > len(in) {
+					break // a control frame is handled whole (at most 125 bytes): wait for it
+				}
+				payload := in[used+n : end]
+				frame.Mask(h.Key, 0, payload)
+				used = end
+				c.control(h.Opcode, payload)
+				continue
+			}
+			used += n
+			c.inFrame, c.left, c.key, c.pos, c.op, c.fin = true, h.Length, h.Key, 0, h.Opcode, h.Fin
+		}
+		k := int(min(int64(len(in)-used), c.left))
+		if k == 0 && c.left > 0 {
+			break // the payload is to come
+		}
+		p := in[used : used+k]
+		c.pos = uint8(frame.Mask(c.key, int(c.pos), p))
+		used += k
+		c.left -= int64(k)
+		if !c.payload(p) {
+			return len(in)
+		}
+		if c.left == 0 {
+			c.inFrame = false
+			if c.fin && !c.endMessage() {
+				return len(in)
+			}
+		}
+	}
+	if c.state >= stateDone {
+		return len(in) // whatever follows a close or a failure is not read
+	}
+	return used
+}
+
+// admit checks a frame's header against what RFC 6455 requires of a client's frames, and
+// against the message in progress; it fails the connection and reports false when the frame
+// breaks a rule.
+func (c *Conn) admit(h *frame.Header) bool {
+	switch {
+	case !h.Masked:
+		return c.fail(CloseProtocolError, "the client's frames must be masked") // §5.1
+	case h.RSV2 || h.RSV3:
+		return c.fail(CloseProtocolError, "a reserved bit is set") // §5.2: no extension defines it
+	case h.RSV1 && (c.flate == nil || h.Opcode.IsControl() || h.Opcode == frame.Continuation):
+		// RFC 7692 §6: RSV1 marks a compressed message, on its first frame only.
+		return c.fail(CloseProtocolError, "RSV1 is set where no compression allows it")
+	case h.Opcode.IsControl():
+		return true // Parse checked the rest: final, at most 125 bytes
+	case h.Opcode == frame.Continuation && c.msgOp == 0:
+		return c.fail(CloseProtocolError, "a continuation frame without a message to continue") // §5.4
+	case h.Opcode != frame.Continuation && c.msgOp != 0:
+		return c.fail(CloseProtocolError, "a new message before the last one ended") // §5.4
+	}
+	if h.Opcode != frame.Continuation {
+		c.msgOp, c.deflated = h.Opcode, h.RSV1
+		c.utf8.Reset()
+	}
+	if int64(len(c.msg))+h.Length > c.o.maxMessage() {
+		return c.fail(CloseMessageTooBig, "message over the limit")
+	}
+	return true
+}
+
+// payload takes one piece of a data frame's payload, unmasked.
+func (c *Conn) payload(p []byte) bool {
+	if c.msgOp == frame.Text && !c.deflated && !c.utf8.Feed(p) {
+		return c.fail(CloseInvalidPayload, "text that is not UTF-8") // §8.1: at once
+	}
+	if c.ev != nil && c.msg == nil && c.fin && c.left == 0 && !c.deflated && c.msgOp == c.op {
+		// A message in one frame, whole in this read: handed on as it is, with no copy.
+		if c.msgOp == frame.Text && !c.utf8.Complete() {
+			return c.fail(CloseInvalidPayload, "text that ends inside a character")
+		}
+		return c.deliver(p)
+	}
+	if len(p) > 0 || c.msg == nil {
+		c.msg = appendBuf(c.msg, p)
+	}
+	return true
+}
+
+// endMessage ends a message whose last frame has come whole.
+func (c *Conn) endMessage() bool {
+	if c.msgOp == 0 {
+		return true // handed on from payload already
+	}
+	data := c.msg
+	if c.deflated {
+		out, err := c.flate.inflate(data, c.o.maxMessage())
+		putBuf(data)
+		c.msg = nil
+		if err != nil {
+			if errors.Is(err, errTooLarge) {
+				return c.fail(CloseMessageTooBig, "message over the limit")
+			}
+			return c.fail(CloseInvalidPayload, "the message does not inflate: "+err.Error())
+		}
+		if c.msgOp == frame.Text && !(c.utf8.Feed(out) && c.utf8.Complete()) {
+			putBuf(out)
+			return c.fail(CloseInvalidPayload, "text that is not UTF-8")
+		}
+		c.msg, data = out, out
+	} else if c.msgOp == frame.Text && !c.utf8.Complete() {
+		return c.fail(CloseInvalidPayload, "text that ends inside a character")
+	}
+	return c.deliver(data)
+}
+
+// deliver hands a whole message on: to Events.Message, which borrows it for the call, or to the
+// sequential reader, which takes it (the connection reads no more until it has).
+func (c *Conn) deliver(data []byte) bool {
+	if c.o.idleTimeout() > 0 {
+		c.lastIn = now()
+	}
+	if c.ev == nil {
+		if c.msg == nil {
+			c.msg = appendBuf(nil, data) // data is the read's, borrowed: the reader keeps a copy
+		}
+		c.ready = true // msgOp stays the message's type until a reader takes it
+		c.hc.PauseReading()
+		c.wakeReader()
+		return true
+	}
+	typ := MessageType(c.msgOp)
+	c.msgOp = 0
+	if c.ev.Message != nil {
+		c.ev.Message(c, typ, data)
+	}
+	if c.msg == nil {
+		poison(data) // the read's own bytes, lent for the call (in builds with the race detector)
+	}
+	putBuf(c.msg)
+	c.msg = nil
+	return c.state < stateDone
+}
+
+// control answers a control frame (§5.5): a ping with its pong, a close with the close
+// handshake; a pong is the answer awaited.
+func (c *Conn) control(op frame.Opcode, payload []byte) {
+	switch op {
+	case frame.Ping:
+		if c.state == stateOpen {
+			c.writeFrame(frame.Pong, payload, true, false)
+		}
+	case frame.Pong:
+		c.pong()
+	case frame.Close:
+		code, reason, err := frame.ParseClose(payload)
+		if err != nil {
+			code := uint16(CloseProtocolError)
+			if errors.Is(err, frame.ErrCloseReason) {
+				code = CloseInvalidPayload
+			}
+			c.fail(code, err.Error())
+			return
+		}
+		c.setErr(&CloseError{Code: code, Reason: string(reason), Remote: true})
+		if c.state == stateOpen {
+			// §5.5.1: answer with a close frame, echoing the code, then close the connection.
+			var b [2]byte
+			echo := b[:0]
+			if code != 0 {
+				echo = frame.AppendClose(echo, code, "")
+			}
+			c.writeFrame(frame.Close, echo, true, false)
+		}
+		c.end(nil)
+	}
+}
+
+// fail fails the connection (§7.1.7): a close frame with code says why, and the TCP connection
+// closes after it, the client's answer not awaited. It reports false, for the callers' returns.
+func (c *Conn) fail(code uint16, reason string) bool {
+	if c.state == stateOpen {
+		var b [125]byte
+		c.writeFrame(frame.Close, frame.AppendClose(b[:0], code, reason), true, false)
+	}
+	c.setErr(&CloseError{Code: code, Reason: reason})
+	putBuf(c.msg)
+	c.msg = nil
+	c.end(nil)
+	return false
+}
+
+// Drained is the core.Protocol's: the output has drained after a slow client.
+func (c *Conn) Drained(*core.Conn) { c.wakeWriters() }
+
+// Shutdown is the core.Protocol's: the server is shutting down: the close handshake begins with
+// 1001.
+func (c *Conn) Shutdown(*core.Conn) { c.startClose(CloseGoingAway, "server shutting down") }
+
+// Closed is the core.Protocol's: the connection is gone.
+func (c *Conn) Closed(_ *core.Conn, err error) {
+	if err != nil {
+		c.setErr(err)
+	} else {
+		c.setErr(ErrClosed)
+	}
+	c.state = stateClosed
+	putBuf(c.msg)
+	c.msg = nil
+	c.flate.release()
+	c.wakeReader()
+	c.wakeWriters()
+	if c.ev != nil && c.ev.Close != nil {
+		c.ev.Close(c, c.rare.err)
+	}
+}
+
+// wakeReader wakes the handler or the goroutines waiting for a message.
+func (c *Conn) wakeReader() {
+	if c.readerWait {
+		c.readerWait = false
+		ctxhook.Resume(c.cx, nil)
+	}
+	if c.rare != nil && len(c.rare.readers) > 0 {
+		c.serveReaders()
+	}
+}
+
+// wakeWriters wakes the handler or the goroutines waiting for the output to drain.
+func (c *Conn) wakeWriters() {
+	if c.writerWait {
+		c.writerWait = false
+		ctxhook.Resume(c.cx, nil)
+	}
+	if c.rare != nil {
+		for _, w := range c.rare.writers {
+			close(w)
+		}
+		c.rare.writers = nil
+	}
+}

@@ -1,0 +1,39 @@
+// Package websocket serves WebSocket connections (RFC 6455, with permessage-deflate, RFC 7692)
+// on dwell's loops. A handler upgrades its request and the connection stays on the request's
+// loop, handed over from HTTP (core.Ctx.HandOver): the frames are read, checked and answered
+// there, and no goroutine is held for a connection unless the handler keeps one.
+//
+// # Two styles, one connection
+//
+// Accept is the sequential style, for code written as gorilla/websocket's is: the handler goes
+// on with the connection, reading messages (ReadMessage, NextReader) and writing them
+// (WriteMessage, NextWriter) with calls that park only the handler while they wait — for the
+// next message, for a slow client to take what was written. Those calls may also be made from
+// other goroutines; they are then run on the connection's loop, in order, and no two writes
+// ever interleave.
+//
+// Serve is the event style, for many connections that mostly wait: the handler returns at once,
+// and Events' functions run on the loop when a message arrives or the connection closes. A
+// connection waiting for its next message then holds its socket and its state — a few hundred
+// bytes — and no coroutine, goroutine or buffer. Send queues a message and says whether it was
+// queued, queued past the high-water mark (slow down), or dropped by the slow-client policy.
+//
+// Both styles are the same Conn: the frames, the control frames, the close handshake, the
+// pings, the timeouts and the limits are handled alike, and a message can be sent to many
+// connections at once, framed (and compressed) once: see PreparedMessage and Group.
+//
+// # What the protocol asks, and what happens
+//
+// A refused upgrade is an ordinary HTTP answer with a reason: 405 for a method other than GET,
+// 426 (with Sec-WebSocket-Version: 13) for another version or no Upgrade: websocket, 400 for a
+// missing Connection: upgrade or a bad Sec-WebSocket-Key, 403 for an origin not allowed
+// (same-origin by default, Options.Origins). After the upgrade, a frame that breaks the
+// protocol — unmasked, with a reserved bit or opcode, a control frame fragmented or over 125
+// bytes, a continuation without a message — closes the connection with 1002; text that is not
+// UTF-8, checked as it arrives and refused at the first impossible byte, with 1007; a message
+// over Options.MaxMessage with 1009. Pings are answered at once, pings are sent every
+// Options.PingInterval and a connection that does not answer within Options.PongTimeout is
+// closed, as is one that sends nothing for Options.IdleTimeout; a close frame is answered and
+// the TCP connection closed; a close this side starts waits Options.CloseTimeout for the
+// client's.
+package websocket

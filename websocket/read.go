@@ -1,0 +1,159 @@
+package websocket
+
+import (
+	"io"
+
+	"github.com/dwellhttp/dwell/internal/ctxhook"
+)
+
+// The sequential style's reads. A message that has arrived whole waits in the connection's
+// buffer for one reader, and the connection reads nothing more until a reader has taken it: a
+// handler that does not read holds its client back through TCP, not with memory. Readers are
+// the handler, parked until a message comes, and goroutines, waiting on a channel the loop
+// answers; the first to ask gets the next message.
+
+// A readResult is what the loop answers a goroutine waiting in ReadMessage or NextReader.
+type readResult struct {
+	typ  MessageType
+	data []byte // a message buffer, the reader's now
+	err  error
+	mr   *messageReader // the connection's reader, for NextReader
+}
+
+// ReadMessage returns the next message: its type and its bytes, which are the caller's. In the
+// handler it parks the handler until a message comes; from another goroutine it waits for one.
+// It returns the error the connection closed with (a *CloseError for a close frame,
+// ErrPongTimeout, core.ErrClosed for a client that vanished) once it has closed and no
+// message is left. It cannot be used on a connection of the event style (Serve), whose
+// messages go to Events.Message, nor from Events' functions or Loop.Post callbacks, which
+// cannot wait: it returns an error there.
+func (c *Conn) ReadMessage() (MessageType, []byte, error) {
+	r := c.next(false)
+	return r.typ, r.data, r.err
+}
+
+// NextReader returns the next message as an io.Reader, for a caller that reads it into its own
+// buffers: the message's memory goes back to the connection's pool once it is read to its end
+// (or the next NextReader or ReadMessage call), and a connection that echoes that way
+// allocates nothing per message. The reader is the connection's one, valid until the next call
+// to NextReader or ReadMessage: unlike ReadMessage, NextReader is for one goroutine at a time.
+// It waits, and fails, as ReadMessage does.
+func (c *Conn) NextReader() (MessageType, io.Reader, error) {
+	r := c.next(true)
+	if r.err != nil {
+		return 0, nil, r.err
+	}
+	r.mr.release()
+	r.mr.data = r.data
+	return r.typ, r.mr, nil
+}
+
+// next waits for the next message, as the caller can: parked in the handler, on a channel from
+// elsewhere. With withReader, the result carries the connection's messageReader, made on the
+// loop the first time.
+func (c *Conn) next(withReader bool) readResult {
+	l := c.hc.Loop()
+	if !l.OnLoop() {
+		ch := make(chan readResult, 1)
+		var mr *messageReader
+		if l.Post(func() {
+			if withReader {
+				mr = c.messageReader()
+			}
+			c.rareState().readers = append(c.rare.readers, ch)
+			c.serveReaders()
+		}) != nil {
+			return readResult{err: ErrClosed}
+		}
+		r := <-ch // sent after mr was set: the channel orders the two
+		r.mr = mr
+		return r
+	}
+	if c.ev != nil {
+		return readResult{err: errEventStyle}
+	}
+	cx := c.cx
+	if cx == nil || !ctxhook.InHandler(cx) {
+		return readResult{err: errCannotWait}
+	}
+	for !c.ready {
+		if c.state >= stateDone {
+			return readResult{err: c.closeErr()}
+		}
+		c.readerWait = true
+		cx.Hold() // woken by a message or the close; the connection's state says which
+		c.readerWait = false
+	}
+	r := c.take()
+	if withReader {
+		r.mr = c.messageReader()
+	}
+	return r
+}
+
+// take hands the message waiting in the buffer to its reader, and reads on.
+func (c *Conn) take() readResult {
+	r := readResult{typ: MessageType(c.msgOp), data: c.msg}
+	c.msg, c.msgOp, c.ready = nil, 0, false
+	if c.state < stateDone {
+		c.hc.ResumeReading()
+	}
+	return r
+}
+
+// serveReaders answers the goroutines waiting for a message, oldest first, with the message
+// waiting or, once the connection is done, its error.
+func (c *Conn) serveReaders() {
+	r := c.rare
+	for len(r.readers) > 0 {
+		var res readResult
+		switch {
+		case c.ev != nil:
+			res.err = errEventStyle
+		case c.ready:
+			res = c.take()
+		case c.state >= stateDone:
+			res.err = c.closeErr()
+		default:
+			return
+		}
+		r.readers[0] <- res
+		r.readers[0] = nil
+		r.readers = r.readers[1:]
+	}
+	r.readers = nil
+}
+
+// A messageReader reads a message taken by NextReader.
+type messageReader struct {
+	data []byte
+	off  int
+}
+
+// messageReader returns the connection's reader, made at its first NextReader: one per
+// connection, not one per message.
+func (c *Conn) messageReader() *messageReader {
+	r := c.rareState()
+	if r.reader == nil {
+		r.reader = new(messageReader)
+	}
+	return r.reader
+}
+
+func (mr *messageReader) Read(p []byte) (int, error) {
+	if mr.off >= len(mr.data) {
+		mr.release()
+		return 0, io.EOF
+	}
+	n := copy(p, mr.data[mr.off:])
+	mr.off += n
+	return n, nil
+}
+
+// release gives the message's buffer back.
+func (mr *messageReader) release() {
+	if mr.data != nil {
+		putBuf(mr.data)
+	}
+	mr.data, mr.off = nil, 0
+}

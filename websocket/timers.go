@@ -1,0 +1,93 @@
+package websocket
+
+import (
+	"time"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/websocket/internal/frame"
+)
+
+// A connection's timers are one deadline, the handed-over connection's own (core.Conn's
+// SetTimeout, a node in the loop's timer heap that every connection has already), set to the
+// nearest of what the connection waits for: the next ping, the pong of the last one, the
+// client's close frame after this side's, and the idle timeout. timerAt is the first three's —
+// which one the state says — and lastIn the idle timeout's start.
+
+func now() int64 { return time.Now().UnixNano() }
+
+// startTimers sets the first deadline of a new connection.
+func (c *Conn) startTimers() {
+	t := now()
+	if d := c.o.pingInterval(); d > 0 {
+		c.timerAt = t + int64(d)
+	}
+	if c.o.idleTimeout() > 0 {
+		c.lastIn = t
+	}
+	c.schedule()
+}
+
+// schedule sets the connection's deadline to the nearest of what it waits for.
+func (c *Conn) schedule() {
+	if c.state >= stateDone {
+		return
+	}
+	next := c.timerAt
+	if idle := c.o.idleTimeout(); idle > 0 && c.state == stateOpen {
+		if at := c.lastIn + int64(idle); next == 0 || at < next {
+			next = at
+		}
+	}
+	if next == 0 {
+		c.hc.SetTimeout(0)
+		return
+	}
+	c.hc.SetTimeout(time.Duration(max(next-now(), 1)))
+}
+
+// Timeout is the core.Protocol's: the deadline has passed.
+func (c *Conn) Timeout(*core.Conn) {
+	t := now()
+	switch {
+	case c.state == stateClosing:
+		c.end(nil) // the client did not answer the close frame: the TCP connection closes anyway
+		return
+	case c.o.idleTimeout() > 0 && t >= c.lastIn+int64(c.o.idleTimeout()):
+		c.startClose(CloseGoingAway, "idle")
+		return
+	case c.awaitPong && t >= c.timerAt:
+		if !c.ready || c.cx == nil {
+			c.end(ErrPongTimeout)
+			return
+		}
+		// The pong may be waiting behind a message the handler, busy, has not read yet,
+		// unread itself: the client is not the one late. (Once the handler has returned, a
+		// message nobody reads holds the connection no longer than the pong timeout.)
+		c.timerAt = t + int64(c.o.pongTimeout())
+	case !c.awaitPong && c.timerAt != 0 && t >= c.timerAt:
+		c.writeFrame(frame.Ping, nil, true, false)
+		c.awaitPong = true
+		c.timerAt = t + int64(c.o.pongTimeout())
+	}
+	c.schedule()
+}
+
+// pong takes the answer to the last ping: the next one is due an interval from now.
+func (c *Conn) pong() {
+	if !c.awaitPong || c.state != stateOpen {
+		return
+	}
+	c.awaitPong = false
+	c.timerAt = now() + int64(c.o.pingInterval())
+	c.schedule()
+}
+
+// end closes the TCP connection without (more of) a close handshake, err saying why when no
+// close frame did.
+func (c *Conn) end(err error) {
+	if err != nil {
+		c.setErr(err)
+	}
+	c.state = stateDone
+	c.hc.Close()
+}

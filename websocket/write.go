@@ -1,0 +1,212 @@
+package websocket
+
+import (
+	"errors"
+	"unicode/utf8"
+
+	"github.com/dwellhttp/dwell/internal/ctxhook"
+	"github.com/dwellhttp/dwell/websocket/internal/frame"
+)
+
+// A SendResult says what Send did with a message.
+type SendResult uint8
+
+const (
+	// SendQueued: the message is queued for the client.
+	SendQueued SendResult = iota
+	// SendBackpressure: the message is queued, and the connection's output is now past the
+	// server's high-water mark (core.Options.WriteHighWater): the client is slow, and the
+	// sender should hold back until it catches up.
+	SendBackpressure
+	// SendDropped: the message was not queued, by the slow-client policy (Options.SlowClient):
+	// queueing it would have put more than Options.MaxQueued bytes in the connection's output.
+	// With CloseSlowClient the connection is then closed at once, its output dropped (a client
+	// that does not read would not read a close frame either), and ends with a *CloseError of
+	// 1008.
+	SendDropped
+	// SendClosed: the connection is closed, or closing; the message was not queued.
+	SendClosed
+)
+
+func (r SendResult) String() string {
+	switch r {
+	case SendQueued:
+		return "queued"
+	case SendBackpressure:
+		return "backpressure"
+	case SendDropped:
+		return "dropped"
+	case SendClosed:
+		return "closed"
+	}
+	return "SendResult(?)"
+}
+
+var (
+	errBadType        = errors.New("websocket: a message is Text or Binary")
+	errBadCloseCode   = errors.New("websocket: a close code a server may not send")
+	errCloseReasonLen = errors.New("websocket: a close reason over 123 bytes, or not UTF-8")
+)
+
+// Send queues a message for the client and says so at once: it never waits. It is the event
+// style's write (it may be called from Events' functions), and may be called from anywhere:
+// off the loop, data is copied and the call waits only for the loop to queue it. A message the
+// slow-client policy refuses is not queued (SendDropped); past the high-water mark it is, but
+// the sender is told to hold back (SendBackpressure). The type must be Text or Binary; a Text
+// message is sent as it is, its UTF-8 the caller's to ensure.
+func (c *Conn) Send(typ MessageType, data []byte) SendResult {
+	if typ != Text && typ != Binary {
+		panic(errBadType)
+	}
+	if c.hc.Loop().OnLoop() {
+		return c.send(typ, data)
+	}
+	r := SendClosed
+	own := append([]byte(nil), data...)
+	c.onLoop(func() { r = c.send(typ, own) })
+	return r
+}
+
+// send queues a data message on the loop, compressed when that was negotiated and it is long
+// enough to gain from it.
+func (c *Conn) send(typ MessageType, data []byte) SendResult {
+	if c.state != stateOpen {
+		return SendClosed
+	}
+	if c.flate != nil && len(data) >= c.o.compressMin() {
+		z := c.flate.deflate(data)
+		r := c.queue(frame.Opcode(typ), z, true)
+		putBuf(z)
+		return r
+	}
+	return c.queue(frame.Opcode(typ), data, false)
+}
+
+// queue writes one final data frame, unless the slow-client policy refuses it.
+func (c *Conn) queue(op frame.Opcode, payload []byte, compressed bool) SendResult {
+	if c.hc.Buffered()+len(payload)+frame.MaxHeaderSize > c.o.maxQueued() {
+		if c.o.SlowClient == CloseSlowClient {
+			c.dropSlow()
+		}
+		return SendDropped
+	}
+	c.writeFrame(op, payload, true, compressed)
+	if c.hc.Buffered() > c.hc.HighWater() {
+		return SendBackpressure
+	}
+	return SendQueued
+}
+
+// dropSlow ends the connection of a client that does not read its messages, at once: a close
+// frame would wait behind the output the client is not reading, holding it until the write
+// timeout.
+func (c *Conn) dropSlow() {
+	c.setErr(&CloseError{Code: ClosePolicyViolation, Reason: "the client does not read its messages"})
+	c.state = stateDone
+	c.hc.Abort()
+}
+
+// writeFrame queues one frame. A server's frames are not masked (RFC 6455 §5.1).
+func (c *Conn) writeFrame(op frame.Opcode, payload []byte, fin, rsv1 bool) {
+	var b [frame.MaxHeaderSize]byte
+	h := frame.AppendHeader(b[:0], frame.Header{Fin: fin, RSV1: rsv1, Opcode: op, Length: int64(len(payload))})
+	if c.hc.Write(h) == nil && len(payload) > 0 {
+		c.hc.Write(payload)
+	}
+}
+
+// WriteMessage sends a whole message: the sequential style's write. In the handler it returns
+// once the message is queued and the connection's output is under the server's high-water
+// mark, parking the handler while a slow client catches up; from another goroutine it waits
+// the same way, on the loop's word; from Events' functions or a Loop.Post callback, which
+// cannot wait, it queues the message and returns. Writes from any number of goroutines are
+// sent whole, one after another, never interleaved. It returns ErrClosed (or why the
+// connection closed) once it has closed or begun to.
+func (c *Conn) WriteMessage(typ MessageType, data []byte) error {
+	if typ != Text && typ != Binary {
+		return errBadType
+	}
+	l := c.hc.Loop()
+	if !l.OnLoop() {
+		err := ErrClosed // unless the loop runs the write
+		var drain chan struct{}
+		c.onLoop(func() {
+			err = c.sendErr(c.send(typ, data))
+			if err == nil && c.hc.Buffered() > c.hc.HighWater() {
+				drain = make(chan struct{})
+				c.rareState().writers = append(c.rare.writers, drain)
+			}
+		})
+		if drain != nil {
+			<-drain
+		}
+		return err
+	}
+	if err := c.sendErr(c.send(typ, data)); err != nil {
+		return err
+	}
+	return c.awaitDrain()
+}
+
+// sendErr is the error of a write that send answered r.
+func (c *Conn) sendErr(r SendResult) error {
+	switch r {
+	case SendQueued, SendBackpressure:
+		return nil
+	}
+	if err := c.closeErr(); err != nil {
+		return err
+	}
+	return ErrClosed
+}
+
+// awaitDrain parks the handler, when the code running is the handler, while the output is over
+// the high-water mark.
+func (c *Conn) awaitDrain() error {
+	cx := c.cx
+	if cx == nil || !ctxhook.InHandler(cx) {
+		return nil
+	}
+	for c.hc.Buffered() > c.hc.HighWater() && c.state < stateDone {
+		c.writerWait = true
+		cx.Hold() // woken by Drained or Closed; what the connection's state says is what counts
+		c.writerWait = false
+	}
+	if c.state >= stateDone {
+		return c.closeErr()
+	}
+	return nil
+}
+
+// Close begins the close handshake (RFC 6455 §7.1.2): a close frame with code and reason goes
+// out after what is queued, nothing more can be sent, and the TCP connection closes when the
+// client answers with its own, or after Options.CloseTimeout. Reads go on until then. code is
+// CloseNormal, CloseGoingAway, one of the other codes a server may send (1001-1003,
+// 1007-1011, 1012, 1013) or one of 3000-4999; reason is UTF-8, at most 123 bytes. Close
+// returns at once, and does nothing once the connection is closing. It may be called from any
+// goroutine.
+func (c *Conn) Close(code uint16, reason string) error {
+	if !frame.ValidCloseCode(code) {
+		return errBadCloseCode
+	}
+	if len(reason) > frame.MaxControlPayload-2 || !utf8.ValidString(reason) {
+		return errCloseReasonLen
+	}
+	c.onLoop(func() { c.startClose(code, reason) })
+	return nil
+}
+
+// startClose sends the close frame and awaits the client's, on the loop.
+func (c *Conn) startClose(code uint16, reason string) {
+	if c.state != stateOpen {
+		return
+	}
+	var b [frame.MaxControlPayload]byte
+	c.writeFrame(frame.Close, frame.AppendClose(b[:0], code, reason), true, false)
+	c.setErr(&CloseError{Code: code, Reason: reason})
+	c.state = stateClosing
+	c.awaitPong = false
+	c.timerAt = now() + int64(c.o.closeTimeout())
+	c.schedule()
+	c.wakeWriters() // nothing more can be written: writers waiting for the output are done
+}
