@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/syntax"
@@ -95,12 +96,12 @@ func upgrade(cx *core.Ctx, o *Options, ev *Events) (*Conn, error) {
 	if h.sub >= 0 {
 		cx.SetHeader("Sec-WebSocket-Protocol", o.Subprotocols[h.sub])
 	}
-	if o.Compress && h.extensions {
-		offers, err := deflate.ParseExtensions(cx.HeaderAll("Sec-WebSocket-Extensions"))
+	if o.Compress && h.extensions > 0 {
+		p, response, ok, err := h.negotiate(cx, o.ContextTakeover)
 		if err != nil {
 			return nil, refuse(cx, 400, "malformed Sec-WebSocket-Extensions")
 		}
-		if p, response, ok := deflate.Negotiate(offers, o.ContextTakeover); ok {
+		if ok {
 			c.flate = newFlateState(p)
 			cx.SetHeader("Sec-WebSocket-Extensions", response)
 		}
@@ -142,8 +143,12 @@ type handshake struct {
 	versions, keys      int    // how many Sec-WebSocket-Version and -Key fields
 	version, key        []byte // the last of each
 	origin              []byte
-	sub                 int  // the chosen subprotocol's index in Options.Subprotocols, or -1
-	extensions          bool // the client offers extensions
+	sub                 int // the chosen subprotocol's index in Options.Subprotocols, or -1
+	// extensions counts the Sec-WebSocket-Extensions field lines; ext holds the first ones,
+	// more than clients send (browsers send one line), so that permessage-deflate is
+	// negotiated without HeaderAll's copies.
+	extensions int
+	ext        [4][]byte
 }
 
 // check checks a client's opening handshake and returns the status and reason of a refusal,
@@ -167,7 +172,10 @@ func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) 
 		case syntax.EqualFold(name, "Sec-WebSocket-Protocol"):
 			h.sub = chooseSubprotocol(value, o.Subprotocols, h.sub)
 		case syntax.EqualFold(name, "Sec-WebSocket-Extensions"):
-			h.extensions = true
+			if h.extensions < len(h.ext) {
+				h.ext[h.extensions] = value
+			}
+			h.extensions++
 		}
 	}
 	switch {
@@ -189,6 +197,25 @@ func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) 
 		return 403, "origin not allowed"
 	}
 	return 0, ""
+}
+
+// negotiate negotiates permessage-deflate (RFC 7692) from the Sec-WebSocket-Extensions lines
+// check gathered, or from HeaderAll's copies of them when there are more lines than it keeps.
+//
+// The borrowed lines are lent to deflate.Negotiate as strings over the request's bytes, with no
+// copy (unsafe.String). A string's bytes must not change while it lives, and these do not: the
+// request's bytes stay as they are until the handler returns (HeadersBytes' contract), and the
+// handshake runs within the handler; Negotiate keeps nothing of its arguments past the call,
+// nor returns anything that refers to them, so the strings are gone when it returns.
+func (h *handshake) negotiate(cx *core.Ctx, allowContextTakeover bool) (deflate.Params, string, bool, error) {
+	if h.extensions > len(h.ext) {
+		return deflate.Negotiate(cx.HeaderAll("Sec-WebSocket-Extensions"), allowContextTakeover) // rare: it copies
+	}
+	var lines [len(h.ext)]string
+	for i, b := range h.ext[:h.extensions] {
+		lines[i] = unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return deflate.Negotiate(lines[:h.extensions], allowContextTakeover)
 }
 
 // validKey reports whether k is a base64 encoding of 16 bytes (§4.1: "a randomly selected

@@ -20,8 +20,8 @@ var errTooLarge = deflate.ErrTooLarge
 
 func newFlateState(p deflate.Params) *flateState {
 	return &flateState{
-		comp:   *deflate.NewCompressor(!p.ServerNoContextTakeover, p.ServerMaxWindowBits),
-		decomp: *deflate.NewDecompressor(!p.ClientNoContextTakeover),
+		comp:   deflate.NewCompressor(!p.ServerNoContextTakeover, p.ServerMaxWindowBits),
+		decomp: deflate.NewDecompressor(!p.ClientNoContextTakeover),
 		shared: p.ServerNoContextTakeover && (p.ServerMaxWindowBits == 0 || p.ServerMaxWindowBits == 15),
 	}
 }

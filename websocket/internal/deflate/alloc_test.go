@@ -60,7 +60,7 @@ func TestAllocations(t *testing.T) {
 // the limit (about twice the limit in all), and nothing in proportion to the 1 MiB.
 func TestDecompressBombAllocation(t *testing.T) {
 	const limit = 64 << 10
-	bomb := NewCompressor(false, 15).Compress(nil, make([]byte, 1<<20))
+	bomb := deflated(make([]byte, 1<<20))
 	var d Decompressor
 	// The least of a few tries: a garbage collection in between empties the pool, and the next
 	// call makes a flate reader (about 40 KB) again.
@@ -78,5 +78,29 @@ func TestDecompressBombAllocation(t *testing.T) {
 	t.Logf("allocated %d bytes for a limit of %d", allocated, limit)
 	if allocated > 5*limit/2 {
 		t.Errorf("allocated %d bytes, over 2.5 × the limit", allocated)
+	}
+}
+
+// TestNegotiateAllocations: Negotiate allocates nothing, whatever it is given: what browsers and
+// common libraries offer, an echoed server_max_window_bits (its responses are constants too), a
+// quoted value to unescape, several lines, offers declined, a malformed list.
+func TestNegotiateAllocations(t *testing.T) {
+	for _, values := range [][]string{
+		{"permessage-deflate"},
+		{"permessage-deflate; client_max_window_bits"}, // Chromium, Firefox
+		{"permessage-deflate; server_no_context_takeover; client_no_context_takeover"},
+		{"permessage-deflate; client_max_window_bits, x-webkit-deflate-frame"},
+		{"permessage-deflate; client_no_context_takeover; client_max_window_bits; server_max_window_bits=9"},
+		{`permessage-deflate; server_max_window_bits="10"`},
+		{`permessage-deflate; server_max_window_bits="1\2"; client_max_window_bits="\9"`},
+		{"x-webkit-deflate-frame", "permessage-deflate; mux, permessage-deflate; client_max_window_bits=16", "permessage-deflate"},
+		{"x-webkit-deflate-frame"},
+		{"permessage-deflate", "a b"},
+	} {
+		for _, allow := range []bool{false, true} {
+			if n := testing.AllocsPerRun(100, func() { _, _, _, _ = Negotiate(values, allow) }); n != 0 {
+				t.Errorf("Negotiate(%q, %v): %v allocations", values, allow, n)
+			}
+		}
 	}
 }

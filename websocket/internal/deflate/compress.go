@@ -33,7 +33,9 @@ func (a *appendWriter) Write(p []byte) (int, error) {
 var writerPools [2]sync.Pool
 
 // NewCompressor returns a Compressor for the agreed parameters: takeover is the absence of
-// server_no_context_takeover, maxWindowBits the agreed server_max_window_bits (0 means 15).
+// server_no_context_takeover, maxWindowBits the agreed server_max_window_bits (0 means 15). It
+// is a value, for the caller to embed in what it keeps for the connection with no allocation of
+// its own; a Compressor must not be copied once it has compressed, as it may then hold a writer.
 //
 // With takeover, each message may refer back to the ones before it, and the Compressor keeps a
 // flate.Writer between messages: about 1.2 MB with Go 1.26's compress/flate, for as long as
@@ -46,9 +48,9 @@ var writerPools [2]sync.Pool
 // compressed with flate.HuffmanOnly: Huffman coding with no back-references, which a peer
 // reads whatever its window. Such output has nothing to take over, so takeover is then
 // ignored and the Compressor holds nothing.
-func NewCompressor(takeover bool, maxWindowBits int) *Compressor {
+func NewCompressor(takeover bool, maxWindowBits int) Compressor {
 	huffman := maxWindowBits != 0 && maxWindowBits < 15
-	return &Compressor{takeover: takeover && !huffman, huffman: huffman}
+	return Compressor{takeover: takeover && !huffman, huffman: huffman}
 }
 
 // Compress appends the compressed payload of msg, a whole message, to dst and returns the

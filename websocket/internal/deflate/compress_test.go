@@ -25,6 +25,12 @@ func plainInflate(payload []byte) ([]byte, error) {
 	return out, err
 }
 
+// deflated is msg compressed alone with a full window, as NewCompressor(false, 15) does it.
+func deflated(msg []byte) []byte {
+	c := NewCompressor(false, 15)
+	return c.Compress(nil, msg)
+}
+
 // messages are payloads of the kinds a WebSocket carries.
 func messages() [][]byte {
 	r := rand.New(rand.NewPCG(7, 7))
@@ -228,7 +234,7 @@ func TestHuffmanOnly(t *testing.T) {
 			}
 		}
 	}
-	payload := NewCompressor(false, 15).Compress(nil, []byte(strings.Repeat("abc", 1000)))
+	payload := deflated([]byte(strings.Repeat("abc", 1000)))
 	if _, err := decodeLiterals(append(payload, syncTail...)); err != errBackReference {
 		t.Errorf("BestSpeed: %v, want errBackReference (the checker checks nothing)", err)
 	}
@@ -237,7 +243,7 @@ func TestHuffmanOnly(t *testing.T) {
 // TestDecompressLimit: a message that inflates past the limit fails with ErrTooLarge, having
 // written no more than limit bytes; one at the limit passes.
 func TestDecompressLimit(t *testing.T) {
-	zeros := NewCompressor(false, 15).Compress(nil, make([]byte, 1<<20))
+	zeros := deflated(make([]byte, 1<<20))
 	t.Logf("1 MiB of zeros compresses to %d bytes", len(zeros))
 	for _, limit := range []int{0, 1, 100, 64 << 10, 1<<20 - 1} {
 		var d Decompressor
@@ -266,7 +272,7 @@ func TestDecompressLimit(t *testing.T) {
 // TestDecompressCorrupt: what is not a DEFLATE stream is ErrCorrupt, not a panic or a short
 // message.
 func TestDecompressCorrupt(t *testing.T) {
-	hello := NewCompressor(false, 15).Compress(nil, []byte(strings.Repeat("Hello, world. ", 20)))
+	hello := deflated([]byte(strings.Repeat("Hello, world. ", 20)))
 	for _, payload := range []string{
 		"\x07",                         // BTYPE 11, reserved (RFC 1951 §3.2.3)
 		"\x00\x05\x00\x00\x00Hello",    // a stored block whose NLEN is not LEN's complement
@@ -311,7 +317,7 @@ func BenchmarkDecompress(b *testing.B) {
 		msg := messages()[4][:size]
 		for _, takeover := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%dKiB/takeover=%v", size>>10, takeover), func(b *testing.B) {
-				payload := NewCompressor(false, 15).Compress(nil, msg)
+				payload := deflated(msg)
 				d := NewDecompressor(takeover)
 				dst := make([]byte, 0, size)
 				b.SetBytes(int64(size))

@@ -22,8 +22,9 @@ const windowSize = 1 << 15
 // in the agreed parameters. With takeover, a message may refer back to the messages before it,
 // and the Decompressor keeps the last 32 KiB of their inflated bytes between messages, the
 // dictionary of the next one: 32 KiB a connection, for as long as it lives. Without takeover it
-// keeps nothing.
-func NewDecompressor(takeover bool) *Decompressor { return &Decompressor{takeover: takeover} }
+// keeps nothing. It is a value, for the caller to embed with no allocation of its own; it must
+// not be copied once it has inflated a message, as it may then hold the dictionary.
+func NewDecompressor(takeover bool) Decompressor { return Decompressor{takeover: takeover} }
 
 // reader is a pooled flate reader with the source it reads a message from.
 type reader struct {

@@ -3,8 +3,9 @@ package deflate
 import "errors"
 
 var (
-	// ErrMalformed is returned by ParseExtensions for field lines that do not follow RFC 6455
-	// §9.1's grammar. The server then declines every extension: it cannot tell what was offered.
+	// ErrMalformed is returned by Negotiate for field lines that do not follow RFC 6455 §9.1's
+	// grammar. The server cannot tell what was offered: it declines every extension, or refuses
+	// the handshake, as the websocket package does (400).
 	ErrMalformed = errors.New("websocket: malformed Sec-WebSocket-Extensions")
 	// ErrTooLarge is returned by Decompress when a message inflates to more than its limit.
 	// The caller closes the connection with 1009 (message too big, RFC 6455 §7.4.1).

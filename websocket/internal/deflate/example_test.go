@@ -9,11 +9,10 @@ import (
 // A server reads the client's offers, answers with the response, and builds its compressor and
 // decompressor from what was agreed.
 func Example() {
-	offers, err := deflate.ParseExtensions([]string{"permessage-deflate; client_max_window_bits"})
+	p, response, ok, err := deflate.Negotiate([]string{"permessage-deflate; client_max_window_bits"}, false)
 	if err != nil {
-		return // malformed: decline every extension
+		return // malformed: refuse the handshake, or decline every extension
 	}
-	p, response, ok := deflate.Negotiate(offers, false)
 	fmt.Println(ok, response)
 
 	comp := deflate.NewCompressor(!p.ServerNoContextTakeover, p.ServerMaxWindowBits)

@@ -1,184 +1,149 @@
 package deflate
 
-import (
-	"strings"
+import "github.com/dwellhttp/dwell/internal/syntax"
 
-	"github.com/dwellhttp/dwell/internal/syntax"
-)
-
-// Extension is one element of a Sec-WebSocket-Extensions list: an extension's name and its
-// parameters, in the order they were written. Names compare without regard to case
-// (strings.EqualFold), as RFC 6455 §9.1 makes them tokens.
-type Extension struct {
-	Name   string
-	Params []Param
-}
-
-// Param is one parameter of an extension: a name, and a value when HasValue. A value written as
-// a quoted-string is held unquoted.
-type Param struct {
-	Name     string
-	Value    string
-	HasValue bool
-}
-
-// ParseExtensions parses the Sec-WebSocket-Extensions field lines of a handshake, every line's
-// comma-separated list in order (RFC 6455 §9.1, with RFC 7230's list rule: a field may appear
-// several times, and empty list elements are ignored):
+// The syntax of Sec-WebSocket-Extensions: RFC 6455 §9.1, with RFC 7230's list rule (a field may
+// appear several times, its lines' lists make one list, and empty list elements are ignored):
 //
 //	extension       = extension-token *( ";" extension-param )
 //	extension-param = token [ "=" (token | quoted-string) ]
 //
 // with optional whitespace around ";", "=" and ",". A quoted value is unescaped and must then be
 // a token itself (§9.1: "the value after quoted-string unescaping MUST conform to the 'token'
-// ABNF"). Anything else is ErrMalformed, for the whole set: a server cannot accept part of
-// a list it cannot read.
-func ParseExtensions(values []string) ([]Extension, error) {
-	var exts []Extension
-	for _, v := range values {
-		p := extParser{s: v}
-		for {
-			p.ows()
-			if p.done() {
-				break
-			}
-			if p.s[p.i] == ',' { // an empty element (RFC 7230 §7)
-				p.i++
-				continue
-			}
-			ext, ok := p.extension()
-			if !ok {
-				return nil, ErrMalformed
-			}
-			exts = append(exts, ext)
-			if p.done() {
-				break
-			}
-			if p.s[p.i] != ',' {
-				return nil, ErrMalformed // something other than a list separator after an element
-			}
-			p.i++
-		}
-	}
-	return exts, nil
-}
+// ABNF").
+//
+// The scanner reads a field line an element and a parameter at a time, for Negotiate to judge
+// each as it comes, and builds nothing: a name is a substring of the line, and a value is read
+// only for the window size it may be, the one kind of value permessage-deflate defines (RFC
+// 7692 §7.1.2), a quoted one unescaped byte by byte on the way. A handshake's extensions are
+// thus read with no allocation, and nothing of the line is kept.
 
-// String writes e as a list element of Sec-WebSocket-Extensions: "name; param; param=value".
-// Names and values are written as they are, so the result parses back only when they are
-// tokens, as everything ParseExtensions returns is.
-func (e Extension) String() string {
-	var b strings.Builder
-	b.WriteString(e.Name)
-	for _, p := range e.Params {
-		b.WriteString("; ")
-		b.WriteString(p.Name)
-		if p.HasValue {
-			b.WriteByte('=')
-			b.WriteString(p.Value)
-		}
-	}
-	return b.String()
-}
-
-// extParser walks one field line.
-type extParser struct {
+// scanner walks one field line.
+type scanner struct {
 	s string
 	i int
 }
 
-func (p *extParser) done() bool { return p.i == len(p.s) }
-
 // ows skips optional whitespace (RFC 7230 §3.2.3: SP and HTAB).
-func (p *extParser) ows() {
-	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
-		p.i++
+func (sc *scanner) ows() {
+	for sc.i < len(sc.s) && (sc.s[sc.i] == ' ' || sc.s[sc.i] == '\t') {
+		sc.i++
 	}
 }
 
-// extension parses an element and the whitespace after it.
-func (p *extParser) extension() (Extension, bool) {
-	var e Extension
-	if e.Name = p.token(); e.Name == "" {
-		return e, false
+// token returns the token at sc.i, or "" when there is none.
+func (sc *scanner) token() string {
+	start := sc.i
+	for sc.i < len(sc.s) && syntax.IsTchar[sc.s[sc.i]] {
+		sc.i++
 	}
+	return sc.s[start:sc.i]
+}
+
+// extension reads the name of the line's next list element, past whitespace and empty elements
+// (RFC 7230 §7: "a recipient MUST accept and ignore" them): "" at the line's end. ok is false
+// when what comes is not a name.
+//
+// The scanner must be at the start of the line or where param left it, past the ',' that ends
+// an element.
+func (sc *scanner) extension() (name string, ok bool) {
 	for {
-		p.ows()
-		if p.done() || p.s[p.i] != ';' {
-			return e, true
+		sc.ows()
+		if sc.i == len(sc.s) {
+			return "", true
 		}
-		p.i++
-		p.ows()
-		var prm Param
-		if prm.Name = p.token(); prm.Name == "" {
-			return e, false // ";" with no parameter after it
+		if sc.s[sc.i] != ',' {
+			break
 		}
-		p.ows()
-		if !p.done() && p.s[p.i] == '=' {
-			p.i++
-			p.ows()
-			if !p.done() && p.s[p.i] == '"' {
-				v, ok := p.quoted()
-				if !ok || !syntax.IsToken(v) {
-					return e, false
-				}
-				prm.Value = v
-			} else if prm.Value = p.token(); prm.Value == "" {
-				return e, false // "=" with no value
-			}
-			prm.HasValue = true
-		}
-		e.Params = append(e.Params, prm)
+		sc.i++ // an empty element
 	}
+	name = sc.token()
+	return name, name != ""
 }
 
-// token returns the token at p.i, or "" when there is none.
-func (p *extParser) token() string {
-	start := p.i
-	for p.i < len(p.s) && syntax.IsTchar[p.s[p.i]] {
-		p.i++
+// param reads the next parameter of the element whose name extension read: its name, whether
+// it has a value, and the value as a window size (windowDigit: 8 to 15, or something else when
+// it is no window size). more is false when the element has no more parameters: the scanner is
+// then past the ',' that ends it, or at the line's end. ok is false for a malformed line.
+func (sc *scanner) param() (name string, hasValue bool, bits int, more, ok bool) {
+	sc.ows()
+	if sc.i == len(sc.s) {
+		return "", false, 0, false, true
 	}
-	return p.s[start:p.i]
+	switch sc.s[sc.i] {
+	case ',':
+		sc.i++
+		return "", false, 0, false, true
+	case ';':
+		sc.i++
+	default:
+		return "", false, 0, false, false // something other than a separator after a token
+	}
+	sc.ows()
+	if name = sc.token(); name == "" {
+		return "", false, 0, false, false // ";" with no parameter after it
+	}
+	sc.ows()
+	if sc.i == len(sc.s) || sc.s[sc.i] != '=' {
+		return name, false, 0, true, true
+	}
+	sc.i++
+	sc.ows()
+	if sc.i < len(sc.s) && sc.s[sc.i] == '"' {
+		bits, ok = sc.quoted()
+		return name, true, bits, true, ok
+	}
+	v := sc.token()
+	for i := range len(v) {
+		bits = windowDigit(bits, v[i])
+	}
+	return name, true, bits, true, v != "" // "=" must be followed by a value
 }
 
-// quoted parses a quoted-string (RFC 7230 §3.2.6) at p.i and returns it unescaped:
+// quoted reads a quoted-string (RFC 7230 §3.2.6) at sc.i, which must be a token once unescaped
+// (RFC 6455 §9.1), and returns the unescaped value as a window size (windowDigit):
 //
 //	quoted-string = DQUOTE *( qdtext / quoted-pair ) DQUOTE
 //	qdtext        = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text
 //	quoted-pair   = "\" ( HTAB / SP / VCHAR / obs-text )
-func (p *extParser) quoted() (string, bool) {
-	p.i++ // the opening quote
-	start := p.i
-	var b []byte // the unescaped value, once there is an escape
-	for p.i < len(p.s) {
-		c := p.s[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			if b == nil {
-				return p.s[start : p.i-1], true
+//
+// Every tchar may be qdtext or escaped, and '"' and '\' are no tchars: the value is a token
+// exactly when each byte between the quotes is a tchar, or a '\' followed by one, and there is
+// at least one.
+func (sc *scanner) quoted() (bits int, ok bool) {
+	sc.i++ // the opening quote
+	empty := true
+	for sc.i < len(sc.s) {
+		c := sc.s[sc.i]
+		sc.i++
+		switch c {
+		case '"':
+			return bits, !empty // a token is not empty
+		case '\\':
+			if sc.i == len(sc.s) {
+				return 0, false // an escape at the end
 			}
-			return string(b), true
-		case c == '\\':
-			if p.i+1 == len(p.s) || !isQuotable(p.s[p.i+1]) {
-				return "", false
-			}
-			if b == nil {
-				b = []byte(p.s[start:p.i])
-			}
-			b = append(b, p.s[p.i+1])
-			p.i += 2
-		case isQuotable(c):
-			if b != nil {
-				b = append(b, c)
-			}
-			p.i++
-		default:
-			return "", false // a control character
+			c = sc.s[sc.i]
+			sc.i++
 		}
+		if !syntax.IsTchar[c] {
+			return 0, false // not a token, or not a quoted-string at all (a control character)
+		}
+		bits, empty = windowDigit(bits, c), false
 	}
-	return "", false // no closing quote
+	return 0, false // no closing quote
 }
 
-// isQuotable reports whether c may appear in a quoted-string, as qdtext or escaped: HTAB, SP,
-// VCHAR and obs-text (a '"' or '\' must be escaped; the caller has taken those out).
-func isQuotable(c byte) bool { return c == '\t' || c >= ' ' && c != 0x7f }
+// windowDigit extends w, a window size read so far (RFC 7692 §7.1.2.1, §7.1.2.2), by the
+// value's next byte c. A window size is a decimal integer from 8 to 15 with no leading zeros:
+// w starts at 0, becomes -1 for a value that cannot be one (a byte other than a digit, a
+// leading zero, a number over 15), and ends as the size when it is 8 or more.
+func windowDigit(w int, c byte) int {
+	if w < 0 || c < '0' || c > '9' {
+		return -1
+	}
+	if w = w*10 + int(c-'0'); w == 0 || w > 15 {
+		return -1
+	}
+	return w
+}

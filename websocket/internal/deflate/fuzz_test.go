@@ -2,49 +2,38 @@ package deflate
 
 import (
 	"bytes"
-	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
-// FuzzParseExtensions: ParseExtensions never panics; what it accepts is tokens, and written
-// back with Extension.String it parses to the same; Negotiate on it never panics, and its
-// response is a permessage-deflate extension that parses, with parameters it may send.
-func FuzzParseExtensions(f *testing.F) {
+// FuzzNegotiate: Negotiate never panics, and says what the reference (refParse, then
+// refNegotiate) says; ErrMalformed comes with nothing agreed. An accepted offer's response is a
+// list of one permessage-deflate extension with parameters a response may have, which, offered
+// back, negotiates to the same parameters and the same response (only client_max_window_bits,
+// which a response never has, goes back to 15), within the limits of §7.1.2. Lines that are
+// valid alone negotiate the same joined into one (RFC 7230 §3.2.2).
+func FuzzNegotiate(f *testing.F) {
 	f.Add("permessage-deflate; client_max_window_bits", "")
 	f.Add(`x; a="1\0", permessage-deflate; server_max_window_bits=10`, "permessage-deflate")
 	f.Fuzz(func(t *testing.T, line1, line2 string) {
-		exts, err := ParseExtensions([]string{line1, line2})
-		if err != nil {
-			if exts != nil || err != ErrMalformed {
-				t.Fatalf("%+v, %v", exts, err)
-			}
-			return
-		}
-		var written []string
-		for _, e := range exts {
-			if !syntax.IsToken(e.Name) {
-				t.Fatalf("name %q", e.Name)
-			}
-			for _, p := range e.Params {
-				if !syntax.IsToken(p.Name) || p.HasValue && !syntax.IsToken(p.Value) || !p.HasValue && p.Value != "" {
-					t.Fatalf("parameter %+v", p)
-				}
-			}
-			written = append(written, e.String())
-		}
-		back, err := ParseExtensions([]string{strings.Join(written, ", ")})
-		if err != nil || !reflect.DeepEqual(back, exts) {
-			t.Fatalf("%q parsed as %+v; written as %q, parsed back as %+v, %v", []string{line1, line2}, exts, written, back, err)
-		}
+		values := []string{line1, line2}
 		for _, allow := range []bool{false, true} {
-			p, resp, ok := Negotiate(exts, allow)
-			if !ok {
+			p, resp, ok, err := Negotiate(values, allow)
+			rp, rresp, rok, rerr := reference(values, allow)
+			if p != rp || resp != rresp || ok != rok || err != rerr {
+				t.Fatalf("%q (allow takeover %v): %+v, %q, %v, %v; the reference %+v, %q, %v, %v",
+					values, allow, p, resp, ok, err, rp, rresp, rok, rerr)
+			}
+			if err != nil || !ok {
+				if err != nil && err != ErrMalformed || p != (Params{}) || resp != "" {
+					t.Fatalf("%q: %+v, %q, %v, %v", values, p, resp, ok, err)
+				}
 				continue
 			}
-			r, err := ParseExtensions([]string{resp})
+			if jp, jresp, jok, jerr := Negotiate([]string{line1 + "," + line2}, allow); jp != p || jresp != resp || !jok || jerr != nil {
+				t.Fatalf("%q joined: %+v, %q, %v, %v; apart %+v, %q", values, jp, jresp, jok, jerr, p, resp)
+			}
+			r, err := refParse([]string{resp})
 			if err != nil || len(r) != 1 || r[0].Name != Name {
 				t.Fatalf("response %q: %+v, %v", resp, r, err)
 			}
@@ -54,6 +43,12 @@ func FuzzParseExtensions(f *testing.F) {
 				default:
 					t.Fatalf("response %q", resp)
 				}
+			}
+			back, backResp, ok, err := Negotiate([]string{resp}, allow)
+			want := p
+			want.ClientMaxWindowBits = 15
+			if back != want || backResp != resp || !ok || err != nil {
+				t.Fatalf("response %q negotiates to %+v, %q, %v, %v; want %+v", resp, back, backResp, ok, err, want)
 			}
 			if p.ServerMaxWindowBits < 8 || p.ServerMaxWindowBits > 15 || p.ClientMaxWindowBits < 8 || p.ClientMaxWindowBits > 15 ||
 				!allow && (!p.ServerNoContextTakeover || !p.ClientNoContextTakeover) {

@@ -1,9 +1,6 @@
 package deflate
 
-import (
-	"strconv"
-	"strings"
-)
+import "github.com/dwellhttp/dwell/internal/syntax"
 
 // Name is the extension's name in Sec-WebSocket-Extensions (RFC 7692 §7).
 const Name = "permessage-deflate"
@@ -29,15 +26,25 @@ type Params struct {
 	ClientMaxWindowBits int
 }
 
-// Negotiate picks the first permessage-deflate offer among offers that the server can accept,
-// in the client's order of preference (RFC 7692 §5), and returns the agreed parameters and
-// the Sec-WebSocket-Extensions value to answer with. ok is false when there is none: the server
-// then answers with no permessage-deflate, and messages go uncompressed.
+// Negotiate reads the Sec-WebSocket-Extensions field lines of a client's handshake, values,
+// and picks the first permessage-deflate offer among them that the server can accept, in the
+// client's order of preference (RFC 7692 §5). It returns the agreed parameters and the
+// Sec-WebSocket-Extensions value to answer with; ok is false when no offer is acceptable: the
+// server then answers with no permessage-deflate, and messages go uncompressed.
+//
+// The lines are read in one pass, with no allocation and no copy. Negotiate keeps nothing of
+// them, and returns nothing that refers to them (response is one of a few constant strings):
+// the caller may lend it strings over bytes it borrowed (unsafe.String), valid for the call.
+//
+// The lines must follow the syntax of RFC 6455 §9.1, described in extensions.go: every line's
+// comma-separated list, in order, empty elements ignored (RFC 7230 §7), a quoted value
+// unescaped and then a token. Anything else is ErrMalformed, for the whole set, whatever came
+// before: a server cannot accept part of a list it cannot read. ok is then false.
 //
 // An offer is declined (and the next one tried, §5) when it has a parameter RFC 7692 does not
 // define, a parameter twice, a *_no_context_takeover with a value, server_max_window_bits with
 // no value, or a window size that is not a decimal 8 to 15 without leading zeros (§7.1.2.1,
-// §7.1.2.2).
+// §7.1.2.2). Extension names and parameter names compare without regard to case, as tokens.
 //
 // The response:
 //
@@ -53,91 +60,137 @@ type Params struct {
 //     any window, at the cost of compressing by Huffman coding alone;
 //   - never client_max_window_bits: it is optional in a response (§7.1.2.2), and the
 //     Decompressor takes any window.
-func Negotiate(offers []Extension, allowContextTakeover bool) (agreed Params, response string, ok bool) {
-	for _, o := range offers {
-		if !strings.EqualFold(o.Name, Name) {
-			continue
-		}
-		asked, echoBits, ok := acceptOffer(o)
-		if !ok {
-			continue
-		}
-		agreed = asked
-		agreed.ServerNoContextTakeover = asked.ServerNoContextTakeover || !allowContextTakeover
-		agreed.ClientNoContextTakeover = asked.ClientNoContextTakeover || !allowContextTakeover
-		var b strings.Builder
-		b.WriteString(Name)
-		if agreed.ServerNoContextTakeover {
-			b.WriteString("; server_no_context_takeover")
-		}
-		if agreed.ClientNoContextTakeover {
-			b.WriteString("; client_no_context_takeover")
-		}
-		if echoBits {
-			b.WriteString("; server_max_window_bits=")
-			b.WriteString(strconv.Itoa(agreed.ServerMaxWindowBits))
-		}
-		return agreed, b.String(), true
-	}
-	return Params{}, "", false
-}
-
-// acceptOffer reads one permessage-deflate offer: what the client asked for, whether it named
-// server_max_window_bits (which the response must then echo), and whether the offer is one the
-// server can accept.
-func acceptOffer(o Extension) (asked Params, echoBits, ok bool) {
-	asked.ServerMaxWindowBits, asked.ClientMaxWindowBits = 15, 15
-	var seen [4]bool
-	for _, p := range o.Params {
-		var i int
-		switch {
-		case strings.EqualFold(p.Name, "server_no_context_takeover"):
-			i = 0
-			asked.ServerNoContextTakeover = true
-			if p.HasValue {
-				return Params{}, false, false // §7.1.1.1: the parameter has no value
+func Negotiate(values []string, allowContextTakeover bool) (agreed Params, response string, ok bool, err error) {
+	var best offer // the first acceptable permessage-deflate offer, once found
+	for _, line := range values {
+		sc := scanner{s: line}
+		for {
+			name, valid := sc.extension()
+			if !valid {
+				return Params{}, "", false, ErrMalformed
 			}
-		case strings.EqualFold(p.Name, "client_no_context_takeover"):
-			i = 1
-			asked.ClientNoContextTakeover = true
-			if p.HasValue {
-				return Params{}, false, false // §7.1.1.2: no value
+			if name == "" {
+				break // the line's end
 			}
-		case strings.EqualFold(p.Name, "server_max_window_bits"):
-			i = 2
-			bits, valid := windowBits(p.Value)
-			if !p.HasValue || !valid {
-				return Params{}, false, false // §7.1.2.1: a value, 8 to 15
-			}
-			asked.ServerMaxWindowBits, echoBits = bits, true
-		case strings.EqualFold(p.Name, "client_max_window_bits"):
-			i = 3
-			if p.HasValue { // §7.1.2.2: no value, or 8 to 15
-				bits, valid := windowBits(p.Value)
+			// Once an offer is accepted, the rest is only read for its syntax.
+			judge := !best.accepted && syntax.EqualFold(name, Name)
+			o := offer{accepted: true}
+			for {
+				pname, hasValue, bits, more, valid := sc.param()
 				if !valid {
-					return Params{}, false, false
+					return Params{}, "", false, ErrMalformed
 				}
-				asked.ClientMaxWindowBits = bits
+				if !more {
+					break
+				}
+				if judge && o.accepted {
+					o.accepted = o.param(pname, hasValue, bits)
+				}
 			}
-		default:
-			return Params{}, false, false // §7.1: a parameter not defined for an offer declines it
+			if judge {
+				best = o
+			}
 		}
-		if seen[i] {
-			return Params{}, false, false // §7.1: a parameter named twice declines the offer
-		}
-		seen[i] = true
 	}
-	return asked, echoBits, true
+	if !best.accepted {
+		return Params{}, "", false, nil
+	}
+	return best.response(allowContextTakeover)
 }
 
-// windowBits parses a window size (§7.1.2.1, §7.1.2.2): a decimal integer from 8 to 15, with
-// no leading zeros.
-func windowBits(v string) (int, bool) {
+// offer is what a permessage-deflate offer asks for, as its parameters are read (§7.1).
+type offer struct {
+	accepted   bool  // the offer is acceptable so far
+	seen       uint8 // a bit for each parameter named, in the order of offer.param's cases
+	serverNoCT bool  // server_no_context_takeover
+	clientNoCT bool  // client_no_context_takeover
+	serverBits int8  // server_max_window_bits, 8 to 15; 0 when not named
+	clientBits int8  // client_max_window_bits's value, 8 to 15; 0 when none
+}
+
+// param takes the offer's next parameter: its name, whether it has a value, and the value as
+// windowDigit reads a window size. It reports whether the offer is still one the server can
+// accept.
+func (o *offer) param(name string, hasValue bool, bits int) bool {
+	var bit uint8
 	switch {
-	case len(v) == 1 && v[0] >= '8' && v[0] <= '9':
-		return int(v[0] - '0'), true
-	case len(v) == 2 && v[0] == '1' && v[1] >= '0' && v[1] <= '5':
-		return 10 + int(v[1]-'0'), true
+	case syntax.EqualFold(name, "server_no_context_takeover"):
+		bit, o.serverNoCT = 1<<0, true
+		if hasValue {
+			return false // §7.1.1.1: the parameter has no value
+		}
+	case syntax.EqualFold(name, "client_no_context_takeover"):
+		bit, o.clientNoCT = 1<<1, true
+		if hasValue {
+			return false // §7.1.1.2: no value
+		}
+	case syntax.EqualFold(name, "server_max_window_bits"):
+		bit, o.serverBits = 1<<2, int8(bits)
+		if !hasValue || bits < 8 {
+			return false // §7.1.2.1: a value, 8 to 15
+		}
+	case syntax.EqualFold(name, "client_max_window_bits"):
+		bit = 1 << 3
+		if hasValue { // §7.1.2.2: no value, or 8 to 15
+			if bits < 8 {
+				return false
+			}
+			o.clientBits = int8(bits)
+		}
+	default:
+		return false // §7.1: a parameter not defined for an offer declines it
 	}
-	return 0, false
+	if o.seen&bit != 0 {
+		return false // §7.1: a parameter named twice declines the offer
+	}
+	o.seen |= bit
+	return true
+}
+
+// response returns the agreed parameters of an accepted offer, and the response to it.
+func (o *offer) response(allowContextTakeover bool) (agreed Params, response string, ok bool, err error) {
+	agreed = Params{
+		ServerNoContextTakeover: o.serverNoCT || !allowContextTakeover,
+		ClientNoContextTakeover: o.clientNoCT || !allowContextTakeover,
+		ServerMaxWindowBits:     15,
+		ClientMaxWindowBits:     15,
+	}
+	var row, col int
+	if agreed.ServerNoContextTakeover {
+		row |= 1
+	}
+	if agreed.ClientNoContextTakeover {
+		row |= 2
+	}
+	if o.serverBits != 0 {
+		agreed.ServerMaxWindowBits, col = int(o.serverBits), int(o.serverBits)-7
+	}
+	if o.clientBits != 0 {
+		agreed.ClientMaxWindowBits = int(o.clientBits)
+	}
+	return agreed, responses[row][col], true, nil
+}
+
+// The parts of a response (§7.1), in the order it has them.
+const (
+	respNone   = Name
+	respServer = Name + "; server_no_context_takeover"
+	respClient = Name + "; client_no_context_takeover"
+	respBoth   = Name + "; server_no_context_takeover; client_no_context_takeover"
+	respBits   = "; server_max_window_bits="
+)
+
+// responses are every response Negotiate gives, so that none is built for a handshake:
+// responses[row][0] with no server_max_window_bits, responses[row][n-7] echoing it as n, for
+// the rows none, server_no_context_takeover, client_no_context_takeover, both. Made of
+// constants, the table is static data: no allocation even at init.
+var responses = [4][9]string{
+	{respNone, respNone + respBits + "8", respNone + respBits + "9", respNone + respBits + "10", respNone + respBits + "11",
+		respNone + respBits + "12", respNone + respBits + "13", respNone + respBits + "14", respNone + respBits + "15"},
+	{respServer, respServer + respBits + "8", respServer + respBits + "9", respServer + respBits + "10", respServer + respBits + "11",
+		respServer + respBits + "12", respServer + respBits + "13", respServer + respBits + "14", respServer + respBits + "15"},
+	{respClient, respClient + respBits + "8", respClient + respBits + "9", respClient + respBits + "10", respClient + respBits + "11",
+		respClient + respBits + "12", respClient + respBits + "13", respClient + respBits + "14", respClient + respBits + "15"},
+	{respBoth, respBoth + respBits + "8", respBoth + respBits + "9", respBoth + respBits + "10", respBoth + respBits + "11",
+		respBoth + respBits + "12", respBoth + respBits + "13", respBoth + respBits + "14", respBoth + respBits + "15"},
 }

@@ -2,7 +2,9 @@ package deflate
 
 import (
 	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestNegotiate(t *testing.T) {
@@ -67,13 +69,9 @@ func TestNegotiate(t *testing.T) {
 		{"first declined", "permessage-deflate; server_max_window_bits=7, permessage-deflate; client_max_window_bits", false, noTakeover, both},
 	}
 	for _, tt := range tests {
-		offers, err := ParseExtensions([]string{tt.offer})
-		if err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
-		}
-		got, resp, ok := Negotiate(offers, tt.takeover)
-		if ok != (tt.response != "") || got != tt.want || resp != tt.response {
-			t.Errorf("%s: Negotiate = %+v, %q, %v; want %+v, %q", tt.name, got, resp, ok, tt.want, tt.response)
+		got, resp, ok, err := Negotiate([]string{tt.offer}, tt.takeover)
+		if err != nil || ok != (tt.response != "") || got != tt.want || resp != tt.response {
+			t.Errorf("%s: Negotiate = %+v, %q, %v, %v; want %+v, %q", tt.name, got, resp, ok, err, tt.want, tt.response)
 		}
 	}
 }
@@ -116,27 +114,75 @@ func TestNegotiateAutobahn(t *testing.T) {
 			"permessage-deflate; server_no_context_takeover; client_no_context_takeover"},
 	}
 	for _, tt := range tests {
-		offers, err := ParseExtensions([]string{tt.offer})
-		if err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
-		}
 		for _, allow := range []bool{true, false} {
 			want := tt.none
 			if allow {
 				want = tt.takeover
 			}
-			_, resp, ok := Negotiate(offers, allow)
-			if !ok || resp != want {
-				t.Errorf("%s (allow takeover %v): %q, %v; want %q", tt.name, allow, resp, ok, want)
+			_, resp, ok, err := Negotiate([]string{tt.offer}, allow)
+			if err != nil || !ok || resp != want {
+				t.Errorf("%s (allow takeover %v): %q, %v, %v; want %q", tt.name, allow, resp, ok, err, want)
 			}
 		}
 	}
 	// Every window size §7.1.2.1 allows, 8 to 15, is accepted and echoed.
 	for bits := 8; bits <= 15; bits++ {
-		offers, _ := ParseExtensions([]string{base + "; server_max_window_bits=" + strconv.Itoa(bits)})
-		p, _, ok := Negotiate(offers, true)
-		if !ok || p.ServerMaxWindowBits != bits {
-			t.Errorf("server_max_window_bits=%d: %+v, %v", bits, p, ok)
+		p, resp, ok, err := Negotiate([]string{base + "; server_max_window_bits=" + strconv.Itoa(bits)}, true)
+		if err != nil || !ok || p.ServerMaxWindowBits != bits || !strings.HasSuffix(resp, "; server_max_window_bits="+strconv.Itoa(bits)) {
+			t.Errorf("server_max_window_bits=%d: %+v, %q, %v, %v", bits, p, resp, ok, err)
+		}
+	}
+}
+
+// TestNegotiateResponses: every response there is — each combination of the no_context_takeover
+// parameters asked for or not, of server_max_window_bits absent or 8 to 15, and of the server
+// allowing context takeover or not — is the one the reference writes with a strings.Builder, so
+// that the table of responses holds no typo.
+func TestNegotiateResponses(t *testing.T) {
+	seen := make(map[string]bool)
+	for asked := range 4 {
+		for bits := 7; bits <= 15; bits++ {
+			offer := Name
+			if asked&1 != 0 {
+				offer += "; server_no_context_takeover"
+			}
+			if asked&2 != 0 {
+				offer += "; client_no_context_takeover"
+			}
+			if bits > 7 {
+				offer += "; server_max_window_bits=" + strconv.Itoa(bits)
+			}
+			for _, allow := range []bool{true, false} {
+				p, resp, ok, err := Negotiate([]string{offer}, allow)
+				rp, rresp, rok, rerr := reference([]string{offer}, allow)
+				if p != rp || resp != rresp || ok != rok || err != rerr || !ok {
+					t.Errorf("%q (allow takeover %v): %+v, %q, %v, %v; want %+v, %q, %v, %v", offer, allow, p, resp, ok, err, rp, rresp, rok, rerr)
+				}
+				seen[resp] = true
+			}
+		}
+	}
+	if len(seen) != len(responses)*len(responses[0]) {
+		t.Errorf("%d responses seen, the table has %d", len(seen), len(responses)*len(responses[0]))
+	}
+}
+
+// TestNegotiateKeepsNothing: the lines may be strings over borrowed bytes (unsafe.String), as
+// the server's handshake lends them: what Negotiate returns is unchanged when the bytes are
+// overwritten after the call.
+func TestNegotiateKeepsNothing(t *testing.T) {
+	for _, offer := range []string{
+		"permessage-deflate; client_max_window_bits",
+		`permessage-deflate; server_no_context_takeover; server_max_window_bits="1\2"`,
+	} {
+		buf := []byte(offer)
+		p, resp, ok, err := Negotiate([]string{unsafe.String(unsafe.SliceData(buf), len(buf))}, true)
+		want, wantResp, _, _ := reference([]string{offer}, true)
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		if err != nil || !ok || p != want || resp != wantResp {
+			t.Errorf("%q: %+v, %q, %v, %v; want %+v, %q", offer, p, resp, ok, err, want, wantResp)
 		}
 	}
 }
