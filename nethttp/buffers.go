@@ -33,3 +33,12 @@ func putBuffer(b []byte) {
 		buffers.Put((*[bufferSize]byte)(b[:bufferSize]))
 	}
 }
+
+// bufferClass returns the size of the pooled buffer for n bytes: the small one when they fit,
+// else the large one (which n may still overflow: append then grows it off the pool).
+func bufferClass(n int) int {
+	if n <= bufferSize {
+		return bufferSize
+	}
+	return largeBufferSize
+}

@@ -76,6 +76,9 @@ type call struct {
 	// waited: the call had to wait for the client, and the exchange gave up its place in the
 	// pool meanwhile (see watch); the goroutine takes one again before it goes on.
 	waited bool
+	// callHijack: the hijacked connection's state, and the Waker that ends the request.
+	conn  *hijackState
+	waker core.Waker
 }
 
 type callKind uint8
@@ -85,6 +88,7 @@ const (
 	callRead                         // read body bytes into p
 	callInterim                      // send a 1xx interim response with fields
 	callSendFile                     // send len bytes of file from off
+	callHijack                       // hand the connection over, after the 101 of status or with out
 	callFinish                       // write out and end the response; no answer
 )
 
@@ -144,15 +148,29 @@ func (x *exchange) serveCalls(c *core.Ctx) any {
 	for {
 		x.awaitCall(c)
 		cl := &x.call
-		if cl.kind == callFinish {
+		switch cl.kind {
+		case callFinish:
 			return x.finish(c)
+		case callHijack:
+			if x.hijack(c, cl) {
+				// The request goes on detached, and x is the goroutine's from the answer on:
+				// it is never recycled (see Hijack).
+				x.answer()
+				return nil
+			}
+		default:
+			x.serve(c, cl)
 		}
-		x.serve(c, cl)
-		x.mu.Lock()
-		x.pending = false
-		x.mu.Unlock()
-		x.done <- struct{}{}
+		x.answer()
 	}
+}
+
+// answer ends the call being served: the goroutine goes on with its result.
+func (x *exchange) answer() {
+	x.mu.Lock()
+	x.pending = false
+	x.mu.Unlock()
+	x.done <- struct{}{}
 }
 
 // awaitCall parks the handler until a call is pending.

@@ -6,7 +6,8 @@
 // while the dwell handler that started it parks and does on its behalf what only the loop may
 // do — read the request body, write the response — one call at a time (see exchange). So
 // r.Body and the ResponseWriter stream both ways with dwell's backpressure, and r.Context() is
-// the request's own. A handler waiting for its client holds no place in the pool (wait.go).
+// the request's own. A handler waiting for its client holds no place in the pool (wait.go). A
+// handler that hijacks its connection gets a net.Conn that the loop serves (hijack.go).
 package nethttp
 
 import (
@@ -36,15 +37,44 @@ import (
 // Early Hints) at once, a second WriteHeader is ignored and logged (to slog's default logger),
 // 204 and 304 take no body, a Content-Type is sniffed from the first bytes when none is set.
 // Header fields go out as net/http writes them: an invalid name is dropped, a CR or LF in a
-// value becomes a space. Writes are buffered (4 KiB)
-// and handed to the loop, which parks h while the client is slow; a response written whole
-// before h returns goes out with a Content-Length (up to core.Options.WriteHighWater),
-// a longer or flushed one streams. It implements http.Flusher, io.ReaderFrom (files go out
-// with sendfile) and, through http.NewResponseController, FlushError and EnableFullDuplex
-// (dwell reads and writes a request at once anyway). SetReadDeadline, SetWriteDeadline and
-// Hijack report http.ErrNotSupported: dwell's timeouts are core.Options.BodyTimeout and
-// WriteTimeout, which measure progress, and core.Ctx.SetTimeout for a whole request, in a
-// middleware of the route.
+// value becomes a space. Writes are buffered (4 KiB) and handed to the loop, which parks h while
+// the client is slow; a response written whole before h returns goes out with a Content-Length
+// (up to core.Options.WriteHighWater), a longer or flushed one streams. It implements
+// http.Flusher, io.ReaderFrom (files go out with sendfile), http.Hijacker and, through
+// http.NewResponseController, FlushError, Hijack and EnableFullDuplex (dwell reads and writes a
+// request at once anyway). SetReadDeadline and SetWriteDeadline report http.ErrNotSupported:
+// dwell's timeouts are core.Options.BodyTimeout and WriteTimeout, which measure progress, and
+// core.Ctx.SetTimeout for a whole request, in a middleware of the route.
+//
+// Hijack is there for gorilla/websocket, coder/websocket and any other net/http upgrade, which work
+// unchanged. The connection stays on its loop (core.Ctx.HandOver), which serves the net.Conn Hijack
+// returns: Read waits for the client's bytes, those that came behind the request's head first (the
+// returned bufio.Reader holds none; of those, core keeps today only what may start another request,
+// which a client that waits for the 101, as a WebSocket client must, never notices); Write hands
+// its bytes to the loop and returns, waiting first while the connection holds more than
+// core.Options.WriteHighWater for a slow client; the deadlines are a net.Conn's (a Read or Write
+// waiting when one passes returns os.ErrDeadlineExceeded); Close closes the connection once what
+// was written has gone. Once the client has left, Read returns io.EOF and Write an error; a server
+// shutting down ends the input the same way, so that a handler reading its connection ends, while
+// its writes still go out until the grace period's end.
+//
+// What Hijack sends first is what net/http sends: nothing when no status was set
+// (gorilla/websocket writes its own 101); after WriteHeader(101), coder/websocket's way, the
+// 101 with the header fields (and Connection: Upgrade, which core adds; a Flush in between
+// leaves the 101 to Hijack); after another status, the head as net/http sends it then, the bytes
+// written but not flushed dropped, as there. A request whose body has not been read to its end
+// cannot be hijacked, nor a response part of which has gone out (a Flush, a large Write): Hijack
+// reports an error and the response goes on as HTTP, where net/http would hand the unread body
+// over raw, or hijack after the part sent. After Hijack, Write, Flush, ReadFrom and Hijack
+// return http.ErrHijacked and WriteHeader is logged and ignored, as in net/http; r.Context()
+// lives until h returns or the connection closes — the client leaving, a shutdown's grace period
+// ending, h's own Close — where net/http's lives until h returns; a panic of h is logged; a
+// net.Conn dropped unclosed is closed once collected. The request's deadline
+// (core.Ctx.SetTimeout) no longer applies, and the fields a dwell middleware of the route set go
+// out only with a 101. A hijacked connection costs the goroutine that keeps it — h's, or the
+// library's own — but no place in the pool (see SetWorkers): an idle gorilla/websocket echo
+// costs about 17 KB, the goroutine's stack and the 8 KiB of bufio buffers Hijack returns among
+// them, about what it costs on net/http's own server (see docs/operations.md).
 //
 // A panic in h is the dwell handler's: the server answers 500 if nothing was sent, else cuts
 // the response short; panic(http.ErrAbortHandler) cuts it without logging. An h that sets no
@@ -52,7 +82,7 @@ import (
 // a body over the limit, 503 at the end of a shutdown or past the request's deadline.
 //
 // Not bridged: response trailers (the Trailer field and http.TrailerPrefix are dropped),
-// a nil header value that suppresses a default field (Date, Content-Type), Hijack. A response
+// a nil header value that suppresses a default field (Date, Content-Type). A response
 // flushed before its first byte gets dwell's default Content-Type, text/plain, where net/http
 // would send none.
 //

@@ -25,10 +25,12 @@ const DefaultWorkers = 4096
 // place goes to the next request; its goroutine waits with it. When the wait ends, the handler
 // takes a place again before any request that has not started, waiting for one if the pool is
 // full. So the pool counts handlers that run, and a slow client — a body trickled a byte at a
-// time, a response read as slowly — holds a goroutine of its own but no place: at most n
-// goroutines run or wait idle (an idle one ends 10 to 20 s after its last request), plus one for
-// each bridged request whose handler is waiting for its client, which is at most one per
-// connection.
+// time, a response read as slowly — holds a goroutine of its own but no place. A handler that
+// has hijacked its connection (a WebSocket's) holds no place from the hijack on: what it does
+// with the connection is the work of its own goroutine, as a goroutine it started would be, and
+// it takes a place again only to return. So at most n goroutines run or wait idle (an idle one
+// ends 10 to 20 s after its last request), plus one for each bridged request whose handler is
+// waiting for its client or keeps a hijacked connection, which is at most one per connection.
 func SetWorkers(n int) {
 	if n < 1 {
 		n = DefaultWorkers

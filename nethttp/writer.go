@@ -30,6 +30,11 @@ type responseWriter struct {
 
 	headPending bool // the head is in x.call.fields, not yet handed to the loop
 	sniff       bool // the Content-Type is to be sniffed from the first bytes
+
+	// The connection was hijacked (see Hijack): the request's dwell handler has returned, and
+	// the request ends with end, which the handler's return wakes.
+	hijacked bool
+	end      core.Waker
 }
 
 // Header returns the response's header map. Changes after WriteHeader (or the first Write)
@@ -48,11 +53,15 @@ func (w *responseWriter) WriteHeader(code int) {
 	if w.x == nil {
 		return
 	}
+	if w.hijacked {
+		logMisuse("dwell: WriteHeader on a hijacked connection from a net/http handler")
+		return
+	}
 	if code < 100 || code > 999 {
 		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
 	}
 	if w.status != 0 {
-		logSuperfluousWriteHeader()
+		logMisuse("dwell: superfluous WriteHeader call from a net/http handler")
 		return
 	}
 	if code < 200 && code != http.StatusSwitchingProtocols {
@@ -84,6 +93,12 @@ func (w *responseWriter) interim(code int) {
 func (w *responseWriter) Write(p []byte) (int, error) {
 	if w.x == nil {
 		return 0, errHandlerDone
+	}
+	if w.hijacked {
+		if len(p) > 0 {
+			logMisuse("dwell: Write on a hijacked connection from a net/http handler")
+		}
+		return 0, http.ErrHijacked
 	}
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
@@ -123,16 +138,25 @@ func (w *responseWriter) WriteString(s string) (int, error) {
 // Flush sends the head, if it has not gone, and everything written so far (http.Flusher).
 func (w *responseWriter) Flush() { w.FlushError() }
 
-// FlushError is Flush that reports a failure, for http.ResponseController.
+// FlushError is Flush that reports a failure, for http.ResponseController; after Hijack it
+// is http.ErrHijacked.
 func (w *responseWriter) FlushError() error {
 	if w.x == nil {
 		return errHandlerDone
+	}
+	if w.hijacked {
+		return http.ErrHijacked
 	}
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
 	if w.err != nil {
 		return w.err
+	}
+	if w.status == http.StatusSwitchingProtocols && w.headPending {
+		// net/http sends the 101's head here; core sends one only as it hands the connection
+		// over, so it waits for the Hijack that follows (see Hijack).
+		return nil
 	}
 	return w.handOver(callWrite, nil, true)
 }
@@ -200,6 +224,10 @@ func (w *responseWriter) headInto(cl *call, p []byte) {
 // finish hands the end of the response to the loop — the head and the buffered bytes, or the
 // handler's panic — and lets go of the exchange.
 func (w *responseWriter) finish(panicV any) {
+	if w.hijacked {
+		w.finishHijacked(panicV)
+		return
+	}
 	x := w.x
 	cl := &x.call
 	cl.kind = callFinish
@@ -226,6 +254,9 @@ func (w *responseWriter) finish(panicV any) {
 func (w *responseWriter) ReadFrom(src io.Reader) (int64, error) {
 	if w.x == nil {
 		return 0, errHandlerDone
+	}
+	if w.hijacked {
+		return 0, http.ErrHijacked
 	}
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
@@ -353,9 +384,9 @@ func writeError(err error) error {
 	return err
 }
 
-// logSuperfluousWriteHeader logs a second WriteHeader with the place it was called from, as
-// net/http does.
-func logSuperfluousWriteHeader() {
+// logMisuse logs msg — a second WriteHeader, a Write after Hijack — with the place in the
+// handler's code it was called from, as net/http does.
+func logMisuse(msg string) {
 	var pcs [16]uintptr
 	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
 	caller := "unknown"
@@ -370,5 +401,5 @@ func logSuperfluousWriteHeader() {
 			break
 		}
 	}
-	slog.Warn("dwell: superfluous WriteHeader call from a net/http handler", "caller", caller)
+	slog.Warn(msg, "caller", caller)
 }

@@ -234,7 +234,8 @@ func TestResponseHEAD(t *testing.T) {
 }
 
 // TestResponseController: http.NewResponseController flushes, and reports what the bridge
-// does not do — Hijack, read and write deadlines — as http.ErrNotSupported.
+// does not do — read and write deadlines — as http.ErrNotSupported (its Hijack is
+// TestHijackResponseController's).
 func TestResponseController(t *testing.T) {
 	results := make(chan string, 1)
 	_, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) {
@@ -243,8 +244,6 @@ func TestResponseController(t *testing.T) {
 		check := func(name string, err error) {
 			out = append(out, fmt.Sprintf("%s=%v", name, errors.Is(err, http.ErrNotSupported)))
 		}
-		_, _, err := rc.Hijack()
-		check("hijack", err)
 		check("read", rc.SetReadDeadline(time.Now().Add(time.Second)))
 		check("write", rc.SetWriteDeadline(time.Now().Add(time.Second)))
 		check("duplex", rc.EnableFullDuplex())
@@ -255,7 +254,7 @@ func TestResponseController(t *testing.T) {
 	}, core.Options{})
 	cl := coretest.Dial(t, addr)
 	cl.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if got := <-results; got != "hijack=true read=true write=true duplex=false flush=false" {
+	if got := <-results; got != "read=true write=true duplex=false flush=false" {
 		t.Errorf("controller: %s", got)
 	}
 	resp, err := http.ReadResponse(cl.R, nil)
