@@ -259,6 +259,7 @@ func init() {
 		return cx.l != nil && cx.owned() && cx.inHandler()
 	}
 	ctxhook.Resume = func(c any, err error) { c.(*Ctx).resume(err) }
+	ctxhook.OnLoopStack = func(c any, f func()) { c.(*Ctx).onLoopStack(f) }
 	ctxhook.SetRoute = func(c any, id uint16) {
 		cx := c.(*Ctx)
 		cx.check("SetRoute")

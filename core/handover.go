@@ -96,6 +96,7 @@ func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 		cx.writeSwitch()
 	}
 	cx.resp |= rfFinished
+	cx.dropResponseFields()
 	hc := &Conn{c: c, p: p, serial: c.serial}
 	l := c.l
 	for int(c.fd) >= len(l.handed) {
@@ -110,6 +111,24 @@ func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 		l.pending = append(l.pending, c)
 	}
 	return hc, nil
+}
+
+// dropResponseFields gives back what held the response's header fields, written now: a
+// handler that goes on for the protocol's life (the sequential style of a WebSocket) would
+// keep them for nothing. The request's own fields, and a router's parameters, stay the
+// handler's to read.
+func (cx *Ctx) dropResponseFields() {
+	x := cx.x
+	if x == nil {
+		return
+	}
+	if x.hdrs != nil {
+		cx.l.pool.Put(x.hdrs)
+		x.hdrs, x.names = nil, 0
+	}
+	if x.params == nil && x.rare == nil {
+		cx.x = nil
+	}
 }
 
 // writeSwitch queues the 101 response of a protocol switch: the status line, Date, the
@@ -217,9 +236,16 @@ func (c *conn) closeHanded(err error) {
 
 // alive reports whether the Conn's connection is still open, and panics off its loop.
 func (hc *Conn) alive(op string) bool {
-	hc.c.l.mustBeOnLoop("Conn." + op)
+	if !hc.c.l.onLoop() {
+		hc.offLoop(op)
+	}
 	return !hc.closed
 }
+
+// offLoop panics for a call of op off the Conn's loop. The panic's message is built here, not
+// in alive, which every call of a Conn's methods makes: a concatenation there costs a call
+// and, in a handler's coroutine, enough stack to make the runtime grow it.
+func (hc *Conn) offLoop(op string) { hc.c.l.mustBeOnLoop("Conn." + op) }
 
 // Write queues a copy of p for the client. It never blocks: the bytes wait in the connection's
 // queue until the socket takes them, and Buffered says how many wait. Past the high-water mark
@@ -304,11 +330,12 @@ func (hc *Conn) SetTimeout(d time.Duration) {
 
 // PauseReading stops reading the connection until ResumeReading: what the client sends waits in
 // the kernel, and TCP's flow control holds the client back — a protocol whose client does not
-// read its output need not read its input either.
+// read its output need not read its input either. The socket's interest changes only if the
+// client sends more meanwhile, so that a pause a protocol ends soon (a message handed to its
+// reader) costs no system call.
 func (hc *Conn) PauseReading() {
 	if hc.alive("PauseReading") {
 		hc.paused = true
-		hc.c.updateInterest()
 	}
 }
 

@@ -66,6 +66,7 @@ type Loop struct {
 	running atomic.Pointer[coro]
 	g       uintptr
 	hooked  *Ctx
+	work    loopWork // what the running handler asked to run on the loop's stack (loopstack.go)
 
 	stallState // see stall.go
 

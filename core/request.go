@@ -372,9 +372,15 @@ func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, ret
 	if k == nil {
 		l.current = cx
 	}
-	l.running.Store(co)
-	resume(co)
-	l.running.Store(nil)
+	for {
+		l.running.Store(co)
+		resume(co)
+		l.running.Store(nil)
+		if l.work.f == nil {
+			break
+		}
+		l.runLoopWork(l.current) // and back into the handler, which waited for it
+	}
 	last = cx
 	if k == nil {
 		last = l.current // chain moves it along, and clears it when it finished the requests

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/dwellhttp/dwell/internal/syntax"
 	"github.com/dwellhttp/dwell/websocket/internal/deflate"
 )
@@ -53,12 +54,16 @@ func (e *HandshakeError) Error() string {
 // (see the package doc) and returns a *HandshakeError. Call Accept from the handler, before
 // anything of the response is written; o may be nil.
 func Accept(cx *core.Ctx, o *Options) (*Conn, error) {
-	c, err := upgrade(cx, o, nil)
+	// The handshake runs on the loop's stack, not the handler's: it needs more stack than a
+	// fresh coroutine has, and a handler that then parks for the connection's life would
+	// keep its stack grown, 2 KiB more per connection (see core/loopstack.go).
+	var c *Conn
+	var err error
+	ctxhook.OnLoopStack(cx, func() { c, err = upgrade(cx, o, nil) })
 	if err != nil {
 		return nil, err
 	}
 	c.cx = cx
-	cx.OnDone(func(core.Done) { c.cx = nil }) // the Ctx is another request's after this
 	return c, nil
 }
 

@@ -92,8 +92,12 @@ const (
 type Conn struct {
 	hc *core.Conn
 	o  *Options
-	ev *Events   // the event style's callbacks; nil for Accept's connections
-	cx *core.Ctx // the sequential style's handler, while it lasts
+	ev *Events // the event style's callbacks; nil for Accept's connections
+	// cx is the sequential style's request, through which a handler parks on the connection.
+	// It stays after that handler returns, when the Ctx is another request's: then that
+	// request's handler alone may park through it (ctxhook.InHandler), and a park made on
+	// this connection is always its caller's own, so it stays right to wake it.
+	cx *core.Ctx
 
 	// The frame being received.
 	left    int64   // payload bytes still to come
@@ -113,6 +117,7 @@ type Conn struct {
 	state      uint8
 	sub        int8 // the subprotocol's index in Options.Subprotocols, -1 for none
 	awaitPong  bool // a ping is out; timerAt is its pong's deadline
+	pongGrace  bool // the pong's deadline was moved once, for an unread message (timers.go)
 	readerWait bool // the handler is parked in a read
 	writerWait bool // the handler is parked in a write, for Drained
 	timerAt    int64

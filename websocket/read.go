@@ -52,22 +52,8 @@ func (c *Conn) NextReader() (MessageType, io.Reader, error) {
 // elsewhere. With withReader, the result carries the connection's messageReader, made on the
 // loop the first time.
 func (c *Conn) next(withReader bool) readResult {
-	l := c.hc.Loop()
-	if !l.OnLoop() {
-		ch := make(chan readResult, 1)
-		var mr *messageReader
-		if l.Post(func() {
-			if withReader {
-				mr = c.messageReader()
-			}
-			c.rareState().readers = append(c.rare.readers, ch)
-			c.serveReaders()
-		}) != nil {
-			return readResult{err: ErrClosed}
-		}
-		r := <-ch // sent after mr was set: the channel orders the two
-		r.mr = mr
-		return r
+	if !c.hc.Loop().OnLoop() {
+		return c.nextOffLoop(withReader)
 	}
 	if c.ev != nil {
 		return readResult{err: errEventStyle}
@@ -88,6 +74,28 @@ func (c *Conn) next(withReader bool) readResult {
 	if withReader {
 		r.mr = c.messageReader()
 	}
+	return r
+}
+
+// nextOffLoop is next for a goroutine: it waits on a channel the loop answers. It is a function
+// of its own so that next's frame, which a parked handler keeps on its stack for as long as it
+// waits, is small.
+//
+//go:noinline
+func (c *Conn) nextOffLoop(withReader bool) readResult {
+	ch := make(chan readResult, 1)
+	var mr *messageReader
+	if c.hc.Loop().Post(func() {
+		if withReader {
+			mr = c.messageReader()
+		}
+		c.rareState().readers = append(c.rare.readers, ch)
+		c.serveReaders()
+	}) != nil {
+		return readResult{err: ErrClosed}
+	}
+	r := <-ch // sent after mr was set: the channel orders the two
+	r.mr = mr
 	return r
 }
 

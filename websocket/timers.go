@@ -56,13 +56,15 @@ func (c *Conn) Timeout(*core.Conn) {
 		c.startClose(CloseGoingAway, "idle")
 		return
 	case c.awaitPong && t >= c.timerAt:
-		if !c.ready || c.cx == nil {
+		if !c.ready || c.pongGrace {
 			c.end(ErrPongTimeout)
 			return
 		}
 		// The pong may be waiting behind a message the handler, busy, has not read yet,
-		// unread itself: the client is not the one late. (Once the handler has returned, a
-		// message nobody reads holds the connection no longer than the pong timeout.)
+		// unread itself: the client is not the one late. It gets one more pong timeout, no
+		// more, so that a message nobody reads (the handler has returned) holds the
+		// connection no longer than twice that.
+		c.pongGrace = true
 		c.timerAt = t + int64(c.o.pongTimeout())
 	case !c.awaitPong && c.timerAt != 0 && t >= c.timerAt:
 		c.writeFrame(frame.Ping, nil, true, false)
@@ -77,7 +79,7 @@ func (c *Conn) pong() {
 	if !c.awaitPong || c.state != stateOpen {
 		return
 	}
-	c.awaitPong = false
+	c.awaitPong, c.pongGrace = false, false
 	c.timerAt = now() + int64(c.o.pingInterval())
 	c.schedule()
 }

@@ -50,6 +50,12 @@ var (
 	// whose calls park when they can, and queue or post otherwise, asks it first.
 	InHandler func(c any) bool
 
+	// OnLoopStack runs f on the loop's own goroutine while the handler of c (a *core.Ctx)
+	// waits, f holding the handler's right to use c: for stack-hungry work done once by a
+	// handler that then parks for long, whose coroutine's stack would otherwise stay grown
+	// (see core/loopstack.go). Outside the handler's coroutine f runs at once.
+	OnLoopStack func(c any, f func())
+
 	// Resume wakes the request c (a *core.Ctx) where it is parked in Suspend or Hold, or its
 	// pending continuation, with err; it does nothing otherwise. Call it on c's loop, and only
 	// for a park that is certainly c's current request's — a wait that unlinks itself before
