@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/ctxhook"
@@ -78,6 +79,19 @@ var (
 	errCannotWait = errors.New("websocket: ReadMessage on the loop outside the connection's handler, where it cannot wait")
 )
 
+// The bits of Conn.pub.
+const (
+	pubClosed = 1 << iota // the connection takes no more messages: it is closing or closed
+	pubOver               // its output is over the high-water mark
+)
+
+// setState moves the connection to state s, which is past stateOpen, and tells other
+// goroutines so.
+func (c *Conn) setState(s uint8) {
+	c.state = s
+	c.pub.Or(pubClosed)
+}
+
 // Connection states.
 const (
 	stateOpen    uint8 = iota
@@ -120,8 +134,11 @@ type Conn struct {
 	pongGrace  bool // the pong's deadline was moved once, for an unread message (timers.go)
 	readerWait bool // the handler is parked in a read
 	writerWait bool // the handler is parked in a write, for Drained
-	timerAt    int64
-	lastIn     int64 // when the client last sent something, for IdleTimeout
+	// pub is what other goroutines' Send and SendPrepared see of the connection without
+	// waiting for its loop (pubClosed, pubOver); the loop keeps it up to date.
+	pub     atomic.Uint32
+	timerAt int64
+	lastIn  int64 // when the client last sent something, for IdleTimeout
 
 	flate *flateState // permessage-deflate, when negotiated
 	rare  *connRare   // what few connections need
@@ -157,14 +174,17 @@ func (c *Conn) Compressed() bool { return c.flate != nil }
 // Loop returns the connection's loop.
 func (c *Conn) Loop() *core.Loop { return c.hc.Loop() }
 
-// RemoteAddr returns the client's address. It is called on the loop.
+// RemoteAddr returns the client's address. Off the connection's loop it waits for the loop to
+// answer, so another loop's code should not call it (keep the address from the upgrade's
+// request instead).
 func (c *Conn) RemoteAddr() netip.AddrPort {
 	var a netip.AddrPort
 	c.onLoop(func() { a = c.hc.RemoteAddr() })
 	return a
 }
 
-// Err returns why the connection closed, nil while it is open.
+// Err returns why the connection closed, nil while it is open. Off the connection's loop it
+// waits for the loop to answer, so it is not for another loop's code.
 func (c *Conn) Err() error {
 	var err error
 	c.onLoop(func() { err = c.closeErr() })
@@ -189,7 +209,9 @@ func (c *Conn) setErr(err error) {
 }
 
 // onLoop runs f on the connection's loop: at once when called there, else posted, waiting for
-// it to have run. A loop that has stopped runs nothing: f is then not called.
+// it to have run — for the calls that return what the loop knows, made from goroutines (on
+// another loop, waiting would hold that loop up: those calls are not for another loop's
+// code). A loop that has stopped runs nothing: f is then not called.
 func (c *Conn) onLoop(f func()) {
 	l := c.hc.Loop()
 	if l.OnLoop() {
@@ -201,6 +223,17 @@ func (c *Conn) onLoop(f func()) {
 		return
 	}
 	<-done
+}
+
+// soon runs f on the connection's loop, at once when called there, else posted, without
+// waiting: for the calls that need no answer, which any code may make, another loop's too. A
+// loop's posts run in order, so what a goroutine asks soon is done before what it asks next.
+func (c *Conn) soon(f func()) {
+	if l := c.hc.Loop(); l.OnLoop() {
+		f()
+	} else {
+		l.Post(f) // a loop that has stopped has closed the connection: nothing is left to do
+	}
 }
 
 // Receive takes the client's bytes: frames are read and checked as they come, control frames
@@ -413,7 +446,10 @@ func (c *Conn) fail(code uint16, reason string) bool {
 }
 
 // Drained is the core.Protocol's: the output has drained after a slow client.
-func (c *Conn) Drained(*core.Conn) { c.wakeWriters() }
+func (c *Conn) Drained(*core.Conn) {
+	c.pub.And(^uint32(pubOver))
+	c.wakeWriters()
+}
 
 // Shutdown is the core.Protocol's: the server is shutting down: the close handshake begins with
 // 1001.
@@ -426,7 +462,7 @@ func (c *Conn) Closed(_ *core.Conn, err error) {
 	} else {
 		c.setErr(ErrClosed)
 	}
-	c.state = stateClosed
+	c.setState(stateClosed)
 	putBuf(c.msg)
 	c.msg = nil
 	c.flate.release()

@@ -90,6 +90,6 @@ func (c *Conn) end(err error) {
 	if err != nil {
 		c.setErr(err)
 	}
-	c.state = stateDone
+	c.setState(stateDone)
 	c.hc.Close()
 }

@@ -49,11 +49,14 @@ var (
 )
 
 // Send queues a message for the client and says so at once: it never waits. It is the event
-// style's write (it may be called from Events' functions), and may be called from anywhere:
-// off the loop, data is copied and the call waits only for the loop to queue it. A message the
-// slow-client policy refuses is not queued (SendDropped); past the high-water mark it is, but
-// the sender is told to hold back (SendBackpressure). The type must be Text or Binary; a Text
-// message is sent as it is, its UTF-8 the caller's to ensure.
+// style's write (it may be called from Events' functions), and may be called from anywhere,
+// another loop's code among them. On the connection's loop it says what became of the
+// message: queued (SendQueued), queued past the high-water mark, the sender told to hold back
+// (SendBackpressure), refused by the slow-client policy (SendDropped), or too late
+// (SendClosed). Elsewhere data is copied and posted to the loop, which applies the policy when
+// it runs it, and the result is SendClosed or what the connection last said of its output:
+// SendBackpressure while it is over the mark, else SendQueued. The type must be Text or
+// Binary; a Text message is sent as it is, its UTF-8 the caller's to ensure.
 func (c *Conn) Send(typ MessageType, data []byte) SendResult {
 	if typ != Text && typ != Binary {
 		panic(errBadType)
@@ -61,10 +64,8 @@ func (c *Conn) Send(typ MessageType, data []byte) SendResult {
 	if c.hc.Loop().OnLoop() {
 		return c.send(typ, data)
 	}
-	r := SendClosed
 	own := append([]byte(nil), data...)
-	c.onLoop(func() { r = c.send(typ, own) })
-	return r
+	return c.post(func() { c.send(typ, own) })
 }
 
 // send queues a data message on the loop, compressed when that was negotiated and it is long
@@ -92,6 +93,21 @@ func (c *Conn) queue(op frame.Opcode, payload []byte, compressed bool) SendResul
 	}
 	c.writeFrame(op, payload, true, compressed)
 	if c.hc.Buffered() > c.hc.HighWater() {
+		if c.pub.Load()&pubOver == 0 {
+			c.pub.Or(pubOver) // until Drained
+		}
+		return SendBackpressure
+	}
+	return SendQueued
+}
+
+// post runs the send f on the connection's loop, for a caller elsewhere, without waiting for
+// it: what the result can say at once is what the loop last published.
+func (c *Conn) post(f func()) SendResult {
+	if c.pub.Load()&pubClosed != 0 || c.hc.Loop().Post(f) != nil {
+		return SendClosed
+	}
+	if c.pub.Load()&pubOver != 0 {
 		return SendBackpressure
 	}
 	return SendQueued
@@ -102,7 +118,7 @@ func (c *Conn) queue(op frame.Opcode, payload []byte, compressed bool) SendResul
 // timeout.
 func (c *Conn) dropSlow() {
 	c.setErr(&CloseError{Code: ClosePolicyViolation, Reason: "the client does not read its messages"})
-	c.state = stateDone
+	c.setState(stateDone)
 	c.hc.Abort()
 }
 
@@ -121,7 +137,8 @@ func (c *Conn) writeFrame(op frame.Opcode, payload []byte, fin, rsv1 bool) {
 // the same way, on the loop's word; from Events' functions or a Loop.Post callback, which
 // cannot wait, it queues the message and returns. Writes from any number of goroutines are
 // sent whole, one after another, never interleaved. It returns ErrClosed (or why the
-// connection closed) once it has closed or begun to.
+// connection closed) once it has closed or begun to. Code of another loop must not wait, and
+// should use Send instead.
 func (c *Conn) WriteMessage(typ MessageType, data []byte) error {
 	if typ != Text && typ != Binary {
 		return errBadType
@@ -192,7 +209,7 @@ func (c *Conn) Close(code uint16, reason string) error {
 	if len(reason) > frame.MaxControlPayload-2 || !utf8.ValidString(reason) {
 		return errCloseReasonLen
 	}
-	c.onLoop(func() { c.startClose(code, reason) })
+	c.soon(func() { c.startClose(code, reason) })
 	return nil
 }
 
@@ -204,7 +221,7 @@ func (c *Conn) startClose(code uint16, reason string) {
 	var b [frame.MaxControlPayload]byte
 	c.writeFrame(frame.Close, frame.AppendClose(b[:0], code, reason), true, false)
 	c.setErr(&CloseError{Code: code, Reason: reason})
-	c.state = stateClosing
+	c.setState(stateClosing)
 	c.awaitPong = false
 	c.timerAt = now() + int64(c.o.closeTimeout())
 	c.schedule()
