@@ -250,7 +250,8 @@ func (c *conn) keepInput() {
 }
 
 // holdInput bounds what a connection keeps while its request's handler waits (see headRead):
-// the input past the request is dropped unless it can start a request and is within headRead,
+// the input past the request is dropped unless it is within headRead and can start a request,
+// or follows a request that may switch protocols,
 // and the connection then ends after the response, lingering so that the client, whose bytes
 // the kernel still holds, reads the response rather than a reset.
 func (c *conn) holdInput() {
@@ -264,7 +265,10 @@ func (c *conn) holdInput() {
 			own = len(c.in) // where the body ends is known only once it is decoded
 		}
 	}
-	if past := c.in[own:]; len(past) == 0 || len(past) <= headRead && wire.MayStartRequest(past) {
+	// What follows a request that may switch protocols (Connection: upgrade, or CONNECT) is
+	// the next protocol's if the handler hands the connection over, whatever it looks like.
+	switching := c.cx.req.Has(wire.Upgrade) || c.cx.req.IsMethod("CONNECT")
+	if past := c.in[own:]; len(past) == 0 || len(past) <= headRead && (switching || wire.MayStartRequest(past)) {
 		return
 	}
 	c.in = c.in[:own]

@@ -251,3 +251,40 @@ func TestHandOverRefused(t *testing.T) {
 		t.Fatalf("a started response was handed over: %q", body)
 	}
 }
+
+// TestHandOverAfterParking: a handler that parks before it switches protocols (an upgrade that
+// first checks something elsewhere) hands over the bytes the client sent behind the head, though
+// they cannot start a request: the next protocol's, kept as the request said it may switch
+// (Connection: upgrade, or CONNECT); behind a request that may not, they would be dropped.
+func TestHandOverAfterParking(t *testing.T) {
+	for _, head := range []string{
+		"GET / HTTP/1.1\r\nHost: h\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n",
+		"CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
+	} {
+		p := newEcho("")
+		parked := make(chan Waker, 1)
+		_, addr := startServer(t, func(c *Ctx) {
+			parked <- c.Waker()
+			c.Suspend(0)
+			if c.Method() != "CONNECT" {
+				c.SetStatus(101)
+				c.SetHeader("Upgrade", "echo")
+			}
+			if _, err := c.HandOver(p); err != nil {
+				t.Errorf("HandOver: %v", err)
+			}
+		}, Options{AllowCONNECT: true})
+		c := dial(t, addr)
+		early := "\x81\x82\x00\x00\x00\x00hi, not a request"
+		c.Send(head + early)
+		receive(t, "the handler to park", parked).Wake(nil)
+		if !strings.HasPrefix(head, "CONNECT") {
+			if resp, err := http.ReadResponse(c.R, nil); err != nil || resp.StatusCode != 101 {
+				t.Fatalf("%v %v", resp, err)
+			}
+		}
+		if got := readN(t, c.R, len(early)); got != early {
+			t.Fatalf("%.60q: %q, want the bytes behind the head", head, got)
+		}
+	}
+}

@@ -47,6 +47,8 @@ func (fr *framing) note(r *Request, f Field) *Reject {
 					r.flags |= Close
 				case equalFold(opt, "keep-alive"):
 					r.flags |= KeepAlive
+				case equalFold(opt, "upgrade"):
+					r.flags |= Upgrade
 				}
 			})
 		}

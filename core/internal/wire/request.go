@@ -47,6 +47,7 @@ const (
 	Expect100                   // Expect: 100-continue
 	Close                       // Connection: close
 	KeepAlive                   // Connection: keep-alive
+	Upgrade                     // Connection: upgrade (a protocol switch may follow)
 	escaped                     // the request-target has a '%' or a '+' to decode
 )
 
