@@ -122,9 +122,28 @@ func (cx *Ctx) rare() *ctxRare {
 
 func (cx *Ctx) extra() *ctxExtra {
 	if cx.x == nil {
-		cx.x = &ctxExtra{}
+		cx.x = cx.l.getExtra()
 	}
 	return cx.x
+}
+
+// getExtra returns an empty ctxExtra, one a handed-over request gave back if there is one.
+func (l *Loop) getExtra() *ctxExtra {
+	if n := len(l.extras); n > 0 {
+		x := l.extras[n-1]
+		l.extras[n-1] = nil
+		l.extras = l.extras[:n-1]
+		return x
+	}
+	return &ctxExtra{}
+}
+
+// putExtra keeps an empty ctxExtra for getExtra, a few of them at most: between a request
+// that gives one back and the next that needs one, the list is one long.
+func (l *Loop) putExtra(x *ctxExtra) {
+	if len(l.extras) < 16 {
+		l.extras = append(l.extras, x)
+	}
 }
 
 // getCtx takes a Ctx from the loop's pool for a request on c.

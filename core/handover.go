@@ -128,6 +128,7 @@ func (cx *Ctx) dropResponseFields() {
 	}
 	if x.params == nil && x.rare == nil {
 		cx.x = nil
+		cx.l.putExtra(x) // for the next request that sets a field, not garbage
 	}
 }
 

@@ -66,7 +66,8 @@ type Loop struct {
 	running atomic.Pointer[coro]
 	g       uintptr
 	hooked  *Ctx
-	work    loopWork // what the running handler asked to run on the loop's stack (loopstack.go)
+	work    loopWork    // what the running handler asked to run on the loop's stack (loopstack.go)
+	extras  []*ctxExtra // empty ones handed-over requests gave back (Loop.getExtra)
 
 	stallState // see stall.go
 
