@@ -127,8 +127,12 @@ func (cx *Ctx) extra() *ctxExtra {
 	return cx.x
 }
 
-// getExtra returns an empty ctxExtra, one a handed-over request gave back if there is one.
+// getExtra returns an empty ctxExtra, one a handed-over request gave back if there is one. l
+// may be nil, for a Ctx no loop made (a test's).
 func (l *Loop) getExtra() *ctxExtra {
+	if l == nil {
+		return &ctxExtra{}
+	}
 	if n := len(l.extras); n > 0 {
 		x := l.extras[n-1]
 		l.extras[n-1] = nil
