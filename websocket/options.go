@@ -31,7 +31,7 @@ type Options struct {
 
 	// ContextTakeover lets compression carry its window from one message to the next, when the
 	// client asks for it: messages compress better, and each connection keeps a compressor and
-	// a decompressor with their windows for its whole life — about 80 KiB (see
+	// a decompressor with their windows for its whole life — about 130 KiB (see
 	// docs/operations.md) — against none without it.
 	ContextTakeover bool
 
