@@ -98,7 +98,8 @@ func (c *conn) onReadable(hangup bool) {
 		}
 		c.setInterest(ev)
 	case stHandedOver:
-		if c.handed().paused {
+		if hc := c.handed(); hc.paused {
+			hc.unread = true
 			c.setInterest(c.events &^ netpoll.WatchRead) // ResumeReading asks again
 			return
 		}
@@ -346,7 +347,7 @@ func (c *conn) updateInterest() {
 	case stLinger:
 		ev |= netpoll.WatchRead | netpoll.WatchHangup
 	case stHandedOver:
-		if c.handed().paused {
+		if c.handed().unread { // a pause alone leaves the interest as it is (PauseReading)
 			ev &^= netpoll.WatchRead
 		} else {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup

@@ -57,6 +57,7 @@ type Conn struct {
 	closing bool   // Close was called
 	closed  bool
 	paused  bool // PauseReading
+	unread  bool // paused, and the client sent more: the socket's read interest is off
 	flushed bool // in the loop's list of connections to flush at the end of the turn
 }
 
@@ -246,7 +247,9 @@ func (hc *Conn) alive(op string) bool {
 // offLoop panics for a call of op off the Conn's loop. The panic's message is built here, not
 // in alive, which every call of a Conn's methods makes: a concatenation there costs a call
 // and, in a handler's coroutine, enough stack to make the runtime grow it.
-func (hc *Conn) offLoop(op string) { hc.c.l.mustBeOnLoop("Conn." + op) }
+//
+//go:noinline
+func (hc *Conn) offLoop(op string) { panic(hc.c.l.offLoopError("Conn." + op)) }
 
 // Write queues a copy of p for the client. It never blocks: the bytes wait in the connection's
 // queue until the socket takes them, and Buffered says how many wait. Past the high-water mark
@@ -344,7 +347,7 @@ func (hc *Conn) PauseReading() {
 // it holds already.
 func (hc *Conn) ResumeReading() {
 	if hc.alive("ResumeReading") && hc.paused {
-		hc.paused = false
+		hc.paused, hc.unread = false, false
 		c := hc.c
 		c.l.pending = append(c.l.pending, c)
 		c.updateInterest()

@@ -112,6 +112,11 @@ func (l *Loop) OnLoop() bool { return l.onLoop() }
 // loop may touch (its timers).
 func (l *Loop) mustBeOnLoop(op string) {
 	if !l.onLoop() {
-		panic("dwell: " + op + " called off its loop: call it from a handler, a continuation, a Post callback or a timer of that loop")
+		panic(l.offLoopError(op))
 	}
+}
+
+// offLoopError is what a call of op off its loop panics with.
+func (l *Loop) offLoopError(op string) string {
+	return "dwell: " + op + " called off its loop: call it from a handler, a continuation, a Post callback or a timer of that loop"
 }

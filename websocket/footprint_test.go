@@ -1,0 +1,113 @@
+//go:build !race && linux && !dwell_portable
+
+package websocket
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/core/coretest"
+	"github.com/dwellhttp/dwell/websocket/internal/frame"
+)
+
+// fixedStackStart is the GODEBUG setting under which new goroutines start with 2 KiB stacks.
+const fixedStackStart = "adaptivestackstart=0"
+
+// TestIdleFootprint holds what an idle WebSocket costs the server beside an idle keep-alive
+// connection (heap in use and goroutine stacks, after a collection), as docs/operations.md
+// states it: the event style's connection holds its state and nothing else (about 190 bytes
+// over the keep-alive connection's 144), the sequential style's, parked in ReadMessage, its
+// handler's coroutine with a 2 KiB stack and its request besides (about 3.4 KB).
+func TestIdleFootprint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	if !strings.Contains(os.Getenv("GODEBUG"), fixedStackStart) {
+		// Go sizes new goroutines' stacks by what its last collection found (GODEBUG
+		// adaptivestackstart), which the tests before would decide: measure in a process of
+		// its own, with the runtime's fixed 2 KiB start.
+		cmd := exec.Command(os.Args[0], "-test.run=^TestIdleFootprint$", "-test.v")
+		cmd.Env = append(os.Environ(), "GODEBUG="+strings.TrimPrefix(os.Getenv("GODEBUG")+","+fixedStackStart, ","))
+		out, err := cmd.CombinedOutput()
+		t.Logf("in a process of its own:\n%s", out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, tc := range []struct {
+		name  string
+		h     func(*atomic.Int64) core.Handler
+		bound float64 // bytes per connection over an idle keep-alive connection
+	}{
+		{"event style", func(open *atomic.Int64) core.Handler {
+			ev := &Events{
+				Open:    func(*Conn) { open.Add(1) },
+				Message: func(c *Conn, typ MessageType, data []byte) { c.Send(typ, data) },
+			}
+			return func(cx *core.Ctx) { Serve(cx, nil, ev) }
+		}, 256},
+		{"sequential style", func(open *atomic.Int64) core.Handler {
+			return func(cx *core.Ctx) {
+				c, err := Accept(cx, nil)
+				if err != nil {
+					return
+				}
+				open.Add(1)
+				for {
+					typ, msg, err := c.ReadMessage()
+					if err != nil || c.WriteMessage(typ, msg) != nil {
+						return
+					}
+				}
+			}
+		}, 3584},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var open atomic.Int64
+			upgrade := tc.h(&open)
+			_, addr := coretest.Serve(t, func(cx *core.Ctx) {
+				if cx.Path() == "/plain" {
+					cx.WriteString("ok")
+					return
+				}
+				upgrade(cx)
+			}, core.Options{})
+			const n = 1000
+			conns := make([]*client, n)
+			for i := range conns {
+				conns[i] = &client{Conn: coretest.Dial(t, addr), key: [4]byte{1, 2, 3, 4}}
+				conns[i].Send("GET /plain HTTP/1.1\r\nHost: h\r\n\r\n")
+				if resp, body := conns[i].Response("GET"); resp.StatusCode != 200 || body != "ok" {
+					t.Fatalf("the plain request: %d %q", resp.StatusCode, body)
+				}
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for _, c := range conns {
+				c.Send(upgradeRequest("/ws"))
+				if resp, err := http.ReadResponse(c.R, nil); err != nil || resp.StatusCode != 101 {
+					t.Fatalf("the upgrade: %v %v", resp, err)
+				}
+				c.send(frame.Text, "hello")
+				c.expect(frame.Text, "hello")
+			}
+			coretest.WaitFor(t, "every connection open", func() bool { return open.Load() == n })
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			heap := float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / n
+			stack := float64(int64(after.StackInuse)-int64(before.StackInuse)) / n
+			t.Logf("%s: %.0f B of heap and %.0f B of stacks per connection, over an idle keep-alive connection", tc.name, heap, stack)
+			if heap+stack > tc.bound {
+				t.Errorf("an idle WebSocket of the %s costs %.0f B over an idle keep-alive connection, over %.0f B", tc.name, heap+stack, tc.bound)
+			}
+		})
+	}
+}
