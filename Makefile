@@ -17,7 +17,7 @@ run:
 	go run ./$(PROGRAM) $(ARGS)
 
 # Formatting, vet, staticcheck, the race-enabled suite, the allocation tests (which only count
-# true allocations in a build without the race detector), the builds for other systems, the
+# true allocations in a build without the race detector) and the WebSocket footprint test, the builds for other systems, the
 # suite once more on the portable poller (the one other systems use), then the nested modules.
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -27,6 +27,7 @@ test:
 	go run $(STATICCHECK) ./...
 	go test -race ./...
 	go test -count=1 -run 'Alloc' ./...
+	go test -count=1 -run 'Footprint' ./websocket/
 	@set -e; for os in darwin freebsd windows; do \
 		echo "== GOOS=$$os go build ./..."; GOOS=$$os go build ./...; \
 	done

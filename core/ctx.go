@@ -282,7 +282,9 @@ func init() {
 		return cx.l != nil && cx.owned() && cx.inHandler()
 	}
 	ctxhook.Resume = func(c any, err error) { c.(*Ctx).resume(err) }
-	ctxhook.OnLoopStack = func(c any, f func()) { c.(*Ctx).onLoopStack(f) }
+	ctxhook.OnLoopStack = func(c any, f func(any, []byte, int) int, p any, b []byte, n int) int {
+		return c.(*Ctx).onLoopStack(f, p, b, n)
+	}
 	ctxhook.SetRoute = func(c any, id uint16) {
 		cx := c.(*Ctx)
 		cx.check("SetRoute")

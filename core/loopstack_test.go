@@ -22,14 +22,19 @@ func TestOnLoopStack(t *testing.T) {
 		var s seen
 		s.handlerG = gid.Self()
 		s.inHandler = ctxhook.InHandler(c)
-		ctxhook.OnLoopStack(c, func() {
+		ret := ctxhook.OnLoopStack(c, func(p any, b []byte, n int) int {
+			s := p.(*seen)
 			s.workG = gid.Self()
 			s.loopG = c.l.g
 			s.workInHandler = ctxhook.InHandler(c)
-			c.SetHeader("X-Work", "on the loop")
-		})
+			c.SetHeader("X-Work", string(b))
+			return n + 1
+		}, &s, []byte("on the loop"), 41)
+		if ret != 42 {
+			t.Errorf("the work's result: %d, want 42", ret)
+		}
 		if c.Path() == "/panic" {
-			ctxhook.OnLoopStack(c, func() { panic("in the work") })
+			ctxhook.OnLoopStack(c, func(any, []byte, int) int { panic("in the work") }, nil, nil, 0)
 			t.Error("the handler went on after its work panicked")
 		}
 		got <- s

@@ -57,14 +57,28 @@ func Accept(cx *core.Ctx, o *Options) (*Conn, error) {
 	// The handshake runs on the loop's stack, not the handler's: it needs more stack than a
 	// fresh coroutine has, and a handler that then parks for the connection's life would
 	// keep its stack grown, 2 KiB more per connection (see core/loopstack.go).
-	var c *Conn
-	var err error
-	ctxhook.OnLoopStack(cx, func() { c, err = upgrade(cx, o, nil) })
+	a := acceptCall{cx: cx, o: o}
+	ctxhook.OnLoopStack(cx, acceptOnLoop, &a, nil, 0)
+	c, err := a.c, a.err
 	if err != nil {
 		return nil, err
 	}
 	c.cx = cx
 	return c, nil
+}
+
+// acceptCall is Accept's upgrade, run on the loop's stack (acceptOnLoop).
+type acceptCall struct {
+	cx  *core.Ctx
+	o   *Options
+	c   *Conn
+	err error
+}
+
+func acceptOnLoop(p any, _ []byte, _ int) int {
+	a := p.(*acceptCall)
+	a.c, a.err = upgrade(a.cx, a.o, nil)
+	return 0
 }
 
 // Serve upgrades the request to a WebSocket connection in the event style: ev's functions run

@@ -70,11 +70,32 @@ func (c *Conn) next(withReader bool) readResult {
 		cx.Hold() // woken by a message or the close; the connection's state says which
 		c.readerWait = false
 	}
-	r := c.take()
+	// take, with what it asks of core (reading resumed, the rest of the input given) run on
+	// the loop's stack, as Accept's handshake is, so that the stack the handler parks with
+	// stays small.
+	r := readResult{typ: MessageType(c.msgOp), data: c.msg}
+	c.msg, c.msgOp, c.ready = nil, 0, false
+	if c.state < stateDone {
+		ctxhook.OnLoopStack(cx, resumeOnLoop, c, nil, 0)
+	}
 	if withReader {
-		r.mr = c.messageReader()
+		if c.rare == nil || c.rare.reader == nil {
+			ctxhook.OnLoopStack(cx, readerOnLoop, c, nil, 0)
+		}
+		r.mr = c.rare.reader
 	}
 	return r
+}
+
+func resumeOnLoop(p any, _ []byte, _ int) int {
+	p.(*Conn).hc.ResumeReading()
+	return 0
+}
+
+// readerOnLoop makes the connection's messageReader, the first time, on the loop's stack.
+func readerOnLoop(p any, _ []byte, _ int) int {
+	p.(*Conn).messageReader()
+	return 0
 }
 
 // nextOffLoop is next for a goroutine: it waits on a channel the loop answers. It is a function

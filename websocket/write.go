@@ -159,10 +159,24 @@ func (c *Conn) WriteMessage(typ MessageType, data []byte) error {
 		}
 		return err
 	}
-	if err := c.sendErr(c.send(typ, data)); err != nil {
+	var r SendResult
+	if cx := c.cx; cx != nil {
+		// In the handler's coroutine the write runs on the loop's stack: the output queue's
+		// frames, on top of the handler's own, would grow the stack the handler then keeps
+		// while it parks (see Accept).
+		r = SendResult(ctxhook.OnLoopStack(cx, sendOnLoop, c, data, int(typ)))
+	} else {
+		r = c.send(typ, data)
+	}
+	if err := c.sendErr(r); err != nil {
 		return err
 	}
 	return c.awaitDrain()
+}
+
+// sendOnLoop is WriteMessage's send, run on the loop's stack.
+func sendOnLoop(p any, data []byte, typ int) int {
+	return int(p.(*Conn).send(MessageType(typ), data))
 }
 
 // sendErr is the error of a write that send answered r.

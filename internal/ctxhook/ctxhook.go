@@ -50,11 +50,13 @@ var (
 	// whose calls park when they can, and queue or post otherwise, asks it first.
 	InHandler func(c any) bool
 
-	// OnLoopStack runs f on the loop's own goroutine while the handler of c (a *core.Ctx)
-	// waits, f holding the handler's right to use c: for stack-hungry work done once by a
-	// handler that then parks for long, whose coroutine's stack would otherwise stay grown
-	// (see core/loopstack.go). Outside the handler's coroutine f runs at once.
-	OnLoopStack func(c any, f func())
+	// OnLoopStack runs f(p, b, n) on the loop's own goroutine while the handler of c (a
+	// *core.Ctx) waits, and returns its result, f holding the handler's right to use c: for
+	// stack-hungry work done by a handler that parks for long, whose coroutine's stack would
+	// otherwise stay grown (see core/loopstack.go). f is a function and its arguments rather
+	// than a closure so that the call allocates nothing. Outside the handler's coroutine f
+	// runs at once.
+	OnLoopStack func(c any, f func(p any, b []byte, n int) int, p any, b []byte, n int) int
 
 	// Resume wakes the request c (a *core.Ctx) where it is parked in Suspend or Hold, or its
 	// pending continuation, with err; it does nothing otherwise. Call it on c's loop, and only
