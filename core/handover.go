@@ -78,8 +78,11 @@ var (
 //
 // The handler may return at once — the connection then lives on without a coroutine, costing
 // its Conn and its state, and the request ends as usual (its completion hooks see the 101) —
-// or go on, parked in Suspend while p wakes it, until it returns. Either way the connection
-// is p's until it closes; the request's response can no longer be written.
+// or go on, parked (Suspend, Hold) while p wakes it, or detached (Detach, and the waits made
+// of it, such as wait.Topic's OnNext), until it returns: the connection's close wakes it with
+// ErrClosed, the end of a shutdown's grace period with ErrShutdown, and its completion hooks
+// run when it ends. Either way the connection is p's until it closes; the request's response
+// can no longer be written.
 func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 	if !cx.owned() {
 		return nil, cx.misused("HandOver")

@@ -1,12 +1,14 @@
 // Command chat is a long-poll chat room. POST /messages adds a message; GET /messages?after=N
 // answers with the messages after N at once, or waits for the next one (wait.Topic); GET
-// /events streams the same topic as Server-Sent Events, paced by the client; GET / is a page
-// that chats through the long-poll API. The room is examples/internal/chatroom, the API's
-// messages and answers examples/internal/chatapi (its doc has the API), the page
-// examples/internal/chatpage.
+// /events streams the same topic as Server-Sent Events, paced by the client; GET /ws follows it
+// over a WebSocket, from a cursor as the polls do; GET / is a page that chats through the
+// WebSocket, or through the long polls where no WebSocket gets through. The room is
+// examples/internal/chatroom, the API's messages and answers examples/internal/chatapi (its doc
+// has the API), the page examples/internal/chatpage.
 //
 // A waiting poll parks only its own handler: thousands of them cost a few kilobytes each, and
-// one message wakes them all, each on its own loop.
+// one message wakes them all, each on its own loop. A WebSocket waits with no coroutine at all:
+// its upgrade's request is detached on the topic (wait.Topic.OnNext) between messages.
 package main
 
 import (

@@ -1,22 +1,24 @@
 // Command chatcluster is examples/chat run as any number of instances behind a load balancer:
 // the same API and page, over a topic kept in a NATS JetStream stream. POST /messages stores a
-// message in the stream; GET /messages?after=N and GET /events answer with what came after N,
-// whichever instance it was posted to, and wait for the next message when nothing did.
+// message in the stream; GET /messages?after=N, GET /events and the WebSocket of GET
+// /ws?after=N answer with what came after N, whichever instance it was posted to, and wait for
+// the next message when nothing did.
 //
 //	nats-server -js &
 //	chatcluster -addr 127.0.0.1:8081 &
 //	chatcluster -addr 127.0.0.1:8082 &
 //
-// A message posted to one instance wakes the polls parked on all of them; a client may poll
-// any instance with its cursor (the stream's sequence numbers mean the same everywhere); an
-// instance that starts serves the whole history from the stream. While NATS is unreachable a
-// post gets 503 and waiting polls stay parked; once it is back they go on, without a restart.
+// A message posted to one instance wakes the polls parked on all of them, and reaches their
+// WebSockets; a client may poll (or reconnect its socket to) any instance with its cursor (the
+// stream's sequence numbers mean the same everywhere); an instance that starts serves the whole
+// history from the stream. While NATS is unreachable a post gets 503 and waiting polls stay
+// parked; once it is back they go on, without a restart.
 //
 // The answers name the stream's epoch, its creation time (see examples/internal/chatapi). A
 // stream deleted and created again starts its numbering over: the instances notice (NATS
 // advises them, and they look every 10 s in case they missed it), follow the new stream, and
-// wake their polls with the new epoch, so that the pages read the new history from its start.
-// Until the stream is back, posts get 503.
+// wake their polls with the new epoch (and tell their sockets, which close), so that the pages
+// read the new history from its start. Until the stream is back, posts get 503.
 package main
 
 import (
@@ -140,5 +142,6 @@ func (ch *chat) handler() core.Handler {
 	r.POST("/messages", ch.post)
 	r.GET("/messages", ch.poll)
 	r.GET("/events", ch.events)
+	r.GET("/ws", ch.socket) // socket.go
 	return r.Handler()
 }

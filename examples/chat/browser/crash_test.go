@@ -19,14 +19,17 @@ const sentState = `[...document.querySelectorAll("#outbox .state")].some(s => s.
 // over: what they showed stays, above a line that says the server started over; a message that
 // the dead process took and no page saw is sent again, and shows once; one that the new process
 // took while the pages could not poll shows once, where it belongs; and the two go on chatting.
+// The pages follow the room with long polls (their sockets blocked): the test needs a network
+// that drops what the pages hear, and a socket that goes silent is noticed only after a minute.
+// TestSocketCrash kills the process under pages on sockets.
 func TestCrash(t *testing.T) {
 	if browser == nil {
 		t.Skip(noBrowser)
 	}
 	p := startProgram(t, build(t, ".."), "-loops", "2")
-	alice, bob := open(t, p, "Alice"), open(t, p, "Bob")
-	alice.waitLive()
-	bob.waitLive()
+	alice, bob := openWith(t, p, "Alice", blockSockets), openWith(t, p, "Bob", blockSockets)
+	alice.waitTransport("long-poll")
+	bob.waitTransport("long-poll")
 	alice.say("hello")
 	bob.waitMessages(1)
 	bob.say("hi")

@@ -2,16 +2,12 @@ package browser
 
 import (
 	"bufio"
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/chromedp"
 	"github.com/dwellhttp/dwell/core/coretest"
 )
 
@@ -103,17 +99,12 @@ func (p *program) kill() {
 	<-p.exited
 }
 
-// cutPolls makes the page's polls (GET /messages?after=...) fail before they leave the browser,
-// as a network that drops them would, or lets them through again; its posts go through either
-// way. A poll already waiting on the server is not cut: it ends as it would.
+// cutPolls makes the page's polls (GET /messages?after=...) and new sockets (GET /ws) fail
+// before they leave the browser, as a network that drops them would, or lets them through
+// again; its posts go through either way. A poll already waiting on the server is not cut: it
+// ends as it would. A socket already open stays open, but hears nothing meanwhile (see block),
+// so the tests that cut block sockets from the start. Sockets blocked that way stay blocked.
 func (u *user) cutPolls(cut bool) {
 	u.t.Helper()
-	var patterns []*network.BlockPattern
-	if cut {
-		patterns = []*network.BlockPattern{{URLPattern: "*://*:*/messages?after=*", Block: true}}
-	}
-	u.do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		_, err := cdp.Call(ctx, t, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: patterns})
-		return err
-	}))
+	u.block(cut, "cut", pollURLs, socketURLs)
 }

@@ -85,10 +85,11 @@ type server struct {
 	addr string // host:port, once started
 	srv  *core.Server
 
-	mu       sync.Mutex
-	requests []string      // "METHOD /path" of every request
-	gate     chan struct{} // when not nil, a POST waits until it is closed
-	arrived  chan struct{} // a POST is waiting at the gate
+	mu        sync.Mutex
+	requests  []string      // "METHOD /path" of every request
+	gate      chan struct{} // when not nil, a POST waits until it is closed
+	arrived   chan struct{} // a POST is waiting at the gate
+	noUpgrade bool          // GET /ws is answered 503, as by a proxy that passes no upgrade
 }
 
 // startServer starts the chat on a free loopback port and stops it when the test ends.
@@ -131,13 +132,19 @@ func (s *server) stop() {
 	s.srv = nil
 }
 
-// record notes every request, and holds POSTs at the gate while there is one.
+// record notes every request, holds POSTs at the gate while there is one, and refuses sockets
+// while told to.
 func (s *server) record(h core.Handler) core.Handler {
 	return func(c *core.Ctx) {
 		s.mu.Lock()
 		s.requests = append(s.requests, c.Method()+" "+c.Path())
-		gate := s.gate
+		gate, noUpgrade := s.gate, s.noUpgrade
 		s.mu.Unlock()
+		if noUpgrade && c.Path() == "/ws" {
+			c.SetStatus(503)
+			c.WriteString("no WebSocket through here\n")
+			return
+		}
 		if gate != nil && c.Method() == "POST" {
 			s.arrived <- struct{}{}
 			wait.Do(c, func() { <-gate })
@@ -161,6 +168,14 @@ func (s *server) hold() (release func()) {
 	})
 	s.t.Cleanup(release)
 	return release
+}
+
+// refuseSockets makes the server answer the page's sockets (GET /ws) with 503, as a proxy that
+// passes no upgrade would, or lets them through again. A socket already open stays.
+func (s *server) refuseSockets(refuse bool) {
+	s.mu.Lock()
+	s.noUpgrade = refuse
+	s.mu.Unlock()
 }
 
 // count returns how many requests began with prefix ("POST /messages", "GET /favicon.ico").

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -26,6 +27,8 @@ type user struct {
 
 	mu      sync.Mutex
 	console []chromedp.ConsoleMessage
+
+	blocked map[string]map[string]bool // URL pattern → why it is blocked (see block)
 }
 
 // open opens the chat page for a new user, who types name into the name field (none when
@@ -33,11 +36,18 @@ type user struct {
 // than a failed request.
 func open(t *testing.T, s site, name string) *user {
 	t.Helper()
+	return openWith(t, s, name)
+}
+
+// openWith opens the chat page as open does, after running setup in the new tab: blocking URLs,
+// say.
+func openWith(t *testing.T, s site, name string, setup ...func(u *user)) *user {
+	t.Helper()
 	if browser == nil {
 		t.Skip(noBrowser)
 	}
 	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	u := &user{t: t, ctx: ctx}
+	u := &user{t: t, ctx: ctx, blocked: map[string]map[string]bool{}}
 	messages := chromedp.Console(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -67,11 +77,77 @@ func open(t *testing.T, s site, name string) *user {
 			}
 		}
 	})
+	for _, f := range setup {
+		f(u)
+	}
 	u.do(chromedp.Navigate(s.url()), chromedp.WaitVisible(chromedp.ID("text")))
 	if name != "" {
 		u.do(chromedp.SendKeys(chromedp.ID("name"), name))
 	}
 	return u
+}
+
+// The URLs of the page's polls and sockets, as network.BlockPattern's patterns.
+const (
+	pollURLs   = "*://*:*/messages?after=*"
+	socketURLs = "*://*:*/ws?*"
+)
+
+// block makes the browser refuse the URLs of the patterns before they leave it, as a network
+// or a proxy that drops them would (on), or stops refusing them (off), for the given reason: a
+// pattern blocked for several reasons stays blocked until each is lifted. A request already
+// made is not cut. Polls are blocked as DevTools blocks a request (Network.setBlockedURLs);
+// sockets, which that does not block, are taken offline (Network.emulateNetworkConditionsByRule):
+// a new one fails, and one already open stays open but hears nothing until it is let through
+// again.
+func (u *user) block(on bool, why string, patterns ...string) {
+	u.t.Helper()
+	for _, p := range patterns {
+		if u.blocked[p] == nil {
+			u.blocked[p] = map[string]bool{}
+		}
+		if on {
+			u.blocked[p][why] = true
+		} else {
+			delete(u.blocked[p], why)
+		}
+	}
+	var urls []*network.BlockPattern
+	rules := []*network.Conditions{} // none: every request as it is
+	for p, whys := range u.blocked {
+		switch {
+		case len(whys) == 0:
+		case p == socketURLs:
+			rules = append(rules, &network.Conditions{URLPattern: p, Offline: true, DownloadThroughput: -1, UploadThroughput: -1})
+		default:
+			urls = append(urls, &network.BlockPattern{URLPattern: p, Block: true})
+		}
+	}
+	u.do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, t, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: urls}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, t, network.EmulateNetworkConditionsByRule,
+			network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: rules})
+		return err
+	}))
+}
+
+// blockSockets makes every WebSocket of the page fail before it leaves the browser, for the
+// length of the test: a setup for openWith.
+func blockSockets(u *user) { u.block(true, "no sockets", socketURLs) }
+
+// transport is how the page says it follows the room: "websocket" or "long-poll" ("" before it
+// knows).
+func (u *user) transport() string {
+	return eval[string](u, `document.getElementById("status").dataset.transport ?? ""`)
+}
+
+// waitTransport waits until the page follows the room the given way, and is live.
+func (u *user) waitTransport(name string) {
+	u.t.Helper()
+	u.waitFor(name, `document.getElementById("status").dataset.transport === "`+name+
+		`" && document.getElementById("status").textContent === "live"`)
 }
 
 // do runs actions in the user's tab.

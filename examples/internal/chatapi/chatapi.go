@@ -1,13 +1,14 @@
 // Package chatapi holds what the chat examples' servers (examples/chat, examples/chatcluster)
 // answer alike: a message and its encoding, the reading and checking of a post, the arguments
-// and answer of a poll, the event stream, and errors as JSON. Each server keeps its own topic
-// and the handlers that wait on it.
+// and answer of a poll, the event stream, the WebSocket's frames (socket.go), and errors as
+// JSON. Each server keeps its own topic and the handlers that wait on it.
 //
 // The API:
 //
 //	POST /messages {"text", "name"}  201 {"id", "seq", "time", "epoch"} (the name may be left out)
 //	GET  /messages?after=N&timeout=MS  200 {"messages": [...], "last": N, "epoch": E}
 //	GET  /events  text/event-stream, from Last-Event-ID (or ?after=N), else from now
+//	GET  /ws?after=N  a WebSocket: the poll answers after N, then as messages come; posts (socket.go)
 //
 // A message is {"id", "seq", "name", "text", "time"}: id a UUID, seq its place in the room
 // (1, 2, 3, ...), name the sender's (trimmed; absent when none or a blank one was given), time
@@ -106,24 +107,33 @@ func ReadPost(c *core.Ctx) (Message, bool) {
 	case err != nil:
 		return Message{}, false
 	}
+	m, status, msg := ParsePost(b)
+	if status != 0 {
+		Fail(c, status, msg)
+		return Message{}, false
+	}
+	return m, true
+}
+
+// ParsePost checks a post, the JSON {"text", "name"} of POST /messages's body or of a client's
+// message on the WebSocket, and returns the message it asks for, with its id and time; or the
+// status and reason of a refusal (400, 413), which the caller answers.
+func ParsePost(b []byte) (m Message, status int, reason string) {
 	var in struct {
 		Text *string `json:"text"`
 		Name string  `json:"name"`
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
-		Fail(c, 400, "bad JSON: "+err.Error())
-		return Message{}, false
+		return Message{}, 400, "bad JSON: " + err.Error()
 	}
 	if in.Text == nil {
-		Fail(c, 400, `"text" is missing`)
-		return Message{}, false
+		return Message{}, 400, `"text" is missing`
 	}
 	name := chatpage.TrimName(in.Name)
 	if status, msg := chatpage.Check(*in.Text, name); status != 0 {
-		Fail(c, status, msg)
-		return Message{}, false
+		return Message{}, status, msg
 	}
-	return Message{ID: uuid.NewString(), Name: name, Text: *in.Text, Time: time.Now().UTC().Format(chatpage.TimeFormat)}, true
+	return Message{ID: uuid.NewString(), Name: name, Text: *in.Text, Time: time.Now().UTC().Format(chatpage.TimeFormat)}, 0, ""
 }
 
 // WritePosted answers a post stored in the history of the given epoch: 201 {"id", "seq",
@@ -131,8 +141,13 @@ func ReadPost(c *core.Ctx) (Message, bool) {
 func WritePosted(c *core.Ctx, m Message, epoch string) {
 	c.SetStatus(201)
 	c.SetHeader("Content-Type", "application/json")
-	c.WriteString(`{"id":"` + m.ID + `","seq":` + strconv.FormatUint(m.Seq, 10) + `,"time":"` + m.Time +
-		`","epoch":` + jsonString(epoch) + "}\n")
+	c.WriteString(posted(m, epoch) + "\n")
+}
+
+// posted is the answer to a post: {"id", "seq", "time", "epoch"}.
+func posted(m Message, epoch string) string {
+	return `{"id":"` + m.ID + `","seq":` + strconv.FormatUint(m.Seq, 10) + `,"time":"` + m.Time +
+		`","epoch":` + jsonString(epoch) + "}"
 }
 
 // PollArgs reads the cursor and the timeout of GET /messages?after=N&timeout=MS (default 30 s,
@@ -153,22 +168,26 @@ func PollArgs(c *core.Ctx) (after uint64, timeout time.Duration, ok bool) {
 // WriteMessages answers a poll: the messages, last, the cursor of the next poll, and the epoch
 // they belong to.
 func WriteMessages(c *core.Ctx, msgs []Entry, last uint64, epoch string) {
-	var b strings.Builder
-	b.WriteString(`{"messages":[`)
-	for i, e := range msgs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(e.JSON)
-	}
-	b.WriteString(`],"last":`)
-	b.WriteString(strconv.FormatUint(last, 10))
-	b.WriteString(`,"epoch":`)
-	b.WriteString(jsonString(epoch))
-	b.WriteString("}\n")
 	c.SetHeader("Content-Type", "application/json")
 	c.SetHeader("Cache-Control", "no-store")
-	c.WriteString(b.String())
+	c.Write(append(AppendAnswer(nil, msgs, last, epoch), '\n'))
+}
+
+// AppendAnswer appends the answer of a poll to b: {"messages": [...], "last": N, "epoch": E}.
+// It is also what the WebSocket sends (see socket.go).
+func AppendAnswer(b []byte, msgs []Entry, last uint64, epoch string) []byte {
+	b = append(b, `{"messages":[`...)
+	for i, e := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e.JSON...)
+	}
+	b = append(b, `],"last":`...)
+	b = strconv.AppendUint(b, last, 10)
+	b = append(b, `,"epoch":`...)
+	b = append(b, jsonString(epoch)...)
+	return append(b, '}')
 }
 
 // Events answers GET /events: a comment that names the history's epoch (see the package doc),

@@ -1,13 +1,15 @@
 // Package chatpage is the page of the chat examples (examples/chat, examples/chatcluster): one
 // self-contained HTML document, with its style and script, that posts with POST /messages and
-// follows the room with long polls on GET /messages, keeping its cursor across failures, and
-// starting over when the server's history does (its epoch changes, see chatapi): the messages
-// shown stay, above a line that says they are no longer on the server, the new history is read
-// from its start, and a message the server took that the new history does not have is sent
-// again.
+// follows the room over a WebSocket (GET /ws), or with long polls on GET /messages when no
+// socket gets through (a proxy that does not pass upgrades, a blocked endpoint), keeping its
+// cursor across failures and from one way to the other, and starting over when the server's
+// history does (its epoch changes, see chatapi): the messages shown stay, above a line that
+// says they are no longer on the server, the new history is read from its start, and a message
+// the server took that the new history does not have is sent again.
 //
 // The page shows whether it is connected (live as soon as a request succeeds, retrying within
-// seconds after a failure), sends one message at a time and keeps any it could not send, with
+// seconds after a failure) and how it follows the room (the status line's data-transport,
+// "websocket" or "long-poll"), sends one message at a time and keeps any it could not send, with
 // a retry; it refuses blank texts and texts or names over the limits below, which the servers
 // that serve it enforce too. Messages are rendered as text, never as HTML, with their sender's
 // name and time; the user's own ones (remembered in localStorage, like the name) stand apart.

@@ -1,6 +1,14 @@
 "use strict";
-// The chat page: it follows the room with long polls on GET /messages and sends with
-// POST /messages, one message at a time. Messages are always rendered as text.
+// The chat page: it follows the room over a WebSocket (GET /ws), or with long polls on
+// GET /messages where no WebSocket gets through, and sends with POST /messages, one message at
+// a time. Messages are always rendered as text.
+//
+// The socket carries poll answers, so that both ways of following are one: the page keeps its
+// cursor (the last seq it saw) and starts each socket, or poll, from it. A socket that fails
+// before its first answer while the server answers a poll is not coming (a proxy that does not
+// pass upgrades, a blocked endpoint): the page follows with long polls, and tries a socket
+// again after a failure, or after some minutes. The status line says which way the page
+// follows in its data-transport: "websocket" or "long-poll".
 //
 // Every answer names the server's epoch: the history its seqs count in. When it changes (a new
 // server process, a stream created again) the page's cursor means nothing any more: the page
@@ -11,6 +19,9 @@
 const limits = {textChars: {{MaxTextChars}}, textBytes: {{MaxTextBytes}}, nameChars: {{MaxNameChars}}};
 const pollTimeout = 25000; // ms a poll may wait on the server, under its 30 s default
 const maxBackoff = 2000;   // ms between retries after a failure, at most (before jitter)
+const socketRetry = 300000;  // ms on long polls before the page tries a socket again
+const socketSilence = 60000; // ms without an answer after which a socket is taken for gone
+                             // (the server sends one every 25 s at least)
 
 const $ = id => document.getElementById(id);
 const scroller = $("scroll"), log = $("log"), outboxList = $("outbox"), statusLine = $("status");
@@ -30,6 +41,9 @@ const outbox = [];             // messages to send, oldest first: {text, name, l
 let sending = false;           // a POST is in flight
 let wakeFollower = null;       // ends the follower's wait before its next retry
 let polling = null;            // the AbortController of the poll in flight
+let dropSocket = null;         // ends the socket that follows the room, while there is one
+let socketFirst = "WebSocket" in window; // the follower tries a socket before a poll
+let pollingSince = 0;          // when the page fell back to long polls
 const own = new Set(load("dwell-chat-own", [])); // ids of the messages sent from this browser
 
 // --- storage: localStorage may be unavailable (private modes); the page works without it
@@ -186,6 +200,13 @@ function setStatus(state, text) {
   statusLine.textContent = text;
 }
 
+// setTransport says which way the page follows the room: "websocket" or "long-poll".
+function setTransport(name) {
+  if (statusLine.dataset.transport === name) return;
+  statusLine.dataset.transport = name;
+  statusLine.title = name === "websocket" ? "following the room over a WebSocket" : "following the room with long polls";
+}
+
 // live is called whenever a request succeeded: the server is there, so a follower waiting to
 // retry tries at once.
 function live() {
@@ -242,15 +263,16 @@ function startOver(newEpoch) {
   catchingUp = true;
 }
 
-// receive takes a poll's answer. An answer from another history, or whose cursor is behind the
-// page's (a history that started again under the same name), starts over instead: its messages
-// are those after a cursor that meant something else.
+// receive takes a poll's answer, or a socket's. An answer from another history, or whose cursor
+// is behind the page's (a history that started again under the same name), starts over instead:
+// its messages are those after a cursor that meant something else. It reports whether the
+// answer was taken; after a start over, the page reads the new history from after=0.
 function receive(body) {
   if (epoch === null) {
     enter(body.epoch);
   } else if (body.epoch !== epoch || body.last < last) {
     startOver(body.epoch);
-    return;
+    return false;
   }
   const stick = atBottom();
   body.messages.forEach(show);
@@ -258,6 +280,7 @@ function receive(body) {
   if (stick && body.messages.length) scroller.scrollTop = scroller.scrollHeight;
   if (!body.messages.length) catchingUp = false;
   settle();
+  return true;
 }
 
 // settle sends again the messages the server took that the history the page follows will not
@@ -279,33 +302,108 @@ function settle() {
   pump();
 }
 
-// lookAgain makes the follower poll at once, without waiting on the server, and read the history
-// up to now: a POST answer named another epoch than the page's.
+// lookAgain makes the follower read the history up to now at once: it polls without waiting
+// on the server, or opens its socket again. A POST answer named another epoch than the page's.
 function lookAgain() {
   catchingUp = true;
   polling?.abort();
+  dropSocket?.();
   if (wakeFollower) wakeFollower();
 }
 
-// follow polls for ever. After a failure it asks again within seconds (backoff with jitter),
-// first without waiting on the server, so that the page says live as soon as it is back; so it
-// does at the start, and after starting over, until an answer has nothing new.
+// listen follows the room over a WebSocket from the cursor until the socket closes, and
+// resolves with whether it was live (an answer came): the server sends the answers a poll with
+// timeout=0 would, up to one with no messages, then each batch as it comes, and one with none
+// every 25 s. A socket silent for longer is taken for gone.
+function listen() {
+  return new Promise(resolve => {
+    let ws;
+    try {
+      ws = new WebSocket(`${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws?after=${last}`);
+    } catch {
+      resolve(false);
+      return;
+    }
+    let answered = false, silence = 0;
+    const end = () => {
+      clearTimeout(silence);
+      ws.onmessage = ws.onclose = null;
+      if (dropSocket === end) dropSocket = null;
+      if (ws.readyState !== WebSocket.CLOSED) ws.close();
+      resolve(answered);
+    };
+    const heard = () => {
+      clearTimeout(silence);
+      silence = setTimeout(end, socketSilence);
+    };
+    dropSocket = end;
+    heard();
+    ws.onclose = end;
+    ws.onmessage = ev => {
+      let body;
+      try {
+        body = JSON.parse(ev.data);
+      } catch {
+        end();
+        return;
+      }
+      if (!Array.isArray(body.messages)) return; // the answer to a post: this page posts with POST
+      heard();
+      answered = true;
+      setTransport("websocket");
+      live();
+      if (!receive(body)) end(); // started over: the new history is read from its start
+    };
+  });
+}
+
+// follow follows the room for ever: over a socket while one gets through, else with polls. A
+// socket that was live and ended is opened again at once (unless they keep ending within
+// seconds). One that fails is followed by a poll, without waiting on the server: if the poll
+// fails too, the server is away, and the page backs off (and tries a socket first again); if it
+// succeeds, the page tries a socket once more, and when that fails too it falls back to polls,
+// for socketRetry. After a failure it asks again within seconds (backoff with jitter), first
+// without waiting on the server, so that the page says live as soon as it is back; so it does at
+// the start, and after starting over, until an answer has nothing new.
 async function follow() {
   let failures = 0;
+  let reachable = false; // the last request was a poll that succeeded: a socket failing now is the socket's fault
+  let brief = 0;         // live sockets in a row that ended within seconds
   for (;;) {
+    if (socketFirst) {
+      const opened = Date.now();
+      if (await listen()) {
+        failures = 0;
+        reachable = false;
+        // A server that keeps ending its sockets at once is not asked again at once for ever.
+        brief = Date.now() - opened < 10000 ? brief + 1 : 0;
+        if (brief >= 3) await pause(maxBackoff);
+        continue;
+      }
+      catchingUp = true;
+      if (reachable) {
+        socketFirst = false;
+        pollingSince = Date.now();
+      }
+    }
     polling = new AbortController();
     try {
       const timeout = catchingUp ? 0 : pollTimeout;
       const r = await fetch(`/messages?after=${last}&timeout=${timeout}`, {cache: "no-store", signal: polling.signal});
       if (!r.ok) throw new Error(await reason(r));
       const body = await r.json();
+      setTransport("long-poll");
       live();
       failures = 0;
+      reachable = true;
       receive(body);
+      if (!socketFirst && Date.now() - pollingSince > socketRetry) socketFirst = true;
     } catch (e) {
       if (e.name === "AbortError") continue; // lookAgain: poll again at once
       failures++;
+      reachable = false;
       catchingUp = true;
+      socketFirst = "WebSocket" in window; // the server may come back with its sockets
       setStatus("offline", failures === 1 ? "reconnecting…" : "offline, retrying…");
       const delay = Math.min(250 * 2 ** failures, maxBackoff) * (0.75 + Math.random() / 2);
       await pause(delay);

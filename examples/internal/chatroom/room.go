@@ -1,6 +1,6 @@
 // Package chatroom is the room of examples/chat: a long-poll chat over a wait.Topic, with the
-// same messages as Server-Sent Events, and the page of examples/internal/chatpage. The API is
-// chatapi's.
+// same messages as Server-Sent Events and over a WebSocket (socket.go), and the page of
+// examples/internal/chatpage. The API is chatapi's.
 package chatroom
 
 import (
@@ -41,6 +41,7 @@ func (rm *Room) Handler() core.Handler {
 	r.POST("/messages", rm.post)
 	r.GET("/messages", rm.poll)
 	r.GET("/events", func(c *core.Ctx) { chatapi.Events(c, rm.epoch, rm.topic.Last(), rm.topic.Next) })
+	r.GET("/ws", rm.socket) // socket.go
 	return r.Handler()
 }
 
