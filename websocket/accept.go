@@ -34,6 +34,9 @@ type Events struct {
 	// frame (the client's, or this side's), ErrPongTimeout, core.ErrClosed for a client that
 	// vanished, core.ErrShutdown at the end of a shutdown's grace period.
 	Close func(c *Conn, err error)
+	// Drained is called when the output that made a Send answer SendBackpressure has gone
+	// down to half the server's WriteHighWater: the sender that held back may go on.
+	Drained func(c *Conn)
 }
 
 // A HandshakeError is an upgrade refused: the HTTP status it was answered with, and why.

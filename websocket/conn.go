@@ -449,6 +449,9 @@ func (c *Conn) fail(code uint16, reason string) bool {
 func (c *Conn) Drained(*core.Conn) {
 	c.pub.And(^uint32(pubOver))
 	c.wakeWriters()
+	if c.ev != nil && c.ev.Drained != nil && c.state == stateOpen {
+		c.ev.Drained(c)
+	}
 }
 
 // Shutdown is the core.Protocol's: the server is shutting down: the close handshake begins with

@@ -262,3 +262,58 @@ func TestEchoAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestDrained: an event-style sender that holds back on SendBackpressure hears from Drained
+// when the client has taken enough, and goes on: every message arrives, in order, and the
+// output never went far past the high-water mark.
+func TestDrained(t *testing.T) {
+	msg := make([]byte, 64<<10)
+	const n = 100
+	next := 0
+	most := 0
+	var sendSome func(c *Conn)
+	sendSome = func(c *Conn) {
+		for next < n {
+			binary.BigEndian.PutUint32(msg, uint32(next))
+			r := c.Send(Binary, msg)
+			most = max(most, c.hc.Buffered())
+			if r != SendQueued && r != SendBackpressure {
+				t.Errorf("message %d: %v", next, r)
+				return
+			}
+			next++
+			if r == SendBackpressure {
+				return // Drained goes on
+			}
+		}
+	}
+	drained := 0
+	report := make(chan [2]int, 1)
+	ev := &Events{
+		Message: func(c *Conn, _ MessageType, data []byte) {
+			if string(data) == "report" {
+				report <- [2]int{drained, most} // the counters are the loop's
+				return
+			}
+			sendSome(c)
+		},
+		Drained: func(c *Conn) {
+			drained++
+			sendSome(c)
+		},
+	}
+	addr := serve(t, func(cx *core.Ctx) { Serve(cx, nil, ev) })
+	c, _ := dial(t, addr)
+	c.send(frame.Text, "go")
+	for i := range n {
+		h, p := c.next()
+		if h.Opcode != frame.Binary || len(p) != len(msg) || binary.BigEndian.Uint32(p) != uint32(i) {
+			t.Fatalf("message %d: %v of %d bytes, number %d", i, h.Opcode, len(p), binary.BigEndian.Uint32(p))
+		}
+	}
+	c.send(frame.Text, "report")
+	r := coretest.Receive(t, "the counters", report)
+	if drained, most := r[0], r[1]; drained == 0 || most > 256<<10+len(msg)+frame.MaxHeaderSize {
+		t.Errorf("Drained called %d times; at most %d bytes queued", drained, most)
+	}
+}
