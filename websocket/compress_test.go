@@ -67,6 +67,21 @@ func TestCompressNegotiation(t *testing.T) {
 			c.expect(frame.Text, "plain")
 		})
 	}
+	// More field lines than the handshake keeps borrowed (browsers send one): negotiated from
+	// the request's copies, the same.
+	t.Run("five field lines", func(t *testing.T) {
+		lines := []string{"x-one", "x-two", "x-three", "x-four", "permessage-deflate; client_no_context_takeover"}
+		extra := make([]string, len(lines))
+		for i, l := range lines {
+			extra[i] = "Sec-WebSocket-Extensions: " + l
+		}
+		c, resp := dial(t, serve(t, echo(&Options{Compress: true})), extra...)
+		if got, want := resp.Header.Get("Sec-WebSocket-Extensions"), "permessage-deflate; server_no_context_takeover; client_no_context_takeover"; got != want {
+			t.Fatalf("answered %q, want %q", got, want)
+		}
+		c.send(frame.Text, "plain")
+		c.expect(frame.Text, "plain")
+	})
 	t.Run("not enabled", func(t *testing.T) {
 		_, resp := dial(t, serve(t, echo(nil)), "Sec-WebSocket-Extensions: permessage-deflate")
 		if got := resp.Header.Get("Sec-WebSocket-Extensions"); got != "" {
