@@ -66,7 +66,7 @@ func (c *Conn) sendPrepared(pm *PreparedMessage) SendResult {
 	f := pm.plain
 	if c.flate != nil && len(pm.data) >= c.o.compressMin() {
 		if !c.flate.shared {
-			return c.send(pm.typ(), pm.data)
+			return c.send(pm.typ(), pm.data, true)
 		}
 		f = pm.compressedFrame()
 	}

@@ -62,30 +62,31 @@ func (c *Conn) Send(typ MessageType, data []byte) SendResult {
 		panic(errBadType)
 	}
 	if c.hc.Loop().OnLoop() {
-		return c.send(typ, data)
+		return c.send(typ, data, true)
 	}
 	own := append([]byte(nil), data...)
-	return c.post(func() { c.send(typ, own) })
+	return c.post(func() { c.send(typ, own, true) })
 }
 
 // send queues a data message on the loop, compressed when that was negotiated and it is long
-// enough to gain from it.
-func (c *Conn) send(typ MessageType, data []byte) SendResult {
+// enough to gain from it. bounded applies the slow-client policy: for the writes whose caller
+// does not wait for the output to drain.
+func (c *Conn) send(typ MessageType, data []byte, bounded bool) SendResult {
 	if c.state != stateOpen {
 		return SendClosed
 	}
 	if c.flate != nil && len(data) >= c.o.compressMin() {
 		z := c.flate.deflate(data)
-		r := c.queue(frame.Opcode(typ), z, true)
+		r := c.queue(frame.Opcode(typ), z, true, bounded)
 		putBuf(z)
 		return r
 	}
-	return c.queue(frame.Opcode(typ), data, false)
+	return c.queue(frame.Opcode(typ), data, false, bounded)
 }
 
-// queue writes one final data frame, unless the slow-client policy refuses it.
-func (c *Conn) queue(op frame.Opcode, payload []byte, compressed bool) SendResult {
-	if c.hc.Buffered()+len(payload)+frame.MaxHeaderSize > c.o.maxQueued() {
+// queue writes one final data frame, unless (bounded) the slow-client policy refuses it.
+func (c *Conn) queue(op frame.Opcode, payload []byte, compressed, bounded bool) SendResult {
+	if bounded && c.hc.Buffered()+len(payload)+frame.MaxHeaderSize > c.o.maxQueued() {
 		if c.o.SlowClient == CloseSlowClient {
 			c.dropSlow()
 		}
@@ -148,7 +149,7 @@ func (c *Conn) WriteMessage(typ MessageType, data []byte) error {
 		err := ErrClosed // unless the loop runs the write
 		var drain chan struct{}
 		c.onLoop(func() {
-			err = c.sendErr(c.send(typ, data))
+			err = c.sendErr(c.send(typ, data, false)) // bounded by the wait below
 			if err == nil && c.hc.Buffered() > c.hc.HighWater() {
 				drain = make(chan struct{})
 				c.rareState().writers = append(c.rare.writers, drain)
@@ -159,16 +160,15 @@ func (c *Conn) WriteMessage(typ MessageType, data []byte) error {
 		}
 		return err
 	}
-	var r SendResult
-	if cx := c.cx; cx != nil {
-		// In the handler's coroutine the write runs on the loop's stack: the output queue's
-		// frames, on top of the handler's own, would grow the stack the handler then keeps
-		// while it parks (see Accept).
-		r = SendResult(ctxhook.OnLoopStack(cx, sendOnLoop, c, data, int(typ)))
-	} else {
-		r = c.send(typ, data)
+	cx := c.cx
+	if cx == nil || !ctxhook.InHandler(cx) {
+		return c.sendErr(c.send(typ, data, true)) // code that cannot wait: bounded as Send is
 	}
-	if err := c.sendErr(r); err != nil {
+	// In the handler's coroutine the write runs on the loop's stack: the output queue's
+	// frames, on top of the handler's own, would grow the stack the handler then keeps while
+	// it parks (see Accept). The message is queued whatever its size, and the handler waits
+	// for it to drain: what waits for the client is the high-water mark and one message.
+	if err := c.sendErr(SendResult(ctxhook.OnLoopStack(cx, sendOnLoop, c, data, int(typ)))); err != nil {
 		return err
 	}
 	return c.awaitDrain()
@@ -176,7 +176,7 @@ func (c *Conn) WriteMessage(typ MessageType, data []byte) error {
 
 // sendOnLoop is WriteMessage's send, run on the loop's stack.
 func sendOnLoop(p any, data []byte, typ int) int {
-	return int(p.(*Conn).send(MessageType(typ), data))
+	return int(p.(*Conn).send(MessageType(typ), data, false))
 }
 
 // sendErr is the error of a write that send answered r.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 
@@ -315,5 +316,19 @@ func TestDrained(t *testing.T) {
 	r := coretest.Receive(t, "the counters", report)
 	if drained, most := r[0], r[1]; drained == 0 || most > 256<<10+len(msg)+frame.MaxHeaderSize {
 		t.Errorf("Drained called %d times; at most %d bytes queued", drained, most)
+	}
+}
+
+// TestWriteMessageOverMaxQueued: MaxQueued bounds what Send leaves for a slow client, not
+// WriteMessage, which waits for its output to drain: a handler echoing a message larger than
+// MaxQueued sends it whole.
+func TestWriteMessageOverMaxQueued(t *testing.T) {
+	o := &Options{MaxQueued: 64 << 10, MaxMessage: 1 << 20}
+	c, _ := dial(t, serve(t, echo(o)))
+	msg := strings.Repeat("0123456789abcdef", 512<<10/16)
+	c.send(frame.Text, msg)
+	h, p := c.next()
+	if h.Opcode != frame.Text || string(p) != msg {
+		t.Fatalf("echoed %v of %d bytes, want the text message of %d", h.Opcode, len(p), len(msg))
 	}
 }
