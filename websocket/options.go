@@ -60,8 +60,10 @@ type Options struct {
 	CloseTimeout time.Duration
 
 	// MaxQueued bounds the output of a connection waiting for a slow client, in bytes, for
-	// Send and broadcasts: a message that would queue more is handled by SlowClient. Zero
-	// means 1 MiB. (WriteMessage parks instead, past the server's WriteHighWater.)
+	// Send, broadcasts and writes made where nothing can wait: a message that would queue
+	// more is handled by SlowClient. Zero means 1 MiB. (WriteMessage from the handler or a
+	// goroutine queues its message whatever its size and waits, past the server's
+	// WriteHighWater, for the client to take it.)
 	MaxQueued int
 
 	// SlowClient says what happens to a message that a client too slow to take its output

@@ -272,8 +272,7 @@ func TestDrained(t *testing.T) {
 	const n = 100
 	next := 0
 	most := 0
-	var sendSome func(c *Conn)
-	sendSome = func(c *Conn) {
+	sendSome := func(c *Conn) {
 		for next < n {
 			binary.BigEndian.PutUint32(msg, uint32(next))
 			r := c.Send(Binary, msg)

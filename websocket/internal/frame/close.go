@@ -25,14 +25,14 @@ const (
 )
 
 // ValidCloseCode reports whether a peer may send code in a Close frame: those §7.4.1 defines
-// for a Close frame (1000-1003, 1007-1011), 1012 and 1013 (registered since), and 3000-4999
-// (for libraries, frameworks and applications, §7.4.2). 1004, 1005, 1006 and 1015 are
-// reserved, and 1014 and the rest of 1000-2999 are refused too, as Autobahn's testsuite and
-// gorilla/websocket do: the set every peer that passes Autobahn agrees on. An endpoint sends
-// only codes for which this is true.
+// for a Close frame (1000-1003, 1007-1011), 1012, 1013 and 1014 (registered since in IANA's
+// registry, §11.7), and 3000-4999 (for libraries, frameworks and applications, §7.4.2). 1004,
+// 1005, 1006 and 1015 are reserved, never sent, and the rest of 1000-2999 is unassigned: both
+// are refused, as Autobahn's testsuite asks. An endpoint sends only codes for which this is
+// true.
 func ValidCloseCode(code uint16) bool {
 	switch {
-	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1013:
+	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1014:
 		return true
 	case code >= 3000 && code <= 4999:
 		return true

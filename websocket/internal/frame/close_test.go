@@ -43,9 +43,9 @@ func TestParseClose(t *testing.T) {
 // (invalid: the connection fails with 1002), and every boundary of §7.4's ranges.
 func TestValidCloseCode(t *testing.T) {
 	valid := []uint16{1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4999, // 7.7.x
-		1012, 1013} // registered after RFC 6455 (IANA, §11.7)
+		1012, 1013, 1014} // registered after RFC 6455 (IANA, §11.7)
 	invalid := []uint16{0, 999, 1004, 1005, 1006, 1016, 1100, 2000, 2999, // 7.9.x
-		1014, 1015, 5000, 65535}
+		1015, 5000, 65535}
 	for _, c := range valid {
 		if !ValidCloseCode(c) {
 			t.Errorf("%d refused", c)
@@ -62,7 +62,7 @@ func TestValidCloseCode(t *testing.T) {
 			n++
 		}
 	}
-	if want := 4 + 7 + 2000; n != want { // 1000-1003, 1007-1013, 3000-4999
+	if want := 4 + 8 + 2000; n != want { // 1000-1003, 1007-1014, 3000-4999
 		t.Errorf("%d valid codes, want %d", n, want)
 	}
 }
