@@ -5,13 +5,17 @@ go 1.26.0
 replace github.com/dwellhttp/dwell => ../
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/dwellhttp/dwell v0.0.0-00010101000000-000000000000
+	github.com/gorilla/websocket v1.5.3
 	github.com/lesismal/nbio v1.6.8
+	github.com/lxzan/gws v1.8.9
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/valyala/fasthttp v1.78.0
 )
 
 require (
+	github.com/dolthub/maphash v0.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/julienschmidt/httprouter v1.3.0 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,9 @@ type figureSpec struct {
 	// the driver started and stops again after the measurement, so no figure inherits another's
 	// memory or warm caches.
 	selfStart bool
-	measure   func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error)
+	// ws figures are the WebSocket ones (ws.go): their servers are the WebSocket contenders.
+	ws      bool
+	measure func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error)
 }
 
 // measurement is one figure on one server in one round.
@@ -30,6 +33,9 @@ type measurement struct {
 	rs  *running // nil for selfStart figures
 	// cmds collects the commands run, for the report.
 	cmds [][]string
+	// note is what the report says of the server under the figure's table (the extension a
+	// WebSocket server agreed to), if anything.
+	note string
 }
 
 var wrkMetrics = []Metric{
@@ -93,7 +99,15 @@ func specFor(id string) *figureSpec {
 func (r *runner) runFigure(ctx context.Context, spec *figureSpec, servers []*server) error {
 	f := &Figure{ID: spec.id, Title: spec.title}
 	for _, m := range spec.metrics {
-		f.Metrics = append(f.Metrics, &Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Digits: m.Digits})
+		f.Metrics = append(f.Metrics, &Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Digits: m.Digits, Better: m.Better})
+	}
+	if spec.ws {
+		for _, s := range servers {
+			f.Servers = append(f.Servers, s.name)
+			if slices.Contains(wsPeers, s.name) {
+				f.Peers = append(f.Peers, s.name)
+			}
+		}
 	}
 	r.res.Figures = append(r.res.Figures, f)
 	for round := range r.cfg.rounds {
@@ -122,6 +136,12 @@ func (r *runner) runFigure(ctx context.Context, spec *figureSpec, servers []*ser
 				}
 			}
 			r.logf("%s round %d %s: %s", spec.id, round+1, s.name, brief(spec, vals))
+			if m.note != "" {
+				if f.Notes == nil {
+					f.Notes = map[string]string{}
+				}
+				f.Notes[s.name] = m.note
+			}
 			if len(f.Commands) == 0 {
 				for _, c := range m.cmds {
 					f.Commands = append(f.Commands, r.display(c, m))
@@ -145,8 +165,12 @@ func (r *runner) measureOnce(ctx context.Context, spec *figureSpec, m *measureme
 	if r.serverCmds == nil {
 		r.serverCmds = map[string]string{}
 	}
-	if _, ok := r.serverCmds[m.srv.name]; !ok {
-		r.serverCmds[m.srv.name] = r.display(r.argv(m.srv, rs.port), m)
+	key := m.srv.name
+	if m.srv.ws {
+		key = "ws:" + key // a WebSocket contender may share an HTTP server's name
+	}
+	if _, ok := r.serverCmds[key]; !ok {
+		r.serverCmds[key] = r.display(r.argv(m.srv, rs.port), m)
 	}
 	return spec.measure(ctx, r, m)
 }

@@ -1,5 +1,6 @@
 // Command bench is the driver behind `make bench`: it builds the dwell server, its peers
-// (net/http, fasthttp, nbio) and the gnet floor, and configures nginx, measures each figure for
+// (net/http, fasthttp, nbio) and the gnet floor, and configures nginx, builds the WebSocket
+// contenders (dwell's package websocket, gorilla, coder, gws, nbio: see ws.go), measures each figure for
 // every server in turn, round after round, with the server alone on CPU 0 and the load generator
 // on CPU 1, and writes docs/performance.md, docs/perf.svg and docs/perf.json from what it
 // measured.
@@ -9,6 +10,7 @@
 //	go run ./cmd/bench            # full run: 3 rounds, wrk -d4s, 512 MiB transfers (< 10 min)
 //	go run ./cmd/bench -quick     # 1 round, wrk -d1s, 64 MiB transfers (< 2 min)
 //	go run ./cmd/bench -quick -servers nethttp,fasthttp -figures hello,idle -out /tmp/perf
+//	go run ./cmd/bench -quick -figures ws -out /tmp/perf   # the WebSocket figures alone
 package main
 
 import (
@@ -40,6 +42,7 @@ const (
 type config struct {
 	quick    bool
 	servers  []string
+	ws       []string
 	figures  []string
 	rounds   int
 	wrkSecs  int
@@ -53,18 +56,23 @@ type config struct {
 
 func parseFlags() (config, error) {
 	var c config
-	var servers, figs string
+	var servers, figs, ws string
 	var rounds int
 	flag.BoolVar(&c.quick, "quick", false, "one short round of everything, for development (< 2 min)")
 	flag.StringVar(&servers, "servers", strings.Join(serverNames, ","), "servers to measure")
-	flag.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure")
+	flag.StringVar(&ws, "ws", strings.Join(wsContenderNames(), ","), "WebSocket contenders to measure, or none")
+	flag.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure (http and ws stand for all the HTTP or all the WebSocket ones)")
 	flag.IntVar(&rounds, "rounds", 0, "rounds (0: 3, or 1 with -quick)")
 	flag.StringVar(&c.out, "out", "", "directory for performance.md, perf.svg and perf.json (default ../docs)")
 	flag.StringVar(&c.allocs, "allocs", "", "`file` of go test -bench -benchmem output, sub-benchmarks named after servers, for the allocations row")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (binaries, configs, server logs)")
 	flag.Parse()
 	c.servers = splitList(servers)
-	c.figures = splitList(figs)
+	c.figures = expandFigures(splitList(figs))
+	var err error
+	if c.ws, err = wsWanted(ws); err != nil {
+		return c, err
+	}
 	for _, s := range c.servers {
 		if !slices.Contains(serverNames, s) {
 			return c, fmt.Errorf("unknown server %q (known: %s)", s, strings.Join(serverNames, ","))
@@ -91,6 +99,28 @@ func parseFlags() (config, error) {
 		c.rounds = rounds
 	}
 	return c, nil
+}
+
+// expandFigures replaces the group names http and ws by their figures.
+func expandFigures(figs []string) []string {
+	var out []string
+	for _, f := range figs {
+		var group []string
+		switch f {
+		case "ws":
+			group = wsFigureIDs()
+		case "http":
+			group = slices.DeleteFunc(figureIDs(), func(id string) bool { return slices.Contains(wsFigureIDs(), id) })
+		default:
+			group = []string{f}
+		}
+		for _, g := range group {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
 }
 
 func splitList(s string) []string {
@@ -203,9 +233,17 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	r.logf("building servers into %s", r.work)
-	servers, err := r.buildServers(ctx, r.cfg.servers)
+	names := r.cfg.servers
+	if !hasHTTP(r.cfg.figures) && r.cfg.allocs == "" {
+		names = nil // the load tool alone
+	}
+	servers, err := r.buildServers(ctx, names)
 	if err != nil {
 		return err
+	}
+	var wsServers []*server
+	if hasWS(r.cfg.figures) {
+		wsServers = r.buildWS(ctx, r.cfg.ws)
 	}
 	servers = slices.DeleteFunc(servers, func(s *server) bool {
 		if r.takesPart(s) {
@@ -214,14 +252,22 @@ func (r *runner) run(ctx context.Context) error {
 		r.logf("leaving %s out: it takes part in none of the figures asked for", s.name)
 		return true
 	})
-	r.meta.Versions = mergeVersions(r.meta.Versions, servers)
+	r.meta.Versions = mergeVersions(mergeVersions(r.meta.Versions, servers), wsServers)
 	r.fillMeta()
 	for _, s := range servers {
 		r.res.Servers = append(r.res.Servers, s.name)
 	}
-	r.logf("servers: %s; figures: %s; %d round(s)", strings.Join(r.res.Servers, ","), strings.Join(r.cfg.figures, ","), r.cfg.rounds)
+	for _, s := range wsServers {
+		r.res.WSServers = append(r.res.WSServers, s.name)
+	}
+	r.logf("servers: %s; WebSocket: %s; figures: %s; %d round(s)", strings.Join(r.res.Servers, ","),
+		strings.Join(r.res.WSServers, ","), strings.Join(r.cfg.figures, ","), r.cfg.rounds)
 	for _, id := range r.cfg.figures {
-		if err := r.runFigure(ctx, specFor(id), servers); err != nil {
+		spec, run := specFor(id), servers
+		if spec.ws {
+			run = wsServers
+		}
+		if err := r.runFigure(ctx, spec, run); err != nil {
 			return err
 		}
 	}

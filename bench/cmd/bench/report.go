@@ -33,7 +33,7 @@ var summaryRows = []struct{ fig, metric, label string }{
 }
 
 // noRatio are metrics whose ratio to another server means nothing.
-var noRatio = map[string]bool{"errors": true, "other_pct": true, "rss_mib": true}
+var noRatio = map[string]bool{"errors": true, "other_pct": true, "rss_mib": true, "client_pct": true}
 
 // meanings explain each figure in the report.
 var meanings = map[string]string{
@@ -136,9 +136,15 @@ func (r *runner) markdown() string {
 		"when there are several rounds, and the ratio to net/http (in parentheses in the summary), the median "+
 		"of the per-round ratios; server CPU per request is also compared with nginx's and fasthttp's. A rerun "+
 		"on the same machine should fall within the ranges shown.\n\n", rounds(m.Rounds))
+	if len(res.WSServers) > 0 {
+		b.WriteString("The WebSocket figures have contenders of their own, and their ratios are to the best " +
+			"peer of each row instead (see [WebSocket](#websocket)).\n\n")
+	}
 
-	b.WriteString("## Summary\n\n")
-	r.summaryTable(&b)
+	if len(res.Servers) > 0 && hasHTTP(r.cfg.figures) {
+		b.WriteString("## Summary\n\n")
+		r.summaryTable(&b)
+	}
 	if len(res.Skipped) > 0 {
 		b.WriteString("\nNot measured:\n\n")
 		for _, name := range sortedKeys(res.Skipped) {
@@ -146,6 +152,7 @@ func (r *runner) markdown() string {
 		}
 	}
 	b.WriteString("\n![Server CPU per keep-alive request and memory per idle connection](perf.svg)\n\n")
+	r.wsSummary(&b)
 	r.versus(&b)
 
 	b.WriteString("## What the figures mean\n\n")
@@ -228,7 +235,16 @@ func (r *runner) setup(b *strings.Builder) {
 	b.WriteString("- Noise: the wrk tables include how busy CPU 0 was outside the server during each run " +
 		"(from /proc/stat). Much above a few percent means another process shared the server's core and the " +
 		"figures of that run are not to be trusted; rerun on a quiet machine. A run above 20 % is repeated once " +
-		"(at most 10 times in a full run, 3 in a quick one) and the quieter result kept.\n\n")
+		"(at most 10 times in a full run, 3 in a quick one) and the quieter result kept.\n")
+	if len(r.res.WSServers) > 0 {
+		fmt.Fprintf(b, "- WebSocket: the contenders run as the HTTP servers do, alone on CPU %s; the load tool's "+
+			"ws-* modes, on CPU %s, open up to %s connections (upgrades over net, then one epoll loop over the raw "+
+			"sockets). The echo figures measure %d s after a %s warm-up; broadcasts send %d messages. Their "+
+			"tables give the noise too (the same retry applies) and the load tool's own CPU, which stays "+
+			"under its core when the server, not the client, sets the pace.\n",
+			serverCPU, loadCPU, fmtNum(float64(m.Conns), 0), m.WrkSeconds, r.wsWarm(), r.wsTicks())
+	}
+	b.WriteString("\n")
 }
 
 func (r *runner) rerun(b *strings.Builder) {
@@ -254,6 +270,7 @@ func (r *runner) rerun(b *strings.Builder) {
 			b.WriteString(c + "\n")
 		}
 	}
+	r.wsServerCommands(b)
 	b.WriteString("```\n\nEach figure then runs (first measurement shown; $PORT and $PID are the server's):\n\n")
 	for _, f := range r.res.Figures {
 		if len(f.Commands) == 0 {
@@ -279,7 +296,7 @@ func (r *runner) makeCommand() string {
 }
 
 func (r *runner) figureTable(b *strings.Builder, f *Figure) {
-	servers := r.res.Servers
+	servers := f.columns(r.res.Servers)
 	fmt.Fprintf(b, "### %s\n\n", f.Title)
 	fmt.Fprintf(b, "| | %s |\n|---|%s\n", strings.Join(servers, " | "), strings.Repeat("---|", len(servers)))
 	for _, mt := range f.Metrics {
@@ -295,7 +312,14 @@ func (r *runner) figureTable(b *strings.Builder, f *Figure) {
 		if noRatio[mt.ID] {
 			continue
 		}
-		for _, ref := range ratioRows(f.ID, mt.ID) {
+		refs, name := ratioRows(f.ID, mt.ID), refName
+		if len(f.Peers) > 0 {
+			refs, name = nil, func(ref string) string { return "best peer, " + ref }
+			if mt.Best != "" {
+				refs = []string{mt.Best}
+			}
+		}
+		for _, ref := range refs {
 			ratios := make([]string, len(servers))
 			others := false
 			for i, s := range servers {
@@ -305,7 +329,7 @@ func (r *runner) figureTable(b *strings.Builder, f *Figure) {
 				}
 			}
 			if others {
-				fmt.Fprintf(b, "| … vs %s | %s |\n", refName(ref), strings.Join(ratios, " | "))
+				fmt.Fprintf(b, "| … vs %s | %s |\n", name(ref), strings.Join(ratios, " | "))
 			}
 		}
 	}
@@ -318,9 +342,26 @@ func (r *runner) figureTable(b *strings.Builder, f *Figure) {
 			fmt.Fprintf(b, "- %s failed: %s\n", s, firstLine(msg))
 		}
 	}
-	if len(f.Absent)+len(f.Failed) > 0 {
+	byNote := map[string][]string{}
+	for _, s := range servers {
+		if n, ok := f.Notes[s]; ok {
+			byNote[n] = append(byNote[n], s)
+		}
+	}
+	for _, n := range sortedKeys(byNote) {
+		fmt.Fprintf(b, "- %s: the server answered `Sec-WebSocket-Extensions: %s`.\n", strings.Join(byNote[n], ", "), n)
+	}
+	if len(f.Absent)+len(f.Failed)+len(f.Notes) > 0 {
 		b.WriteString("\n")
 	}
+}
+
+// columns are the figure's servers: its own, or the run's.
+func (f *Figure) columns(run []string) []string {
+	if len(f.Servers) > 0 {
+		return f.Servers
+	}
+	return run
 }
 
 // cellFull is a figure-table cell: median and range.

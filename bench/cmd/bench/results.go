@@ -10,10 +10,12 @@ import (
 // Results is everything a run measured; the driver writes it as perf.json so a later run can be
 // compared with this one, sample by sample.
 type Results struct {
-	Meta    Meta              `json:"meta"`
-	Servers []string          `json:"servers"`
-	Skipped map[string]string `json:"skipped,omitempty"`
-	Figures []*Figure         `json:"figures"`
+	Meta    Meta     `json:"meta"`
+	Servers []string `json:"servers"`
+	// WSServers are the WebSocket figures' contenders, in report order.
+	WSServers []string          `json:"ws_servers,omitempty"`
+	Skipped   map[string]string `json:"skipped,omitempty"`
+	Figures   []*Figure         `json:"figures"`
 }
 
 // Meta describes the machine, the tools and the settings of a run.
@@ -46,6 +48,12 @@ type Figure struct {
 	Absent map[string]string `json:"absent,omitempty"`
 	// Failed lists measurements that failed, by server, with the error.
 	Failed map[string][]string `json:"failed,omitempty"`
+	// Servers are the figure's columns when they are not the run's (the WebSocket figures),
+	// and Peers those of them a metric's best peer is chosen among.
+	Servers []string `json:"servers,omitempty"`
+	Peers   []string `json:"peers,omitempty"`
+	// Notes say something of a server under the table (the extension it agreed to).
+	Notes map[string]string `json:"notes,omitempty"`
 }
 
 // Metric is one number of a figure, sampled once per round for each server.
@@ -54,7 +62,11 @@ type Metric struct {
 	Label string `json:"label"`
 	Unit  string `json:"unit"`
 	// Digits is how many decimals the report shows.
-	Digits  int                 `json:"digits"`
+	Digits int `json:"digits"`
+	// Better is "lower" or "higher" for a metric whose ratios go to the figure's best peer
+	// (Best, the peer with the best median), empty for the others.
+	Better  string              `json:"better,omitempty"`
+	Best    string              `json:"best,omitempty"`
 	Samples map[string][]Sample `json:"samples"`
 	Summary map[string]Summary  `json:"summary"`
 }
@@ -126,6 +138,7 @@ func (m *Metric) add(server string, round int, v float64) {
 func (r *Results) summarize() {
 	for _, f := range r.Figures {
 		for _, m := range f.Metrics {
+			m.Best = m.bestPeer(f.Peers)
 			m.Summary = map[string]Summary{}
 			for srv, ss := range m.Samples {
 				if len(ss) == 0 {
@@ -136,7 +149,11 @@ func (r *Results) summarize() {
 					vals[i] = s.Value
 				}
 				sum := Summary{N: len(vals), Median: median(vals), Min: slices.Min(vals), Max: slices.Max(vals)}
-				for _, ref := range references {
+				refs := references
+				if m.Best != "" {
+					refs = []string{m.Best}
+				}
+				for _, ref := range refs {
 					if q, ok := m.ratio(ss, ref); ok {
 						if sum.Ratios == nil {
 							sum.Ratios = map[string]Ratio{}
@@ -148,6 +165,30 @@ func (r *Results) summarize() {
 			}
 		}
 	}
+}
+
+// bestPeer returns the peer with the best median of the metric, "" when the metric has no
+// direction or no peer measured it.
+func (m *Metric) bestPeer(peers []string) string {
+	if m.Better == "" {
+		return ""
+	}
+	best, bestV := "", 0.0
+	for _, p := range peers {
+		ss := m.Samples[p]
+		if len(ss) == 0 {
+			continue
+		}
+		vals := make([]float64, len(ss))
+		for i, s := range ss {
+			vals[i] = s.Value
+		}
+		v := median(vals)
+		if best == "" || (m.Better == "lower" && v < bestV) || (m.Better == "higher" && v > bestV) {
+			best, bestV = p, v
+		}
+	}
+	return best
 }
 
 // ratio divides samples by ref's samples of the same rounds.

@@ -49,6 +49,9 @@ type server struct {
 	version string
 	// lacks lists figures the server cannot take part in, with the reason.
 	lacks map[string]string
+	// ws marks a WebSocket contender (ws.go): it takes -addr and args, not -file.
+	ws   bool
+	args []string
 }
 
 func (s *server) isNginx() bool { return s.name == "nginx" }
@@ -60,6 +63,9 @@ func (r *runner) argv(s *server, port int) []string {
 		prefix := filepath.Join(r.work, "nginx")
 		return append(pin, s.bin, "-p", prefix+"/", "-c", filepath.Join(prefix, fmt.Sprintf("nginx-%d.conf", port)),
 			"-e", filepath.Join(prefix, "error.log"))
+	}
+	if s.ws {
+		return append(append(pin, s.bin, "-addr", fmt.Sprintf("127.0.0.1:%d", port)), s.args...)
 	}
 	return append(pin, s.bin, "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-file", r.file)
 }
@@ -126,7 +132,14 @@ func (r *runner) goServerVersion(name, bin string) string {
 	}
 	if name == "dwell" || name == "dwell-mw" {
 		if out, err := exec.Command("git", "-C", r.benchDir, "rev-parse", "--short", "HEAD").Output(); err == nil {
-			return "github.com/dwellhttp/dwell at " + strings.TrimSpace(string(out))
+			v := "github.com/dwellhttp/dwell at " + strings.TrimSpace(string(out))
+			// What is measured is the working tree: say so when it differs from the commit.
+			dirty := exec.Command("git", "-C", filepath.Join(r.benchDir, ".."), "diff", "--quiet", "HEAD", "--",
+				".", ":(exclude)bench", ":(exclude)docs", ":(exclude)examples")
+			if dirty.Run() != nil {
+				v += " with uncommitted changes"
+			}
+			return v
 		}
 		return "github.com/dwellhttp/dwell (working tree)"
 	}

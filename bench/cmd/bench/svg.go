@@ -10,25 +10,35 @@ import (
 // per idle connection, each bar the median with a min–max whisker. Plain SVG keeps the driver
 // free of plotting tools and renders on GitHub as it is.
 func chartSVG(res *Results) string {
-	const w, h = 760, 330
+	const w = 760
+	h := 330
+	ws := res.figure("ws-echo") != nil || res.figure("ws-idle") != nil
+	if ws {
+		h = 660 // a second row: the WebSocket echo's CPU and idle memory
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", w, h, w, h)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", w, h)
-	panel(&b, res, "hello", "cpu_us", "Server CPU per keep-alive request, µs", 0)
-	panel(&b, res, "idle", "kib", "Server memory per idle connection, KiB", w/2)
+	panel(&b, res, "hello", "cpu_us", "Server CPU per keep-alive request, µs", 0, 0)
+	panel(&b, res, "idle", "kib", "Server memory per idle connection, KiB", w/2, 0)
+	if ws {
+		panel(&b, res, "ws-echo", "cpu_us", "WebSocket: server CPU per 1 KiB echo, µs", 0, 330)
+		panel(&b, res, "ws-idle", "kib", "WebSocket: memory per idle connection, KiB", w/2, 330)
+	}
 	b.WriteString("</svg>\n")
 	return b.String()
 }
 
-// panel draws one chart in the 380×330 box starting at x0.
-func panel(b *strings.Builder, res *Results, figID, metricID, title string, x0 int) {
+// panel draws one chart in the 380×330 box at (x0, y0).
+func panel(b *strings.Builder, res *Results, figID, metricID, title string, x0, y0 int) {
 	const (
-		pw, top, bottom, left = 380, 50, 280, 50
-		plotW                 = pw - left - 20
-		plotH                 = bottom - top
+		pw, left = 380, 50
+		plotW    = pw - left - 20
+		plotH    = 280 - 50
 	)
-	fmt.Fprintf(b, `<text x="%d" y="20" font-size="13" font-weight="bold">%s</text>`+"\n", x0+10, html.EscapeString(title))
-	fmt.Fprintf(b, `<text x="%d" y="34" font-size="11" fill="#555">median of the rounds, whisker min–max; lower is better</text>`+"\n", x0+10)
+	top, bottom := y0+50, y0+280
+	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="13" font-weight="bold">%s</text>`+"\n", x0+10, y0+20, html.EscapeString(title))
+	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="11" fill="#555">median of the rounds, whisker min–max; lower is better</text>`+"\n", x0+10, y0+34)
 	f := res.figure(figID)
 	var mt *Metric
 	if f != nil {
@@ -40,14 +50,14 @@ func panel(b *strings.Builder, res *Results, figID, metricID, title string, x0 i
 	}
 	var servers []string
 	maxV := 0.0
-	for _, s := range res.Servers {
+	for _, s := range f.columns(res.Servers) {
 		if sum, ok := mt.Summary[s]; ok {
 			servers = append(servers, s)
 			maxV = max(maxV, sum.Max, sum.Median)
 		}
 	}
 	scale := niceCeil(maxV * 1.1)
-	y := func(v float64) float64 { return bottom - v/scale*plotH }
+	y := func(v float64) float64 { return float64(bottom) - v/scale*plotH }
 	// Axis with four gridlines.
 	for i := 0; i <= 4; i++ {
 		v := scale * float64(i) / 4
@@ -68,7 +78,7 @@ func panel(b *strings.Builder, res *Results, figID, metricID, title string, x0 i
 			color = "#adb5bd"
 		}
 		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n",
-			cx-bw/2, y(sum.Median), bw, bottom-y(sum.Median), color)
+			cx-bw/2, y(sum.Median), bw, float64(bottom)-y(sum.Median), color)
 		if sum.N > 1 {
 			fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#222"/>`+"\n", cx, cx, y(sum.Min), y(sum.Max))
 			for _, v := range []float64{sum.Min, sum.Max} {
@@ -79,7 +89,7 @@ func panel(b *strings.Builder, res *Results, figID, metricID, title string, x0 i
 		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", cx, bottom+16, html.EscapeString(s))
 	}
 	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#222"/>`+"\n", x0+left, x0+left+plotW, bottom, bottom)
-	if f.Failed != nil || len(servers) < len(res.Servers) {
+	if f.Failed != nil || len(servers) < len(f.columns(res.Servers)) {
 		fmt.Fprintf(b, `<text x="%d" y="%d" fill="#666" font-size="11">servers without a bar: absent or failed (see performance.md)</text>`+"\n", x0+left, bottom+34)
 	}
 }

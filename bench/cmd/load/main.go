@@ -12,6 +12,12 @@
 //	load download -addr HOST:PORT -pid PID -size 536870912 -path /download
 //	load startup  -addr HOST:PORT -n 5 -path /hello -- COMMAND ARGS...
 //	load cpu      -pid PID [-- COMMAND ARGS...]
+//	load ws-idle  -addr HOST:PORT -pid PID -n 5000 -at 1000,5000 -path /echo [-deflate]
+//	load ws-echo  -addr HOST:PORT -pid PID -c 50 -warm 1s -d 4s -size 1024 -path /echo [-deflate]
+//	load ws-bcast -addr HOST:PORT -pid PID -n 5000 -ticks 50 -interval 100ms -size 128 [-stalled 1000]
+//
+// The ws-* modes speak WebSocket to the servers of package wspeer (bench/servers/*-ws), from
+// one epoll loop (ws-echo, ws-bcast; see wspoll.go) or plain blocking sockets (ws-idle).
 //
 // PID is the server's process; its descendants are counted too (nginx serves from a worker).
 package main
@@ -41,6 +47,9 @@ var modes = map[string]func(ctx context.Context, args []string) (any, error){
 	"download": runDownload,
 	"startup":  runStartup,
 	"cpu":      runCPU,
+	"ws-idle":  runWSIdle,
+	"ws-echo":  runWSEcho,
+	"ws-bcast": runWSBcast,
 }
 
 func main() {
