@@ -263,13 +263,26 @@ func (hc *Conn) Write(p []byte) error {
 		return ErrClosed
 	}
 	c := hc.c
-	c.out.write(&c.l.pool, p)
+	if c.out.size == 0 && len(p) >= smallChunkWrite && len(p) < minChunkSize {
+		// A write alone in the queue, as a broadcast's frame is to each of thousands of
+		// connections in one turn, takes a buffer of its size rather than a chunk of
+		// minChunkSize: the pool keeps thousands of those, not of these.
+		c.out.push(&c.l.pool, outItem{b: append(c.l.pool.Get(len(p)), p...)})
+		c.out.size += int64(len(p))
+	} else {
+		c.out.write(&c.l.pool, p)
+	}
 	if c.out.size > int64(c.l.opts.WriteHighWater) {
 		hc.over = true
 	}
 	hc.flushLater()
 	return nil
 }
+
+// smallChunkWrite is the size from which a protocol's write into an empty queue gets a buffer
+// of its own size (Conn.Write): a smaller one is a frame's header, which its payload follows
+// into the same chunk.
+const smallChunkWrite = 64
 
 // flushLater has the connection's output written at the end of the loop's turn, once,
 // whatever queued it.

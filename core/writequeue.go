@@ -52,8 +52,9 @@ type outPool struct {
 // and a file segment, or a few pipelined responses; a queue that needs more grows its own.
 const queueItems = 4
 
-// itemArraysMax bounds the idle item arrays a loop keeps.
-const itemArraysMax = 1024
+// itemArraysMax bounds the idle item arrays a loop keeps: as many as a broadcast to a few
+// thousand connections in one turn takes (768 KiB of them at most).
+const itemArraysMax = 4096
 
 // push appends it to the queue, taking an item array from the pool for the first.
 func (q *writeQueue) push(pool *outPool, it outItem) {

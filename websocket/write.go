@@ -123,14 +123,23 @@ func (c *Conn) dropSlow() {
 	c.hc.Abort()
 }
 
-// writeFrame queues one frame. A server's frames are not masked (RFC 6455 §5.1).
+// writeFrame queues one frame. A server's frames are not masked (RFC 6455 §5.1). A small frame
+// is written whole, in one write, so that it takes one buffer of its size in the output
+// (core.Conn.Write); a larger one's payload follows its header into the same chunk.
 func (c *Conn) writeFrame(op frame.Opcode, payload []byte, fin, rsv1 bool) {
-	var b [frame.MaxHeaderSize]byte
+	var b [frame.MaxHeaderSize + smallFrame]byte
 	h := frame.AppendHeader(b[:0], frame.Header{Fin: fin, RSV1: rsv1, Opcode: op, Length: int64(len(payload))})
-	if c.hc.Write(h) == nil && len(payload) > 0 {
+	if len(payload) <= smallFrame {
+		c.hc.Write(append(h, payload...))
+		return
+	}
+	if c.hc.Write(h) == nil {
 		c.hc.Write(payload)
 	}
 }
+
+// smallFrame is the largest payload writeFrame writes with its header: a control frame's.
+const smallFrame = frame.MaxControlPayload
 
 // WriteMessage sends a whole message: the sequential style's write. In the handler it returns
 // once the message is queued and the connection's output is under the server's high-water
