@@ -15,10 +15,26 @@ type flateState struct {
 	shared bool
 }
 
+// statelessFlate are the flateStates of the connections without context takeover, which
+// compression and decompression only read: [0] with a full window, [1] with a window limited
+// below 15 bits (compressed with Huffman coding alone, see deflate.NewCompressor).
+var statelessFlate = [2]flateState{
+	{comp: deflate.NewCompressor(false, 15), decomp: deflate.NewDecompressor(false), shared: true},
+	{comp: deflate.NewCompressor(false, 8), decomp: deflate.NewDecompressor(false)},
+}
+
 // errTooLarge is what inflate fails with past the message limit.
 var errTooLarge = deflate.ErrTooLarge
 
 func newFlateState(p deflate.Params) *flateState {
+	if p.ServerNoContextTakeover && p.ClientNoContextTakeover {
+		// Without context takeover either way a flateState is never written to: every such
+		// connection shares one, and holds nothing of its own for compression.
+		if p.ServerMaxWindowBits == 0 || p.ServerMaxWindowBits == 15 {
+			return &statelessFlate[0]
+		}
+		return &statelessFlate[1]
+	}
 	return &flateState{
 		comp:   deflate.NewCompressor(!p.ServerNoContextTakeover, p.ServerMaxWindowBits),
 		decomp: deflate.NewDecompressor(!p.ClientNoContextTakeover),
