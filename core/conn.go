@@ -286,6 +286,10 @@ func (c *conn) dropSpill() {
 
 // flush writes queued output until the socket is full, then waits for it to drain.
 func (c *conn) flush() {
+	if t := c.l.tlsT; t != nil && t.holds(c) && t.flushHeld(c) != 0 {
+		c.close(ErrClosed)
+		return
+	}
 	progressed, err := c.out.send(c, nil)
 	if err != nil {
 		c.close(ErrClosed)
@@ -360,7 +364,7 @@ func (c *conn) updateInterest() {
 	if c.peerEOF {
 		ev &^= netpoll.WatchRead | netpoll.WatchHangup
 	}
-	if c.out.size > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) {
+	if c.out.size > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) || c.l.tlsT != nil && c.l.tlsT.holds(c) {
 		ev |= netpoll.WatchWrite // output to send, or a writer waiting for room to send from its own buffer
 	} else {
 		ev &^= netpoll.WatchWrite

@@ -25,7 +25,8 @@ type Loop struct {
 
 	poll  *netpoll.Poller
 	inbox *inbox
-	tr    transport // carries every connection's bytes (transport.go)
+	tr    transport     // carries every connection's bytes (transport.go)
+	tlsT  *tlsTransport // tr, when the server speaks TLS (tls.go)
 
 	lfd       int   // listening socket, -1 once closed
 	lfdShared bool  // from Serve, shared by all loops (EPOLLEXCLUSIVE); not ours to close or change
@@ -122,6 +123,10 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 		epoch:  time.Now(),
 		done:   make(chan struct{}),
 	}
+	if s.tlsConfig != nil {
+		l.tlsT = newTLSTransport(l, s.tlsConfig)
+		l.tr = l.tlsT
+	}
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
 	l.accTimer.t.init(timerFunc)
 	err = p.Add(ib.wake.FD(), 0, netpoll.WatchRead)
@@ -171,6 +176,9 @@ func (l *Loop) run() {
 				}
 			}
 		}
+		if l.tlsT != nil && len(l.tlsT.buffered) > 0 {
+			l.tlsT.runBuffered()
+		}
 		l.runTimers()
 		l.runReady()
 		l.runPending()
@@ -188,7 +196,7 @@ func (l *Loop) run() {
 // connections have requests held over; else until the next timer. (A poll takes what is ready
 // before it waits, so a busy loop never waits.)
 func (l *Loop) pollTimeout() int {
-	if len(l.ready) > 0 || len(l.pending) > 0 {
+	if len(l.ready) > 0 || len(l.pending) > 0 || l.tlsT != nil && l.tlsT.wantsRead() {
 		return 0
 	}
 	when, ok := l.timers.next()

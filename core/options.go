@@ -1,6 +1,7 @@
 package core
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
 )
@@ -81,6 +82,17 @@ type Options struct {
 	// half threshold; the loops' own cost is a few instructions per turn. Zero means 200 ms;
 	// negative turns the detector off.
 	StallThreshold time.Duration
+
+	// TLSConfig, when set, makes the server speak HTTPS: under ListenAndServe and Serve alike
+	// (and ListenAndServeTLS, which adds the certificate it loads), every connection begins
+	// with a TLS handshake, run on the loop with crypto/tls. It holds what a tls.Config holds
+	// for net/http's servers: Certificates, or GetCertificate (SNI, reloading), ClientAuth and
+	// ClientCAs (mutual TLS), session tickets, versions and cipher suites. The server uses a
+	// clone; NextProtos is reduced to what it speaks, "http/1.1" (and any protocol of the
+	// configuration's that is not "h2", for a GetCertificate that answers it: ACME's
+	// "acme-tls/1"), so a client that offers only h2 fails the handshake. A plaintext request
+	// on the port is answered 400, as net/http answers it. Nil means plaintext HTTP.
+	TLSConfig *tls.Config
 
 	// AllowCONNECT passes CONNECT requests to the handler. dwell is not a proxy, so by default
 	// a CONNECT is refused with 501 before any handler runs.

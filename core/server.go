@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -14,8 +15,9 @@ import (
 // ListenAndServe (or Listen then ListenAndServe, to learn the address first) or Serve; stop it
 // with Shutdown.
 type Server struct {
-	handler Handler
-	opts    Options
+	handler   Handler
+	opts      Options
+	tlsConfig *tls.Config // the configuration the loops serve TLS with, or nil (servertls.go)
 
 	mu       sync.Mutex
 	loops    []*Loop
@@ -131,6 +133,11 @@ func (s *Server) serve(fds []int, shared bool) error {
 	if s.started {
 		s.mu.Unlock()
 		return errors.New("dwell: server already serving")
+	}
+	if err := s.prepareTLS(); err != nil {
+		s.abandonStart(fds, shared)
+		s.mu.Unlock()
+		return err
 	}
 	s.started = true
 	if shared {

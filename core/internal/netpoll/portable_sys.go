@@ -120,6 +120,9 @@ func (v *IOVecs) Append(b []byte) { v.bufs = append(v.bufs, b) }
 // Len returns the number of buffers gathered.
 func (v *IOVecs) Len() int { return len(v.bufs) }
 
+// At returns the i'th buffer gathered.
+func (v *IOVecs) At(i int) []byte { return v.bufs[i] }
+
 // Reset empties v, dropping its references to the buffers.
 func (v *IOVecs) Reset() {
 	clear(v.bufs)

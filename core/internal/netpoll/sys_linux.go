@@ -33,6 +33,8 @@ const (
 	ENOBUFS      = unix.ENOBUFS
 	ENOMEM       = unix.ENOMEM
 	EIO          = unix.EIO
+	ECONNRESET   = unix.ECONNRESET
+	EPIPE        = unix.EPIPE
 )
 
 // Read reads from a socket into p; 0 bytes and no error means the peer's end of input.
@@ -68,6 +70,9 @@ func (v *IOVecs) Append(b []byte) {
 
 // Len returns the number of buffers gathered.
 func (v *IOVecs) Len() int { return len(v.v) }
+
+// At returns the i'th buffer gathered.
+func (v *IOVecs) At(i int) []byte { return unsafe.Slice(v.v[i].Base, v.v[i].Len) }
 
 // Reset empties v, dropping its references to the buffers.
 func (v *IOVecs) Reset() {

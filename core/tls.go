@@ -1,0 +1,515 @@
+package core
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+)
+
+// TLS on the loop: tlsTransport is the transport of a loop whose server has a TLS
+// configuration. Each connection gets a crypto/tls server Conn over a tlsConn, an in-memory
+// net.Conn whose reads and writes are the socket's own, made without blocking:
+//
+//   - The handshake runs in a coroutine (iter.Pull) of its own, started by the connection's
+//     first read and resumed by the reads that follow when the socket is readable. When the
+//     handshake needs bytes the socket does not have, tlsConn.Read writes out the flight
+//     written so far and yields back to the loop; the transport's read reports EAGAIN. The
+//     coroutine ends with the handshake, so an established connection holds none.
+//   - After the handshake, records are read on the caller's stack (the loop, or a handler
+//     reading its body): when the socket has nothing, tlsConn.Read returns a temporary
+//     net.Error, which crypto/tls passes on without making it sticky, keeping a partial
+//     record in its buffer for the next read; the transport's read reports EAGAIN.
+//   - Writes encrypt the plaintext the write queue hands the transport into records that
+//     tlsConn.Write sends at once; what the socket does not take waits in tlsConn.out, and the
+//     plaintext behind it is reported written only once the socket has taken it all, so the
+//     write queue holds it meanwhile and watches for writability as for plaintext.
+//
+// crypto/tls keeps what it read past the plaintext the loop asked for (the rest of a record,
+// whole records behind it): the poller cannot see that, so a connection whose last read
+// filled the caller's buffer is listed (tlsTransport.buffered) and read again at the end of
+// the loop's event handling, as if readable, whenever it wants input.
+type tlsTransport struct {
+	l        *Loop
+	config   *tls.Config
+	conns    []*tlsConn // by descriptor: the connections with TLS state
+	buffered []*tlsConn // connections whose TLS layer may hold input (see above)
+	spare    []*tlsConn
+	scratch  []byte // plaintext gathered for one write, a file's bytes read for sendfile
+}
+
+// tlsBatch bounds the plaintext one writev or sendfile call encrypts: what waits in
+// tlsConn.out when the socket is full is at most about this much.
+const tlsBatch = 64 << 10
+
+func newTLSTransport(l *Loop, config *tls.Config) *tlsTransport {
+	return &tlsTransport{l: l, config: config}
+}
+
+// A tlsConn is one connection's TLS state, and the net.Conn crypto/tls reads and writes.
+type tlsConn struct {
+	t  *tlsTransport
+	c  *conn
+	fd int
+	tc *tls.Conn
+
+	// The handshake's coroutine, while it runs.
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	hsErr error
+	hsEnd bool // the handshake has ended, well or not
+	hsOK  bool // the handshake succeeded: records carry the connection's bytes
+
+	out   []byte        // records the socket has not taken yet
+	plain int           // plaintext behind out that the last write has not reported written
+	werr  netpoll.Errno // the socket failed a write
+
+	drained  bool // the socket had nothing more in this read (see Read)
+	eof      bool // the client's input has ended: close_notify or the end of TCP
+	buffered bool // listed in tlsTransport.buffered
+	maybe    bool // the last read filled its buffer: crypto/tls may hold more input
+}
+
+// tlsWrite writes records to the socket; a test makes it take less.
+var tlsWrite = netpoll.Write
+
+// errTLSAgain is what tlsConn.Read returns after the handshake when the socket has no more
+// bytes: a temporary error, which crypto/tls does not keep.
+var errTLSAgain error = tlsAgain{}
+
+type tlsAgain struct{}
+
+func (tlsAgain) Error() string   { return "dwell: TLS read would block" }
+func (tlsAgain) Timeout() bool   { return true }
+func (tlsAgain) Temporary() bool { return true }
+
+// Read reads from the socket into p, the crypto/tls buffer. After a read that took less than
+// p (the socket has most likely nothing more) it does not ask again within the same
+// transport call: the poller, level-triggered, reports bytes that arrived since.
+func (s *tlsConn) Read(p []byte) (int, error) {
+	for {
+		if !s.drained {
+			n, e := netpoll.Read(s.fd, p)
+			switch {
+			case n > 0:
+				if n < len(p) {
+					s.drained = true
+				}
+				return n, nil
+			case e == 0:
+				return 0, io.EOF
+			case e == netpoll.EINTR:
+				continue
+			case e != netpoll.EAGAIN:
+				return 0, e
+			}
+			s.drained = true
+		}
+		if s.yield == nil {
+			return 0, errTLSAgain
+		}
+		// In the handshake: send what it wrote, and wait for the client.
+		s.flushOut()
+		if !s.yield(struct{}{}) {
+			return 0, net.ErrClosed
+		}
+		s.drained = false
+	}
+}
+
+// Write sends p, a record or a flight of them, to the socket; what it does not take waits in
+// s.out, behind anything already waiting.
+func (s *tlsConn) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(s.out) == 0 && len(p) > 0 && s.werr == 0 {
+		k, e := tlsWrite(s.fd, p)
+		if k > 0 {
+			p = p[k:]
+			continue
+		}
+		if e == netpoll.EINTR {
+			continue
+		}
+		if e != netpoll.EAGAIN {
+			s.werr = e
+			return n, nil // reported by the transport's write, which the loop acts on
+		}
+		break
+	}
+	if len(p) > 0 && s.werr == 0 {
+		s.out = append(s.out, p...)
+	}
+	return n, nil
+}
+
+// flushOut writes what waits in s.out, as much as the socket takes. While records wait, the
+// connection watches for writability (tlsTransport.holds), so that the TLS layer's own output
+// (a handshake flight, an alert) leaves without waiting for a response to push it.
+func (s *tlsConn) flushOut() netpoll.Errno {
+	for len(s.out) > 0 && s.werr == 0 {
+		k, e := tlsWrite(s.fd, s.out)
+		if k > 0 {
+			s.out = s.out[k:]
+			continue
+		}
+		if e == netpoll.EINTR {
+			continue
+		}
+		if e != netpoll.EAGAIN {
+			s.werr = e
+		}
+		break
+	}
+	if len(s.out) == 0 || s.werr != 0 {
+		s.out = nil
+	}
+	return s.werr
+}
+
+func (s *tlsConn) Close() error { return nil } // the transport closes the socket
+
+func (s *tlsConn) LocalAddr() net.Addr {
+	if a, err := netpoll.BoundAddr(s.fd); err == nil {
+		return a
+	}
+	return &net.TCPAddr{}
+}
+
+func (s *tlsConn) RemoteAddr() net.Addr { return net.TCPAddrFromAddrPort(netpoll.RemoteAddr(s.fd)) }
+
+func (s *tlsConn) SetDeadline(time.Time) error      { return nil } // the loop's timers bound every wait
+func (s *tlsConn) SetReadDeadline(time.Time) error  { return nil }
+func (s *tlsConn) SetWriteDeadline(time.Time) error { return nil }
+
+// state returns c's TLS state, made on the connection's first read.
+func (t *tlsTransport) state(c *conn) *tlsConn {
+	if fd := int(c.fd); fd < len(t.conns) && t.conns[fd] != nil {
+		return t.conns[fd]
+	}
+	s := &tlsConn{t: t, c: c, fd: int(c.fd)}
+	s.tc = tls.Server(s, t.config)
+	for s.fd >= len(t.conns) {
+		t.conns = appendDoubling(t.conns, nil)
+	}
+	t.conns[s.fd] = s
+	return s
+}
+
+// lookup returns c's TLS state, or nil before its first read.
+func (t *tlsTransport) lookup(c *conn) *tlsConn {
+	if fd := int(c.fd); fd < len(t.conns) {
+		return t.conns[fd]
+	}
+	return nil
+}
+
+// handshake runs the handshake until it needs input the socket does not have (EAGAIN) or
+// ends. A client that sent plaintext HTTP gets a plaintext 400, as net/http answers.
+func (s *tlsConn) handshake() netpoll.Errno {
+	if s.next == nil {
+		s.next, s.stop = iter.Pull(s.runHandshake)
+	}
+	s.next()
+	if !s.hsEnd {
+		if e := s.flushOut(); e != 0 {
+			return e
+		}
+		return netpoll.EAGAIN
+	}
+	s.next, s.stop = nil, nil
+	s.flushOut() // the last flight, or the alert of a failure
+	if s.hsErr != nil {
+		var rh tls.RecordHeaderError
+		if errors.As(s.hsErr, &rh) && rh.Conn != nil && looksLikeHTTP(rh.RecordHeader[:]) {
+			s.answerPlainHTTP()
+		} else if l := s.t.l; l.debugEnabled() {
+			l.log.Debug("dwell: TLS handshake failed", "remote", s.c.remoteAddr(), "err", s.hsErr)
+		}
+		return netpoll.ECONNRESET
+	}
+	if s.werr != 0 {
+		return s.werr
+	}
+	s.hsOK = true
+	return 0
+}
+
+// runHandshake is the handshake's coroutine.
+func (s *tlsConn) runHandshake(yield func(struct{}) bool) {
+	s.yield = yield
+	defer func() {
+		if r := recover(); r != nil { // from a callback of the configuration's
+			s.hsErr = fmt.Errorf("dwell: panic in the TLS handshake: %v", r)
+			s.t.l.log.Error("dwell: panic in the TLS handshake", "loop", s.t.l.id, "panic", r,
+				"stack", string(debug.Stack()))
+		}
+		s.yield = nil
+		s.hsEnd = true
+	}()
+	s.hsErr = s.tc.Handshake()
+}
+
+// looksLikeHTTP reports whether a first record header is the start of a plaintext request.
+func looksLikeHTTP(h []byte) bool {
+	for _, m := range [...]string{"GET /", "HEAD ", "POST ", "PUT /", "OPTIO", "DELET", "PATCH", "CONNE", "TRACE"} {
+		if string(h) == m {
+			return true
+		}
+	}
+	return false
+}
+
+var plainHTTPAnswer = []byte("HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
+
+// answerPlainHTTP tells a client that spoke plaintext HTTP to the TLS port what it did. Its
+// request has most likely been read whole with the record header (crypto/tls reads what the
+// socket has), so closing does not reset the connection under the answer.
+func (s *tlsConn) answerPlainHTTP() {
+	netpoll.Write(s.fd, plainHTTPAnswer)
+	netpoll.ShutdownWrite(s.fd)
+}
+
+// read gives the connection's plaintext, after the handshake. See tlsTransport.
+func (t *tlsTransport) read(c *conn, p []byte) (int, netpoll.Errno) {
+	s := t.state(c)
+	s.drained = false
+	if !s.hsOK {
+		if s.hsEnd {
+			return 0, netpoll.ECONNRESET
+		}
+		if e := s.handshake(); e != 0 {
+			return 0, e
+		}
+	}
+	if s.eof {
+		return 0, 0
+	}
+	k := 0
+	var err error
+	for k < len(p) && err == nil {
+		var n int
+		n, err = s.tc.Read(p[k:])
+		k += n
+	}
+	s.maybe = err == nil
+	if s.maybe {
+		t.listBuffered(s)
+	}
+	if len(s.out) > 0 {
+		s.flushOut() // what crypto/tls answered while reading (a KeyUpdate, an alert)
+	}
+	switch {
+	case err == nil || err == errTLSAgain:
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		s.eof = true
+	default:
+		if k == 0 {
+			var e netpoll.Errno
+			if errors.As(err, &e) {
+				return 0, e
+			}
+			return 0, netpoll.ECONNRESET // a record that failed to decrypt, a protocol error
+		}
+		s.eof = true // the next read ends the input; the conn closes on its own terms
+	}
+	if k > 0 {
+		return k, 0
+	}
+	if s.eof {
+		return 0, 0
+	}
+	return 0, netpoll.EAGAIN
+}
+
+// listBuffered lists s among the connections read again as if readable.
+func (t *tlsTransport) listBuffered(s *tlsConn) {
+	if !s.buffered {
+		s.buffered = true
+		t.buffered = append(t.buffered, s)
+	}
+}
+
+// wantsRead reports whether a listed connection waits for input the TLS layer may hold: the
+// loop must not sleep in its poll then.
+func (t *tlsTransport) wantsRead() bool {
+	for _, s := range t.buffered {
+		if s.maybe && s.c.state != stClosed && s.c.events&netpoll.WatchRead != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// runBuffered reads the listed connections that want input, as the poller would have them
+// read if the TLS layer's buffer were the socket's.
+func (t *tlsTransport) runBuffered() {
+	list := t.buffered
+	t.buffered = t.spare[:0]
+	for i, s := range list {
+		list[i] = nil
+		s.buffered = false
+		c := s.c
+		if !s.maybe || c.state == stClosed || t.lookup(c) != s {
+			continue
+		}
+		if c.events&netpoll.WatchRead == 0 {
+			t.listBuffered(s) // it will want input later
+			continue
+		}
+		c.onReadable(false)
+	}
+	t.spare = list[:0]
+}
+
+// writev encrypts the plaintext of iov, up to tlsBatch bytes, and sends the records.
+func (t *tlsTransport) writev(c *conn, iov *netpoll.IOVecs, _ bool) (int, netpoll.Errno) {
+	s := t.lookup(c)
+	if s == nil || !s.hsOK {
+		return 0, netpoll.EPIPE // nothing but the handshake's own goes out before it is done
+	}
+	total := 0
+	for i := range iov.Len() {
+		total += len(iov.At(i))
+	}
+	if n, e, done := s.sendHeld(total); done {
+		return n, e
+	}
+	var b []byte
+	if iov.Len() == 1 {
+		b = iov.At(0)
+		b = b[:min(len(b), tlsBatch)]
+	} else {
+		if t.scratch == nil {
+			t.scratch = make([]byte, tlsBatch)
+		}
+		k := 0
+		for i := 0; i < iov.Len() && k < len(t.scratch); i++ {
+			k += copy(t.scratch[k:], iov.At(i))
+		}
+		b = t.scratch[:k]
+	}
+	return s.encrypt(b)
+}
+
+// sendHeld writes the records waiting from an earlier write. done says the call ends with
+// what it returns: the socket is still full (EAGAIN), or it has now taken the records and the
+// plaintext behind them is reported written — as much of it as this call offers (offered
+// bytes): a flush of the queue alone offers less than a handler's write that went on from
+// its own buffer did, and the rest is reported to the call that offers it again.
+func (s *tlsConn) sendHeld(offered int) (int, netpoll.Errno, bool) {
+	if len(s.out) > 0 {
+		if e := s.flushOut(); e != 0 {
+			return 0, e, true
+		}
+		if len(s.out) > 0 {
+			return 0, netpoll.EAGAIN, true
+		}
+	}
+	if s.werr != 0 {
+		return 0, s.werr, true
+	}
+	if s.plain > 0 {
+		n := min(s.plain, offered)
+		s.plain -= n
+		return n, 0, true
+	}
+	return 0, 0, false // nothing held, or the TLS layer's own output: go on with the caller's
+}
+
+// holds reports whether c's TLS layer holds records the socket has not taken: the
+// connection then watches for writability, and flushHeld sends them when it can.
+func (t *tlsTransport) holds(c *conn) bool {
+	s := t.lookup(c)
+	return s != nil && len(s.out) > 0
+}
+
+// flushHeld writes the records waiting in c's TLS layer.
+func (t *tlsTransport) flushHeld(c *conn) netpoll.Errno { return t.lookup(c).flushOut() }
+
+// encrypt writes b as records. When the socket does not take them all, b is reported written
+// only once it has (sendHeld): the caller offers the same bytes again meanwhile.
+func (s *tlsConn) encrypt(b []byte) (int, netpoll.Errno) {
+	if _, err := s.tc.Write(b); err != nil {
+		return 0, netpoll.EPIPE
+	}
+	if s.werr != 0 {
+		return 0, s.werr
+	}
+	if len(s.out) > 0 {
+		s.plain = len(b)
+		return 0, netpoll.EAGAIN
+	}
+	return len(b), 0
+}
+
+// sendfile reads the file's bytes and sends them as records: the kernel cannot encrypt them.
+func (t *tlsTransport) sendfile(c *conn, f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
+	s := t.lookup(c)
+	if s == nil || !s.hsOK {
+		return 0, netpoll.EPIPE
+	}
+	if k, e, done := s.sendHeld(n); done {
+		*off += int64(k)
+		return k, e
+	}
+	if t.scratch == nil {
+		t.scratch = make([]byte, tlsBatch)
+	}
+	k, e := netpoll.Pread(f, t.scratch[:min(n, len(t.scratch))], *off)
+	if e != 0 || k == 0 {
+		return 0, e
+	}
+	k, e = s.encrypt(t.scratch[:k])
+	*off += int64(k)
+	return k, e
+}
+
+// shutdownWrite ends the output with a close_notify alert, then the TCP stream.
+func (t *tlsTransport) shutdownWrite(c *conn) {
+	if s := t.lookup(c); s != nil && s.hsOK && s.werr == 0 {
+		s.tc.CloseWrite()
+		s.flushOut()
+	}
+	netpoll.ShutdownWrite(int(c.fd))
+}
+
+// close sends a close_notify alert, unless the close is an abort (or the handshake never
+// finished), and releases the connection's TLS state with the socket. A handshake in progress
+// is ended first: its coroutine returns.
+func (t *tlsTransport) close(c *conn, reset bool) {
+	if s := t.lookup(c); s != nil {
+		if s.stop != nil {
+			s.stop()
+			s.next, s.stop = nil, nil
+		}
+		if !reset && s.hsOK && s.werr == 0 && len(s.out) == 0 {
+			s.tc.CloseWrite() // best effort: a full socket loses it
+		}
+		s.out = nil
+		t.conns[s.fd] = nil
+		if s.buffered {
+			i := slices.Index(t.buffered, s)
+			t.buffered = slices.Delete(t.buffered, i, i+1)
+			s.buffered = false
+		}
+	}
+	plain{}.close(c, reset)
+}
+
+// connState returns the TLS state of c's connection, or nil.
+func (t *tlsTransport) connState(c *conn) *tls.ConnectionState {
+	s := t.lookup(c)
+	if s == nil || !s.hsOK || s.c != c {
+		return nil
+	}
+	st := s.tc.ConnectionState()
+	return &st
+}
