@@ -2,6 +2,7 @@ package nethttp
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"os"
@@ -32,6 +33,7 @@ type exchange struct {
 	params                              []string // route parameters: name, value, ...
 	ctx                                 context.Context
 	loop                                *core.Loop
+	tls                                 *tls.ConnectionState // the connection's, over TLS (a copy)
 
 	mu      sync.Mutex
 	waker   core.Waker

@@ -131,6 +131,7 @@ func (x *exchange) collect(c *core.Ctx) {
 		x.host = c.Host() // RFC 9112 §3.2.2: the absolute-form target's authority wins
 	}
 	x.remote = c.RemoteAddr().String()
+	x.tls = c.TLS()
 	x.contentLength = c.ContentLength()
 	x.chunked = c.Chunked()
 	x.hasBody = x.chunked || x.contentLength > 0

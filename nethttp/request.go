@@ -27,6 +27,7 @@ func (x *exchange) request(body *bodyReader) (*http.Request, error) {
 		RequestURI:    x.target,
 		ContentLength: x.contentLength,
 		Body:          http.NoBody,
+		TLS:           x.tls,
 	}
 	if x.proto == "HTTP/1.0" {
 		r.ProtoMinor = 0
