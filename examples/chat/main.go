@@ -9,10 +9,14 @@
 // A waiting poll parks only its own handler: thousands of them cost a few kilobytes each, and
 // one message wakes them all, each on its own loop. A WebSocket waits with no coroutine at all:
 // its upgrade's request is detached on the topic (wait.Topic.OnNext) between messages.
+//
+// Flags: -addr, -loops; -cert FILE -key FILE, a certificate and its key (PEM), serve HTTPS
+// instead, the page's socket going over wss.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,9 +33,21 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	loops := flag.Int("loops", 1, "number of event loops")
+	certFile := flag.String("cert", "", "certificate file (PEM): serve HTTPS, with -key")
+	keyFile := flag.String("key", "", "private key file (PEM) of -cert")
 	flag.Parse()
 
-	srv := core.NewServer(chatroom.New().Handler(), core.Options{Addr: *addr, Loops: *loops})
+	opts := core.Options{Addr: *addr, Loops: *loops}
+	scheme := "http"
+	if *certFile != "" || *keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+		scheme = "https"
+	}
+	srv := core.NewServer(chatroom.New().Handler(), opts)
 	if err := srv.Listen(); err != nil {
 		log.Fatal(err)
 	}
@@ -39,7 +55,7 @@ func main() {
 	// the announcement shuts it down gracefully rather than killing it.
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
-	fmt.Printf("listening http://%s\n", srv.Addr())
+	fmt.Printf("listening %s://%s\n", scheme, srv.Addr())
 
 	go func() {
 		<-stop

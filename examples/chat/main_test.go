@@ -435,10 +435,18 @@ func TestEventsPacedByClient(t *testing.T) {
 	}
 }
 
-// TestMain runs the command itself when asked to by TestCommand.
+// TestMain runs the command itself when asked to by TestCommand, with the flags of
+// CHAT_MORE_ARGS (a JSON array) after its own when there are some (see tls_test.go).
 func TestMain(m *testing.M) {
 	if os.Getenv("CHAT_RUN_MAIN") == "1" {
 		os.Args = []string{"chat", "-addr", "127.0.0.1:0", "-loops", "2"}
+		if more := os.Getenv("CHAT_MORE_ARGS"); more != "" {
+			var args []string
+			if err := json.Unmarshal([]byte(more), &args); err != nil {
+				panic(err)
+			}
+			os.Args = append(os.Args, args...)
+		}
 		main()
 		os.Exit(0)
 	}

@@ -19,10 +19,14 @@
 // advises them, and they look every 10 s in case they missed it), follow the new stream, and
 // wake their polls with the new epoch (and tell their sockets, which close), so that the pages
 // read the new history from its start. Until the stream is back, posts get 503.
+//
+// -cert FILE -key FILE (a certificate and its key, PEM) serve HTTPS instead of HTTP, for a load
+// balancer that passes TLS through rather than ending it.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,7 +48,20 @@ func main() {
 	loops := flag.Int("loops", 1, "number of event loops")
 	natsURL := flag.String("nats", nats.DefaultURL, "NATS server URL (comma-separated for a cluster)")
 	stream := flag.String("stream", "chat", "JetStream stream of the messages, created if missing")
+	certFile := flag.String("cert", "", "certificate file (PEM): serve HTTPS, with -key")
+	keyFile := flag.String("key", "", "private key file (PEM) of -cert")
 	flag.Parse()
+
+	opts := core.Options{Addr: *addr, Loops: *loops}
+	scheme := "http"
+	if *certFile != "" || *keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+		scheme = "https"
+	}
 
 	nc, err := nats.Connect(*natsURL,
 		nats.Name("chatcluster"),
@@ -60,7 +77,7 @@ func main() {
 	}
 	defer ch.close()
 
-	srv := core.NewServer(ch.handler(), core.Options{Addr: *addr, Loops: *loops})
+	srv := core.NewServer(ch.handler(), opts)
 	if err := srv.Listen(); err != nil {
 		log.Fatal(err)
 	}
@@ -68,7 +85,7 @@ func main() {
 	// the announcement shuts it down gracefully rather than killing it.
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
-	fmt.Printf("listening http://%s\n", srv.Addr())
+	fmt.Printf("listening %s://%s\n", scheme, srv.Addr())
 
 	go func() {
 		<-stop

@@ -15,7 +15,8 @@ import (
 )
 
 // TestMain runs the command itself when a command test asks for it, with its stderr — the
-// access log — in a file of the test's directory.
+// access log — in a file of the test's directory, and the flags of TODO_MORE_ARGS (a JSON
+// array) after its own when there are some (see tls_test.go).
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("TODO_RUN_MAIN"); dir != "" {
 		stderr, err := os.Create(filepath.Join(dir, "stderr.log"))
@@ -24,6 +25,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Stderr = stderr
 		os.Args = []string{"todo", "-addr", "127.0.0.1:0", "-dir", filepath.Join(dir, "files"), "-max-body", "64"}
+		if more := os.Getenv("TODO_MORE_ARGS"); more != "" {
+			var args []string
+			if err := json.Unmarshal([]byte(more), &args); err != nil {
+				panic(err)
+			}
+			os.Args = append(os.Args, args...)
+		}
 		main()
 		os.Exit(0)
 	}

@@ -30,7 +30,8 @@
 // Flags: -addr, -loops; -dir, where attachments go (a temporary directory by default, removed
 // on exit); -token, the bearer token that writes and the profiler need (none: they are open);
 // -origin, the origin allowed to call the API from a browser (none by default); -max-body, the
-// largest JSON body (1 MiB).
+// largest JSON body (1 MiB); -cert FILE -key FILE, a certificate and its key (PEM), serve
+// HTTPS instead of HTTP.
 //
 // On SIGINT or SIGTERM the server stops: long polls and event streams are answered at once,
 // and other requests get a short grace period.
@@ -38,6 +39,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -62,7 +64,18 @@ func main() {
 	token := flag.String("token", "", "bearer token that writes and the profiler need (empty: they are open)")
 	origin := flag.String("origin", "", "origin allowed to call the API from a browser, such as https://app.example")
 	maxBody := flag.Int64("max-body", 1<<20, "largest JSON request body, in bytes")
+	certFile := flag.String("cert", "", "certificate file (PEM): serve HTTPS, with -key")
+	keyFile := flag.String("key", "", "private key file (PEM) of -cert")
 	flag.Parse()
+
+	var tlsConfig *tls.Config
+	if *certFile != "" || *keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
 
 	tmp := ""
 	if *dir == "" {
@@ -72,7 +85,7 @@ func main() {
 		}
 		*dir = tmp
 	}
-	err := run(config{addr: *addr, loops: *loops, dir: *dir, token: *token, origin: *origin, maxBody: *maxBody})
+	err := run(config{addr: *addr, loops: *loops, dir: *dir, token: *token, origin: *origin, maxBody: *maxBody, tls: tlsConfig})
 	if tmp != "" {
 		os.RemoveAll(tmp) // before exiting, which runs no deferred call
 	}
@@ -89,6 +102,7 @@ type config struct {
 	token   string
 	origin  string
 	maxBody int64
+	tls     *tls.Config // nil: plain HTTP
 }
 
 // run serves until a signal, then shuts down.
@@ -103,6 +117,7 @@ func run(cfg config) error {
 		Loops:        cfg.loops,
 		MaxBodyBytes: maxAttachment,
 		Logger:       logger,
+		TLSConfig:    cfg.tls,
 	})
 	if err := srv.Listen(); err != nil {
 		return err
@@ -111,7 +126,11 @@ func run(cfg config) error {
 	// the announcement shuts it down gracefully rather than killing it.
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
-	fmt.Printf("listening http://%s\n", srv.Addr())
+	scheme := "http"
+	if cfg.tls != nil {
+		scheme = "https"
+	}
+	fmt.Printf("listening %s://%s\n", scheme, srv.Addr())
 
 	go func() {
 		<-stop

@@ -1,0 +1,140 @@
+package router
+
+import (
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// RedirectToHTTPS returns a handler that sends every request to the same URL over HTTPS: the
+// handler of a second, plaintext listener (usually on port 80) beside the server that serves
+// HTTPS on httpsPort. The target is https://HOST[:httpsPort]/path?query, made of the request's
+// own host (its Host header, or the authority of an absolute-form target) with any port
+// removed, httpsPort added unless it is "443" (or empty, which means "443" too), and the
+// request-target's path and query exactly as received.
+//
+// GET and HEAD get 301 Moved Permanently, which browsers and caches remember, as nginx's
+// `return 301 https://$host$request_uri;` does; every other method gets 308 Permanent
+// Redirect, which keeps the method and the body (RFC 9110 §15.4.9), so that a POST sent to
+// the plaintext port is sent again as a POST rather than turned into a GET. Either way the
+// answer has no body. (golang.org/x/crypto/acme/autocert's HTTPHandler, by contrast, answers
+// 302 and refuses other methods with 400.)
+//
+// A request with no host, or one that is not a DNS name or an IP address (with an optional
+// port), is answered 400 rather than redirected anywhere; so is a request whose target is not
+// a path (OPTIONS *, CONNECT's authority). httpsPort must be a port number, 1 to 65535, or
+// empty: anything else panics, since it is start-up code.
+//
+// Serve it as the plain listener's handler, or as a router's NotFound behind the routes that
+// must stay on plaintext (an ACME HTTP-01 challenge, say):
+//
+//	plain := core.NewServer(router.RedirectToHTTPS("443"), core.Options{Addr: ":80"})
+//	go plain.ListenAndServe()
+//	srv := core.NewServer(r.Handler(), core.Options{Addr: ":443"})
+//	log.Fatal(srv.ListenAndServeTLS("cert.pem", "key.pem"))
+//
+// Clients that must never speak plaintext at all also want a Strict-Transport-Security header
+// on the HTTPS side: the redirect only helps those that come by http:// first.
+func RedirectToHTTPS(httpsPort string) core.Handler {
+	suffix := ""
+	switch httpsPort {
+	case "", "443":
+	default:
+		n, err := strconv.ParseUint(httpsPort, 10, 16)
+		if err != nil || n == 0 || httpsPort[0] == '0' || httpsPort[0] == '+' {
+			panic("dwell: RedirectToHTTPS: invalid HTTPS port " + strconv.Quote(httpsPort))
+		}
+		suffix = ":" + httpsPort
+	}
+	return func(c *core.Ctx) {
+		host, ok := redirectHost(c.Host())
+		if !ok {
+			plainError(c, 400, "400 bad request: no valid Host to redirect to\n")
+			return
+		}
+		target, ok := originForm(c.Target())
+		if !ok {
+			plainError(c, 400, "400 bad request: the target is not a path\n")
+			return
+		}
+		code := 308
+		if m := c.Method(); m == "GET" || m == "HEAD" {
+			code = 301
+		}
+		c.SetHeader("Location", "https://"+host+suffix+target)
+		c.SetStatus(code)
+	}
+}
+
+// redirectHost returns the host of an authority (host, host:port, [v6], [v6]:port), without
+// its port, when it is a DNS name or an IP address; a name is kept as it came, in ASCII.
+func redirectHost(authority string) (string, bool) {
+	if authority == "" {
+		return "", false
+	}
+	host, port := authority, ""
+	if authority[0] == '[' {
+		end := strings.IndexByte(authority, ']')
+		if end < 0 {
+			return "", false
+		}
+		host, port = authority[:end+1], authority[end+1:]
+		a, err := netip.ParseAddr(host[1 : len(host)-1])
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return "", false
+		}
+	} else if i := strings.LastIndexByte(authority, ':'); i >= 0 {
+		host, port = authority[:i], authority[i:]
+	}
+	if port != "" && (port[0] != ':' || !allDigits(port[1:])) {
+		return "", false
+	}
+	if host == "" || host[0] != '[' && !isHostname(host) {
+		return "", false
+	}
+	return host, true
+}
+
+// isHostname reports whether s is a DNS name or a dotted IPv4 address: labels of letters,
+// digits, '-' and '_' (which some internal names have) separated by dots, with at most a
+// trailing dot, 253 characters at most.
+func isHostname(s string) bool {
+	if s == "" || len(s) > 254 || s[0] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '-', b == '_', b == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// originForm returns the path and query of a request-target: an origin-form target as it is,
+// an absolute-form one's path (or "/") and query. The authority and asterisk forms have none.
+func originForm(target string) (string, bool) {
+	if strings.HasPrefix(target, "/") {
+		return target, true
+	}
+	u, err := url.Parse(target)
+	if err != nil || u.Scheme == "" || u.Opaque != "" || u.Host == "" {
+		return "", false
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.RequestURI(), true
+}
