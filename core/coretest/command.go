@@ -25,7 +25,8 @@ import (
 //		os.Exit(m.Run())
 //	}
 type Command struct {
-	Addr string // from the program's first line, "listening http://ADDR"
+	Addr   string // from the program's first line, "listening http://ADDR" (or https://)
+	Scheme string // "http", or "https" for a program serving TLS
 
 	cmd    *exec.Cmd
 	err    error         // what the process exited with, once exited is closed
@@ -33,7 +34,7 @@ type Command struct {
 }
 
 // StartCommand starts the test binary again with env=value added to its environment, waits for
-// the line "listening http://ADDR" and returns the running command. The process is killed, if
+// the line "listening http://ADDR" (or "listening https://ADDR") and returns the running command. The process is killed, if
 // it is still running, when the test ends.
 func StartCommand(t testing.TB, env, value string) *Command {
 	t.Helper()
@@ -53,11 +54,12 @@ func StartCommand(t testing.TB, env, value string) *Command {
 		cmd.Process.Kill()
 		<-c.exited
 	})
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening http://")
-	if err != nil || !ok {
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	scheme, addr, found := strings.Cut(url, "://")
+	if err != nil || !ok || !found || scheme != "http" && scheme != "https" {
 		t.Fatalf("first line %q (%v)", line, err)
 	}
-	c.Addr = addr
+	c.Addr, c.Scheme = addr, scheme
 	return c
 }
 
