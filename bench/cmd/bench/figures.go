@@ -23,7 +23,10 @@ type figureSpec struct {
 	// memory or warm caches.
 	selfStart bool
 	// ws figures are the WebSocket ones (ws.go): their servers are the WebSocket contenders.
-	ws      bool
+	ws bool
+	// tls is the key exchange the HTTPS figures (tls.go) start the Go servers with, x25519 or
+	// default; empty for plaintext. Their servers are tlsContenders, started to serve HTTPS.
+	tls     string
 	measure func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error)
 }
 
@@ -101,10 +104,10 @@ func (r *runner) runFigure(ctx context.Context, spec *figureSpec, servers []*ser
 	for _, m := range spec.metrics {
 		f.Metrics = append(f.Metrics, &Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Digits: m.Digits, Better: m.Better})
 	}
-	if spec.ws {
+	if spec.ws || spec.tls != "" {
 		for _, s := range servers {
 			f.Servers = append(f.Servers, s.name)
-			if slices.Contains(wsPeers, s.name) {
+			if spec.ws && slices.Contains(wsPeers, s.name) {
 				f.Peers = append(f.Peers, s.name)
 			}
 		}
@@ -156,7 +159,7 @@ func (r *runner) measureOnce(ctx context.Context, spec *figureSpec, m *measureme
 	if spec.selfStart {
 		return spec.measure(ctx, r, m)
 	}
-	rs, err := r.startServer(ctx, m.srv)
+	rs, err := r.startServer(ctx, m.srv, spec.tls)
 	if err != nil {
 		return nil, err
 	}
@@ -169,8 +172,11 @@ func (r *runner) measureOnce(ctx context.Context, spec *figureSpec, m *measureme
 	if m.srv.ws {
 		key = "ws:" + key // a WebSocket contender may share an HTTP server's name
 	}
+	if spec.tls != "" {
+		key = "tls-" + spec.tls + ":" + key
+	}
 	if _, ok := r.serverCmds[key]; !ok {
-		r.serverCmds[key] = r.display(r.argv(m.srv, rs.port), m)
+		r.serverCmds[key] = r.display(r.argv(m.srv, rs.port, spec.tls), m)
 	}
 	return spec.measure(ctx, r, m)
 }
@@ -222,7 +228,7 @@ type wrkLoad struct {
 // run's retry budget lasts, and the quieter of the two is kept.
 func wrkFigure(load wrkLoad) func(context.Context, *runner, *measurement) (map[string]float64, error) {
 	return func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error) {
-		url := "http://" + m.rs.addr + load.path
+		url := m.rs.scheme() + "://" + m.rs.addr + load.path
 		warm := r.wrkArgv(url, 1, load, false)
 		if _, err := r.runWrk(ctx, warm); err != nil {
 			return nil, err
@@ -294,7 +300,8 @@ func (r *runner) runLoad(ctx context.Context, m *measurement, v any, args ...str
 }
 
 // holdFigure holds 1,000 then 5,000 connections (idle after one request, or parked) and
-// divides the server's RSS growth between the two by the 4,000 connections added.
+// divides the server's RSS growth between the two by the 4,000 connections added. Against a
+// server started for HTTPS each connection completes a full TLS handshake first.
 func holdFigure(mode, path string) func(context.Context, *runner, *measurement) (map[string]float64, error) {
 	return func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error) {
 		var res struct {
@@ -302,8 +309,9 @@ func holdFigure(mode, path string) func(context.Context, *runner, *measurement) 
 			Checkpoints  []struct {
 				RSS int64 `json:"rss_bytes"`
 			} `json:"checkpoints"`
-			Released  int     `json:"released"`
-			ReleaseMS float64 `json:"release_ms"`
+			Released   int     `json:"released"`
+			ReleaseMS  float64 `json:"release_ms"`
+			Negotiated string  `json:"negotiated"`
 		}
 		first := 1000
 		args := []string{mode, "-addr", m.rs.addr, "-pid", strconv.Itoa(m.rs.pid), "-path", path,
@@ -311,9 +319,13 @@ func holdFigure(mode, path string) func(context.Context, *runner, *measurement) 
 		if mode == "park" {
 			args = append(args, "-release")
 		}
+		if m.rs.tls {
+			args = append(args, "-tls", "-cert", r.cert, "-curves", tlsX25519)
+		}
 		if err := r.runLoad(ctx, m, &res, args...); err != nil {
 			return nil, err
 		}
+		m.note = res.Negotiated
 		if len(res.Checkpoints) == 0 {
 			return nil, fmt.Errorf("no checkpoint")
 		}
@@ -353,7 +365,7 @@ func startupFigure(ctx context.Context, r *runner, m *measurement) (map[string]f
 		return nil, err
 	}
 	if m.srv.isNginx() {
-		if err := r.nginxConf(port); err != nil {
+		if err := r.nginxConf(port, false); err != nil {
 			return nil, err
 		}
 	}
@@ -361,7 +373,7 @@ func startupFigure(ctx context.Context, r *runner, m *measurement) (map[string]f
 		MedianMs float64 `json:"median_ms"`
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	args := append([]string{"startup", "-addr", addr, "-n", strconv.Itoa(r.cfg.starts), "--"}, r.argv(m.srv, port)...)
+	args := append([]string{"startup", "-addr", addr, "-n", strconv.Itoa(r.cfg.starts), "--"}, r.argv(m.srv, port, "")...)
 	m.rs = &running{port: port, addr: addr}
 	if err := r.runLoad(ctx, m, &res, args...); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 // Command bench is the driver behind `make bench`: it builds the dwell server, its peers
 // (net/http, fasthttp, nbio) and the gnet floor, and configures nginx, builds the WebSocket
-// contenders (dwell's package websocket, gorilla, coder, gws, nbio: see ws.go), measures each figure for
+// contenders (dwell's package websocket, gorilla, coder, gws, nbio: see ws.go), runs the HTTPS
+// figures of dwell, nginx and net/http (tls.go), measures each figure for
 // every server in turn, round after round, with the server alone on CPU 0 and the load generator
 // on CPU 1, and writes docs/performance.md, docs/perf.svg and docs/perf.json from what it
 // measured.
@@ -11,6 +12,7 @@
 //	go run ./cmd/bench -quick     # 1 round, wrk -d1s, 64 MiB transfers (< 2 min)
 //	go run ./cmd/bench -quick -servers nethttp,fasthttp -figures hello,idle -out /tmp/perf
 //	go run ./cmd/bench -quick -figures ws -out /tmp/perf   # the WebSocket figures alone
+//	go run ./cmd/bench -figures tls,idle,park -out /tmp/perf # the HTTPS figures, plaintext memory beside
 package main
 
 import (
@@ -61,7 +63,7 @@ func parseFlags() (config, error) {
 	flag.BoolVar(&c.quick, "quick", false, "one short round of everything, for development (< 2 min)")
 	flag.StringVar(&servers, "servers", strings.Join(serverNames, ","), "servers to measure")
 	flag.StringVar(&ws, "ws", strings.Join(wsContenderNames(), ","), "WebSocket contenders to measure, or none")
-	flag.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure (http and ws stand for all the HTTP or all the WebSocket ones)")
+	flag.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure (http, tls and ws stand for all the plaintext HTTP, HTTPS or WebSocket ones)")
 	flag.IntVar(&rounds, "rounds", 0, "rounds (0: 3, or 1 with -quick)")
 	flag.StringVar(&c.out, "out", "", "directory for performance.md, perf.svg and perf.json (default ../docs)")
 	flag.StringVar(&c.allocs, "allocs", "", "`file` of go test -bench -benchmem output, sub-benchmarks named after servers, for the allocations row")
@@ -101,7 +103,8 @@ func parseFlags() (config, error) {
 	return c, nil
 }
 
-// expandFigures replaces the group names http and ws by their figures.
+// expandFigures replaces the group names http, tls and ws by their figures (http: the
+// plaintext HTTP ones).
 func expandFigures(figs []string) []string {
 	var out []string
 	for _, f := range figs {
@@ -109,8 +112,12 @@ func expandFigures(figs []string) []string {
 		switch f {
 		case "ws":
 			group = wsFigureIDs()
+		case "tls":
+			group = tlsFigureIDs()
 		case "http":
-			group = slices.DeleteFunc(figureIDs(), func(id string) bool { return slices.Contains(wsFigureIDs(), id) })
+			group = slices.DeleteFunc(figureIDs(), func(id string) bool {
+				return slices.Contains(wsFigureIDs(), id) || slices.Contains(tlsFigureIDs(), id)
+			})
 		default:
 			group = []string{f}
 		}
@@ -176,7 +183,9 @@ type runner struct {
 	load     string
 	file     string
 	download string
-	lua      string
+	// cert and key are the HTTPS figures' certificate and key (tls.go), when they run.
+	cert, key string
+	lua       string
 	// pipelineLua is the pipeline figure's wrk script.
 	pipelineLua string
 	meta        Meta
@@ -232,6 +241,11 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.prepareFiles(); err != nil {
 		return err
 	}
+	if hasTLS(r.cfg.figures) {
+		if err := r.prepareCert(); err != nil {
+			return err
+		}
+	}
 	r.logf("building servers into %s", r.work)
 	names := r.cfg.servers
 	if !hasHTTP(r.cfg.figures) && r.cfg.allocs == "" {
@@ -266,6 +280,9 @@ func (r *runner) run(ctx context.Context) error {
 		spec, run := specFor(id), servers
 		if spec.ws {
 			run = wsServers
+		}
+		if spec.tls != "" {
+			run = slices.DeleteFunc(slices.Clone(servers), func(s *server) bool { return !slices.Contains(tlsContenders, s.name) })
 		}
 		if err := r.runFigure(ctx, spec, run); err != nil {
 			return err

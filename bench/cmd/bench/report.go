@@ -33,7 +33,7 @@ var summaryRows = []struct{ fig, metric, label string }{
 }
 
 // noRatio are metrics whose ratio to another server means nothing.
-var noRatio = map[string]bool{"errors": true, "other_pct": true, "rss_mib": true, "client_pct": true}
+var noRatio = map[string]bool{"errors": true, "other_pct": true, "rss_mib": true, "client_pct": true, "resumed_pct": true}
 
 // meanings explain each figure in the report.
 var meanings = map[string]string{
@@ -140,8 +140,12 @@ func (r *runner) markdown() string {
 		b.WriteString("The WebSocket figures have contenders of their own, and their ratios are to the best " +
 			"peer of each row instead (see [WebSocket](#websocket)).\n\n")
 	}
+	if hasTLS(r.cfg.figures) {
+		b.WriteString("The HTTPS figures measure dwell, nginx and net/http, with ratios to nginx as well (see " +
+			"[HTTPS](#https)).\n\n")
+	}
 
-	if len(res.Servers) > 0 && hasHTTP(r.cfg.figures) {
+	if len(res.Servers) > 0 && r.hasSummary() {
 		b.WriteString("## Summary\n\n")
 		r.summaryTable(&b)
 	}
@@ -152,6 +156,7 @@ func (r *runner) markdown() string {
 		}
 	}
 	b.WriteString("\n![Server CPU per keep-alive request and memory per idle connection](perf.svg)\n\n")
+	r.tlsSummary(&b)
 	r.wsSummary(&b)
 	r.versus(&b)
 
@@ -178,6 +183,16 @@ func (r *runner) markdown() string {
 	b.WriteString("`perf.json` beside this file holds every sample by round, the summaries and the exact " +
 		"commands, so a rerun can be compared figure by figure.\n")
 	return b.String()
+}
+
+// hasSummary reports whether the run measured a figure of the summary table.
+func (r *runner) hasSummary() bool {
+	for _, row := range summaryRows {
+		if r.res.figure(row.fig) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *runner) summaryTable(b *strings.Builder) {
@@ -244,6 +259,7 @@ func (r *runner) setup(b *strings.Builder) {
 			"under its core when the server, not the client, sets the pace.\n",
 			serverCPU, loadCPU, fmtNum(float64(m.Conns), 0), m.WrkSeconds, r.wsWarm(), r.wsTicks())
 	}
+	r.tlsSetup(b)
 	b.WriteString("\n")
 }
 
@@ -270,6 +286,7 @@ func (r *runner) rerun(b *strings.Builder) {
 			b.WriteString(c + "\n")
 		}
 	}
+	r.tlsServerCommands(b)
 	r.wsServerCommands(b)
 	b.WriteString("```\n\nEach figure then runs (first measurement shown; $PORT and $PID are the server's):\n\n")
 	for _, f := range r.res.Figures {
@@ -349,6 +366,10 @@ func (r *runner) figureTable(b *strings.Builder, f *Figure) {
 		}
 	}
 	for _, n := range sortedKeys(byNote) {
+		if strings.HasPrefix(f.ID, "tls-") {
+			fmt.Fprintf(b, "- %s: the handshakes negotiated %s.\n", strings.Join(byNote[n], ", "), n)
+			continue
+		}
 		fmt.Fprintf(b, "- %s: the server answered `Sec-WebSocket-Extensions: %s`.\n", strings.Join(byNote[n], ", "), n)
 	}
 	if len(f.Absent)+len(f.Failed)+len(f.Notes) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -56,8 +57,10 @@ type server struct {
 
 func (s *server) isNginx() bool { return s.name == "nginx" }
 
-// argv is the command that starts s on port, pinned to the server CPU.
-func (r *runner) argv(s *server, port int) []string {
+// argv is the command that starts s on port, pinned to the server CPU; with tlsMode (a key
+// exchange, tls.go) a Go server serves HTTPS with the run's certificate (nginx's configuration
+// says so for nginx).
+func (r *runner) argv(s *server, port int, tlsMode string) []string {
 	pin := []string{r.tools["taskset"], "-c", serverCPU}
 	if s.isNginx() {
 		prefix := filepath.Join(r.work, "nginx")
@@ -67,7 +70,11 @@ func (r *runner) argv(s *server, port int) []string {
 	if s.ws {
 		return append(append(pin, s.bin, "-addr", fmt.Sprintf("127.0.0.1:%d", port)), s.args...)
 	}
-	return append(pin, s.bin, "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-file", r.file)
+	argv := append(pin, s.bin, "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-file", r.file)
+	if tlsMode != "" {
+		argv = append(argv, r.tlsArgs(tlsMode)...)
+	}
+	return argv
 }
 
 // buildServers builds the Go servers and the load tool into the work directory. A server that
@@ -94,6 +101,7 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 			s.lacks["park"] = "nginx has no long poll of its own"
 			s.lacks["std"] = "nginx runs no Go handlers"
 			s.lacks["allocs"] = "nginx is not a Go program"
+			tlsLacks(s)
 			out = append(out, s)
 			continue
 		}
@@ -121,6 +129,7 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 		for _, id := range sitsOut[name] {
 			s.lacks[id] = "left out of this figure to keep the full run under 10 minutes"
 		}
+		tlsLacks(s)
 		out = append(out, s)
 	}
 	return out, nil
@@ -157,8 +166,9 @@ func (r *runner) goBuild(ctx context.Context, out, pkg string) error {
 	return nil
 }
 
-// nginxConf renders the template for one port.
-func (r *runner) nginxConf(port int) error {
+// nginxConf renders the template for one port, serving HTTPS with the run's certificate when
+// secure is set.
+func (r *runner) nginxConf(port int, secure bool) error {
 	prefix := filepath.Join(r.work, "nginx")
 	if err := os.MkdirAll(prefix, 0o755); err != nil {
 		return err
@@ -175,7 +185,7 @@ func (r *runner) nginxConf(port int) error {
 	// Room for the memory figures' connections, wrk's and the listener's, with a margin.
 	conns := r.cfg.conns + r.cfg.conns/4 + 1024
 	data := map[string]any{"Prefix": prefix, "Port": port, "File": r.file, "Download": r.download,
-		"User": "", "Conns": conns, "Files": 2*conns + 64}
+		"User": "", "Conns": conns, "Files": 2*conns + 64, "TLS": secure, "Cert": r.cert, "Key": r.key}
 	if os.Geteuid() == 0 {
 		// The worker would otherwise drop to nobody, who may not read the work directory.
 		data["User"] = "root"
@@ -191,20 +201,30 @@ type running struct {
 	port int
 	addr string
 	log  string
+	// tls: the server serves HTTPS.
+	tls bool
 }
 
-// startServer starts s on a free port and waits until it answers GET /hello.
-func (r *runner) startServer(ctx context.Context, s *server) (*running, error) {
+func (rs *running) scheme() string {
+	if rs.tls {
+		return "https"
+	}
+	return "http"
+}
+
+// startServer starts s on a free port and waits until it answers GET /hello; with tlsMode (a
+// key exchange) it serves HTTPS.
+func (r *runner) startServer(ctx context.Context, s *server, tlsMode string) (*running, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	if s.isNginx() {
-		if err := r.nginxConf(port); err != nil {
+		if err := r.nginxConf(port, tlsMode != ""); err != nil {
 			return nil, err
 		}
 	}
-	argv := r.argv(s, port)
+	argv := r.argv(s, port, tlsMode)
 	logPath := filepath.Join(r.work, fmt.Sprintf("%s-%d.log", s.name, port))
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -217,7 +237,7 @@ func (r *runner) startServer(ctx context.Context, s *server) (*running, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs := &running{srv: s, t: t, pid: cmd.Process.Pid, port: port, addr: fmt.Sprintf("127.0.0.1:%d", port), log: logPath}
+	rs := &running{srv: s, t: t, pid: cmd.Process.Pid, port: port, addr: fmt.Sprintf("127.0.0.1:%d", port), log: logPath, tls: tlsMode != ""}
 	if err := r.waitReady(ctx, rs); err != nil {
 		r.procs.stop(t)
 		return nil, fmt.Errorf("%s: %w\n%s", s.name, err, tail(logPath))
@@ -225,11 +245,14 @@ func (r *runner) startServer(ctx context.Context, s *server) (*running, error) {
 	return rs, nil
 }
 
-// waitReady waits for the "listening http://" line (Go servers print it) and then for a 200 to
-// GET /hello, so a server is measured only once it serves.
+// waitReady waits for the "listening http://" line ("https://" over TLS; Go servers print it)
+// and then for a 200 to GET /hello, so a server is measured only once it serves.
 func (r *runner) waitReady(ctx context.Context, rs *running) error {
 	deadline := time.Now().Add(15 * time.Second)
-	client := &http.Client{Timeout: time.Second}
+	// The run's self-signed certificate is the load tool's to check.
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	defer client.CloseIdleConnections()
 	sawLine := rs.srv.isNginx()
 	for time.Now().Before(deadline) {
 		select {
@@ -240,14 +263,13 @@ func (r *runner) waitReady(ctx context.Context, rs *running) error {
 		default:
 		}
 		if !sawLine {
-			sawLine = hasLine(rs.log, "listening http://")
+			sawLine = hasLine(rs.log, "listening "+rs.scheme()+"://")
 		}
 		if sawLine {
-			resp, err := client.Get("http://" + rs.addr + "/hello")
+			resp, err := client.Get(rs.scheme() + "://" + rs.addr + "/hello")
 			if err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
-					client.CloseIdleConnections()
 					return nil
 				}
 			}

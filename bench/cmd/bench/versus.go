@@ -6,11 +6,14 @@ import (
 	"strings"
 )
 
-// ratioRows are the references a figure table compares a metric with: net/http always, and nginx
-// and fasthttp for the server CPU of the CPU figures.
+// ratioRows are the references a figure table compares a metric with: net/http always, nginx
+// and fasthttp for the server CPU of the CPU figures, nginx for every metric of the HTTPS ones.
 func ratioRows(fig, metric string) []string {
 	if metric == "cpu_us" && slices.Contains(cpuFigures, fig) {
 		return references
+	}
+	if slices.Contains(tlsFigureIDs(), fig) {
+		return []string{"nginx", baseline}
 	}
 	return []string{baseline}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"net"
@@ -37,6 +38,8 @@ type holdResult struct {
 	// release, and how long after sending it the last answer arrived.
 	Released  int     `json:"released,omitempty"`
 	ReleaseMS float64 `json:"release_ms,omitempty"`
+	// Negotiated is what the first connection's TLS handshake agreed on, with -tls.
+	Negotiated string `json:"negotiated,omitempty"`
 }
 
 // holdFlags are the flags idle and park share.
@@ -45,10 +48,12 @@ type holdFlags struct {
 	n        int
 	at       string
 	parallel int
+	tls      tlsFlags
 }
 
 func (h *holdFlags) register(fs *flag.FlagSet, path string) {
 	h.common.register(fs, path)
+	h.tls.register(fs, true)
 	fs.IntVar(&h.n, "n", 5000, "connections to hold")
 	fs.StringVar(&h.at, "at", "1000,5000", "connection counts at which to read the server's RSS")
 	fs.IntVar(&h.parallel, "parallel", 32, "connections opened at a time")
@@ -173,20 +178,42 @@ func closeAll(conns []*held) {
 }
 
 // runIdle holds keep-alive connections that have each completed one request, the state a
-// browser's or a proxy's pooled connection spends most of its life in.
+// browser's or a proxy's pooled connection spends most of its life in. With -tls each
+// connection completes a full handshake first.
 func runIdle(ctx context.Context, args []string) (any, error) {
 	var h holdFlags
 	fs := flag.NewFlagSet("idle", flag.ExitOnError)
 	h.register(fs, "/hello")
 	fs.Parse(args)
 	res := &holdResult{Mode: "idle", Path: h.path}
+	cfg, err := h.tls.config()
+	if err != nil {
+		return nil, err
+	}
 	host := h.addr
+	var once sync.Once
 	conns, err := hold(ctx, &h, res, func(c *held) error {
 		c.c.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := secureHeld(c, cfg, &once, res); err != nil {
+			return err
+		}
 		_, err := exchange(c.c, c.br, request("GET", h.path, host, -1), "")
 		c.c.SetDeadline(time.Time{})
 		return err
 	})
 	closeAll(conns)
 	return res, err
+}
+
+// secureHeld runs the TLS handshake of a held connection when cfg is not nil, and notes what
+// the first one negotiated.
+func secureHeld(c *held, cfg *tls.Config, once *sync.Once, res *holdResult) error {
+	if cfg == nil {
+		return nil
+	}
+	neg, err := secure(c, cfg)
+	if err == nil {
+		once.Do(func() { res.Negotiated = neg })
+	}
+	return err
 }

@@ -7,6 +7,8 @@
 //
 //	load idle     -addr HOST:PORT -pid PID -n 5000 -at 1000,5000
 //	load park     -addr HOST:PORT -pid PID -n 5000 -at 1000,5000 -path /poll -release
+//	load idle|park ... -tls -cert FILE [-curves x25519|default]   (over TLS)
+//	load tls-handshake -addr HOST:PORT -pid PID -c 8 -warm 1s -d 4s [-resume] -cert FILE
 //	load lat      -addr HOST:PORT -c 50 -d 4s -path /hello
 //	load upload   -addr HOST:PORT -pid PID -size 536870912 -path /upload
 //	load download -addr HOST:PORT -pid PID -size 536870912 -path /download
@@ -15,6 +17,9 @@
 //	load ws-idle  -addr HOST:PORT -pid PID -n 5000 -at 1000,5000 -path /echo [-deflate]
 //	load ws-echo  -addr HOST:PORT -pid PID -c 50 -warm 1s -d 4s -size 1024 -path /echo [-deflate]
 //	load ws-bcast -addr HOST:PORT -pid PID -n 5000 -ticks 50 -interval 100ms -size 128 [-stalled 1000]
+//
+// tls-handshake opens connections in a loop, each a TLS handshake (full, or resumed with
+// -resume) and one request (tls.go).
 //
 // The ws-* modes speak WebSocket to the servers of package wspeer (bench/servers/*-ws), from
 // one epoll loop (ws-echo, ws-bcast; see wspoll.go) or plain blocking sockets (ws-idle).
@@ -40,16 +45,17 @@ import (
 // modes maps each subcommand to its implementation. A mode parses its own flags from args and
 // returns the result object to print.
 var modes = map[string]func(ctx context.Context, args []string) (any, error){
-	"idle":     runIdle,
-	"park":     runPark,
-	"lat":      runLat,
-	"upload":   runUpload,
-	"download": runDownload,
-	"startup":  runStartup,
-	"cpu":      runCPU,
-	"ws-idle":  runWSIdle,
-	"ws-echo":  runWSEcho,
-	"ws-bcast": runWSBcast,
+	"idle":          runIdle,
+	"park":          runPark,
+	"lat":           runLat,
+	"upload":        runUpload,
+	"download":      runDownload,
+	"startup":       runStartup,
+	"cpu":           runCPU,
+	"tls-handshake": runTLSHandshake,
+	"ws-idle":       runWSIdle,
+	"ws-echo":       runWSEcho,
+	"ws-bcast":      runWSBcast,
 }
 
 func main() {

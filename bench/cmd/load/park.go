@@ -25,8 +25,20 @@ func runPark(ctx context.Context, args []string) (any, error) {
 	fs.StringVar(&releasePath, "release-path", "/release", "path that releases the parked requests (POST)")
 	fs.Parse(args)
 	res := &holdResult{Mode: "park", Path: h.path}
+	cfg, err := h.tls.config()
+	if err != nil {
+		return nil, err
+	}
 	req := request("GET", h.path, h.addr, -1)
+	var once sync.Once
 	conns, err := hold(ctx, &h, res, func(c *held) error {
+		if cfg != nil {
+			c.c.SetDeadline(time.Now().Add(10 * time.Second))
+			if err := secureHeld(c, cfg, &once, res); err != nil {
+				return err
+			}
+			c.c.SetDeadline(time.Time{})
+		}
 		_, err := c.c.Write(req)
 		return err
 	})
@@ -34,16 +46,17 @@ func runPark(ctx context.Context, args []string) (any, error) {
 	if err != nil || !release {
 		return res, err
 	}
-	n, elapsed, err := releaseAll(h.addr, releasePath, conns)
+	n, elapsed, err := releaseAll(tlsDial(h.addr, cfg), h.addr, releasePath, conns)
 	res.Released = n
 	res.ReleaseMS = float64(elapsed) / float64(time.Millisecond)
 	logf("park: %d of %d answered %.1f ms after the release", n, len(conns), res.ReleaseMS)
 	return res, err
 }
 
-// releaseAll starts a reader on every parked connection, sends the release and waits for all the
-// answers. It returns how many were right and how long the last one took.
-func releaseAll(addr, path string, conns []*held) (int, time.Duration, error) {
+// releaseAll starts a reader on every parked connection, sends the release on a connection of
+// dial's and waits for all the answers. It returns how many were right and how long the last
+// one took.
+func releaseAll(dial func() (net.Conn, error), addr, path string, conns []*held) (int, time.Duration, error) {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
@@ -76,7 +89,7 @@ func releaseAll(addr, path string, conns []*held) (int, time.Duration, error) {
 			}
 		})
 	}
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	c, err := dial()
 	if err != nil {
 		close(start)
 		wg.Wait()

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -35,6 +36,9 @@ type Flags struct {
 	Addr string
 	// File is the path served at GET /file.
 	File string
+	// CPUProfile, when set, is where the server writes a CPU profile of its life from
+	// ParseFlags to WaitForStop, for `go tool pprof` (the driver never sets it).
+	CPUProfile string
 }
 
 // ParseFlags parses -addr (default 127.0.0.1:8080) and -file from os.Args. A missing -file is
@@ -44,6 +48,7 @@ func ParseFlags() Flags {
 	var f Flags
 	flag.StringVar(&f.Addr, "addr", "127.0.0.1:8080", "TCP address to listen on")
 	flag.StringVar(&f.File, "file", "", "file served at GET /file (required)")
+	flag.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile to `file` until the server stops")
 	flag.Parse()
 	if f.File == "" {
 		fmt.Fprintln(os.Stderr, "-file is required")
@@ -53,8 +58,22 @@ func ParseFlags() Flags {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	if f.CPUProfile != "" {
+		pf, err := os.Create(f.CPUProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(pf)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		profile = pf
+	}
 	return f
 }
+
+// profile is the -cpuprofile file while the profile runs.
+var profile *os.File
 
 // stop receives SIGINT and SIGTERM from the moment Ready announces the server, so that a
 // signal sent right after the announcement reaches WaitForStop instead of killing the process.
@@ -62,14 +81,22 @@ var stop = make(chan os.Signal, 1)
 
 // Ready prints the line the driver waits for. Call it only once the server accepts connections.
 func Ready(addr string) {
-	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
-	fmt.Printf("listening http://%s\n", addr)
+	ready("http", addr)
 }
 
-// WaitForStop blocks until SIGINT or SIGTERM arrives after Ready.
+func ready(scheme, addr string) {
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	fmt.Printf("listening %s://%s\n", scheme, addr)
+}
+
+// WaitForStop blocks until SIGINT or SIGTERM arrives after Ready, then ends the -cpuprofile.
 func WaitForStop() {
 	<-stop
 	signal.Stop(stop)
+	if profile != nil {
+		pprof.StopCPUProfile()
+		profile.Close()
+	}
 }
 
 // Gate is what GET /poll waits on: every Release answers all waiters at once and arms a fresh

@@ -1,6 +1,8 @@
 // Command dwell is dwell's own benchmark server, with the same endpoints as the peers, written
 // the way the examples are: the router, package body for the upload and the file, and a
-// wait.Event for the long polls.
+// wait.Event for the long polls. With -cert and -key it serves HTTPS on its loops
+// (Options.TLSConfig, Server.ListenAndServeTLS; -curves picks the key exchange), for the
+// HTTPS figures.
 package main
 
 import (
@@ -19,17 +21,32 @@ import (
 )
 
 func main() {
+	tf := peer.RegisterTLSFlags()
 	f := peer.ParseFlags()
-	srv := core.NewServer(routes(f.File), core.Options{Addr: f.Addr})
+	opts := core.Options{Addr: f.Addr}
+	if tf.Enabled() {
+		opts.TLSConfig = tf.Config()
+	}
+	srv := core.NewServer(routes(f.File), opts)
 	if err := srv.Listen(); err != nil {
 		log.Fatal(err)
 	}
 	go func() {
-		if err := srv.ListenAndServe(); err != core.ErrServerClosed {
+		var err error
+		if tf.Enabled() {
+			err = srv.ListenAndServeTLS(tf.Cert, tf.Key)
+		} else {
+			err = srv.ListenAndServe()
+		}
+		if err != core.ErrServerClosed {
 			log.Fatal(err)
 		}
 	}()
-	peer.Ready(srv.Addr().String())
+	if tf.Enabled() {
+		peer.ReadyTLS(srv.Addr().String())
+	} else {
+		peer.Ready(srv.Addr().String())
+	}
 	peer.WaitForStop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -1,5 +1,7 @@
 // Command nethttp is the net/http peer of the dwell benchmarks: the standard library server with
-// its defaults, one goroutine per connection.
+// its defaults, one goroutine per connection. With -cert and -key it serves HTTPS with ServeTLS
+// (what ListenAndServeTLS does, on the listener it opened first; -curves picks the key
+// exchange), for the HTTPS figures.
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 )
 
 func main() {
+	tf := peer.RegisterTLSFlags()
 	f := peer.ParseFlags()
 	gate := peer.NewGate()
 	bufs := sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
@@ -69,12 +72,25 @@ func main() {
 		log.Fatal(err)
 	}
 	srv := &http.Server{Handler: mux}
+	if tf.Enabled() {
+		srv.TLSConfig = tf.Config()
+	}
 	go func() {
-		if err := srv.Serve(ln); err != http.ErrServerClosed {
+		var err error
+		if tf.Enabled() {
+			err = srv.ServeTLS(ln, tf.Cert, tf.Key)
+		} else {
+			err = srv.Serve(ln)
+		}
+		if err != http.ErrServerClosed {
 			log.Fatal(err)
 		}
 	}()
-	peer.Ready(ln.Addr().String())
+	if tf.Enabled() {
+		peer.ReadyTLS(ln.Addr().String())
+	} else {
+		peer.Ready(ln.Addr().String())
+	}
 	peer.WaitForStop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
