@@ -159,6 +159,9 @@ func (s *Server) serve(fds []int, shared bool) error {
 	}
 	stopWatch := make(chan struct{})
 	if t := s.opts.StallThreshold; t > 0 {
+		// The stall detector's watchdog: the one goroutine of a server's beside its loops, since
+		// a loop that is blocked cannot report itself (stall.go). It reads each loop's turn
+		// through atomics and touches no socket.
 		go s.watch(loops, t, stopWatch)
 	}
 	for _, l := range loops {

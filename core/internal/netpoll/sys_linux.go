@@ -71,7 +71,10 @@ func (v *IOVecs) Append(b []byte) {
 // Len returns the number of buffers gathered.
 func (v *IOVecs) Len() int { return len(v.v) }
 
-// At returns the i'th buffer gathered.
+// At returns the i'th buffer gathered: the slice Append was given (its capacity cut to its
+// length), rebuilt from the iovec's base and length. It is valid as long as that buffer is,
+// which the caller keeps until Reset; Base is a *byte the collector sees, so the buffer stays
+// alive while it is gathered, and Len is the length SetLen stored, whatever its integer type.
 func (v *IOVecs) At(i int) []byte { return unsafe.Slice(v.v[i].Base, v.v[i].Len) }
 
 // Reset empties v, dropping its references to the buffers.
