@@ -2,71 +2,18 @@ package main
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/coretest"
 )
-
-// writeCert writes a self-signed certificate for 127.0.0.1 and localhost (ECDSA P-256) and its
-// key, as PEM, to a directory of the test, and returns their paths and a pool that trusts it.
-func writeCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "todo test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
-}
 
 // A process is the command run as coretest.StartCommand runs it, with more flags, for the tests
 // that read its first line themselves: coretest's waits for "listening http://" only.
@@ -110,7 +57,8 @@ func startProcess(t *testing.T, dir string, args ...string) *process {
 // over TLS — HTTP/1.1 to a client that offers h2 too — with its access log, and stops cleanly on
 // SIGTERM.
 func TestCommandTLS(t *testing.T) {
-	certFile, keyFile, pool := writeCert(t)
+	crt := coretest.NewCertificate(t)
+	certFile, keyFile, pool := crt.CertFile, crt.KeyFile, crt.Pool
 	dir := t.TempDir()
 	p := startProcess(t, dir, "-cert", certFile, "-key", keyFile)
 	addr, ok := strings.CutPrefix(p.line, "listening https://")
@@ -173,7 +121,8 @@ func TestCommandTLS(t *testing.T) {
 // TestCommandTLSNeedsBoth: -cert without -key, or -key without -cert, is an error: the command
 // exits with a message and never listens.
 func TestCommandTLSNeedsBoth(t *testing.T) {
-	certFile, keyFile, _ := writeCert(t)
+	crt := coretest.NewCertificate(t)
+	certFile, keyFile := crt.CertFile, crt.KeyFile
 	for _, args := range [][]string{{"-cert", certFile}, {"-key", keyFile}} {
 		p := startProcess(t, t.TempDir(), args...)
 		coretest.Receive(t, "the exit", p.exited)
