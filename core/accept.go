@@ -115,6 +115,7 @@ func (l *Loop) open(fd int) {
 	}
 	l.conns[fd] = c
 	l.nconns++
+	l.ctr.accepted++
 	c.setReadDeadline(l.opts.HeaderTimeout)
 	if l.lfdDefers {
 		c.readInput()

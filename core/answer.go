@@ -22,14 +22,14 @@ import (
 func (cx *Ctx) serverAnswer() {
 	gone := cx.gone.err()
 	if gone == ErrDeadline {
-		cx.errorResponse(503, "the request timed out", ErrDeadline)
+		cx.serverError(503, "the request timed out", ErrDeadline)
 		return
 	}
 	if cx.status != 0 || cx.written != 0 {
 		return // the handler answered
 	}
 	if gone == ErrShutdown || cx.parkf&parkShutdownTold != 0 {
-		cx.errorResponse(503, "the server is shutting down", ErrShutdown)
+		cx.serverError(503, "the server is shutting down", ErrShutdown)
 		return
 	}
 	err := cx.bodyErr()
@@ -51,8 +51,14 @@ func (cx *Ctx) serverAnswer() {
 		}
 	}
 	if status != 0 {
-		cx.errorResponse(status, err.Error(), err)
+		cx.serverError(status, err.Error(), err)
 	}
+}
+
+// serverError is errorResponse for the server's own answers, which its statistics count.
+func (cx *Ctx) serverError(status int, msg string, err error) {
+	cx.l.refused(status)
+	cx.errorResponse(status, msg, err)
 }
 
 // errorResponse replaces whatever the handler prepared with a plain-text error and closes the
@@ -84,6 +90,7 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 // ErrAbortHandler aborts without logging.
 func (l *Loop) handlerPanic(cx *Ctx, r any) {
 	if r != ErrAbortHandler {
+		l.ctr.panics++
 		l.log.Error("dwell: panic in handler", "method", string(cx.req.Bytes(cx.req.Method)),
 			"target", string(cx.req.Bytes(cx.req.Target)), "panic", r, "stack", string(debug.Stack()))
 	}

@@ -71,6 +71,7 @@ type Loop struct {
 	extras  []*ctxExtra // empty ones handed-over requests gave back (Loop.getExtra)
 
 	stallState // see stall.go
+	statsState // see stats.go
 
 	handed  []*Conn // by file descriptor, the connections handed over from HTTP (handover.go)
 	toFlush []*Conn // handed-over connections written to outside their own turn

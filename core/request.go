@@ -66,6 +66,7 @@ func (c *conn) startRequest() *Ctx {
 		c.reject(rej)
 		return nil
 	}
+	l.ctr.requests++
 	cx.body.begin(l, r)
 	// Copy the head out of the loop buffer, so that nothing pins it.
 	r.Adopt(&l.pool.Pool, head, fields, r.ScratchNeeded())
@@ -221,6 +222,7 @@ func (c *conn) reject(rej *wire.Reject) {
 	if l.debugEnabled() {
 		l.log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.remoteAddr())
 	}
+	l.refused(rej.Status)
 	writeReject(c, rej)
 	c.in = c.in[:0]
 	c.keepAlive = false

@@ -32,7 +32,10 @@ type stallNote struct {
 
 // beginTurn marks the start of an iteration, at the loop clock's reading for it (never 0,
 // which stands for no turn).
-func (l *Loop) beginTurn() { l.turnStart.Store(max(l.now, 1)) }
+func (l *Loop) beginTurn() {
+	l.turnStart.Store(max(l.now, 1))
+	l.ctr.turns++
+}
 
 // endTurn marks the end of an iteration before the loop polls again: it reports a stall the
 // watchdog saw in loop code outside any request, and keeps the longest turn.

@@ -98,6 +98,9 @@ func (s *tlsConn) Read(p []byte) (int, error) {
 	for {
 		if !s.drained {
 			n, e := netpoll.Read(s.fd, p)
+			if n > 0 {
+				s.t.l.ctr.bytesIn += int64(n)
+			}
 			switch {
 			case n > 0:
 				if n < len(p) {
@@ -131,6 +134,7 @@ func (s *tlsConn) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(s.out) == 0 && len(p) > 0 && s.werr == 0 {
 		k, e := tlsWrite(s.fd, p)
+		s.wrote(k)
 		if k > 0 {
 			p = p[k:]
 			continue
@@ -156,6 +160,7 @@ func (s *tlsConn) Write(p []byte) (int, error) {
 func (s *tlsConn) flushOut() netpoll.Errno {
 	for len(s.out) > 0 && s.werr == 0 {
 		k, e := tlsWrite(s.fd, s.out)
+		s.wrote(k)
 		if k > 0 {
 			s.out = s.out[k:]
 			continue
@@ -172,6 +177,13 @@ func (s *tlsConn) flushOut() netpoll.Errno {
 		s.out = nil
 	}
 	return s.werr
+}
+
+// wrote counts k bytes written to the socket in the loop's statistics.
+func (s *tlsConn) wrote(k int) {
+	if k > 0 {
+		s.t.l.ctr.bytesOut += int64(k)
+	}
 }
 
 func (s *tlsConn) Close() error { return nil } // the transport closes the socket
@@ -227,6 +239,11 @@ func (s *tlsConn) handshake() netpoll.Errno {
 	s.next, s.stop = nil, nil
 	s.flushOut() // the last flight, or the alert of a failure
 	if s.hsErr != nil {
+		if errors.Is(s.hsErr, io.EOF) || errors.Is(s.hsErr, io.ErrUnexpectedEOF) {
+			s.t.l.ctr.tlsAbandon++ // the client left
+		} else {
+			s.t.l.ctr.tlsFailed++
+		}
 		var rh tls.RecordHeaderError
 		if errors.As(s.hsErr, &rh) && rh.Conn != nil && looksLikeHTTP(rh.RecordHeader[:]) {
 			s.answerPlainHTTP()
@@ -239,6 +256,7 @@ func (s *tlsConn) handshake() netpoll.Errno {
 		return s.werr
 	}
 	s.hsOK = true
+	s.t.l.ctr.tlsDone++
 	return 0
 }
 
@@ -273,7 +291,9 @@ var plainHTTPAnswer = []byte("HTTP/1.0 400 Bad Request\r\nContent-Type: text/pla
 // request has most likely been read whole with the record header (crypto/tls reads what the
 // socket has), so closing does not reset the connection under the answer.
 func (s *tlsConn) answerPlainHTTP() {
-	netpoll.Write(s.fd, plainHTTPAnswer)
+	s.t.l.refused(400)
+	n, _ := netpoll.Write(s.fd, plainHTTPAnswer)
+	s.wrote(n)
 	netpoll.ShutdownWrite(s.fd)
 }
 
@@ -486,6 +506,9 @@ func (t *tlsTransport) shutdownWrite(c *conn) {
 // is ended first: its coroutine returns.
 func (t *tlsTransport) close(c *conn, reset bool) {
 	if s := t.lookup(c); s != nil {
+		if !s.hsEnd {
+			t.l.ctr.tlsAbandon++
+		}
 		if s.stop != nil {
 			s.stop()
 			s.next, s.stop = nil, nil

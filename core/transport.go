@@ -29,17 +29,34 @@ type transport interface {
 // plain is the transport of a connection whose bytes are the socket's own.
 type plain struct{}
 
-func (plain) read(c *conn, p []byte) (int, netpoll.Errno) { return netpoll.Read(int(c.fd), p) }
+// The socket calls count what they carried in the loop's statistics (stats.go).
 
-func (plain) writev(c *conn, iov *netpoll.IOVecs, more bool) (int, netpoll.Errno) {
-	if more {
-		return netpoll.WritevMore(int(c.fd), iov)
+func (plain) read(c *conn, p []byte) (int, netpoll.Errno) {
+	n, e := netpoll.Read(int(c.fd), p)
+	if n > 0 {
+		c.l.ctr.bytesIn += int64(n)
 	}
-	return netpoll.Writev(int(c.fd), iov)
+	return n, e
+}
+
+func (plain) writev(c *conn, iov *netpoll.IOVecs, more bool) (n int, e netpoll.Errno) {
+	if more {
+		n, e = netpoll.WritevMore(int(c.fd), iov)
+	} else {
+		n, e = netpoll.Writev(int(c.fd), iov)
+	}
+	if n > 0 {
+		c.l.ctr.bytesOut += int64(n)
+	}
+	return n, e
 }
 
 func (plain) sendfile(c *conn, f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
-	return netpoll.Sendfile(int(c.fd), f, off, n)
+	k, e := netpoll.Sendfile(int(c.fd), f, off, n)
+	if k > 0 {
+		c.l.ctr.bytesOut += int64(k)
+	}
+	return k, e
 }
 
 func (plain) shutdownWrite(c *conn) { netpoll.ShutdownWrite(int(c.fd)) }
