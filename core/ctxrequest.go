@@ -3,6 +3,7 @@ package core
 import (
 	"iter"
 	"net/netip"
+	"strings"
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/internal/syntax"
@@ -198,11 +199,26 @@ func (cx *Ctx) RemoteAddr() netip.AddrPort {
 }
 
 // Route returns the pattern of the route that matched the request, as it was registered with
-// the router ("/todos/:id", not the path), or "" when no route matched (the router's own 404,
-// 405 and redirects) or no router served it. It is what metrics and logs label a request by:
-// a handful of values where paths would be without bound.
+// the router ("/todos/:id", not the path), or "" when no route matched (the router's own
+// redirects, 404, 405 and OPTIONS replies) or no router served it — as OpenTelemetry's
+// http.route, which is left unset for a request no route matched. It is what traces and logs
+// label a request by: a handful of values where paths would be without bound. RouteLabel also
+// tells the router's own answers apart.
 func (cx *Ctx) Route() string {
 	cx.check("Route")
+	if name := ctxhook.RouteName(cx.route); strings.HasPrefix(name, "/") {
+		return name
+	}
+	return ""
+}
+
+// RouteLabel is Route for metrics, which count every request under some label: the pattern of
+// the route that matched, or, for a request the router answered itself, a label that no
+// pattern can be (patterns start with '/'): "(redirect)", "(options)", "(method not allowed)"
+// or "(not found)" (package router's Label constants); "" when no router served the request.
+// The router sets it before its middleware runs, for its own answers as for routes.
+func (cx *Ctx) RouteLabel() string {
+	cx.check("RouteLabel")
 	return ctxhook.RouteName(cx.route)
 }
 

@@ -74,6 +74,12 @@
 //	g.Use(c)
 //	g.GET("/x", h)  // a(b(c(h)))
 //
+// Middleware reads what served the request, already set when it runs: Ctx.Route is the
+// pattern that matched ("/todos/:id"), "" for the router's own replies (as OpenTelemetry's
+// http.route is left unset then); Ctx.RouteLabel is the pattern too, and for the router's own
+// replies a label saying which — LabelRedirect, LabelOptions, LabelMethodNotAllowed,
+// LabelNotFound — for metrics that count every request under some label.
+//
 // Each route is wrapped once, when Handler is called, never per request. Middleware runs in
 // the handler's coroutine, so it may park like the handler: read the body, wait on the wait
 // package, write to a slow client.

@@ -9,19 +9,20 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// redirect answers a missed request with a redirect to a path that matches a route, when
-// RedirectTrailingSlash or RedirectFixedPath finds one, and reports whether it did. Every
-// target is looked up before it is sent, so a redirect never leads to another miss or a loop.
-func (r *Router) redirect(c *core.Ctx, method, path string) bool {
+// redirectTarget returns where a redirect sends a missed request, and its code, when
+// RedirectTrailingSlash or RedirectFixedPath finds a path that matches a route; code 0 when
+// neither does. Every target is looked up first, so a redirect never leads to another miss or
+// a loop.
+func (r *Router) redirectTarget(method, path string) (to string, code int) {
 	if method == "CONNECT" || path == "/" || path == "" || path[0] != '/' {
-		return false
+		return "", 0
 	}
 	if !slices.ContainsFunc(routeKeys(method), func(k string) bool { return r.byKey[k] != nil }) {
-		return false
+		return "", 0
 	}
 	// 301 lets clients turn the retry into a GET, which for GET and HEAD changes nothing;
 	// 308 keeps the method and body of the others (RFC 9110 §15.4.9).
-	code := 308
+	code = 308
 	if method == "GET" || method == "HEAD" {
 		code = 301
 	}
@@ -31,19 +32,17 @@ func (r *Router) redirect(c *core.Ctx, method, path string) bool {
 			// A target starting "//" would be read as another host's address.
 			if !strings.HasPrefix(to, "//") {
 				if hit, _ := r.matches(method, to); hit {
-					sendRedirect(c, to, code)
-					return true
+					return to, code
 				}
 			}
 		}
 	}
 	if r.RedirectFixedPath {
 		if to, ok := r.fixedPath(method, path); ok {
-			sendRedirect(c, to, code)
-			return true
+			return to, code
 		}
 	}
-	return false
+	return "", 0
 }
 
 // fixedPath returns the path that the cleaned path matches case-insensitively (trying it

@@ -55,7 +55,7 @@ type Router struct {
 	routes  []*route            // in registration order
 	root    Group               // the router's own middleware and routes
 	handler core.Handler        // set by Handler: the router is then frozen
-	miss    core.Handler        // handleMiss inside the router's middleware
+	miss    core.Handler        // handleMiss inside the router's middleware, run once labelMiss has labelled the request
 }
 
 // A route is one registered method and pattern.
@@ -117,6 +117,7 @@ func (r *Router) Handler() core.Handler {
 				return
 			}
 			if h == nil {
+				r.labelMiss(c)
 				h = r.miss
 			}
 			h(c)

@@ -99,14 +99,19 @@ func (r *Router) matches(method, path string) (hit, tsr bool) {
 	return false, tsr
 }
 
-// handleMiss answers a request no route matched, in httprouter's order: a redirect to a path
-// that does match, the automatic OPTIONS reply, 405, and last 404.
+// handleMiss answers a request no route matched, as labelMiss has labelled it (in
+// httprouter's order: a redirect to a path that does match, the automatic OPTIONS reply, 405,
+// and last 404). The answer's details — the redirect's target, the Allow header — are worked
+// out again here, which only those answers pay for.
 func (r *Router) handleMiss(c *core.Ctx) {
 	method, path := c.Method(), c.Path()
-	if r.redirect(c, method, path) {
-		return
-	}
-	if method == "OPTIONS" && r.HandleOPTIONS {
+	switch c.RouteLabel() {
+	case LabelRedirect:
+		if to, code := r.redirectTarget(method, path); code != 0 {
+			sendRedirect(c, to, code)
+			return
+		}
+	case LabelOptions:
 		if allow := r.allowed(path, method); allow != "" {
 			c.SetHeader("Allow", allow)
 			if r.GlobalOPTIONS != nil {
@@ -114,7 +119,7 @@ func (r *Router) handleMiss(c *core.Ctx) {
 			}
 			return
 		}
-	} else if r.HandleMethodNotAllowed {
+	case LabelMethodNotAllowed:
 		if allow := r.allowed(path, method); allow != "" {
 			c.SetHeader("Allow", allow)
 			if r.MethodNotAllowed != nil {

@@ -1,0 +1,56 @@
+package router
+
+import (
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
+)
+
+// The route labels of the router's own answers, which Ctx.RouteLabel returns for a request no
+// route matched. Ctx.Route returns "" for them, as OpenTelemetry's http.route is left unset for
+// a request no route matched; metrics, which count every request under some label, tell them
+// apart by these, which no pattern can be (a pattern starts with '/'). The router's middleware
+// (Router.Use) runs around its own answers as around a route, the label already set.
+const (
+	// LabelRedirect labels the redirects of RedirectTrailingSlash and RedirectFixedPath.
+	LabelRedirect = "(redirect)"
+	// LabelOptions labels the automatic OPTIONS replies (HandleOPTIONS, GlobalOPTIONS).
+	LabelOptions = "(options)"
+	// LabelMethodNotAllowed labels the 405s (HandleMethodNotAllowed, MethodNotAllowed).
+	LabelMethodNotAllowed = "(method not allowed)"
+	// LabelNotFound labels the 404s, and whatever NotFound answers.
+	LabelNotFound = "(not found)"
+)
+
+// The labels' route ids, which a request records as it records a route's.
+var (
+	idRedirect         = ctxhook.RouteID(LabelRedirect)
+	idOptions          = ctxhook.RouteID(LabelOptions)
+	idMethodNotAllowed = ctxhook.RouteID(LabelMethodNotAllowed)
+	idNotFound         = ctxhook.RouteID(LabelNotFound)
+)
+
+// labelMiss records on c which of the router's answers its request, which no route matched,
+// gets — in handleMiss's order: a redirect, the automatic OPTIONS reply, 405, and last 404 —
+// before the router's middleware runs. It is kept out of line, as find is.
+//
+//go:noinline
+func (r *Router) labelMiss(c *core.Ctx) {
+	method, path := ctxhook.Route(c)
+	ctxhook.SetRoute(c, r.missID(method, path))
+}
+
+// missID returns the route id of the answer to a request of method and path that no route
+// matches.
+func (r *Router) missID(method, path string) uint16 {
+	if _, code := r.redirectTarget(method, path); code != 0 {
+		return idRedirect
+	}
+	if method == "OPTIONS" && r.HandleOPTIONS {
+		if r.allowed(path, method) != "" {
+			return idOptions
+		}
+	} else if r.HandleMethodNotAllowed && r.allowed(path, method) != "" {
+		return idMethodNotAllowed
+	}
+	return idNotFound
+}
