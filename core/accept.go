@@ -115,7 +115,9 @@ func (l *Loop) open(fd int) {
 	}
 	l.conns[fd] = c
 	l.nconns++
-	l.ctr.accepted++
+	if countStats {
+		l.ctr.accepted++
+	}
 	c.setReadDeadline(l.opts.HeaderTimeout)
 	if l.lfdDefers {
 		c.readInput()

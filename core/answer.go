@@ -90,7 +90,9 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 // ErrAbortHandler aborts without logging.
 func (l *Loop) handlerPanic(cx *Ctx, r any) {
 	if r != ErrAbortHandler {
-		l.ctr.panics++
+		if countStats {
+			l.ctr.panics++
+		}
 		l.log.Error("dwell: panic in handler", "method", string(cx.req.Bytes(cx.req.Method)),
 			"target", string(cx.req.Bytes(cx.req.Target)), "panic", r, "stack", string(debug.Stack()))
 	}

@@ -66,7 +66,9 @@ func (c *conn) startRequest() *Ctx {
 		c.reject(rej)
 		return nil
 	}
-	l.ctr.requests++
+	if countStats {
+		l.ctr.requests++
+	}
 	cx.body.begin(l, r)
 	// Copy the head out of the loop buffer, so that nothing pins it.
 	r.Adopt(&l.pool.Pool, head, fields, r.ScratchNeeded())

@@ -34,7 +34,9 @@ type stallNote struct {
 // which stands for no turn).
 func (l *Loop) beginTurn() {
 	l.turnStart.Store(max(l.now, 1))
-	l.ctr.turns++
+	if countStats {
+		l.ctr.turns++
+	}
 }
 
 // endTurn marks the end of an iteration before the loop polls again: it reports a stall the

@@ -16,12 +16,8 @@ import (
 // that has stopped has final counters, read once its goroutine has ended; a loop that does not
 // answer in time (a stalled loop) is reported with the copy it made last, marked Stale.
 
-// statsWait bounds how long Server.Stats waits for a loop's copy, and statsWaitOnLoop how long
-// it waits when it is called on a loop (from a handler), whose own connections wait meanwhile.
-const (
-	statsWait       = 100 * time.Millisecond
-	statsWaitOnLoop = 10 * time.Millisecond
-)
+// statsWait bounds how long Server.Stats waits for a loop's copy (a variable for a test).
+var statsWait = 100 * time.Millisecond
 
 // Stats is a snapshot of a server's statistics: its loops' and their sum. Counters count from
 // the server's start; gauges (Conns) are the state at the snapshot.
@@ -164,6 +160,9 @@ type loopCounters struct {
 
 // refused counts one of the server's own answers.
 func (l *Loop) refused(status int) {
+	if !countStats {
+		return
+	}
 	i := len(refusalStatuses) // Other
 	for j, s := range refusalStatuses {
 		if s == status {
@@ -177,50 +176,77 @@ func (l *Loop) refused(status int) {
 // Stats returns the server's statistics: per loop, and their sum. It may be called from any
 // goroutine, at any time (before the server starts it returns zeros). It asks each loop for a
 // copy and waits for them — a turn of each loop at most, up to 100 ms; a loop that does not
-// answer by then is reported as it was last, marked Stale. From a handler, it counts its own
-// loop's at once and waits for the others at most 10 ms, its loop's connections waiting
-// meanwhile.
+// answer by then is reported as it was last, marked Stale. From a handler it counts its own
+// loop's at once and parks the handler (only it, as any wait does) for the others'. From a
+// callback on a loop, which cannot wait, it reports the other loops as they were last, marked
+// Stale, and asks them for a fresh copy for the next call.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	loops := s.loops
 	s.mu.Unlock()
 	st := Stats{Loops: make([]LoopStats, len(loops))}
-	type answer struct {
-		i  int
-		ls LoopStats
-	}
-	answers := make(chan answer, len(loops))
 	got := make([]bool, len(loops))
-	pending := 0
-	wait := statsWait
+	var me *Loop // the loop Stats is called on, if any
 	for i, l := range loops {
 		if l.calledOnLoop() {
+			me = l
 			st.Loops[i], got[i] = l.snapshot(false), true
-			wait = statsWaitOnLoop
+		}
+	}
+
+	// The other loops answer through their inboxes; the last to answer ends the wait: it
+	// closes done for a caller off the loops, and wakes the handler that called.
+	answers := make(chan statsAnswer, len(loops)) // never blocks a loop: late answers stay here
+	done := make(chan struct{})
+	var waker Waker
+	inHandler := me != nil && me.current != nil
+	if inHandler {
+		waker = me.current.Waker()
+	}
+	var pending atomic.Int32
+	pending.Store(int32(len(loops)))
+	answered := func() {
+		if pending.Add(-1) != 0 {
+			return
+		}
+		if inHandler {
+			waker.Wake(nil)
+		} else {
+			close(done)
+		}
+	}
+	for i, l := range loops {
+		if got[i] {
+			answered()
 			continue
 		}
-		if l.Post(func() { answers <- answer{i, l.snapshot(false)} }) != nil {
+		err := l.Post(func() {
+			answers <- statsAnswer{i, l.snapshot(false)}
+			answered()
+		})
+		if err != nil {
 			// Stopped: its counters are final once its goroutine has ended, which follows
 			// the inbox's close at once.
 			<-l.done
 			st.Loops[i], got[i] = l.snapshot(true), true
-			continue
+			answered()
 		}
-		pending++
 	}
-	if pending > 0 {
-		t := time.NewTimer(wait)
-	collect:
-		for pending > 0 {
-			select {
-			case a := <-answers:
-				st.Loops[a.i], got[a.i] = a.ls, true
-				pending--
-			case <-t.C:
-				break collect
-			}
+	switch {
+	case pending.Load() == 0:
+	case inHandler:
+		me.current.Suspend(statsWait) // woken, timed out or the client gone: the rest are Stale
+	case me == nil:
+		t := time.NewTimer(statsWait)
+		select {
+		case <-done:
+		case <-t.C:
 		}
 		t.Stop()
+	}
+	for len(answers) > 0 {
+		a := <-answers
+		st.Loops[a.i], got[a.i] = a.ls, true
 	}
 	for i, l := range loops {
 		ls := &st.Loops[i]
@@ -236,6 +262,12 @@ func (s *Server) Stats() Stats {
 	}
 	st.Total.Loop = -1
 	return st
+}
+
+// A statsAnswer is a loop's copy of its statistics, for Server.Stats.
+type statsAnswer struct {
+	i  int
+	ls LoopStats
 }
 
 // calledOnLoop is onLoop for a caller that may run before the loop has started, whose own

@@ -3,6 +3,8 @@ package core
 import (
 	"crypto/tls"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +27,7 @@ func waitStats(t *testing.T, s *Server, what string, cond func(LoopStats) bool) 
 func TestStatsConnStates(t *testing.T) {
 	wakers := make(chan Waker, 4)
 	p := newEcho("")
+	big := unsentSize(t)
 	s, addr := startServer(t, func(c *Ctx) {
 		switch c.Path() {
 		case "/park":
@@ -42,11 +45,11 @@ func TestStatsConnStates(t *testing.T) {
 				t.Error(err)
 			}
 		case "/big":
-			c.Write(make([]byte, 16<<20))
+			c.Write(make([]byte, big))
 		default:
 			c.WriteString("hi")
 		}
-	}, Options{Loops: 2, WriteHighWater: 32 << 20})
+	}, Options{Loops: 2, WriteHighWater: big + 1})
 
 	idle := dial(t, addr)
 	idle.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -80,7 +83,9 @@ func TestStatsConnStates(t *testing.T) {
 	waitStats(t, s, "one handed over", func(ls LoopStats) bool { return ls.Conns == want })
 
 	writing := dial(t, addr)
-	// The response is larger than the socket buffers take while the client does not read.
+	if err := writing.SetReadBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
 	writing.Send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n")
 	want.Open, want.Writing = 6, 1
 	waitStats(t, s, "one writing", func(ls LoopStats) bool { return ls.Conns == want })
@@ -94,7 +99,7 @@ func TestStatsConnStates(t *testing.T) {
 	if _, body := detached.Response("GET"); body != "woken" {
 		t.Fatalf("continuation answered %q", body)
 	}
-	if _, body := writing.Response("GET"); len(body) != 16<<20 {
+	if _, body := writing.Response("GET"); len(body) != big {
 		t.Fatalf("big body of %d bytes", len(body))
 	}
 	handed.Send("bye")
@@ -106,7 +111,7 @@ func TestStatsConnStates(t *testing.T) {
 	if ls.Accepted != 6 || ls.Requests != 6 {
 		t.Errorf("accepted %d, requests %d; want 6 and 6", ls.Accepted, ls.Requests)
 	}
-	if ls.BytesOut < 16<<20 || ls.BytesIn == 0 || ls.Turns == 0 {
+	if ls.BytesOut < int64(big) || ls.BytesIn == 0 || ls.Turns == 0 {
 		t.Errorf("bytes in %d, out %d, turns %d", ls.BytesIn, ls.BytesOut, ls.Turns)
 	}
 	st := s.Stats()
@@ -116,6 +121,20 @@ func TestStatsConnStates(t *testing.T) {
 	if n := st.Loops[0].Conns.Open + st.Loops[1].Conns.Open; n != 5 || st.Loops[0].Stale || st.Total.Stale {
 		t.Errorf("the loops' open connections add up to %d, stale %v", n, st.Total.Stale)
 	}
+}
+
+// unsentSize returns a response size that the sockets cannot take while the client does not
+// read, its receive buffer set to 64 KiB: more than the largest send buffer the kernel grows a
+// socket's to, plus that receive buffer (doubled, as Linux does) and a margin.
+func unsentSize(t *testing.T) int {
+	size := 16 << 20 // elsewhere: more than the usual maxima
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_wmem"); err == nil {
+		f := strings.Fields(string(b))
+		if n, err := strconv.Atoi(f[len(f)-1]); err == nil {
+			size = n + 2*(64<<10) + 1<<20
+		}
+	}
+	return size
 }
 
 // TestStatsRefusals checks that the server's own answers are counted by status.
@@ -232,5 +251,72 @@ func TestStatsStoppedAndStalled(t *testing.T) {
 	st = s.Stats().Total
 	if !st.Stopped || st.Conns.Open != 0 || st.Requests != 2 || st.Accepted != 1 {
 		t.Errorf("after the shutdown: %+v", st)
+	}
+}
+
+// TestStatsFromHandlerParks checks that Stats called by a handler while another loop is
+// blocked parks that handler only: its loop serves another connection meanwhile, and the
+// handler gets the blocked loop's copy once that loop answers.
+func TestStatsFromHandlerParks(t *testing.T) {
+	defer func(d time.Duration) { statsWait = d }(statsWait)
+	statsWait = patience // the blocked loop answers when released, not by a timeout
+	blocked := make(chan struct{})
+	var srv atomic.Pointer[Server]
+	var inStats atomic.Bool
+	release := make(chan struct{})
+	result := make(chan Stats, 1)
+	servedDuring := make(chan bool, 1)
+	s, addr := startServer(t, func(c *Ctx) {
+		switch c.Path() {
+		case "/block":
+			close(blocked)
+			<-release // blocks its loop, on purpose
+		case "/stats":
+			inStats.Store(true)
+			st := srv.Load().Stats()
+			inStats.Store(false)
+			result <- st
+		case "/during":
+			servedDuring <- inStats.Load()
+		}
+		fmt.Fprintf(c, "%p", c.Loop())
+	}, Options{Loops: 2, StallThreshold: time.Hour})
+	srv.Store(s)
+
+	// Two connections on one loop, one on the other.
+	byLoop := map[string][]*rawConn{}
+	var a, b []*rawConn
+	for i := 0; i < 200 && (a == nil || b == nil); i++ {
+		c := dial(t, addr)
+		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		_, loop := c.Response("GET")
+		byLoop[loop] = append(byLoop[loop], c)
+		a, b = nil, nil
+		for _, cs := range byLoop {
+			if len(cs) >= 2 && a == nil {
+				a = cs
+			} else {
+				b = cs
+			}
+		}
+	}
+	if a == nil || b == nil {
+		t.Skip("the connections did not spread over both loops")
+	}
+	b[0].Send("GET /block HTTP/1.1\r\nHost: h\r\n\r\n")
+	receive(t, "the loop blocked", blocked)
+	a[0].Send("GET /stats HTTP/1.1\r\nHost: h\r\n\r\n")
+	waitFor(t, "the handler in Stats", inStats.Load)
+	a[1].Send("GET /during HTTP/1.1\r\nHost: h\r\n\r\n")
+	a[1].Response("GET")
+	if !receive(t, "the other request", servedDuring) {
+		t.Error("the loop served nothing while its handler waited in Stats")
+	}
+	close(release)
+	b[0].Response("GET")
+	st := receive(t, "the stats", result)
+	a[0].Response("GET")
+	if st.Total.Stale || st.Total.Conns.Open != len(a)+len(b) {
+		t.Errorf("stats from a handler: stale %v, %d open; want %d", st.Total.Stale, st.Total.Conns.Open, len(a)+len(b))
 	}
 }

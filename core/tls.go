@@ -98,7 +98,7 @@ func (s *tlsConn) Read(p []byte) (int, error) {
 	for {
 		if !s.drained {
 			n, e := netpoll.Read(s.fd, p)
-			if n > 0 {
+			if countStats && n > 0 {
 				s.t.l.ctr.bytesIn += int64(n)
 			}
 			switch {
@@ -181,7 +181,7 @@ func (s *tlsConn) flushOut() netpoll.Errno {
 
 // wrote counts k bytes written to the socket in the loop's statistics.
 func (s *tlsConn) wrote(k int) {
-	if k > 0 {
+	if countStats && k > 0 {
 		s.t.l.ctr.bytesOut += int64(k)
 	}
 }
@@ -240,9 +240,13 @@ func (s *tlsConn) handshake() netpoll.Errno {
 	s.flushOut() // the last flight, or the alert of a failure
 	if s.hsErr != nil {
 		if errors.Is(s.hsErr, io.EOF) || errors.Is(s.hsErr, io.ErrUnexpectedEOF) {
-			s.t.l.ctr.tlsAbandon++ // the client left
+			if countStats {
+				s.t.l.ctr.tlsAbandon++ // the client left
+			}
 		} else {
-			s.t.l.ctr.tlsFailed++
+			if countStats {
+				s.t.l.ctr.tlsFailed++
+			}
 		}
 		var rh tls.RecordHeaderError
 		if errors.As(s.hsErr, &rh) && rh.Conn != nil && looksLikeHTTP(rh.RecordHeader[:]) {
@@ -256,7 +260,9 @@ func (s *tlsConn) handshake() netpoll.Errno {
 		return s.werr
 	}
 	s.hsOK = true
-	s.t.l.ctr.tlsDone++
+	if countStats {
+		s.t.l.ctr.tlsDone++
+	}
 	return 0
 }
 
@@ -507,7 +513,9 @@ func (t *tlsTransport) shutdownWrite(c *conn) {
 func (t *tlsTransport) close(c *conn, reset bool) {
 	if s := t.lookup(c); s != nil {
 		if !s.hsEnd {
-			t.l.ctr.tlsAbandon++
+			if countStats {
+				t.l.ctr.tlsAbandon++
+			}
 		}
 		if s.stop != nil {
 			s.stop()

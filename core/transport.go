@@ -33,7 +33,7 @@ type plain struct{}
 
 func (plain) read(c *conn, p []byte) (int, netpoll.Errno) {
 	n, e := netpoll.Read(int(c.fd), p)
-	if n > 0 {
+	if countStats && n > 0 {
 		c.l.ctr.bytesIn += int64(n)
 	}
 	return n, e
@@ -45,7 +45,7 @@ func (plain) writev(c *conn, iov *netpoll.IOVecs, more bool) (n int, e netpoll.E
 	} else {
 		n, e = netpoll.Writev(int(c.fd), iov)
 	}
-	if n > 0 {
+	if countStats && n > 0 {
 		c.l.ctr.bytesOut += int64(n)
 	}
 	return n, e
@@ -53,7 +53,7 @@ func (plain) writev(c *conn, iov *netpoll.IOVecs, more bool) (n int, e netpoll.E
 
 func (plain) sendfile(c *conn, f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
 	k, e := netpoll.Sendfile(int(c.fd), f, off, n)
-	if k > 0 {
+	if countStats && k > 0 {
 		c.l.ctr.bytesOut += int64(k)
 	}
 	return k, e
