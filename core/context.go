@@ -95,6 +95,9 @@ func (rc *requestContext) Err() error {
 }
 
 func (rc *requestContext) Value(key any) any {
+	if key == (requestContextKey{}) {
+		return rc
+	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return lookupValue(rc.values, key)

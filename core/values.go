@@ -1,5 +1,7 @@
 package core
 
+import "context"
+
 // A valueNode is one request-scoped value. The nodes form an immutable list, newest first, so
 // that the request's Context can hand them to other goroutines while the loop adds more.
 type valueNode struct {
@@ -36,10 +38,35 @@ func (cx *Ctx) Value(key any) any {
 	return lookupValue(cx.x.rare.values, key)
 }
 
+// SetValuesFrom makes the values of ctx the request's as well: c.Value(key) and
+// c.Context().Value(key) return ctx.Value(key) for a key that no later SetValue shadows. It is
+// for a middleware that hands the handler what a library stores in a context under a key of its
+// own — a tracing span (trace.ContextWithSpan), baggage — so that code given c.Context() finds
+// it. ctx carries only what to add: derive it from context.Background(), not from c.Context()
+// (that panics, as a lookup through it would never end). Its cancellation is ignored.
+func (cx *Ctx) SetValuesFrom(ctx context.Context) {
+	if ctx.Value(requestContextKey{}) != nil {
+		panic("dwell: SetValuesFrom with a context derived from a request's: derive it from context.Background()")
+	}
+	cx.SetValue(valuesFrom{}, ctx)
+}
+
+// valuesFrom is the key of the node SetValuesFrom adds: its value is a context to ask.
+type valuesFrom struct{}
+
+// requestContextKey is a key a request's context answers with itself, so that SetValuesFrom
+// can tell a context derived from one.
+type requestContextKey struct{}
+
 func lookupValue(n *valueNode, key any) any {
 	for ; n != nil; n = n.next {
 		if n.key == key {
 			return n.val
+		}
+		if _, ok := n.key.(valuesFrom); ok {
+			if v := n.val.(context.Context).Value(key); v != nil {
+				return v
+			}
 		}
 	}
 	return nil
