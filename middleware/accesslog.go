@@ -17,6 +17,8 @@ import (
 //
 //   - method: the request method;
 //   - path: the request path, decoded, without the query (which may carry secrets);
+//   - route: the route's pattern ("/todos/:id"), or the router's label for its own answers
+//     ("(not found)", see core.Ctx.RouteLabel), when a router served the request;
 //   - status: the response status;
 //   - bytes: the body bytes sent, after compression (0 for HEAD);
 //   - duration: from the request's head being read to the response being queued whole for
@@ -24,14 +26,20 @@ import (
 //     "1.5ms" in text);
 //   - request_id: the id AssignRequestID gave the request, when it runs;
 //   - error: why the response did not end normally (the client left, a timeout, a body that
-//     failed, a panic), only when it did not.
+//     failed, a panic), only when it did not;
+//   - the fields asked for (LogField), when the request has them;
+//   - the attributes the application added for the request (AddLogAttrs).
 //
 // The format is the logger's handler's: slog.NewJSONHandler gives JSON lines,
 // slog.NewTextHandler key=value lines. The line is written on the request's loop, so the
 // handler's output should not block for long: a file or stderr, not a network service.
-func AccessLog(logger *slog.Logger) func(core.Handler) core.Handler {
+func AccessLog(logger *slog.Logger, fields ...LogField) func(core.Handler) core.Handler {
 	if logger == nil {
 		logger = slog.Default()
+	}
+	var want LogField
+	for _, f := range fields {
+		want |= f
 	}
 	return func(next core.Handler) core.Handler {
 		return func(c *core.Ctx) {
@@ -41,13 +49,19 @@ func AccessLog(logger *slog.Logger) func(core.Handler) core.Handler {
 			}
 			e := logEntries.Get().(*logEntry)
 			e.logger, e.method, e.path, e.id = logger, c.Method(), c.Path(), RequestID(c)
+			e.fields = want
+			e.capture(c)
 			c.OnDone(e.done)
 			next(c)
+			// Middleware inside this one (AssignRequestID, the router's labels, a tracing
+			// middleware) and the handler have run since: what they set is read again. The
+			// hook has not run yet: it runs once the handler, of which this middleware is a
+			// part, has returned.
 			if e.id == "" {
-				// AssignRequestID runs inside this middleware. The hook has not run yet: it
-				// runs once the handler, of which this middleware is a part, has returned.
 				e.id = RequestID(c)
 			}
+			e.route = c.RouteLabel()
+			e.captureLate(c)
 		}
 	}
 }
@@ -57,6 +71,9 @@ func AccessLog(logger *slog.Logger) func(core.Handler) core.Handler {
 type logEntry struct {
 	logger           *slog.Logger
 	method, path, id string
+	route            string
+	fields           LogField
+	extra            logExtra
 	done             func(core.Done) // e.write
 }
 
@@ -72,26 +89,31 @@ func init() {
 
 // write logs the line and puts the entry back in the pool.
 func (e *logEntry) write(d core.Done) {
-	attrs := [7]slog.Attr{
+	var attrs [16]slog.Attr
+	a := attrs[:0]
+	a = append(a,
 		slog.String("method", e.method),
 		slog.String("path", e.path),
+	)
+	if e.route != "" {
+		a = append(a, slog.String("route", e.route))
+	}
+	a = append(a,
 		slog.Int("status", d.Status),
 		slog.Int64("bytes", d.Bytes),
 		slog.Duration("duration", d.Duration),
-	}
-	n := 5
+	)
 	if e.id != "" {
-		attrs[n] = slog.String("request_id", e.id)
-		n++
+		a = append(a, slog.String("request_id", e.id))
 	}
 	if d.Err != nil {
-		attrs[n] = slog.String("error", d.Err.Error())
-		n++
+		a = append(a, slog.String("error", d.Err.Error()))
 	}
+	a = e.extra.attrs(a, e.fields)
 	// The record is made here rather than by Logger.LogAttrs, which looks up its caller's
 	// program counter for every record; an access line has no use for it.
 	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-	r.AddAttrs(attrs[:n]...)
+	r.AddAttrs(a...)
 	e.logger.Handler().Handle(context.Background(), r)
 	*e = logEntry{done: e.done}
 	logEntries.Put(e)
