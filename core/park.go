@@ -18,6 +18,7 @@ type parkFlags uint8
 const (
 	parkShutdownWake parkFlags = 1 << iota // parks end as soon as a shutdown begins
 	parkShutdownTold                       // a park ended with ErrShutdown for the notice
+	parkWorking                            // the Hold waits for work on another goroutine (Stats: Working)
 )
 
 const (
@@ -55,6 +56,16 @@ func (cx *Ctx) Hold() error {
 	if err == nil {
 		err = cx.gone.err()
 	}
+	return err
+}
+
+// holdWork is Hold for a handler that waits for work it handed to another goroutine
+// (ctxhook.HoldWork, for wait.Do): the same park, which Server.Stats counts as Working rather
+// than Parked.
+func (cx *Ctx) holdWork() error {
+	cx.parkf |= parkWorking
+	err := cx.Hold()
+	cx.parkf &^= parkWorking
 	return err
 }
 

@@ -93,6 +93,9 @@ type ConnStates struct {
 	// Parked counts the connections whose handler is parked: waiting for its body, for room
 	// to write, for a timer, an event or a Waker, or woken and about to resume.
 	Parked int
+	// Working counts the connections whose handler waits for blocking work it handed to
+	// another goroutine (wait.Do): busy, rather than waiting for an event.
+	Working int
 	// Detached counts the connections whose handler has returned after Ctx.Detach, its
 	// continuation pending.
 	Detached int
@@ -327,6 +330,12 @@ func (l *Loop) countConn(n *ConnStates, c *conn) {
 			n.Running++
 		case ctxDetached, ctxDetachedReady:
 			n.Detached++
+		case ctxParked:
+			if c.cx.parkf&parkWorking != 0 {
+				n.Working++
+			} else {
+				n.Parked++
+			}
 		default:
 			n.Parked++
 		}
@@ -385,6 +394,7 @@ func (t *LoopStats) add(ls *LoopStats) {
 	c.Reading += d.Reading
 	c.Running += d.Running
 	c.Parked += d.Parked
+	c.Working += d.Working
 	c.Detached += d.Detached
 	c.Writing += d.Writing
 	c.Closing += d.Closing

@@ -34,6 +34,10 @@ func TestStatsConnStates(t *testing.T) {
 			wakers <- c.Waker()
 			c.Suspend(0)
 			c.WriteString("woken")
+		case "/work":
+			wakers <- c.Waker()
+			c.holdWork()
+			c.WriteString("worked")
 		case "/detach":
 			wakers <- c.Waker()
 			c.Detach(0, func(c *Ctx, err error) { c.WriteString("woken") })
@@ -68,10 +72,16 @@ func TestStatsConnStates(t *testing.T) {
 	want.Open, want.Parked = 3, 1
 	waitStats(t, s, "one parked", func(ls LoopStats) bool { return ls.Conns == want })
 
+	working := dial(t, addr)
+	working.Send("GET /work HTTP/1.1\r\nHost: h\r\n\r\n")
+	wakeWork := receive(t, "work", wakers)
+	want.Open, want.Working = 4, 1
+	waitStats(t, s, "one working", func(ls LoopStats) bool { return ls.Conns == want })
+
 	detached := dial(t, addr)
 	detached.Send("GET /detach HTTP/1.1\r\nHost: h\r\n\r\n")
 	wakeDetach := receive(t, "detach", wakers)
-	want.Open, want.Detached = 4, 1
+	want.Open, want.Detached = 5, 1
 	waitStats(t, s, "one detached", func(ls LoopStats) bool { return ls.Conns == want })
 
 	handed := dial(t, addr)
@@ -79,7 +89,7 @@ func TestStatsConnStates(t *testing.T) {
 	if resp, _ := handed.Response("GET"); resp.StatusCode != 101 {
 		t.Fatalf("hand-over status %d", resp.StatusCode)
 	}
-	want.Open, want.HandedOver = 5, 1
+	want.Open, want.HandedOver = 6, 1
 	waitStats(t, s, "one handed over", func(ls LoopStats) bool { return ls.Conns == want })
 
 	writing := dial(t, addr)
@@ -87,13 +97,17 @@ func TestStatsConnStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	writing.Send("GET /big HTTP/1.1\r\nHost: h\r\n\r\n")
-	want.Open, want.Writing = 6, 1
+	want.Open, want.Writing = 7, 1
 	waitStats(t, s, "one writing", func(ls LoopStats) bool { return ls.Conns == want })
 
 	// Out of each state again.
 	wakePark.Wake(nil)
 	if _, body := parked.Response("GET"); body != "woken" {
 		t.Fatalf("parked handler answered %q", body)
+	}
+	wakeWork.Wake(nil)
+	if _, body := working.Response("GET"); body != "worked" {
+		t.Fatalf("working handler answered %q", body)
 	}
 	wakeDetach.Wake(nil)
 	if _, body := detached.Response("GET"); body != "woken" {
@@ -106,10 +120,10 @@ func TestStatsConnStates(t *testing.T) {
 	receive(t, "protocol closed", p.closed)
 	reading.Send("st: h\r\n\r\n")
 	reading.Response("GET")
-	want = ConnStates{Open: 5, Idle: 5}
+	want = ConnStates{Open: 6, Idle: 6}
 	ls := waitStats(t, s, "all idle", func(ls LoopStats) bool { return ls.Conns == want })
-	if ls.Accepted != 6 || ls.Requests != 6 {
-		t.Errorf("accepted %d, requests %d; want 6 and 6", ls.Accepted, ls.Requests)
+	if ls.Accepted != 7 || ls.Requests != 7 {
+		t.Errorf("accepted %d, requests %d; want 7 and 7", ls.Accepted, ls.Requests)
 	}
 	if ls.BytesOut < int64(big) || ls.BytesIn == 0 || ls.Turns == 0 {
 		t.Errorf("bytes in %d, out %d, turns %d", ls.BytesIn, ls.BytesOut, ls.Turns)
@@ -118,7 +132,7 @@ func TestStatsConnStates(t *testing.T) {
 	if len(st.Loops) != 2 || st.Loops[0].Loop != 0 || st.Loops[1].Loop != 1 || st.Total.Loop != -1 {
 		t.Fatalf("loops %+v", st.Loops)
 	}
-	if n := st.Loops[0].Conns.Open + st.Loops[1].Conns.Open; n != 5 || st.Loops[0].Stale || st.Total.Stale {
+	if n := st.Loops[0].Conns.Open + st.Loops[1].Conns.Open; n != 6 || st.Loops[0].Stale || st.Total.Stale {
 		t.Errorf("the loops' open connections add up to %d, stale %v", n, st.Total.Stale)
 	}
 }

@@ -73,7 +73,7 @@ func (p *Pool) Do(c *core.Ctx, fn func()) error {
 	if err := c.Loop().Post(j.start); err != nil {
 		return err
 	}
-	err := c.Hold()
+	err := ctxhook.HoldWork(c) // Hold, counted as Working
 	if err == core.ErrNotInHandler {
 		j.cancelled = true
 		return err

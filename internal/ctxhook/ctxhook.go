@@ -42,6 +42,10 @@ var (
 	// of those methods.
 	Check func(c any, op string) error
 
+	// HoldWork parks the handler of c (a *core.Ctx) as Ctx.Hold does, for work it handed to
+	// another goroutine (wait.Do): Server.Stats counts the connection as Working, not Parked.
+	HoldWork func(c any) error
+
 	// SetRoute records that the request c (a *core.Ctx) matched the route id (see RouteID).
 	SetRoute func(c any, id uint16)
 
