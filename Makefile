@@ -5,7 +5,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 # Nested modules (their own go.mod, for dependencies the main module does not take): make test
 # vets and tests each of them too.
-NESTED_MODULES := wait/jetstream examples/chatcluster examples/autocert interop
+NESTED_MODULES := wait/jetstream promdwell examples/todo examples/chatcluster examples/autocert interop
 
 .PHONY: build run test test-browser fuzz bench bench-quick clean
 
@@ -14,7 +14,7 @@ build:
 
 # Starts an example: make run PROGRAM=examples/chat ARGS="-loops 2"
 run:
-	go run ./$(PROGRAM) $(ARGS)
+	cd $(PROGRAM) && go run . $(ARGS)
 
 # Formatting, vet, staticcheck, the race-enabled suite, the allocation tests (which only count
 # true allocations in a build without the race detector) and the WebSocket footprint test, the builds for other systems, the

@@ -11,15 +11,19 @@ import (
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/middleware"
+	"github.com/dwellhttp/dwell/promdwell"
 	"github.com/dwellhttp/dwell/router"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// An app is the service: its store, its attachments and its settings.
+// An app is the service: its store, its attachments, its metrics and its settings.
 type app struct {
-	cfg    config
-	logger *slog.Logger
-	todos  *store
-	files  *attachments
+	cfg     config
+	logger  *slog.Logger
+	todos   *store
+	files   *attachments
+	metrics *prometheus.Registry
 }
 
 func newApp(cfg config, logger *slog.Logger) (*app, error) {
@@ -27,7 +31,14 @@ func newApp(cfg config, logger *slog.Logger) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &app{cfg: cfg, logger: logger, todos: newStore(), files: files}, nil
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return &app{cfg: cfg, logger: logger, todos: newStore(), files: files, metrics: reg}, nil
+}
+
+// serve registers the server's statistics with the app's metrics, once the server exists.
+func (a *app) serve(srv *core.Server) {
+	a.metrics.MustRegister(promdwell.NewCollector(srv))
 }
 
 // handler routes the API. The middleware runs on every route and on the router's own answers
@@ -43,6 +54,7 @@ func (a *app) handler() core.Handler {
 	}
 	r.Use(
 		middleware.AssignRequestID,
+		promdwell.NewMetrics(a.metrics).Middleware,
 		middleware.AccessLog(a.logger),
 		middleware.Recover(middleware.JSONError),
 		middleware.CORS(middleware.CORSOptions{
@@ -64,7 +76,9 @@ func (a *app) handler() core.Handler {
 	todos.DELETE("/:id", w(a.remove))
 	todos.GET("/:id/attachment", a.download)
 	todos.POST("/:id/attachment", w(middleware.BodyLimit(maxAttachment)(a.upload)))
-	// The profiler tells much about the process: it takes the token too, when there is one.
+	// The metrics are open, as scrapers expect; the profiler tells much more about the
+	// process: it takes the token too, when there is one.
+	r.GET("/metrics", promdwell.Handler(a.metrics))
 	debug := r.Group("/debug")
 	debug.Use(w)
 	debug.Mount("/pprof", profiler())

@@ -66,7 +66,8 @@ func testApp(t *testing.T, cfg config) (string, *app, logLines) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, addr := coretest.Serve(t, a.handler(), core.Options{MaxBodyBytes: maxAttachment})
+	srv, addr := coretest.Serve(t, a.handler(), core.Options{MaxBodyBytes: maxAttachment})
+	a.serve(srv)
 	return "http://" + addr, a, logs
 }
 

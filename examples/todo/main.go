@@ -18,14 +18,21 @@
 //	                                  data: the todo), from after Last-Event-ID when given
 //	POST   /todos/:id/attachment      the body, streamed to disk → 201 {"size", "sha256"}
 //	GET    /todos/:id/attachment      the file, with Range and an ETag
+//	GET    /metrics                   the metrics, in Prometheus's text format: the server's
+//	                                  statistics (dwell_server_*), the requests'
+//	                                  (http_server_request_duration_seconds and the body
+//	                                  sizes, by http_request_method, http_route,
+//	                                  http_response_status_code, url_scheme), Go's and the
+//	                                  process's
 //	GET    /debug/pprof/              net/http/pprof, through the router's net/http bridge
 //	                                  (with the token, when there is one)
 //
 // Errors are JSON, {"error": "..."}: 400 for bad JSON (the field and byte offset named) or
 // unknown fields, 401 with WWW-Authenticate: Bearer for a write without the token, 404, 405,
 // 413 for a body over -max-body, 415 for a body that is not JSON. Every response carries an
-// X-Request-Id, and stderr gets one JSON line per response: method, path, status, bytes,
-// duration (nanoseconds), request_id.
+// X-Request-Id, and stderr gets one JSON line per response: method, path, route (the pattern,
+// or the router's label for its own answers: "(not found)"), status, bytes, duration
+// (nanoseconds), request_id.
 //
 // Flags: -addr, -loops; -dir, where attachments go (a temporary directory by default, removed
 // on exit); -token, the bearer token that writes and the profiler need (none: they are open);
@@ -119,6 +126,7 @@ func run(cfg config) error {
 		Logger:       logger,
 		TLSConfig:    cfg.tls,
 	})
+	a.serve(srv)
 	if err := srv.Listen(); err != nil {
 		return err
 	}
