@@ -11,8 +11,10 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/middleware"
+	"github.com/dwellhttp/dwell/promdwell"
 	"github.com/dwellhttp/dwell/router"
 	"github.com/lesismal/nbio/nbhttp"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 )
 
@@ -29,6 +31,7 @@ func BenchmarkHello(b *testing.B) {
 	}{
 		{"dwell", startDwell},
 		{"dwell-mw", startDwellMW},
+		{"dwell-metrics", startDwellMetrics},
 		{"nethttp", startNetHTTP},
 		{"fasthttp", startFastHTTP},
 		{"nbio", startNbio},
@@ -97,6 +100,23 @@ func startDwellMW(b *testing.B) string {
 	r := router.New()
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	r.Use(middleware.AssignRequestID, middleware.AccessLog(logger), middleware.Recover(middleware.JSONError))
+	r.GET("/hello", func(c *core.Ctx) {
+		c.SetHeader("Content-Type", "text/plain")
+		c.WriteString(hello)
+	})
+	s := core.NewServer(r.Handler(), core.Options{})
+	ln := listen(b)
+	go s.Serve(ln)
+	b.Cleanup(func() { s.Shutdown(context.Background()) })
+	return ln.Addr().String()
+}
+
+// startDwellMetrics is servers/dwell-metrics: dwell-mw's stack with promdwell's metrics.
+func startDwellMetrics(b *testing.B) string {
+	r := router.New()
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	r.Use(middleware.AssignRequestID, promdwell.NewMetrics(prometheus.NewRegistry()).Middleware,
+		middleware.AccessLog(logger), middleware.Recover(middleware.JSONError))
 	r.GET("/hello", func(c *core.Ctx) {
 		c.SetHeader("Content-Type", "text/plain")
 		c.WriteString(hello)

@@ -19,14 +19,16 @@ import (
 
 // serverNames is every server the driver knows, in report order. A Go server is a main package
 // at bench/servers/NAME; nginx is configured from bench/nginx/nginx.conf.tmpl.
-var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "gnet", "dwell", "dwell-mw"}
+var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "gnet", "dwell", "dwell-nostats", "dwell-mw", "dwell-metrics"}
 
 // partial names the servers that take part in some figures only: which, and why not the others.
 var partial = map[string]struct {
 	figures []string
 	why     string
 }{
-	"dwell-mw": {[]string{"hello", "allocs"}, "dwell with request id, access log and recovery: measured on hello only"},
+	"dwell-mw":      {[]string{"hello", "allocs"}, "dwell with request id, access log and recovery: measured on hello only"},
+	"dwell-metrics": {[]string{"hello", "allocs"}, "dwell-mw with promdwell's metrics middleware: measured on hello only"},
+	"dwell-nostats": {[]string{"hello"}, "dwell built without its statistics (the dwell_nostats tag), to show what counting costs: measured on hello only"},
 	"gnet": {[]string{"hello", "c1", "close", "pipeline"}, "a raw event loop that answers GET /hello, the floor of the CPU figures, " +
 		"not an HTTP server (no files, bodies, long polls or net/http handlers)"},
 }
@@ -34,6 +36,12 @@ var partial = map[string]struct {
 // sitsOut names figures a server is left out of only to keep the full run under 10 minutes:
 // nbio is neither a reference nor the floor of the one-connection and pipelined figures.
 var sitsOut = map[string][]string{"nbio": {"c1", "pipeline"}}
+
+// builtFrom names the servers built from another's package, with build tags: the same server,
+// compiled differently.
+var builtFrom = map[string]struct{ pkg, tags string }{
+	"dwell-nostats": {"dwell", "dwell_nostats"},
+}
 
 // serverModules maps a Go server to the module whose version the report shows.
 var serverModules = map[string]string{
@@ -105,13 +113,17 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 			out = append(out, s)
 			continue
 		}
-		dir := filepath.Join(r.benchDir, "servers", name)
+		pkg, tags := name, ""
+		if b, ok := builtFrom[name]; ok {
+			pkg, tags = b.pkg, b.tags
+		}
+		dir := filepath.Join(r.benchDir, "servers", pkg)
 		if goFiles, _ := filepath.Glob(filepath.Join(dir, "*.go")); len(goFiles) == 0 {
 			r.skip(name, fmt.Sprintf("bench/servers/%s does not exist yet", name))
 			continue
 		}
 		s.bin = filepath.Join(bin, name)
-		if err := r.goBuild(ctx, s.bin, "./servers/"+name); err != nil {
+		if err := r.goBuild(ctx, s.bin, "./servers/"+pkg, tags); err != nil {
 			if name == baseline {
 				return nil, fmt.Errorf("building %s: %w", name, err)
 			}
@@ -139,7 +151,7 @@ func (r *runner) goServerVersion(name, bin string) string {
 	if mod, ok := serverModules[name]; ok {
 		return mod + " " + moduleVersion(bin, mod)
 	}
-	if name == "dwell" || name == "dwell-mw" {
+	if strings.HasPrefix(name, "dwell") {
 		if out, err := exec.Command("git", "-C", r.benchDir, "rev-parse", "--short", "HEAD").Output(); err == nil {
 			v := "github.com/dwellhttp/dwell at " + strings.TrimSpace(string(out))
 			// What is measured is the working tree: say so when it differs from the commit.
@@ -155,8 +167,12 @@ func (r *runner) goServerVersion(name, bin string) string {
 	return "net/http of " + r.meta.GoVersion
 }
 
-func (r *runner) goBuild(ctx context.Context, out, pkg string) error {
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+func (r *runner) goBuild(ctx context.Context, out, pkg string, tags ...string) error {
+	args := []string{"build", "-o", out}
+	if len(tags) > 0 && tags[0] != "" {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Dir = r.benchDir
 	var msg bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &msg, &msg
