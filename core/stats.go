@@ -198,7 +198,10 @@ func (s *Server) Stats() Stats {
 	}
 
 	// The other loops answer through their inboxes; the last to answer ends the wait: it
-	// closes done for a caller off the loops, and wakes the handler that called.
+	// closes done for a caller off the loops, and wakes the handler that called. pending holds
+	// a share of the caller's own until every loop has been asked, so that no answer ends a
+	// wait that is not to happen (a wake posted for a park that never comes would end the
+	// handler's next one).
 	answers := make(chan statsAnswer, len(loops)) // never blocks a loop: late answers stay here
 	done := make(chan struct{})
 	var waker Waker
@@ -207,11 +210,8 @@ func (s *Server) Stats() Stats {
 		waker = me.current.Waker()
 	}
 	var pending atomic.Int32
-	pending.Store(int32(len(loops)))
-	answered := func() {
-		if pending.Add(-1) != 0 {
-			return
-		}
+	pending.Store(1)
+	wakeWaiter := func() {
 		if inHandler {
 			waker.Wake(nil)
 		} else {
@@ -220,23 +220,26 @@ func (s *Server) Stats() Stats {
 	}
 	for i, l := range loops {
 		if got[i] {
-			answered()
 			continue
 		}
+		pending.Add(1)
 		err := l.Post(func() {
 			answers <- statsAnswer{i, l.snapshot(false)}
-			answered()
+			if pending.Add(-1) == 0 {
+				wakeWaiter()
+			}
 		})
 		if err != nil {
 			// Stopped: its counters are final once its goroutine has ended, which follows
 			// the inbox's close at once.
+			pending.Add(-1)
 			<-l.done
 			st.Loops[i], got[i] = l.snapshot(true), true
-			answered()
 		}
 	}
 	switch {
-	case pending.Load() == 0:
+	case pending.Add(-1) == 0:
+		// Every loop asked has answered already: nothing to wait for, and no wake posted.
 	case inHandler:
 		me.current.Suspend(statsWait) // woken, timed out or the client gone: the rest are Stale
 	case me == nil:

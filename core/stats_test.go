@@ -2,6 +2,7 @@ package core
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -332,5 +333,33 @@ func TestStatsFromHandlerParks(t *testing.T) {
 	a[0].Response("GET")
 	if st.Total.Stale || st.Total.Conns.Open != len(a)+len(b) {
 		t.Errorf("stats from a handler: stale %v, %d open; want %d", st.Total.Stale, st.Total.Conns.Open, len(a)+len(b))
+	}
+}
+
+// TestStatsThenPark checks that a handler's Stats leaves no wake behind: a park after it
+// lasts its whole time (it ended at once when a wake posted for a Stats that did not need to
+// park reached it), on one loop, where Stats never parks, and on two.
+func TestStatsThenPark(t *testing.T) {
+	for _, loops := range []int{1, 2} {
+		var srv atomic.Pointer[Server]
+		result := make(chan error, 1)
+		wakers := make(chan Waker, 1)
+		s, addr := startServer(t, func(c *Ctx) {
+			srv.Load().Stats()
+			wakers <- c.Waker()
+			result <- c.Suspend(0) // only the test's Waker ends it
+		}, Options{Loops: loops})
+		srv.Store(s)
+		c := dial(t, addr)
+		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		w := receive(t, "the park", wakers)
+		// A stray wake would have ended the park with nil by now, or it comes at the same
+		// time as the test's: the test's carries an error of its own to tell them apart.
+		mine := errors.New("the test's wake")
+		w.Wake(mine)
+		if err := receive(t, "the park's end", result); err != mine {
+			t.Errorf("%d loops: the park after Stats ended with %v, not the test's wake", loops, err)
+		}
+		c.Response("GET")
 	}
 }
