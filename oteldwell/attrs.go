@@ -1,0 +1,176 @@
+package oteldwell
+
+import (
+	"errors"
+	"io"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// methodOther is http.request.method for a method the semantic conventions do not know: the
+// attribute is bounded, whatever clients send, and the span carries the method as sent in
+// http.request.method_original.
+const methodOther = "_OTHER"
+
+// normMethod returns m as http.request.method: one of the known methods (as constants, so
+// that a key made of it holds no request memory), or methodOther.
+func normMethod(m string) string {
+	switch m {
+	case "GET":
+		return "GET"
+	case "HEAD":
+		return "HEAD"
+	case "POST":
+		return "POST"
+	case "PUT":
+		return "PUT"
+	case "DELETE":
+		return "DELETE"
+	case "PATCH":
+		return "PATCH"
+	case "OPTIONS":
+		return "OPTIONS"
+	case "CONNECT":
+		return "CONNECT"
+	case "TRACE":
+		return "TRACE"
+	case "QUERY":
+		return "QUERY"
+	}
+	return methodOther
+}
+
+// errorType returns the error.type of a finished response, or "" for one that succeeded: the
+// kind of Done.Err when the response did not end normally (a short, fixed name per error the
+// core reports, so that the attribute stays bounded), else the status code for a 5xx, as the
+// semantic conventions ask.
+func errorType(d core.Done) string {
+	if d.Err != nil {
+		return errKind(d.Err)
+	}
+	if d.Status >= 500 {
+		return statusText(d.Status)
+	}
+	return ""
+}
+
+// errKind names the errors a core.Done reports. Anything else (a malformed chunked body,
+// whose errors the core does not export) is "_OTHER".
+func errKind(err error) string {
+	var pe *core.PanicError
+	switch {
+	case err == core.ErrClosed:
+		return "client_closed"
+	case err == core.ErrShutdown:
+		return "shutdown"
+	case err == core.ErrDeadline:
+		return "deadline_exceeded"
+	case err == core.ErrTimeout:
+		return "timeout"
+	case err == core.ErrBodyTooLarge:
+		return "body_too_large"
+	case err == io.ErrUnexpectedEOF:
+		return "body_truncated"
+	case err == core.ErrAbortHandler:
+		return "aborted"
+	case errors.As(err, &pe):
+		return "panic"
+	}
+	return "_OTHER"
+}
+
+// statusTexts holds the decimal text of the statuses 500 to 599, so that error.type costs no
+// conversion for them.
+var statusTexts = func() (t [100]string) {
+	for i := range t {
+		t[i] = strconv.Itoa(500 + i)
+	}
+	return t
+}()
+
+func statusText(s int) string {
+	if s >= 500 && s < 600 {
+		return statusTexts[s-500]
+	}
+	return strconv.Itoa(s)
+}
+
+// splitHost splits a Host field into server.address and server.port: "example.com:8080" is
+// "example.com" and 8080, "[::1]:80" is "::1" and 80; a host without a port (or with one that
+// is not a port number) has port 0.
+func splitHost(h string) (host string, port int) {
+	rest := ""
+	if strings.HasPrefix(h, "[") {
+		end := strings.IndexByte(h, ']')
+		if end < 0 {
+			return h, 0
+		}
+		host, rest = h[1:end], h[end+1:]
+	} else if i := strings.IndexByte(h, ':'); i >= 0 && strings.IndexByte(h[i+1:], ':') < 0 {
+		host, rest = h[:i], h[i:]
+	} else {
+		return h, 0 // no port, or an IPv6 address without brackets
+	}
+	if p, ok := strings.CutPrefix(rest, ":"); ok {
+		if n, err := strconv.ParseUint(p, 10, 16); err == nil {
+			port = int(n)
+		}
+	}
+	return host, port
+}
+
+// maxCached bounds a cache's entries. The keys are bounded in practice — known methods, route
+// patterns, the statuses a service answers, a handful of error kinds — but a handler that sets
+// statuses without bound must not grow the cache without bound: past the limit, values are made
+// for each use and not kept. (A variable for a test.)
+var maxCached = 4096
+
+// A cache maps keys to values made once, for the recording path: a lookup is a load of an
+// immutable map, lock-free and without allocation, and a miss copies the map under a mutex, so
+// that misses, rare once the keys seen have been seen, pay for the hits.
+type cache[K comparable, V any] struct {
+	m    atomic.Pointer[map[K]V]
+	mu   sync.Mutex
+	make func(K) V
+}
+
+func newCache[K comparable, V any](f func(K) V) *cache[K, V] {
+	return &cache[K, V]{make: f}
+}
+
+// get returns the value of k, made by the cache's function the first time.
+func (c *cache[K, V]) get(k K) V {
+	if m := c.m.Load(); m != nil {
+		if v, ok := (*m)[k]; ok {
+			return v
+		}
+	}
+	return c.miss(k)
+}
+
+func (c *cache[K, V]) miss(k K) V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	if old != nil {
+		if v, ok := (*old)[k]; ok {
+			return v // made meanwhile
+		}
+		if len(*old) >= maxCached {
+			return c.make(k)
+		}
+	}
+	v := c.make(k)
+	m := map[K]V{}
+	if old != nil {
+		m = maps.Clone(*old)
+	}
+	m[k] = v
+	c.m.Store(&m)
+	return v
+}
