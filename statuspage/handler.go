@@ -13,14 +13,14 @@ import (
 // Options configure Handler. The zero value is the defaults.
 type Options struct {
 	// Interval is the time between the events of a stream, and so how soon the page shows a
-	// change: 0 means 1 s; any other value under 100 ms is taken as 100 ms, since each event
+	// change: 0 means 500 ms; any other value under 100 ms is taken as 100 ms, since each event
 	// copies every loop's counters.
 	Interval time.Duration
 }
 
 // Limits of Options.Interval.
 const (
-	defaultInterval = time.Second
+	defaultInterval = 500 * time.Millisecond
 	minInterval     = 100 * time.Millisecond
 )
 

@@ -78,6 +78,7 @@ type Conns struct {
 	Reading    int `json:"reading"`     // part of a request head received, or a body being skipped
 	Running    int `json:"running"`     // the handler runs (only the snapshot's own request)
 	Parked     int `json:"parked"`      // the handler is parked: a timer, an event, a body, room to write
+	Working    int `json:"working"`     // the handler waits for blocking work handed off (wait.Do)
 	Detached   int `json:"detached"`    // the handler returned after Detach, its continuation pending
 	Writing    int `json:"writing"`     // the response done, still queued for a slow client
 	Closing    int `json:"closing"`     // output sent, input drained before the close
@@ -176,7 +177,7 @@ func loopOf(ls *core.LoopStats) Loop {
 		Loop: ls.Loop, AsOf: ls.AsOf, Stale: ls.Stale, Stopped: ls.Stopped,
 		Conns: Conns{
 			Open: c.Open, Idle: c.Idle, Reading: c.Reading, Running: c.Running, Parked: c.Parked,
-			Detached: c.Detached, Writing: c.Writing, Closing: c.Closing, HandedOver: c.HandedOver,
+			Working: c.Working, Detached: c.Detached, Writing: c.Writing, Closing: c.Closing, HandedOver: c.HandedOver,
 			TLS: c.TLS, TLSHandshaking: c.TLSHandshaking,
 		},
 		Accepted: ls.Accepted,

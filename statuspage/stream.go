@@ -42,23 +42,8 @@ func stream(c *core.Ctx, s *core.Server, interval time.Duration) {
 		if !time.Now().Before(due) {
 			due = time.Now().Add(interval)
 		}
-		if sleepUntil(c, due) != nil {
+		if wait.Sleep(c, time.Until(due)) != nil {
 			return // the client left, or a shutdown began
-		}
-	}
-}
-
-// sleepUntil parks the handler until t. A wait.Sleep may end early with no error: Stats, from
-// a handler, wakes the handler's next park when the loops' copies all came before it parked
-// for them (it did not), and that next park is this one. So it sleeps again for the rest.
-func sleepUntil(c *core.Ctx, t time.Time) error {
-	for {
-		d := time.Until(t)
-		if d <= 0 {
-			return nil
-		}
-		if err := wait.Sleep(c, d); err != nil {
-			return err
 		}
 	}
 }

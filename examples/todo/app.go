@@ -7,12 +7,14 @@ import (
 	"net/http/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/middleware"
 	"github.com/dwellhttp/dwell/promdwell"
 	"github.com/dwellhttp/dwell/router"
+	"github.com/dwellhttp/dwell/statuspage"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -24,6 +26,7 @@ type app struct {
 	todos   *store
 	files   *attachments
 	metrics *prometheus.Registry
+	status  atomic.Pointer[core.Handler] // the status page, once the server exists (serve)
 }
 
 func newApp(cfg config, logger *slog.Logger) (*app, error) {
@@ -36,9 +39,23 @@ func newApp(cfg config, logger *slog.Logger) (*app, error) {
 	return &app{cfg: cfg, logger: logger, todos: newStore(), files: files, metrics: reg}, nil
 }
 
-// serve registers the server's statistics with the app's metrics, once the server exists.
+// serve registers the server's statistics with the app's metrics and makes its status page,
+// once the server exists: the server is made with the app's handler, so the handler reaches
+// them through the app.
 func (a *app) serve(srv *core.Server) {
 	a.metrics.MustRegister(promdwell.NewCollector(srv))
+	h := statuspage.Handler(srv, statuspage.Options{})
+	a.status.Store(&h)
+}
+
+// statusPage serves the live status page at /debug/dwell.
+func (a *app) statusPage(c *core.Ctx) {
+	h := a.status.Load()
+	if h == nil {
+		fail(c, 503, "the server is starting")
+		return
+	}
+	(*h)(c)
 }
 
 // handler routes the API. The middleware runs on every route and on the router's own answers
@@ -82,6 +99,7 @@ func (a *app) handler() core.Handler {
 	debug := r.Group("/debug")
 	debug.Use(w)
 	debug.Mount("/pprof", profiler())
+	debug.GET("/dwell", a.statusPage)
 	return r.Handler()
 }
 

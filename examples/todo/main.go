@@ -24,6 +24,11 @@
 //	                                  sizes, by http_request_method, http_route,
 //	                                  http_response_status_code, url_scheme), Go's and the
 //	                                  process's
+//	GET    /debug/dwell               the live status page (package statuspage): connections by
+//	                                  state, requests per second, refusals, stalls, memory,
+//	                                  updating over Server-Sent Events; JSON for
+//	                                  Accept: application/json (with the token, when there is
+//	                                  one)
 //	GET    /debug/pprof/              net/http/pprof, through the router's net/http bridge
 //	                                  (with the token, when there is one)
 //

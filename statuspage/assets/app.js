@@ -30,6 +30,7 @@
     ["Reading", (l) => l.conns.reading],
     ["Running", (l) => l.conns.running],
     ["Parked", (l) => l.conns.parked],
+    ["Working", (l) => l.conns.working],
     ["Detached", (l) => l.conns.detached],
     ["Writing", (l) => l.conns.writing],
     ["Closing", (l) => l.conns.closing],
