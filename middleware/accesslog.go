@@ -50,13 +50,15 @@ func AccessLog(logger *slog.Logger, fields ...LogField) func(core.Handler) core.
 			e := logEntries.Get().(*logEntry)
 			e.logger, e.method, e.path, e.id = logger, c.Method(), c.Path(), RequestID(c)
 			e.fields = want
+			e.route = c.RouteLabel() // set by the router before its middleware; read again below
 			e.capture(c)
 			c.OnDone(e.done)
 			next(c)
-			// Middleware inside this one (AssignRequestID, the router's labels, a tracing
-			// middleware) and the handler have run since: what they set is read again. The
-			// hook has not run yet: it runs once the handler, of which this middleware is a
-			// part, has returned.
+			// Middleware inside this one (AssignRequestID, a router this middleware wraps, a
+			// tracing middleware) and the handler have run since: what they set is read
+			// again, unless the handler panicked, which skips this (the line then has what was
+			// read before). The hook has not run yet: it runs once the handler, of which this
+			// middleware is a part, has returned.
 			if e.id == "" {
 				e.id = RequestID(c)
 			}

@@ -89,9 +89,9 @@ func Example() {
 	do("GET", url+"/hello", []string{"X-Request-Id: req-1"}, "X-Request-Id")
 	do("GET", url+"/crash", []string{"X-Request-Id: req-2"}, "X-Request-Id")
 	// Output:
-	// {"level":"INFO","msg":"request","method":"GET","path":"/hello","status":200,"bytes":20,"request_id":"req-1"}
+	// {"level":"INFO","msg":"request","method":"GET","path":"/hello","route":"/hello","status":200,"bytes":20,"request_id":"req-1"}
 	// 200 OK | X-Request-Id=req-1 | "hello, request req-1"
-	// {"level":"INFO","msg":"request","method":"GET","path":"/crash","status":500,"bytes":34,"request_id":"req-2","error":"dwell: handler panicked: bug"}
+	// {"level":"INFO","msg":"request","method":"GET","path":"/crash","route":"/crash","status":500,"bytes":34,"request_id":"req-2","error":"dwell: handler panicked: bug"}
 	// 500 Internal Server Error | X-Request-Id=req-2 | "{\"error\":\"internal server error\"}\n"
 }
 
@@ -116,7 +116,7 @@ func ExampleAccessLog() {
 	resp.Body.Close()
 	fmt.Println(resp.Status)
 	// Output:
-	// {"level":"INFO","msg":"request","method":"POST","path":"/upload","status":413,"bytes":53,"error":"dwell: request body too large"}
+	// {"level":"INFO","msg":"request","method":"POST","path":"/upload","route":"/upload","status":413,"bytes":53,"error":"dwell: request body too large"}
 	// 413 Content Too Large
 }
 

@@ -97,6 +97,7 @@ func (m *Metrics) Middleware(next core.Handler) core.Handler {
 	return func(c *core.Ctx) {
 		e := m.entries.Get().(*entry)
 		e.method, e.scheme = methodLabel(c.Method()), c.Scheme()
+		e.route = c.RouteLabel() // set by the router before its middleware; read again below
 		e.requestSize = c.ContentLength()
 		if e.requestSize < 0 && !c.Chunked() {
 			e.requestSize = 0 // no body
@@ -105,8 +106,8 @@ func (m *Metrics) Middleware(next core.Handler) core.Handler {
 		e.active.Inc()
 		c.OnDone(e.done)
 		next(c)
-		// The router labels the request before its middleware runs; a handler of its own
-		// mounted further in may label it again.
+		// A router this middleware wraps labels the request only now (a panic skips this:
+		// the label read before stays).
 		e.route = c.RouteLabel()
 	}
 }

@@ -45,6 +45,7 @@ func service(t *testing.T) (addr string, srv *core.Server, wake chan core.Waker)
 		c.Suspend(0)
 		c.WriteString("woken")
 	})
+	r.GET("/boom", func(c *core.Ctx) { panic("on purpose") })
 	r.GET("/metrics", promdwell.Handler(reg))
 	srv, addr = coretest.Serve(t, r.Handler(), core.Options{Loops: 2})
 	reg.MustRegister(promdwell.NewCollector(srv))
@@ -132,6 +133,7 @@ func TestMetricsScriptedMix(t *testing.T) {
 		{"GET", "/nowhere", "", 404},
 		{"DELETE", "/todos", "", 405},
 		{"GET", "/todos/", "", 301},
+		{"GET", "/boom", "", 500},
 	} {
 		if got := do(t, s.method, base+s.path, s.body); got != s.status {
 			t.Fatalf("%s %s: %d, want %d", s.method, s.path, got, s.status)
@@ -165,6 +167,7 @@ func TestMetricsScriptedMix(t *testing.T) {
 		{"GET", router.LabelNotFound, "404", 1},
 		{"DELETE", router.LabelMethodNotAllowed, "405", 1},
 		{"GET", router.LabelRedirect, "301", 1},
+		{"GET", "/boom", "500", 1}, // the server's 500 for a panic, under the route all the same
 	} {
 		labels := map[string]string{"http_request_method": c.method, "http_route": c.route,
 			"http_response_status_code": c.status, "url_scheme": "http"}
