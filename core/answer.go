@@ -76,8 +76,18 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 	c.out.dropAfterHead(pool)
 	cx.resp = rfClose
 	cx.status = uint16(status)
-	text := strconv.Itoa(status) + " " + StatusText(status) + ": " + msg + "\n"
 	c.out.reserveHead(&c.l.pool)
+	if cx.l.opts.WriteRefusal != nil {
+		if err == nil && status == 500 {
+			err = &PanicError{cx.rare().panicV}
+		}
+		r := &Refusal{Status: status, Err: err, Ctx: cx}
+		if cx.l.shape(r) {
+			cx.written = int64(cx.shapedBody(r))
+			return
+		}
+	}
+	text := strconv.Itoa(status) + " " + StatusText(status) + ": " + msg + "\n"
 	if cx.reqf&reqHead == 0 {
 		c.out.write(pool, []byte(text))
 	}

@@ -94,6 +94,15 @@ type Options struct {
 	// on the port is answered 400, as net/http answers it. Nil means plaintext HTTP.
 	TLSConfig *tls.Config
 
+	// WriteRefusal, when set, writes the server's own answers in the application's format —
+	// a JSON API's errors as JSON — in place of their short plain text: the requests refused
+	// before any handler ran (400, 408, 414, 417, 431, 501, 505), and those the server answers
+	// for a handler (413 for a body over the limit, 408, 400 for a broken body, 503 past a
+	// deadline or at shutdown, 500 after a panic that no OnPanic responder answered). The
+	// status, the framing and the connection's handling stay the server's: see Refusal. It
+	// runs on the loop and must not block.
+	WriteRefusal func(r *Refusal)
+
 	// AllowCONNECT passes CONNECT requests to the handler. dwell is not a proxy, so by default
 	// a CONNECT is refused with 501 before any handler runs.
 	AllowCONNECT bool

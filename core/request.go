@@ -225,7 +225,9 @@ func (c *conn) reject(rej *wire.Reject) {
 		l.log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.remoteAddr())
 	}
 	l.refused(rej.Status)
-	writeReject(c, rej)
+	if l.opts.WriteRefusal == nil || !l.shapeReject(c, rej) {
+		writeReject(c, rej)
+	}
 	c.in = c.in[:0]
 	c.keepAlive = false
 	c.closeAfterOutput(true)

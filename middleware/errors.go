@@ -1,7 +1,10 @@
 package middleware
 
 import (
+	"encoding/json"
+	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
@@ -28,4 +31,27 @@ func JSONError(c *core.Ctx, status int, msg string) {
 
 type errorBody struct {
 	Error string `json:"error"`
+}
+
+// JSONRefusal writes the server's own answers (core.Options.WriteRefusal) as JSONError writes
+// the middleware's, {"error": msg}, so that a JSON API answers every error in JSON: msg is
+// what was wrong, the reason of a request refused before any handler ran ("missing Host
+// header") or the error of one the server answered for a handler ("request body too large").
+func JSONRefusal(r *core.Refusal) {
+	r.SetHeader("Content-Type", "application/json")
+	b, _ := json.Marshal(errorBody{RefusalMessage(r)})
+	r.Write(append(b, '\n'))
+}
+
+// RefusalMessage returns what a refusal says was wrong, as a sentence for the client without
+// the "dwell: " of Go's error text: for a WriteRefusal of the application's own.
+func RefusalMessage(r *core.Refusal) string {
+	var re *core.RequestError
+	switch {
+	case errors.As(r.Err, &re):
+		return re.Reason
+	case r.Err != nil:
+		return strings.TrimPrefix(r.Err.Error(), "dwell: ")
+	}
+	return core.StatusText(r.Status)
 }

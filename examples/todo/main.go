@@ -32,7 +32,8 @@
 //	GET    /debug/pprof/              net/http/pprof, through the router's net/http bridge
 //	                                  (with the token, when there is one)
 //
-// Errors are JSON, {"error": "..."}: 400 for bad JSON (the field and byte offset named) or
+// Errors are JSON, {"error": "..."}, the server's own answers included (a 431 for a header
+// section over the bound, a 413 for an attachment over 1 GiB, a 503 at shutdown): 400 for bad JSON (the field and byte offset named) or
 // unknown fields, 401 with WWW-Authenticate: Bearer for a write without the token, 404, 405,
 // 413 for a body over -max-body, 415 for a body that is not JSON. Every response carries an
 // X-Request-Id, and stderr gets one JSON line per response: method, path, route (the pattern,
@@ -63,6 +64,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/middleware"
 )
 
 // grace bounds how long a shutdown waits for requests still running (uploads, say): parked
@@ -130,6 +132,8 @@ func run(cfg config) error {
 		MaxBodyBytes: maxAttachment,
 		Logger:       logger,
 		TLSConfig:    cfg.tls,
+		WriteRefusal: middleware.JSONRefusal, // the server's own answers in JSON too
+
 	})
 	a.serve(srv)
 	if err := srv.Listen(); err != nil {

@@ -103,8 +103,8 @@ func TestCommandMetrics(t *testing.T) {
 	}
 	big := coretest.Dial(t, cmd.Addr)
 	big.Send("GET /todos HTTP/1.1\r\nHost: h\r\nX-Big: " + strings.Repeat("b", 20<<10) + "\r\n\r\n")
-	if resp, _ := big.Response("GET"); resp.StatusCode != 431 {
-		t.Fatalf("header over the bound: %d", resp.StatusCode)
+	if resp, body := big.Response("GET"); resp.StatusCode != 431 || body != `{"error":"request header fields too large"}`+"\n" {
+		t.Fatalf("header over the bound: %d %q", resp.StatusCode, body)
 	}
 
 	poll := coretest.Dial(t, cmd.Addr)
