@@ -56,7 +56,7 @@ func TestWriteRefusal(t *testing.T) {
 	}, Options{MaxBodyBytes: 10, MaxHeaderBytes: 4 << 10, WriteRefusal: jsonRefusal})
 	for _, tc := range []struct {
 		name, req, want string
-		id               bool
+		id              bool
 	}{
 		{"no Host", "GET / HTTP/1.1\r\n\r\n", `{"status":400,"error":"request: missing Host header","id":""}`, false},
 		{"header too large", "GET / HTTP/1.1\r\nHost: h\r\nX: " + strings.Repeat("a", 5<<10) + "\r\n\r\n",
