@@ -283,6 +283,7 @@ func init() {
 	}
 	ctxhook.Resume = func(c any, err error) { c.(*Ctx).resume(err) }
 	ctxhook.HoldWork = func(c any) error { return c.(*Ctx).holdWork() }
+	ctxhook.SuspendWork = func(c any) error { return c.(*Ctx).suspendWork() }
 	ctxhook.OnLoopStack = func(c any, f func(any, []byte, int) int, p any, b []byte, n int) int {
 		return c.(*Ctx).onLoopStack(f, p, b, n)
 	}

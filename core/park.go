@@ -69,6 +69,15 @@ func (cx *Ctx) holdWork() error {
 	return err
 }
 
+// suspendWork is Suspend for a handler that waits for work it handed to another goroutine and
+// may leave it behind (ctxhook.SuspendWork, for wait.Call): counted as Working too.
+func (cx *Ctx) suspendWork() error {
+	cx.parkf |= parkWorking
+	err := cx.Suspend(0)
+	cx.parkf &^= parkWorking
+	return err
+}
+
 // parkUntil parks for Suspend and Hold. Its frame is on the stack of every parked handler,
 // below the handler's own: it is kept small (the yield is written out here rather than called
 // through parkOnConn), since a coroutine's first 2 KiB of stack leave only about 1 KiB to the

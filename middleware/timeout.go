@@ -12,8 +12,11 @@ import (
 // with core.ErrDeadline, its writes fail with it, and the server answers 503 when the handler
 // (or its continuation) returns if nothing had been sent, replacing what it prepared, or cuts a
 // started response. It holds for continuations too, and the 503 goes through the other
-// middleware (the access log says 503, the request id stays). Blocking work in wait.Do runs to
-// its end, as wait.Do always does: pass c.Context() to calls that take one so they stop early.
+// middleware (the access log says 503, the request id stays). Blocking work in wait.Call ends
+// its wait at the deadline (the 503 goes out then, fn's context cancelled, its late result
+// dropped); in wait.Do, which always waits for its function so that they may share variables,
+// it delays the 503 until the function returns: pass it c.Context() so that it stops early, or
+// use wait.Call.
 // A d <= 0 sets no deadline.
 func Timeout(d time.Duration) func(core.Handler) core.Handler {
 	return func(next core.Handler) core.Handler {

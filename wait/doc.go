@@ -6,9 +6,11 @@
 //
 // A loop runs all its handlers on one goroutine. A handler that blocks its thread — a blocking
 // system call, a database driver, time.Sleep, a channel receive, a mutex held by someone slow —
-// stalls every connection of its loop until it returns. Run such calls through Do, which hands
-// them to a bounded worker pool and parks the handler until they finish; wait for time with
-// Sleep, and for other goroutines with an Event or a Topic.
+// stalls every connection of its loop until it returns. Run such calls through Call, which hands
+// them to a bounded worker pool, parks the handler until they return and gives it their value
+// and error (or ends the wait when the request ends first), or Do, for a function that returns
+// nothing and shares variables with the handler; wait for time with Sleep, and for other
+// goroutines with an Event or a Topic.
 //
 // # How a wait ends
 //
@@ -31,7 +33,7 @@
 //
 // # Two styles
 //
-// The coroutine style (Sleep, Event.Wait, Topic.Next, Sequence.Wait, Do) reads like blocking
+// The coroutine style (Sleep, Event.Wait, Topic.Next, Sequence.Wait, Call, Do) reads like blocking
 // code: the function returns when the wait is over. A parked handler costs its connection, its
 // request and its coroutine: about 3.3 KB of live memory (TestFootprint measures it), of which
 // this package's waiter node is 32 bytes. Keep the handler's frame small: a large local (a 4 KiB

@@ -49,8 +49,9 @@ func SetWorkers(n int) { defaultPool.SetWorkers(n) }
 // Do runs fn on the default pool and parks the handler until fn returns; see Pool.Do.
 func Do(c *core.Ctx, fn func()) error { return defaultPool.Do(c, fn) }
 
-// Do runs fn on one of the pool's goroutines and parks the handler until fn has returned, so
-// that a blocking call (a file system or database call, a slow library) stalls neither the
+// Do runs fn on one of the pool's goroutines and parks the handler until fn has returned (for a
+// call with a result, CallOn returns it, and does not wait past the request's end), so that a
+// blocking call (a file system or database call, a slow library) stalls neither the
 // handler's loop nor its other connections. fn always runs to its end before the handler goes
 // on: Do then returns ErrClosed if the client went away meanwhile, ErrShutdown if a shutdown's
 // grace period ended, else nil. When the pool is busy, fn waits its turn in order.

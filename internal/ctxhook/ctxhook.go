@@ -46,6 +46,11 @@ var (
 	// another goroutine (wait.Do): Server.Stats counts the connection as Working, not Parked.
 	HoldWork func(c any) error
 
+	// SuspendWork parks the handler of c (a *core.Ctx) as Ctx.Suspend does (no timeout), for
+	// work it handed to another goroutine and leaves behind if the request ends first
+	// (wait.Call): counted as Working, as HoldWork is.
+	SuspendWork func(c any) error
+
 	// SetRoute records that the request c (a *core.Ctx) matched the route id (see RouteID).
 	SetRoute func(c any, id uint16)
 

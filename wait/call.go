@@ -1,0 +1,56 @@
+package wait
+
+import (
+	"context"
+
+	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/ctxhook"
+)
+
+// Call runs fn on the default pool and parks the handler until fn returns its value and error,
+// which Call returns; see CallOn.
+func Call[T any](c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error) {
+	return CallOn(defaultPool, c, fn)
+}
+
+// CallOn runs fn on p's goroutines, as Pool.Do does, with the request's context, and returns
+// what fn returned: the form of Do for a database query or any call with a result, which needs
+// no variables shared with fn.
+//
+// Unlike Do, CallOn does not wait for fn when the request ends first: when the client leaves,
+// a shutdown's grace period ends or the request's deadline passes (core.Ctx.SetTimeout,
+// middleware.Timeout), it returns at once the zero T and core.ErrClosed, core.ErrShutdown or
+// core.ErrDeadline — so that a deadline bounds the request even when fn is slow — while fn's
+// context is cancelled (it should return soon) and what fn returns later is dropped. fn must
+// not touch c (refused: see Pool.Do); a panic in fn is raised again in the handler, and a
+// runtime.Goexit in fn makes CallOn return ErrGoexit.
+func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error) {
+	var zero T
+	if err := ctxhook.Check(c, "wait.Call"); err != nil {
+		return zero, err
+	}
+	// The result is written on the worker and read by the handler only after the worker's
+	// wake, which happens after the write; a handler that left early never reads it.
+	res := new(callResult[T])
+	ctx := c.Context()
+	j := &doJob{p: p, fn: func() { res.v, res.err = fn(ctx) }, w: c.Waker()}
+	if err := c.Loop().Post(j.start); err != nil {
+		return zero, err
+	}
+	err := ctxhook.SuspendWork(c)
+	switch e := err.(type) {
+	case nil:
+		return res.v, res.err
+	case *panicError:
+		panic(e)
+	}
+	if err == core.ErrNotInHandler {
+		j.cancelled = true
+	}
+	return zero, err
+}
+
+type callResult[T any] struct {
+	v   T
+	err error
+}
