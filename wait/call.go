@@ -21,8 +21,10 @@ func Call[T any](c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error
 // a shutdown's grace period ends or the request's deadline passes (core.Ctx.SetTimeout,
 // middleware.Timeout), it returns at once the zero T and core.ErrClosed, core.ErrShutdown or
 // core.ErrDeadline — so that a deadline bounds the request even when fn is slow — while fn's
-// context is cancelled (it should return soon) and what fn returns later is dropped. fn must
-// not touch c (refused: see Pool.Do); a panic in fn is raised again in the handler, and a
+// context is cancelled (it should return soon) and what fn returns later is dropped. Since fn
+// may outlive the handler, it must not use what the request lends until the handler returns
+// (the []byte of ParamBytes or HeaderBytes): the strings dwell hands out are the handler's to
+// keep and safe. fn must not touch c (refused: see Pool.Do); a panic in fn is raised again in the handler, and a
 // runtime.Goexit in fn makes CallOn return ErrGoexit.
 func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error) {
 	var zero T

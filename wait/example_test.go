@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -92,6 +93,29 @@ func ExampleDo() {
 			return
 		}
 		c.WriteString(name)
+	})
+}
+
+// A query with a result: Call returns it, and a deadline bounds the wait even if the query
+// outlasts it.
+func ExampleCall() {
+	var db *sql.DB // opened elsewhere
+	_ = core.Handler(func(c *core.Ctx) {
+		c.SetTimeout(2 * time.Second)
+		id := c.Query("id") // a string of the handler's own: fn may use it after the handler
+		name, err := wait.Call(c, func(ctx context.Context) (string, error) {
+			var name string
+			err := db.QueryRowContext(ctx, "SELECT name FROM users WHERE id = ?", id).Scan(&name)
+			return name, err
+		})
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			c.SetStatus(404)
+		case err != nil:
+			return // the client left, or the deadline passed: the server answers 503
+		default:
+			c.WriteString(name)
+		}
 	})
 }
 
