@@ -38,6 +38,22 @@ func (t *Topic[T]) Publish(v T) uint64 {
 	return seq
 }
 
+// PublishFunc is Publish for a message that carries its own sequence number (an event
+// stream's id, a field of its JSON): make builds it from the number it gets, under the topic's
+// lock, so that numbers and messages cannot cross between publishers — with no lock of the
+// caller's around Last()+1. make must be quick and must not call the topic. PublishFunc
+// returns the number.
+func (t *Topic[T]) PublishFunc(make func(seq uint64) T) uint64 {
+	t.h.mu.Lock()
+	seq := t.h.seq + 1
+	v := make(seq)
+	t.h.seq = seq
+	t.ring[seq%uint64(len(t.ring))] = v
+	t.h.notifyLocked()
+	t.h.mu.Unlock()
+	return seq
+}
+
 // Last returns the sequence number of the last message published (0 before the first).
 func (t *Topic[T]) Last() uint64 { return t.h.Value() }
 

@@ -259,3 +259,36 @@ func TestTopicSince(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishFunc: messages built knowing their numbers, by publishers racing each other, carry
+// the numbers they are kept under.
+func TestPublishFunc(t *testing.T) {
+	type msg struct {
+		seq uint64
+		by  int
+	}
+	topic := NewTopic[msg](1000)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				n := topic.PublishFunc(func(seq uint64) msg { return msg{seq, g} })
+				if n == 0 {
+					t.Error("PublishFunc returned 0")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	msgs, last, err := topic.Since(0)
+	if err != nil || last != 800 || len(msgs) != 800 {
+		t.Fatalf("%d messages, last %d, %v", len(msgs), last, err)
+	}
+	for i, m := range msgs {
+		if m.seq != uint64(i+1) {
+			t.Fatalf("message %d carries seq %d", i+1, m.seq)
+		}
+	}
+}

@@ -28,7 +28,7 @@ const history = 1000
 // A store keeps the todos in memory, and their changes on a topic that long polls and event
 // streams follow. Its methods may be called from any loop.
 type store struct {
-	mu      sync.Mutex // serialises changes, so that each knows its seq before it is published
+	mu      sync.Mutex // guards todos and nextID, and orders the changes as they happened
 	todos   map[int64]*item
 	nextID  int64
 	changes *wait.Topic[change]
@@ -117,7 +117,8 @@ func (s *store) attach(id int64, f *attachment) (*attachment, bool) {
 	return old, true
 }
 
-// publish appends a change to the log. Called with s.mu held, so that seq is the topic's next.
+// publish appends a change to the log, numbered by the topic. Called with s.mu held, so that
+// the log's order is the changes'.
 func (s *store) publish(op string, t todo) {
-	s.changes.Publish(change{Seq: s.changes.Last() + 1, Op: op, Todo: t})
+	s.changes.PublishFunc(func(seq uint64) change { return change{Seq: seq, Op: op, Todo: t} })
 }

@@ -4,7 +4,6 @@
 package chatroom
 
 import (
-	"sync"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
@@ -21,7 +20,6 @@ const history = 1000
 // A Room is one chat room, kept in memory: the last 1000 messages are there for clients that
 // come back with an old cursor. Its methods may be called from any goroutine.
 type Room struct {
-	mu    sync.Mutex // serialises posts, so that a message knows its seq before it is published
 	topic *wait.Topic[chatapi.Entry]
 	// epoch names the room's history (see chatapi): a room lives as long as its process, and
 	// a new one numbers its messages from 1 again, so clients must be able to tell them apart.
@@ -56,11 +54,11 @@ func (rm *Room) post(c *core.Ctx) {
 
 // publish numbers m, stamps it with the time and adds it to the room.
 func (rm *Room) publish(m chatapi.Message) chatapi.Message {
-	rm.mu.Lock()
-	defer rm.mu.Unlock()
-	m.Seq = rm.topic.Last() + 1
-	m.Time = time.Now().UTC().Format(chatpage.TimeFormat) // in the order of seq
-	rm.topic.Publish(chatapi.NewEntry(m, m.Seq))
+	rm.topic.PublishFunc(func(seq uint64) chatapi.Entry {
+		m.Seq = seq
+		m.Time = time.Now().UTC().Format(chatpage.TimeFormat) // in the order of seq
+		return chatapi.NewEntry(m, seq)
+	})
 	return m
 }
 
