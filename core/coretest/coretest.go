@@ -4,8 +4,12 @@
 // RoundTripper makes keep-alive exchanges that allocate nothing, for allocation tests of a
 // handler with testing.AllocsPerRun; StartCommand runs a server program as its users do, to test
 // its flags, its readiness line and its shutdown on SIGTERM; WaitFor and Receive wait for what a
-// test expects to happen, rather than for a time, and fail the test only on a hang. dwell's own
-// packages and examples test themselves with it.
+// test expects to happen, rather than for a time, and fail the test only on a hang. Do and a
+// Client run requests through a handler in process, as httptest.NewRecorder does for net/http
+// — no port, no network, yet on dwell's own loops — and return net/http's *http.Response; an
+// Exchange waits until its handler parks (WaitParked), so that a test of a long poll, a stream
+// or a Waker wakes it only once it waits. dwell's own packages and examples test themselves
+// with it.
 package coretest
 
 import (
