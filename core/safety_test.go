@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -234,57 +233,6 @@ func TestPostAfterRequestEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-ran
-}
-
-// TestSendFileNeverSendsAReusedDescriptor: when a forced shutdown ends SendFile's wait, the
-// handler closes its file; a file opened next gets the same descriptor number. Whatever of the
-// first file was still queued must not go out as the second's bytes.
-func TestSendFileNeverSendsAReusedDescriptor(t *testing.T) {
-	dir := t.TempDir()
-	first := filepath.Join(dir, "first")
-	second := filepath.Join(dir, "second")
-	if err := os.WriteFile(first, []byte(strings.Repeat("A", 8<<20)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(second, []byte(strings.Repeat("S", 8<<20)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sending := make(chan struct{})
-	reused := make(chan error, 1)
-	s, addr := startServer(t, func(c *Ctx) {
-		f, err := os.Open(first)
-		if err != nil {
-			panic(err)
-		}
-		close(sending)
-		err = c.SendFile(f, 0, 8<<20)
-		fd := int(f.Fd())
-		f.Close()
-		// Another file under the same number, as the next open would most likely get it.
-		g, gerr := os.Open(second)
-		if gerr == nil {
-			gerr = syscall.Dup3(int(g.Fd()), fd, syscall.O_CLOEXEC)
-			t.Cleanup(func() { syscall.Close(fd); g.Close() })
-		}
-		if gerr == nil && err == nil {
-			gerr = errors.New("SendFile finished before the shutdown")
-		}
-		reused <- gerr
-	}, Options{WriteHighWater: 64 << 10})
-	c := dial(t, addr)
-	c.SetReadBuffer(128 << 10) // a client that does not read yet: the file stays queued
-	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	<-sending
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	s.Shutdown(ctx) // the grace period is over at once: SendFile's wait ends
-	if err := <-reused; err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(c.R)
-	if strings.Contains(string(raw), "S") {
-		t.Fatal("bytes of another file went out under the first one's descriptor")
-	}
 }
 
 // TestLoopStartFailureReleasesEverything: when a loop cannot start, the loops made before it
