@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -29,15 +31,27 @@ type app struct {
 	status  atomic.Pointer[core.Handler] // the status page, once the server exists (serve)
 }
 
+// newApp opens the app's files and database (cfg.db, or todo.db in cfg.dir). The caller closes
+// it when the server has stopped.
 func newApp(cfg config, logger *slog.Logger) (*app, error) {
 	files, err := openAttachments(cfg.dir)
 	if err != nil {
 		return nil, err
 	}
+	if cfg.db == "" {
+		cfg.db = filepath.Join(cfg.dir, "todo.db")
+	}
+	todos, err := openStore(context.Background(), cfg.db)
+	if err != nil {
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &app{cfg: cfg, logger: logger, todos: newStore(), files: files, metrics: reg}, nil
+	return &app{cfg: cfg, logger: logger, todos: todos, files: files, metrics: reg}, nil
 }
+
+// close closes the database.
+func (a *app) close() error { return a.todos.close() }
 
 // serve registers the server's statistics with the app's metrics and makes its status page,
 // once the server exists: the server is made with the app's handler, so the handler reaches

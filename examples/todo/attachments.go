@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -67,8 +68,8 @@ func (a *app) upload(c *core.Ctx) {
 	if !ok {
 		return
 	}
-	if _, _, ok := a.todos.get(id); !ok {
-		notFound(c, id) // before the body is read: a client sending one with 100-continue is spared
+	// Before the body is read: a client sending one with 100-continue is spared it.
+	if _, err := a.get(c, id); a.failed(c, id, err) {
 		return
 	}
 	f, err := a.files.receive(c)
@@ -79,10 +80,10 @@ func (a *app) upload(c *core.Ctx) {
 		}
 		return
 	}
-	old, ok := a.todos.attach(id, f)
-	if !ok {
-		wait.Do(c, func() { a.files.delete(f) }) // the todo was deleted meanwhile
-		notFound(c, id)
+	old, err := wait.Call(c, func(ctx context.Context) (*attachment, error) { return a.todos.attach(ctx, id, f) })
+	if err != nil {
+		wait.Do(c, func() { a.files.delete(f) }) // the todo was deleted meanwhile, or the database failed
+		a.failed(c, id, err)
 		return
 	}
 	if old != nil {
@@ -134,11 +135,11 @@ func (a *app) download(c *core.Ctx) {
 	if !ok {
 		return
 	}
-	_, f, ok := a.todos.get(id)
-	if !ok {
-		notFound(c, id)
+	st, err := a.get(c, id)
+	if a.failed(c, id, err) {
 		return
 	}
+	f := st.file
 	if f == nil {
 		fail(c, 404, "todo "+strconv.FormatInt(id, 10)+" has no attachment")
 		return

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// files lists the directory's files.
+// files lists the directory's files, the database's aside.
 func files(t testing.TB, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
@@ -20,7 +20,9 @@ func files(t testing.TB, dir string) []string {
 	}
 	var names []string
 	for _, e := range ents {
-		names = append(names, e.Name())
+		if !strings.HasPrefix(e.Name(), "todo.db") {
+			names = append(names, e.Name())
+		}
 	}
 	return names
 }
@@ -104,9 +106,10 @@ func TestAttachment(t *testing.T) {
 // attachment, no file, not even a temporary one.
 func TestAttachmentCutShort(t *testing.T) {
 	dir := t.TempDir()
-	url, _, logs := testApp(t, config{dir: dir})
+	addr, _, logs := testAppTCP(t, config{dir: dir})
+	url := "http://" + addr
 	do(t, "POST", url+"/todos", `{"title":"a"}`, jsonType)
-	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

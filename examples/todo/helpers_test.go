@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,9 +53,18 @@ func (l logLines) find(t testing.TB, match func(map[string]any) bool) map[string
 }
 
 // testApp serves the application as main does, with cfg's settings (a temporary -dir, and
-// -max-body 1 MiB unless cfg says otherwise), and returns its base URL, the app and its access
-// log.
+// -max-body 1 MiB unless cfg says otherwise), in process (coretest.NewClient: no port), and
+// returns its base URL, which client's requests reach it at, the app and its access log.
 func testApp(t *testing.T, cfg config) (string, *app, logLines) {
+	t.Helper()
+	a, logs := newTestApp(t, cfg)
+	c := coretest.NewClient(t, a.handler(), core.Options{MaxBodyBytes: maxAttachment})
+	a.serve(c.Server())
+	return apps.add(t, c), a, logs
+}
+
+// newTestApp makes the application with cfg's settings, closed when the test ends.
+func newTestApp(t *testing.T, cfg config) (*app, logLines) {
 	t.Helper()
 	if cfg.dir == "" {
 		cfg.dir = t.TempDir()
@@ -66,15 +77,77 @@ func testApp(t *testing.T, cfg config) (string, *app, logLines) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { a.close() }) // after the server's shutdown, registered later
+	return a, logs
+}
+
+// testAppTCP is testApp on a loopback port, for the tests that speak to it over TCP
+// themselves (a client that half-closes its connection); it returns the address.
+func testAppTCP(t *testing.T, cfg config) (string, *app, logLines) {
+	t.Helper()
+	a, logs := newTestApp(t, cfg)
 	srv, addr := coretest.Serve(t, a.handler(), core.Options{MaxBodyBytes: maxAttachment})
 	a.serve(srv)
-	return "http://" + addr, a, logs
+	return addr, a, logs
+}
+
+// inProcess routes client's requests for a test app's host to its in-process server, and the
+// others (to a command the test started) over the network.
+type inProcess struct {
+	mu   sync.Mutex
+	apps map[string]*coretest.Client
+	n    int
+	net  http.RoundTripper
+}
+
+var apps = &inProcess{apps: map[string]*coretest.Client{}, net: &http.Transport{DisableCompression: true}}
+
+// add gives c a host of its own until the test ends, and returns its base URL.
+func (p *inProcess) add(t *testing.T, c *coretest.Client) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	host := "todo-" + strconv.Itoa(p.n) + ".test"
+	p.apps[host] = c
+	t.Cleanup(func() {
+		p.mu.Lock()
+		delete(p.apps, host)
+		p.mu.Unlock()
+	})
+	return "http://" + host
+}
+
+// RoundTrip runs req on its app's server, returning the response once its head has come (the
+// body read as the server sends it: an event stream too).
+func (p *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	p.mu.Lock()
+	c := p.apps[req.URL.Host]
+	p.mu.Unlock()
+	if c == nil {
+		return p.net.RoundTrip(req)
+	}
+	x := c.Start(req)
+	resp := x.Stream()
+	resp.Body = &exchangeBody{resp.Body, x}
+	return resp, nil
+}
+
+// exchangeBody is the body of an in-process response: closing it leaves the exchange, as
+// closing a net/http response's body closes a connection not read to its end.
+type exchangeBody struct {
+	io.ReadCloser
+	x *coretest.Exchange
+}
+
+func (b *exchangeBody) Close() error {
+	b.x.Close()
+	return b.ReadCloser.Close()
 }
 
 // client makes requests without following redirects or decoding gzip, so that tests see
 // responses as they are sent.
 var client = &http.Client{
-	Transport:     &http.Transport{DisableCompression: true},
+	Transport:     apps,
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 

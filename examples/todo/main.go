@@ -40,11 +40,16 @@
 // or the router's label for its own answers: "(not found)"), status, bytes, duration
 // (nanoseconds), request_id.
 //
-// Flags: -addr, -loops; -dir, where attachments go (a temporary directory by default, removed
-// on exit); -token, the bearer token that writes and the profiler need (none: they are open);
-// -origin, the origin allowed to call the API from a browser (none by default); -max-body, the
-// largest JSON body (1 MiB); -cert FILE -key FILE, a certificate and its key (PEM), serve
-// HTTPS instead of HTTP.
+// The todos are kept in a SQLite database (a file, todo.db in -dir unless -db names another),
+// so that they survive a restart with the same -dir; every query runs off the loop through
+// wait.Call. The change log that polls and streams follow is the process's: its sequence
+// numbers start again at 1 with the process.
+//
+// Flags: -addr, -loops; -dir, where attachments and the database go (a temporary directory by
+// default, removed on exit); -db FILE, the database; -token, the bearer token that writes and
+// the profiler need (none: they are open); -origin, the origin allowed to call the API from a
+// browser (none by default); -max-body, the largest JSON body (1 MiB); -cert FILE -key FILE, a
+// certificate and its key (PEM), serve HTTPS instead of HTTP.
 //
 // On SIGINT or SIGTERM the server stops: long polls and event streams are answered at once,
 // and other requests get a short grace period.
@@ -74,7 +79,8 @@ const grace = 1500 * time.Millisecond
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	loops := flag.Int("loops", 1, "number of event loops")
-	dir := flag.String("dir", "", "directory for attachments (default: a temporary one, removed on exit)")
+	dir := flag.String("dir", "", "directory for attachments and the database (default: a temporary one, removed on exit)")
+	db := flag.String("db", "", "SQLite database file (default: todo.db in -dir)")
 	token := flag.String("token", "", "bearer token that writes and the profiler need (empty: they are open)")
 	origin := flag.String("origin", "", "origin allowed to call the API from a browser, such as https://app.example")
 	maxBody := flag.Int64("max-body", 1<<20, "largest JSON request body, in bytes")
@@ -99,7 +105,7 @@ func main() {
 		}
 		*dir = tmp
 	}
-	err := run(config{addr: *addr, loops: *loops, dir: *dir, token: *token, origin: *origin, maxBody: *maxBody, tls: tlsConfig})
+	err := run(config{addr: *addr, loops: *loops, dir: *dir, db: *db, token: *token, origin: *origin, maxBody: *maxBody, tls: tlsConfig})
 	if tmp != "" {
 		os.RemoveAll(tmp) // before exiting, which runs no deferred call
 	}
@@ -113,6 +119,7 @@ type config struct {
 	addr    string
 	loops   int
 	dir     string
+	db      string // the SQLite file; "" for todo.db in dir
 	token   string
 	origin  string
 	maxBody int64
@@ -126,6 +133,7 @@ func run(cfg config) error {
 	if err != nil {
 		return err
 	}
+	defer a.close()
 	srv := core.NewServer(a.handler(), core.Options{
 		Addr:         cfg.addr,
 		Loops:        cfg.loops,

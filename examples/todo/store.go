@@ -1,11 +1,16 @@
 package main
 
 import (
-	"cmp"
-	"slices"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
 	"sync"
 
 	"github.com/dwellhttp/dwell/wait"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver: SQLite in pure Go
 )
 
 // A todo as the API shows it.
@@ -25,100 +30,165 @@ type change struct {
 // history is how many changes the log keeps for clients that come back with an old cursor.
 const history = 1000
 
-// A store keeps the todos in memory, and their changes on a topic that long polls and event
-// streams follow. Its methods may be called from any loop.
+// A store keeps the todos in a SQLite database and their changes on a topic that long polls and
+// event streams follow: the database survives a restart, the change log is the process's. Its
+// methods block on the database: handlers call them through wait.Call, which runs them on a
+// worker and ends the wait with the request (each takes the request's context).
 type store struct {
-	mu      sync.Mutex // guards todos and nextID, and orders the changes as they happened
-	todos   map[int64]*item
-	nextID  int64
+	db *sql.DB
+	// mu orders the writes with their changes: a change is published in the order its write
+	// was made, so a client following the log sees the database's own order.
+	mu      sync.Mutex
 	changes *wait.Topic[change]
 }
 
-// An item is a todo and what the store knows of its attachment.
-type item struct {
+// errNotFound is what the store returns for a todo that does not exist.
+var errNotFound = errors.New("no such todo")
+
+// schema is created at start when the file is new; it is what a migration tool would keep.
+const schema = `
+CREATE TABLE IF NOT EXISTS todos (
+	id     INTEGER PRIMARY KEY AUTOINCREMENT,
+	title  TEXT    NOT NULL,
+	done   INTEGER NOT NULL DEFAULT 0,
+	file   TEXT,             -- the attachment's file in -dir, NULL without one
+	size   INTEGER,
+	sha256 TEXT
+)`
+
+// openStore opens (or creates) the database file path and its schema. It blocks: main calls it
+// before the server starts.
+func openStore(ctx context.Context, path string) (*store, error) {
+	// WAL lets readers go on while a write commits; the busy timeout makes a write wait for
+	// another rather than fail; foreign keys are off in SQLite unless asked.
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("creating the schema in %s: %w", path, err)
+	}
+	return &store{db: db, changes: wait.NewTopic[change](history)}, nil
+}
+
+// close closes the database.
+func (s *store) close() error { return s.db.Close() }
+
+// list returns every todo, by id.
+func (s *store) list(ctx context.Context) ([]todo, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, title, done FROM todos ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []todo{}
+	for rows.Next() {
+		var t todo
+		if err := rows.Scan(&t.ID, &t.Title, &t.Done); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// stored is a todo and its attachment, as get finds them.
+type stored struct {
 	todo
 	file *attachment // nil without one
 }
 
-func newStore() *store {
-	return &store{todos: map[int64]*item{}, changes: wait.NewTopic[change](history)}
-}
-
-// list returns every todo, by id.
-func (s *store) list() []todo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]todo, 0, len(s.todos))
-	for _, it := range s.todos {
-		out = append(out, it.todo)
+// get returns the todo id and its attachment, or errNotFound.
+func (s *store) get(ctx context.Context, id int64) (stored, error) {
+	var st stored
+	var file, sum sql.NullString
+	var size sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT id, title, done, file, size, sha256 FROM todos WHERE id = ?`, id).
+		Scan(&st.ID, &st.Title, &st.Done, &file, &size, &sum)
+	if errors.Is(err, sql.ErrNoRows) {
+		return stored{}, errNotFound
 	}
-	slices.SortFunc(out, func(a, b todo) int { return cmp.Compare(a.ID, b.ID) })
-	return out
-}
-
-// get returns the todo id and its attachment.
-func (s *store) get(id int64) (todo, *attachment, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	it, ok := s.todos[id]
-	if !ok {
-		return todo{}, nil, false
+	if file.Valid {
+		st.file = &attachment{name: file.String, size: size.Int64, sha256: sum.String}
 	}
-	return it.todo, it.file, true
+	return st, err
 }
 
-func (s *store) create(title string, done bool) todo {
+func (s *store) create(ctx context.Context, title string, done bool) (todo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.nextID++
-	t := todo{ID: s.nextID, Title: title, Done: done}
-	s.todos[t.ID] = &item{todo: t}
+	t := todo{Title: title, Done: done}
+	err := s.db.QueryRowContext(ctx, `INSERT INTO todos (title, done) VALUES (?, ?) RETURNING id`, title, done).Scan(&t.ID)
+	if err != nil {
+		return todo{}, err
+	}
 	s.publish("create", t)
-	return t
+	return t, nil
 }
 
-func (s *store) update(id int64, title string, done bool) (todo, bool) {
+func (s *store) update(ctx context.Context, id int64, title string, done bool) (todo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	it, ok := s.todos[id]
-	if !ok {
-		return todo{}, false
+	t := todo{ID: id, Title: title, Done: done}
+	res, err := s.db.ExecContext(ctx, `UPDATE todos SET title = ?, done = ? WHERE id = ?`, title, done, id)
+	if err = affectedOne(res, err); err != nil {
+		return todo{}, err
 	}
-	it.Title, it.Done = title, done
-	s.publish("update", it.todo)
-	return it.todo, true
+	s.publish("update", t)
+	return t, nil
 }
 
 // remove deletes the todo id and returns its attachment, for the caller to delete.
-func (s *store) remove(id int64) (*attachment, bool) {
+func (s *store) remove(ctx context.Context, id int64) (*attachment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	it, ok := s.todos[id]
-	if !ok {
-		return nil, false
+	st, err := s.get(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	delete(s.todos, id)
-	s.publish("delete", it.todo)
-	return it.file, true
+	res, err := s.db.ExecContext(ctx, `DELETE FROM todos WHERE id = ?`, id)
+	if err = affectedOne(res, err); err != nil {
+		return nil, err
+	}
+	s.publish("delete", st.todo)
+	return st.file, nil
 }
 
 // attach gives the todo id the attachment f and returns the one it replaces, for the caller to
-// delete; false when the todo is gone.
-func (s *store) attach(id int64, f *attachment) (*attachment, bool) {
+// delete; errNotFound when the todo is gone.
+func (s *store) attach(ctx context.Context, id int64, f *attachment) (*attachment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	it, ok := s.todos[id]
-	if !ok {
-		return nil, false
+	st, err := s.get(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	old := it.file
-	it.file = f
-	s.publish("attach", it.todo)
-	return old, true
+	res, err := s.db.ExecContext(ctx, `UPDATE todos SET file = ?, size = ?, sha256 = ? WHERE id = ?`, f.name, f.size, f.sha256, id)
+	if err = affectedOne(res, err); err != nil {
+		return nil, err
+	}
+	s.publish("attach", st.todo)
+	return st.file, nil
+}
+
+// affectedOne turns an Exec's result into errNotFound when it changed no row.
+func affectedOne(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return errNotFound
+	}
+	return nil
 }
 
 // publish appends a change to the log, numbered by the topic. Called with s.mu held, so that
-// the log's order is the changes'.
+// the log's order is the writes'.
 func (s *store) publish(op string, t todo) {
 	s.changes.PublishFunc(func(seq uint64) change { return change{Seq: seq, Op: op, Todo: t} })
 }

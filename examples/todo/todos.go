@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"strconv"
 
 	"github.com/dwellhttp/dwell/body"
@@ -8,9 +10,18 @@ import (
 	"github.com/dwellhttp/dwell/wait"
 )
 
+// Every handler reaches the database through wait.Call: the query runs on a worker with the
+// request's context, the handler parks meanwhile (its loop serves everyone else), and the wait
+// ends with the request — a client that left, a shutdown — so that nothing waits for a query
+// nobody needs.
+
 // list handles GET /todos.
 func (a *app) list(c *core.Ctx) {
-	body.WriteJSON(c, 200, a.todos.list())
+	todos, err := wait.Call(c, a.todos.list)
+	if a.failed(c, 0, err) {
+		return
+	}
+	body.WriteJSON(c, 200, todos)
 }
 
 // create handles POST /todos.
@@ -19,7 +30,10 @@ func (a *app) create(c *core.Ctx) {
 	if !ok {
 		return
 	}
-	t := a.todos.create(title, done)
+	t, err := wait.Call(c, func(ctx context.Context) (todo, error) { return a.todos.create(ctx, title, done) })
+	if a.failed(c, 0, err) {
+		return
+	}
 	c.SetHeader("Location", "/todos/"+strconv.FormatInt(t.ID, 10))
 	body.WriteJSON(c, 201, t)
 }
@@ -30,12 +44,11 @@ func (a *app) show(c *core.Ctx) {
 	if !ok {
 		return
 	}
-	t, _, ok := a.todos.get(id)
-	if !ok {
-		notFound(c, id)
+	st, err := a.get(c, id)
+	if a.failed(c, id, err) {
 		return
 	}
-	body.WriteJSON(c, 200, t)
+	body.WriteJSON(c, 200, st.todo)
 }
 
 // update handles PUT /todos/:id, which replaces the todo's title and done.
@@ -44,17 +57,16 @@ func (a *app) update(c *core.Ctx) {
 	if !ok {
 		return
 	}
-	if _, _, ok := a.todos.get(id); !ok {
-		notFound(c, id) // before reading the body: a client sending one with 100-continue is spared
+	// Before reading the body: a client sending one with 100-continue is spared it.
+	if _, err := a.get(c, id); a.failed(c, id, err) {
 		return
 	}
 	title, done, ok := a.readInput(c)
 	if !ok {
 		return
 	}
-	t, ok := a.todos.update(id, title, done)
-	if !ok {
-		notFound(c, id) // deleted meanwhile
+	t, err := wait.Call(c, func(ctx context.Context) (todo, error) { return a.todos.update(ctx, id, title, done) })
+	if a.failed(c, id, err) { // errNotFound: deleted meanwhile
 		return
 	}
 	body.WriteJSON(c, 200, t)
@@ -66,13 +78,35 @@ func (a *app) remove(c *core.Ctx) {
 	if !ok {
 		return
 	}
-	f, ok := a.todos.remove(id)
-	if !ok {
-		notFound(c, id)
+	f, err := wait.Call(c, func(ctx context.Context) (*attachment, error) { return a.todos.remove(ctx, id) })
+	if a.failed(c, id, err) {
 		return
 	}
 	if f != nil {
 		wait.Do(c, func() { a.files.delete(f) })
 	}
 	c.SetStatus(204)
+}
+
+// get reads the todo id and its attachment.
+func (a *app) get(c *core.Ctx, id int64) (stored, error) {
+	return wait.Call(c, func(ctx context.Context) (stored, error) { return a.todos.get(ctx, id) })
+}
+
+// failed answers a store's error, if there is one, and reports whether there was: 404 for a
+// todo that does not exist, nothing for a request that ended meanwhile (the client left, a
+// shutdown, a deadline: the server answers what is left to answer), and 500 for the database
+// failing, which is logged.
+func (a *app) failed(c *core.Ctx, id int64, err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, errNotFound):
+		notFound(c, id)
+	case errors.Is(err, core.ErrClosed), errors.Is(err, core.ErrShutdown), errors.Is(err, core.ErrDeadline):
+	default:
+		a.logger.Error("the database failed", "error", err.Error())
+		fail(c, 500, "the database failed")
+	}
+	return true
 }
