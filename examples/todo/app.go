@@ -16,6 +16,7 @@ import (
 	"github.com/dwellhttp/dwell/middleware"
 	"github.com/dwellhttp/dwell/promdwell"
 	"github.com/dwellhttp/dwell/router"
+	"github.com/dwellhttp/dwell/session"
 	"github.com/dwellhttp/dwell/statuspage"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -23,12 +24,13 @@ import (
 
 // An app is the service: its store, its attachments, its metrics and its settings.
 type app struct {
-	cfg     config
-	logger  *slog.Logger
-	todos   *store
-	files   *attachments
-	metrics *prometheus.Registry
-	status  atomic.Pointer[core.Handler] // the status page, once the server exists (serve)
+	cfg      config
+	logger   *slog.Logger
+	todos    *store
+	files    *attachments
+	metrics  *prometheus.Registry
+	sessions *session.Store[signIn]
+	status   atomic.Pointer[core.Handler] // the status page, once the server exists (serve)
 }
 
 // newApp opens the app's files and database (cfg.db, or todo.db in cfg.dir). The caller closes
@@ -41,13 +43,17 @@ func newApp(cfg config, logger *slog.Logger) (*app, error) {
 	if cfg.db == "" {
 		cfg.db = filepath.Join(cfg.dir, "todo.db")
 	}
+	sessions, err := openSessions(cfg.dir, cfg.tls == nil)
+	if err != nil {
+		return nil, err
+	}
 	todos, err := openStore(context.Background(), cfg.db)
 	if err != nil {
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &app{cfg: cfg, logger: logger, todos: todos, files: files, metrics: reg}, nil
+	return &app{cfg: cfg, logger: logger, todos: todos, files: files, metrics: reg, sessions: sessions}, nil
 }
 
 // close closes the database.
@@ -94,9 +100,15 @@ func (a *app) handler() core.Handler {
 			Headers:       []string{"Content-Type", "Authorization", "Last-Event-ID", middleware.RequestIDHeader},
 			ExposeHeaders: []string{"Location", "ETag", middleware.RequestIDHeader},
 		}),
+		// Writes from a browser must come from a page of this origin (or -origin's): a
+		// cross-site form or script cannot use the visitor's session.
+		middleware.CrossOrigin(middleware.CrossOriginOptions{TrustedOrigins: origins, Error: middleware.JSONError}),
 		middleware.Compress(middleware.CompressOptions{}),
 	)
 	w := a.writes()
+	r.POST("/session", a.createSession)
+	r.GET("/session", a.showSession)
+	r.DELETE("/session", a.deleteSession)
 	todos := r.Group("/todos")
 	todos.GET("", a.list)
 	todos.POST("", w(a.create))
@@ -115,15 +127,6 @@ func (a *app) handler() core.Handler {
 	debug.Mount("/pprof", profiler())
 	debug.GET("/dwell", a.statusPage)
 	return r.Handler()
-}
-
-// writes returns the middleware of the routes that change something: the bearer token, when
-// one is set.
-func (a *app) writes() func(core.Handler) core.Handler {
-	if a.cfg.token == "" {
-		return func(h core.Handler) core.Handler { return h }
-	}
-	return middleware.BearerAuth(middleware.BearerOptions{Token: a.cfg.token, Realm: "todo", Error: middleware.JSONError})
 }
 
 // profiler is net/http/pprof's handlers on a mux of their own, rather than on

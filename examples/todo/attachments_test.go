@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// files lists the directory's files, the database's aside.
+// files lists the directory's files, the database's and the session key aside.
 func files(t testing.TB, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
@@ -20,7 +20,7 @@ func files(t testing.TB, dir string) []string {
 	}
 	var names []string
 	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), "todo.db") {
+		if !strings.HasPrefix(e.Name(), "todo.db") && e.Name() != "session.key" {
 			names = append(names, e.Name())
 		}
 	}

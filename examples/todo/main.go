@@ -18,6 +18,10 @@
 //	                                  data: the todo), from after Last-Event-ID when given
 //	POST   /todos/:id/attachment      the body, streamed to disk → 201 {"size", "sha256"}
 //	GET    /todos/:id/attachment      the file, with Range and an ETag
+//	POST   /session                   {"token"} → 204 and a session cookie, with which a browser
+//	                                  writes without the bearer token (401 for a wrong token)
+//	GET    /session                   200 {"signed_in"}
+//	DELETE /session                   204, the session cookie cleared
 //	GET    /metrics                   the metrics, in Prometheus's text format: the server's
 //	                                  statistics (dwell_server_*), the requests'
 //	                                  (http_server_request_duration_seconds and the body
@@ -35,7 +39,8 @@
 // Errors are JSON, {"error": "..."}, the server's own answers included (a 431 for a header
 // section over the bound, a 413 for an attachment over 1 GiB, a 503 at shutdown): 400 for bad JSON (the field and byte offset named) or
 // unknown fields, 401 with WWW-Authenticate: Bearer for a write without the token, 404, 405,
-// 413 for a body over -max-body, 415 for a body that is not JSON. Every response carries an
+// 413 for a body over -max-body, 415 for a body that is not JSON, 403 for a write a browser
+// sends from a page of another origin (middleware.CrossOrigin: cross-site request forgery). Every response carries an
 // X-Request-Id, and stderr gets one JSON line per response: method, path, route (the pattern,
 // or the router's label for its own answers: "(not found)"), status, bytes, duration
 // (nanoseconds), request_id.
