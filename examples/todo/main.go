@@ -36,14 +36,16 @@
 //	GET    /debug/pprof/              net/http/pprof, through the router's net/http bridge
 //	                                  (with the token, when there is one)
 //
-// Errors are JSON, {"error": "..."}, the server's own answers included (a 431 for a header
-// section over the bound, a 413 for an attachment over 1 GiB, a 503 at shutdown): 400 for bad JSON (the field and byte offset named) or
-// unknown fields, 401 with WWW-Authenticate: Bearer for a write without the token, 404, 405,
-// 413 for a body over -max-body, 415 for a body that is not JSON, 403 for a write a browser
-// sends from a page of another origin (middleware.CrossOrigin: cross-site request forgery). Every response carries an
-// X-Request-Id, and stderr gets one JSON line per response: method, path, route (the pattern,
-// or the router's label for its own answers: "(not found)"), status, bytes, duration
-// (nanoseconds), request_id.
+// Errors are JSON, {"error": "..."}, the server's own answers included (a 400 for a malformed
+// request, a 431 for a header section over the bound, a 408 for a request that never came
+// whole, a 413 for an attachment over 1 GiB, a 503 at shutdown): 400 for bad JSON (the field
+// and byte offset named) or unknown fields, 401 with WWW-Authenticate: Bearer for a write
+// without the token or a session, 403 for a write a browser sends from a page of another origin
+// (middleware.CrossOrigin: cross-site request forgery), 404, 405, 413 for a body over
+// -max-body, 415 for a body that is not JSON. Every response carries an X-Request-Id, and
+// stderr gets one JSON line per response: method, path, route (the pattern, or the router's
+// label for its own answers: "(not found)"), status, bytes, duration (nanoseconds),
+// request_id.
 //
 // The todos are kept in a SQLite database (a file, todo.db in -dir unless -db names another),
 // so that they survive a restart with the same -dir; every query runs off the loop through
