@@ -27,6 +27,17 @@ import (
 // accepted, the other end the Client's. So the handler runs as it does in production — in a
 // coroutine, parking on its loop, its response framed, held or streamed by the server — and
 // the test reads what a client would read.
+//
+// Beside net/http/httptest:
+//
+//	httptest                                     coretest
+//	r := httptest.NewRequest("GET", "/x", nil)   r := coretest.NewRequest("GET", "/x", nil)
+//	w := httptest.NewRecorder()                  resp := coretest.Do(t, h, r)
+//	h.ServeHTTP(w, r); resp := w.Result()
+//	srv := httptest.NewServer(h)                 c := coretest.NewClient(t, h, core.Options{})
+//	resp, _ := srv.Client().Do(r)                resp := c.Do(r)
+//	(no equivalent)                              x := c.Start(r); x.WaitParked(); ...; x.Response()
+//	w.Flushed, reading as it streams             x.Stream(): the body as the server sends it
 
 // DefaultRemoteAddr is the client address a request's handler sees (core.Ctx.RemoteAddr) when
 // the request has none in its RemoteAddr field: httptest.NewRequest's, an address of TEST-NET-1
