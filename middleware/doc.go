@@ -1,6 +1,8 @@
 // Package middleware holds the middleware most services put in front of their handlers:
 // an access log, panic recovery, request ids, the client's address behind proxies, CORS,
-// gzip compression, a deadline, a body limit, and bearer and basic authentication.
+// protection against cross-site request forgery (CrossOrigin), gzip compression, a deadline, a
+// body limit, and bearer and basic authentication; and JSONRefusal, the server's own answers
+// in JSON.
 //
 // Each is a func(core.Handler) core.Handler, for router.Router.Use and router.Group.Use or to
 // wrap a handler by hand; those with settings are made by a function that takes them. Each
@@ -20,6 +22,7 @@
 //		middleware.AccessLog(logger),           // one line per response, with the request id
 //		middleware.Recover(middleware.JSONError), // a panic answers 500 as JSON
 //		middleware.CORS(middleware.CORSOptions{Origins: []string{"https://app.example"}}),
+//		middleware.CrossOrigin(middleware.CrossOriginOptions{TrustedOrigins: []string{"https://app.example"}}),
 //		middleware.Compress(middleware.CompressOptions{}),
 //	)
 //
