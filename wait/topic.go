@@ -42,7 +42,8 @@ func (t *Topic[T]) Publish(v T) uint64 {
 // stream's id, a field of its JSON): make builds it from the number it gets, under the topic's
 // lock, so that numbers and messages cannot cross between publishers — with no lock of the
 // caller's around Last()+1. make must be quick and must not call the topic. PublishFunc
-// returns the number.
+// returns the number. (wait/jetstream's Topic, whose numbers the stream gives, hands each
+// message its number in Config.Decode.)
 func (t *Topic[T]) PublishFunc(make func(seq uint64) T) uint64 {
 	t.h.mu.Lock()
 	seq := t.h.seq + 1

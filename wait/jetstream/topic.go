@@ -23,7 +23,9 @@ type Config[T any] struct {
 	// subjects, without wildcards. Other subjects of the stream are not the topic's, though they
 	// share its sequence numbers.
 	Subject string
-	// Decode turns a stored message into what Next returns. It runs once per message and
+	// Decode turns a stored message into what Next returns, given its sequence number (the
+	// stream's), so that a message carries its number as wait.Topic.PublishFunc makes a local
+	// topic's carry theirs: an event stream's id, a field of its JSON. It runs once per message and
 	// process, on the goroutine that receives the message (or reads it from the stream), and
 	// may run on several goroutines at once; data is Decode's to keep. A message it refuses
 	// (an error) is skipped and logged: cursors pass over it.
