@@ -184,7 +184,9 @@ func (cx *Ctx) resume(err error) {
 // goroutine, a Loop.Post callback and a timer included: it is the one way to wake a handler.
 // Take it before parking; once that park has ended (by a wake, a timeout, the client leaving)
 // the Waker does nothing, so it can never wake a later park, or a later request reusing the
-// Ctx.
+// Ctx. Take it right before the park it is for, with nothing that waits in between: a wake
+// that reaches the loop while the handler waits for something else (its body, room to write)
+// finds no park of its kind and is dropped, and the park that follows waits for its timeout.
 type Waker struct {
 	c   *Ctx
 	gen uint32
