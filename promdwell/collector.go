@@ -15,6 +15,9 @@ import (
 //     up to the open connections (a scrape through Handler is among them, working). parked
 //     counts the requests waiting, whichever the style: a handler parked in its coroutine
 //     (core.ConnStates.Parked) or a continuation pending (core.ConnStates.Detached);
+//   - dwell_server_open_connections: the open connections, all states together (the sum of
+//     dwell_server_connections, as a series of its own for a dashboard and an alert on
+//     Options.MaxConns);
 //   - dwell_server_continuations: of the parked, those waiting as a continuation
 //     (core.Ctx.Detach), holding no coroutine;
 //   - dwell_server_tls_connections: the open connections over TLS, and
@@ -41,7 +44,7 @@ type Collector struct {
 }
 
 type collectorDescs struct {
-	conns, continuations, tlsConns, tlsHandshaking, longest, stale         *prometheus.Desc
+	conns, open, continuations, tlsConns, tlsHandshaking, longest, stale   *prometheus.Desc
 	accepted, requests, refusals, panics, bytesIn, bytesOut, turns, stalls *prometheus.Desc
 	handshakes                                                             *prometheus.Desc
 }
@@ -53,6 +56,7 @@ func NewCollector(s *core.Server) *Collector {
 	}
 	return &Collector{s: s, descs: collectorDescs{
 		conns:          d("connections", "Open connections by state.", "state"),
+		open:           d("open_connections", "Open connections, all states together."),
 		continuations:  d("continuations", "Parked requests waiting as a continuation, without a coroutine."),
 		tlsConns:       d("tls_connections", "Open connections over TLS."),
 		tlsHandshaking: d("tls_handshakes_in_progress", "Open TLS connections whose handshake has not ended."),
@@ -73,7 +77,7 @@ func NewCollector(s *core.Server) *Collector {
 // Describe sends the descriptions of the Collector's metrics.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	d := &c.descs
-	for _, x := range []*prometheus.Desc{d.conns, d.continuations, d.tlsConns, d.tlsHandshaking, d.longest, d.stale,
+	for _, x := range []*prometheus.Desc{d.conns, d.open, d.continuations, d.tlsConns, d.tlsHandshaking, d.longest, d.stale,
 		d.accepted, d.requests, d.refusals, d.panics, d.bytesIn, d.bytesOut, d.turns, d.stalls, d.handshakes} {
 		ch <- x
 	}
@@ -99,6 +103,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	} {
 		gauge(d.conns, float64(s.n), s.state)
 	}
+	gauge(d.open, float64(n.Open))
 	gauge(d.continuations, float64(n.Detached))
 	gauge(d.tlsConns, float64(n.TLS))
 	gauge(d.tlsHandshaking, float64(n.TLSHandshaking))

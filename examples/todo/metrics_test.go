@@ -134,6 +134,9 @@ func TestCommandMetrics(t *testing.T) {
 	if want := float64(idle + 1 + 1); open < want || open > want+4 {
 		t.Errorf("%v open connections, want the %v the test holds, and net/http's few", open, want)
 	}
+	if n := value(mfs, "dwell_server_open_connections"); n != open {
+		t.Errorf("dwell_server_open_connections %v, the states add up to %v", n, open)
+	}
 	const d = "http_server_request_duration_seconds"
 	for _, c := range []struct {
 		method, route, status string
