@@ -70,16 +70,18 @@ type Loop struct {
 	Rates *Rates `json:"rates"`
 }
 
-// Conns counts open connections by state: core.ConnStates. The states but tls and
-// tls_handshaking are exclusive and add up to open.
+// Conns counts open connections by state: core.ConnStates. The states but tls,
+// tls_handshaking and continuations are exclusive and add up to open. parked counts the
+// requests waiting whichever the style, a handler parked in its coroutine or a continuation
+// pending (core.ConnStates' Parked and Detached together), as promdwell's
+// dwell_server_connections does; continuations says how many of them wait without a coroutine.
 type Conns struct {
 	Open       int `json:"open"`        // open connections
 	Idle       int `json:"idle"`        // waiting for a request, nothing to send
 	Reading    int `json:"reading"`     // part of a request head received, or a body being skipped
 	Running    int `json:"running"`     // the handler runs (only the snapshot's own request)
-	Parked     int `json:"parked"`      // the handler is parked: a timer, an event, a body, room to write
+	Parked     int `json:"parked"`      // a request waits: a timer, an event, a body, room to write
 	Working    int `json:"working"`     // the handler waits for blocking work handed off (wait.Do)
-	Detached   int `json:"detached"`    // the handler returned after Detach, its continuation pending
 	Writing    int `json:"writing"`     // the response done, still queued for a slow client
 	Closing    int `json:"closing"`     // output sent, input drained before the close
 	HandedOver int `json:"handed_over"` // handed over to a Protocol: a WebSocket, a hijacked conn
@@ -87,6 +89,9 @@ type Conns struct {
 	// still in their handshake.
 	TLS            int `json:"tls"`
 	TLSHandshaking int `json:"tls_handshaking"`
+	// Continuations counts, of the parked, the requests waiting as a continuation (Detach,
+	// Topic.OnNext): a connection and a Ctx, no coroutine.
+	Continuations int `json:"continuations"`
 }
 
 // Refusals counts the server's own answers by status: core.Refusals, with their sum.
@@ -176,8 +181,8 @@ func loopOf(ls *core.LoopStats) Loop {
 	return Loop{
 		Loop: ls.Loop, AsOf: ls.AsOf, Stale: ls.Stale, Stopped: ls.Stopped,
 		Conns: Conns{
-			Open: c.Open, Idle: c.Idle, Reading: c.Reading, Running: c.Running, Parked: c.Parked,
-			Working: c.Working, Detached: c.Detached, Writing: c.Writing, Closing: c.Closing, HandedOver: c.HandedOver,
+			Open: c.Open, Idle: c.Idle, Reading: c.Reading, Running: c.Running, Parked: c.Parked + c.Detached,
+			Working: c.Working, Continuations: c.Detached, Writing: c.Writing, Closing: c.Closing, HandedOver: c.HandedOver,
 			TLS: c.TLS, TLSHandshaking: c.TLSHandshaking,
 		},
 		Accepted: ls.Accepted,

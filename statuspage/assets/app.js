@@ -31,7 +31,7 @@
     ["Running", (l) => l.conns.running],
     ["Parked", (l) => l.conns.parked],
     ["Working", (l) => l.conns.working],
-    ["Detached", (l) => l.conns.detached],
+    ["Continuations", (l) => l.conns.continuations],
     ["Writing", (l) => l.conns.writing],
     ["Closing", (l) => l.conns.closing],
     ["Handed over", (l) => l.conns.handed_over],

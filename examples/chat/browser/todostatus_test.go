@@ -34,15 +34,15 @@ func TestTodoStatusPage(t *testing.T) {
 	u := openStatusPage(t, p.url()+"debug/dwell")
 	u.waitFor("the stream live", `document.getElementById("status").textContent === "live"`)
 	u.waitFor("no request waiting", `document.querySelector("#conns tfoot tr") !== null`)
-	if n := shownCell(u, "Detached"); n != 0 {
-		t.Fatalf("%d detached before the poll", n)
+	if n := shownCell(u, "Parked"); n != 0 {
+		t.Fatalf("%d parked before the poll", n)
 	}
 
-	// A long poll: a continuation (Topic.OnNext), shown as detached.
+	// A long poll: parked, as a continuation (Topic.OnNext).
 	poll := coretest.Dial(t, p.addr)
 	poll.Send("GET /todos/changes?after=0&timeout=60000 HTTP/1.1\r\nHost: h\r\n\r\n")
 	began := time.Now()
-	coretest.WaitFor(t, "the page to show the poll", func() bool { return shownCell(u, "Detached") == 1 })
+	coretest.WaitFor(t, "the page to show the poll", func() bool { return shownCell(u, "Parked") == 1 && shownCell(u, "Continuations") == 1 })
 	t.Logf("the poll shown %v after it was sent", time.Since(began))
 
 	// A request the server refuses itself: 400, among the refusals.
@@ -67,5 +67,5 @@ func TestTodoStatusPage(t *testing.T) {
 	if r, body := poll.Response("GET"); r.StatusCode != 200 || len(body) == 0 {
 		t.Fatalf("the poll answered %d %q", r.StatusCode, body)
 	}
-	coretest.WaitFor(t, "the page to show the poll answered", func() bool { return shownCell(u, "Detached") == 0 })
+	coretest.WaitFor(t, "the page to show the poll answered", func() bool { return shownCell(u, "Parked") == 0 })
 }
