@@ -27,10 +27,14 @@ const (
 //   - dwell.server.connections ({connection}, an UpDownCounter): the open connections by
 //     state, attribute state: "idle" (waiting for a request), "reading" (a request head or a
 //     discarded body arriving), "running" (a handler running: 0 for a collection off the
-//     loops, which copy their statistics between handlers), "parked" (a handler waiting),
-//     "detached" (a continuation pending), "writing" (a response waiting for the client to
-//     take it), "closing", and "handed_over" (a WebSocket or another Protocol). The states
-//     are exclusive: their sum is the open connections;
+//     loops, which copy their statistics between handlers), "parked" (a request waiting,
+//     whichever the style: a handler parked in its coroutine or a continuation pending),
+//     "working" (a handler waiting for blocking work it handed off, wait.Do or wait.Call),
+//     "writing" (a response waiting for the client to take it), "closing", and "handed_over"
+//     (a WebSocket or another Protocol). The states are exclusive: their sum is the open
+//     connections;
+//   - dwell.server.continuations ({request}, an UpDownCounter): of the parked, the requests
+//     waiting as a continuation (core.Ctx.Detach, Topic.OnNext), which hold no coroutine;
 //   - dwell.server.tls.connections ({connection}, an UpDownCounter): the open connections over
 //     TLS, attribute state "handshaking" or "established" — an instrument of its own, since
 //     they are also counted in dwell.server.connections;
@@ -69,6 +73,9 @@ func ObserveServer(s *core.Server, o Options) (metric.Registration, error) {
 	ins.conns, e = meter.Int64ObservableUpDownCounter("dwell.server.connections",
 		metric.WithUnit("{connection}"), metric.WithDescription("Open connections, by state."))
 	err = errors.Join(err, e)
+	ins.continuations, e = meter.Int64ObservableUpDownCounter("dwell.server.continuations",
+		metric.WithUnit("{request}"), metric.WithDescription("Parked requests waiting as a continuation, without a coroutine."))
+	err = errors.Join(err, e)
 	ins.tlsConns, e = meter.Int64ObservableUpDownCounter("dwell.server.tls.connections",
 		metric.WithUnit("{connection}"), metric.WithDescription("Open connections over TLS, by the state of their handshake."))
 	err = errors.Join(err, e)
@@ -89,13 +96,13 @@ func ObserveServer(s *core.Server, o Options) (metric.Registration, error) {
 	return meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
 		ins.observe(obs, s.Stats().Total, serverPort(s))
 		return nil
-	}, ins.conns, ins.tlsConns, ins.accepted, ins.requests, ins.refusals, ins.panics, ins.io,
+	}, ins.conns, ins.continuations, ins.tlsConns, ins.accepted, ins.requests, ins.refusals, ins.panics, ins.io,
 		ins.stalls, ins.turns, ins.handshakes, ins.longest)
 }
 
 // serverInstruments are ObserveServer's instruments.
 type serverInstruments struct {
-	conns, tlsConns                                                     metric.Int64ObservableUpDownCounter
+	conns, continuations, tlsConns                                      metric.Int64ObservableUpDownCounter
 	accepted, requests, refusals, panics, io, stalls, turns, handshakes metric.Int64ObservableCounter
 	longest                                                             metric.Float64ObservableGauge
 }
@@ -124,12 +131,13 @@ func (ins *serverInstruments) observe(obs metric.Observer, st core.LoopStats, po
 		state string
 		n     int
 	}{
-		{"idle", n.Idle}, {"reading", n.Reading}, {"running", n.Running}, {"parked", n.Parked},
-		{"detached", n.Detached}, {"writing", n.Writing}, {"closing", n.Closing},
+		{"idle", n.Idle}, {"reading", n.Reading}, {"running", n.Running}, {"parked", n.Parked + n.Detached},
+		{"working", n.Working}, {"writing", n.Writing}, {"closing", n.Closing},
 		{"handed_over", n.HandedOver},
 	} {
 		obs.ObserveInt64(ins.conns, int64(c.n), with(stateKey.String(c.state)))
 	}
+	obs.ObserveInt64(ins.continuations, int64(n.Detached), all)
 	obs.ObserveInt64(ins.tlsConns, int64(n.TLSHandshaking), with(stateKey.String("handshaking")))
 	obs.ObserveInt64(ins.tlsConns, int64(n.TLS-n.TLSHandshaking), with(stateKey.String("established")))
 

@@ -101,10 +101,13 @@ func TestObserveServer(t *testing.T) {
 	if n := states[with("state=idle")]; n != 1 {
 		t.Errorf("%d idle connections, want 1 (%v)", n, states)
 	}
-	for _, st := range []string{"reading", "running", "parked", "detached", "writing", "handed_over"} {
+	for _, st := range []string{"reading", "running", "parked", "working", "writing", "handed_over"} {
 		if n := states[with("state="+st)]; n != 0 {
 			t.Errorf("%d connections %s", n, st)
 		}
+	}
+	if _, ok := ms["dwell.server.continuations"]; !ok {
+		t.Error("no dwell.server.continuations")
 	}
 	if tls := sums(t, ms["dwell.server.tls.connections"]); tls[with("state=established")] != 0 || tls[with("state=handshaking")] != 0 {
 		t.Errorf("TLS connections %v", tls)
