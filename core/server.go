@@ -29,6 +29,7 @@ type Server struct {
 	started  bool
 	shutdown bool
 	done     chan struct{} // closed when every loop has stopped
+	ready    chan struct{} // closed once serve has made the loops, failed to, or Shutdown came first
 
 	misuses      atomic.Int64 // calls refused by a Ctx that was not theirs (see owner.go)
 	misuseLogged atomic.Bool
@@ -37,7 +38,7 @@ type Server struct {
 // NewServer returns a Server that runs h for every request, configured by o (whose zero value
 // works).
 func NewServer(h Handler, o Options) *Server {
-	return &Server{handler: h, opts: o.normalize(), shared: -1, done: make(chan struct{})}
+	return &Server{handler: h, opts: o.normalize(), shared: -1, done: make(chan struct{}), ready: make(chan struct{})}
 }
 
 // ListenAndServe serves h on addr with default options until the process ends.
@@ -152,6 +153,7 @@ func (s *Server) serve(fds []int, shared bool) error {
 		}
 		s.loops = append(s.loops, l)
 	}
+	s.announceReady()
 	loops := s.loops
 	s.mu.Unlock()
 	for _, l := range loops {
@@ -189,6 +191,15 @@ func (s *Server) leaveShared() {
 // abandonStart undoes a start that failed at one loop: the loops made so far never ran, so
 // their descriptors are closed here, with the listeners no loop took; the server is then
 // closed, and a Shutdown returns at once. s.mu is held.
+// announceReady closes s.ready, once: the loops are made (or will never be). s.mu is held.
+func (s *Server) announceReady() {
+	select {
+	case <-s.ready:
+	default:
+		close(s.ready)
+	}
+}
+
 func (s *Server) abandonStart(rest []int, shared bool) {
 	for _, l := range s.loops {
 		if shared {
@@ -200,6 +211,7 @@ func (s *Server) abandonStart(rest []int, shared bool) {
 		close(l.done)
 	}
 	s.loops = nil
+	s.announceReady()
 	if !shared {
 		for _, fd := range rest {
 			netpoll.Close(fd)
@@ -242,6 +254,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			netpoll.Close(fd)
 		}
 		s.fds = nil
+		s.announceReady()
 	}
 	ln := s.ln
 	s.mu.Unlock()

@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/internal/ctxhook"
@@ -105,20 +104,14 @@ func (s *Server) serveConn(fd int, remote netip.AddrPort) (any, error) {
 	return nil, ErrServerClosed
 }
 
-// startedLoops waits until serve has made the loops of s, or the server is shut down, and
-// returns the loops (none when it never started) and whether it is shut down. serve makes
-// them under s.mu, with nothing to announce it: the wait polls, for the moment serve takes (as
-// a client's connection to a server just started would wait in the listen backlog).
+// startedLoops waits until serve has made the loops of s (or failed to), or the server is
+// shut down, and returns the loops (none when it never started) and whether it is shut down.
+// It runs on the test's goroutine (ServeConn), never on a loop.
 func (s *Server) startedLoops() (loops []*Loop, shutdown bool) {
-	for pause := 10 * time.Microsecond; ; pause = min(2*pause, time.Millisecond) {
-		s.mu.Lock()
-		loops, started, shutdown := s.loops, s.started, s.shutdown
-		s.mu.Unlock()
-		if started || shutdown {
-			return loops, shutdown
-		}
-		time.Sleep(pause)
-	}
+	<-s.ready
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loops, s.shutdown
 }
 
 // openInProcess, on the loop, serves fd as a connection accepted from remote, unless the loop

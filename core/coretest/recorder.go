@@ -256,7 +256,8 @@ func (x *Exchange) writeErr() error {
 // Patience). A handler waiting for its request body, or for the client to take its response, is not
 // parked in this sense: what it waits for is the test's own client.
 //
-// WaitParked asks the server's loop, again and again. It fails the test when the handler has
+// WaitParked asks the server's loop, again and again, from the test's goroutine (never a loop's),
+// pausing between asks; a park announces itself nowhere a test could wait on. It fails the test when the handler has
 // finished, or the connection has closed, before it was seen parked (it is for a wait that the test
 // ends, not a short one that ends itself), or when it has not parked after Patience.
 func (x *Exchange) WaitParked() {

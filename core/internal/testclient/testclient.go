@@ -2,6 +2,10 @@
 // core/coretest (core's own tests: coretest imports core) and for coretest itself, which
 // exports it: a connection that speaks HTTP/1.1 as bytes, keep-alive exchanges that allocate
 // nothing, a log destination goroutines can share, and waits that fail only on a hang.
+//
+// It is a client: it reads the server's responses with net/http's parser, as any client the
+// tests stand for would. The server never imports it (go list -deps ./core does not name it);
+// only tests and coretest do.
 package testclient
 
 import (
