@@ -52,32 +52,7 @@ func openStatusPage(t *testing.T, url string) *user {
 	if browser == nil {
 		t.Skip(noBrowser)
 	}
-	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	u := &user{t: t, ctx: ctx, blocked: map[string]map[string]bool{}}
-	messages := chromedp.Console(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			u.mu.Lock()
-			u.console = append(u.console, m)
-			u.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		for _, m := range u.console {
-			if m.IsException() || m.Type == chromedp.ConsoleError {
-				t.Errorf("the status page's console: %s", m)
-			}
-		}
-	})
+	u := newTab(t, browser, "the status page", nil)
 	u.do(chromedp.Navigate(url), chromedp.WaitVisible(chromedp.ID("open")))
 	return u
 }

@@ -104,32 +104,7 @@ func trustingBrowser(t *testing.T, spki string) context.Context {
 // one: the test fails if the page throws an error nobody caught or logs one.
 func openIn(t *testing.T, b context.Context, s site, name string) *user {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(b, chromedp.WithNewBrowserContext())
-	u := &user{t: t, ctx: ctx, blocked: map[string]map[string]bool{}}
-	messages := chromedp.Console(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			u.mu.Lock()
-			u.console = append(u.console, m)
-			u.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		for _, m := range u.console {
-			if m.IsException() || m.Type == chromedp.ConsoleError {
-				t.Errorf("%s's console: %s", name, m)
-			}
-		}
-	})
+	u := newTab(t, b, name, nil)
 	// Every socket the page opens notes its URL in window.socketURLs, before the page's script
 	// runs: the same WebSocket otherwise, its constants and methods inherited.
 	u.do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {

@@ -46,21 +46,8 @@ fetch("%[1]s/todos/1/attachment", {method: "POST", mode: "no-cors", body: "forge
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	evilURL := "http://localhost:" + port + "/"
 
-	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	u := &user{t: t, ctx: ctx, blocked: map[string]map[string]bool{}}
-	// The console is followed, as for every tab of these tests: the refused requests log
-	// errors there, which this test expects and does not check.
-	messages := chromedp.Console(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for _, err := range messages {
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	// The refused requests log errors in the console, which this test causes.
+	u := newTab(t, browser, "the forging page", func(m chromedp.ConsoleMessage) bool { return true })
 	u.do(chromedp.Navigate(evilURL), chromedp.WaitReady(chromedp.ID("f")))
 	waitJS(u, "the forged fetch sent", `window.fetched !== undefined`)
 	if got := eval[string](u, `window.fetched`); got != "sent" {

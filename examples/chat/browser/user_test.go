@@ -46,8 +46,30 @@ func openWith(t *testing.T, s site, name string, setup ...func(u *user)) *user {
 	if browser == nil {
 		t.Skip(noBrowser)
 	}
-	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	who := name
+	if who == "" {
+		who = "an anonymous user"
+	}
+	// Requests that fail while the server is down are logged by the browser itself.
+	u := newTab(t, browser, who, func(m chromedp.ConsoleMessage) bool { return m.Source == "network" })
+	for _, f := range setup {
+		f(u)
+	}
+	u.do(chromedp.Navigate(s.url()), chromedp.WaitVisible(chromedp.ID("text")))
+	if name != "" {
+		u.do(chromedp.SendKeys(chromedp.ID("name"), name))
+	}
+	return u
+}
+
+// newTab opens a tab in a new browser context of b (its own cookies and storage), and follows
+// its console. When the test ends the tab closes, and an exception or a console error the tab
+// logged fails the test, unless expected says it is one of those the test causes (nil: none).
+func newTab(t *testing.T, b context.Context, who string, expected func(chromedp.ConsoleMessage) bool) *user {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b, chromedp.WithNewBrowserContext())
 	u := &user{t: t, ctx: ctx, blocked: map[string]map[string]bool{}}
+	// Following the console also enables the page's runtime, which evaluating scripts needs.
 	messages := chromedp.Console(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -61,29 +83,17 @@ func openWith(t *testing.T, s site, name string, setup ...func(u *user)) *user {
 			u.mu.Unlock()
 		}
 	}()
-	who := name
-	if who == "" {
-		who = "an anonymous user"
-	}
 	t.Cleanup(func() {
 		cancel()
 		<-done
 		u.mu.Lock()
 		defer u.mu.Unlock()
 		for _, m := range u.console {
-			// Requests that fail while the server is down are logged by the browser itself.
-			if m.IsException() || m.Type == chromedp.ConsoleError && m.Source != "network" {
+			if m.IsException() || m.Type == chromedp.ConsoleError && (expected == nil || !expected(m)) {
 				t.Errorf("%s's console: %s", who, m)
 			}
 		}
 	})
-	for _, f := range setup {
-		f(u)
-	}
-	u.do(chromedp.Navigate(s.url()), chromedp.WaitVisible(chromedp.ID("text")))
-	if name != "" {
-		u.do(chromedp.SendKeys(chromedp.ID("name"), name))
-	}
 	return u
 }
 
