@@ -3,11 +3,8 @@ package oteldwell
 import (
 	"errors"
 	"io"
-	"maps"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -122,55 +119,4 @@ func splitHost(h string) (host string, port int) {
 		}
 	}
 	return host, port
-}
-
-// maxCached bounds a cache's entries. The keys are bounded in practice — known methods, route
-// patterns, the statuses a service answers, a handful of error kinds — but a handler that sets
-// statuses without bound must not grow the cache without bound: past the limit, values are made
-// for each use and not kept. (A variable for a test.)
-var maxCached = 4096
-
-// A cache maps keys to values made once, for the recording path: a lookup is a load of an
-// immutable map, lock-free and without allocation, and a miss copies the map under a mutex, so
-// that misses, rare once the keys seen have been seen, pay for the hits.
-type cache[K comparable, V any] struct {
-	m    atomic.Pointer[map[K]V]
-	mu   sync.Mutex
-	make func(K) V
-}
-
-func newCache[K comparable, V any](f func(K) V) *cache[K, V] {
-	return &cache[K, V]{make: f}
-}
-
-// get returns the value of k, made by the cache's function the first time.
-func (c *cache[K, V]) get(k K) V {
-	if m := c.m.Load(); m != nil {
-		if v, ok := (*m)[k]; ok {
-			return v
-		}
-	}
-	return c.miss(k)
-}
-
-func (c *cache[K, V]) miss(k K) V {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.m.Load()
-	if old != nil {
-		if v, ok := (*old)[k]; ok {
-			return v // made meanwhile
-		}
-		if len(*old) >= maxCached {
-			return c.make(k)
-		}
-	}
-	v := c.make(k)
-	m := map[K]V{}
-	if old != nil {
-		m = maps.Clone(*old)
-	}
-	m[k] = v
-	c.m.Store(&m)
-	return v
 }

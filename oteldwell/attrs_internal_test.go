@@ -70,25 +70,3 @@ func TestErrorType(t *testing.T) {
 		}
 	}
 }
-
-// TestCacheBound: a cache keeps at most maxCached values, and makes the others on each use.
-func TestCacheBound(t *testing.T) {
-	defer func(n int) { maxCached = n }(maxCached)
-	maxCached = 64
-	made := 0
-	c := newCache(func(k int) string { made++; return fmt.Sprint(k) })
-	for i := range maxCached + 10 {
-		if got := c.get(i); got != fmt.Sprint(i) {
-			t.Fatalf("get(%d) = %q", i, got)
-		}
-	}
-	for i := range maxCached + 10 {
-		c.get(i)
-	}
-	if n := len(*c.m.Load()); n != maxCached {
-		t.Fatalf("%d values kept, want %d", n, maxCached)
-	}
-	if want := maxCached + 2*10; made != want {
-		t.Fatalf("%d values made, want %d", made, want)
-	}
-}

@@ -10,6 +10,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/labelcache"
 )
 
 // durationBuckets are the explicit bucket boundaries the semantic conventions advise for
@@ -63,8 +64,8 @@ type metrics struct {
 	reqSize, respSize metric.Int64Histogram
 	active            metric.Int64UpDownCounter
 
-	sets    *cache[setKey, []metric.RecordOption] // the histograms' attributes
-	actives *cache[activeKey, []metric.AddOption] // active_requests' attributes
+	sets    *labelcache.Cache[setKey, []metric.RecordOption] // the histograms' attributes
+	actives *labelcache.Cache[activeKey, []metric.AddOption] // active_requests' attributes
 }
 
 // A setKey is what the histograms' attributes are made of.
@@ -79,8 +80,8 @@ type activeKey struct{ method, scheme string }
 
 func newMetrics(meter metric.Meter) (*metrics, error) {
 	m := &metrics{
-		sets:    newCache(makeSet),
-		actives: newCache(makeActiveSet),
+		sets:    labelcache.New(makeSet, 0),
+		actives: labelcache.New(makeActiveSet, 0),
 	}
 	var err, e error
 	m.duration, e = meter.Float64Histogram("http.server.request.duration",
@@ -133,7 +134,7 @@ func (m *metrics) wrap(next core.Handler) core.Handler {
 		e.method, e.scheme, e.route = normMethod(c.Method()), c.Scheme(), c.Route()
 		e.reqSize = requestSize(c)
 		e.ctx = spanContextOf(c)
-		e.active = m.actives.get(activeKey{e.method, e.scheme})
+		e.active = m.actives.Get(activeKey{e.method, e.scheme})
 		m.active.Add(orBackground(e.ctx), 1, e.active...)
 		c.OnDone(e.done)
 		next(c)
@@ -186,7 +187,7 @@ func init() {
 // record records the finished response and puts the entry back in the pool.
 func (e *metricsEntry) record(d core.Done) {
 	m, ctx := e.m, orBackground(e.ctx)
-	opts := m.sets.get(setKey{method: e.method, route: e.route, scheme: e.scheme, errType: errorType(d), status: d.Status})
+	opts := m.sets.Get(setKey{method: e.method, route: e.route, scheme: e.scheme, errType: errorType(d), status: d.Status})
 	m.duration.Record(ctx, d.Duration.Seconds(), opts...)
 	if e.reqSize >= 0 {
 		m.reqSize.Record(ctx, e.reqSize, opts...)

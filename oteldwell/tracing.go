@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/labelcache"
 	"github.com/dwellhttp/dwell/middleware"
 )
 
@@ -39,7 +40,7 @@ import (
 // making the request, wait.Do's. The trace id is also given to middleware.SetTraceID, for the
 // access log and the handler.
 func Tracing(o Options) func(core.Handler) core.Handler {
-	t := &tracing{tracer: o.tracer(), prop: o.propagators(), names: newCache(spanName)}
+	t := &tracing{tracer: o.tracer(), prop: o.propagators(), names: labelcache.New(spanName, 0)}
 	return t.wrap
 }
 
@@ -47,7 +48,7 @@ func Tracing(o Options) func(core.Handler) core.Handler {
 type tracing struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
-	names  *cache[nameKey, string]
+	names  *labelcache.Cache[nameKey, string]
 }
 
 // A nameKey is what a span's name is made of.
@@ -75,7 +76,7 @@ func (t *tracing) wrap(next core.Handler) core.Handler {
 		method := c.Method()
 		norm := normMethod(method)
 		route := c.Route()
-		ctx, span := t.tracer.Start(ctx, t.names.get(nameKey{norm, route}), serverKind,
+		ctx, span := t.tracer.Start(ctx, t.names.Get(nameKey{norm, route}), serverKind,
 			trace.WithAttributes(startAttributes(c, method, norm, route)...))
 		c.SetValuesFrom(&spanContext{ctx})
 		if sc := span.SpanContext(); sc.HasTraceID() {
@@ -90,7 +91,7 @@ func (t *tracing) wrap(next core.Handler) core.Handler {
 		// has returned.
 		if route == "" {
 			if route = c.Route(); route != "" {
-				span.SetName(t.names.get(nameKey{norm, route}))
+				span.SetName(t.names.Get(nameKey{norm, route}))
 				span.SetAttributes(semconv.HTTPRouteKey.String(route))
 			}
 		}

@@ -2,8 +2,6 @@ package promdwell
 
 import (
 	"strconv"
-	"sync"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -17,48 +15,6 @@ type series struct {
 type seriesKey struct {
 	method, route, scheme string
 	status                int
-}
-
-// seriesCache maps labels to their series without a lock or an allocation on a hit: readers
-// load an immutable map; a miss copies it with the new entry under mu. The set of keys is
-// bounded (methods, routes, statuses, schemes), so copying on each new one costs little.
-type seriesCache struct {
-	m   atomic.Pointer[map[seriesKey]*series]
-	mu  sync.Mutex
-	new func(seriesKey) *series
-}
-
-func (c *seriesCache) get(k seriesKey) *series {
-	if m := c.m.Load(); m != nil {
-		if s, ok := (*m)[k]; ok {
-			return s
-		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.m.Load()
-	if old != nil {
-		if s, ok := (*old)[k]; ok {
-			return s
-		}
-	}
-	next := make(map[seriesKey]*series, 1+lenOf(old))
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
-		}
-	}
-	s := c.new(k)
-	next[k] = s
-	c.m.Store(&next)
-	return s
-}
-
-func lenOf(m *map[seriesKey]*series) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
 }
 
 // statusText returns a status code's decimal form without allocating for the codes HTTP

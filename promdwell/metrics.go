@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/labelcache"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -20,8 +21,8 @@ var SizeBuckets = prometheus.ExponentialBuckets(64, 4, 10)
 type Metrics struct {
 	duration, requestSize, responseSize *prometheus.HistogramVec
 	active                              *prometheus.GaugeVec
-	series                              seriesCache
-	activeSeries                        sync.Map // activeKey → prometheus.Gauge, few entries
+	series                              *labelcache.Cache[seriesKey, *series]
+	activeSeries                        *labelcache.Cache[activeKey, prometheus.Gauge]
 	entries                             sync.Pool
 }
 
@@ -53,7 +54,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Number of HTTP server requests in flight: read, and not answered whole yet.",
 		}, []string{"http_request_method", "url_scheme"}),
 	}
-	m.series.new = m.newSeries
+	m.series = labelcache.New(m.newSeries, 0)
+	m.activeSeries = labelcache.New(func(k activeKey) prometheus.Gauge { return m.active.WithLabelValues(k.method, k.scheme) }, 0)
 	m.entries.New = func() any {
 		e := &entry{m: m}
 		e.done = e.record
@@ -82,12 +84,7 @@ func (m *Metrics) newSeries(k seriesKey) *series {
 type activeKey struct{ method, scheme string }
 
 func (m *Metrics) activeGauge(method, scheme string) prometheus.Gauge {
-	k := activeKey{method, scheme}
-	if g, ok := m.activeSeries.Load(k); ok {
-		return g.(prometheus.Gauge)
-	}
-	g, _ := m.activeSeries.LoadOrStore(k, m.active.WithLabelValues(method, scheme))
-	return g.(prometheus.Gauge)
+	return m.activeSeries.Get(activeKey{method, scheme})
 }
 
 // Middleware records the metrics of each request it passes to next, once its response is
@@ -124,7 +121,7 @@ type entry struct {
 }
 
 func (e *entry) record(d core.Done) {
-	s := e.m.series.get(seriesKey{e.method, e.route, e.scheme, d.Status})
+	s := e.m.series.Get(seriesKey{e.method, e.route, e.scheme, d.Status})
 	s.duration.Observe(d.Duration.Seconds())
 	if e.requestSize >= 0 {
 		s.requestSize.Observe(float64(e.requestSize))
