@@ -9,39 +9,6 @@ import (
 	"github.com/dwellhttp/dwell/core"
 )
 
-// methodOther is http.request.method for a method the semantic conventions do not know: the
-// attribute is bounded, whatever clients send, and the span carries the method as sent in
-// http.request.method_original.
-const methodOther = "_OTHER"
-
-// normMethod returns m as http.request.method: one of the known methods (as constants, so
-// that a key made of it holds no request memory), or methodOther.
-func normMethod(m string) string {
-	switch m {
-	case "GET":
-		return "GET"
-	case "HEAD":
-		return "HEAD"
-	case "POST":
-		return "POST"
-	case "PUT":
-		return "PUT"
-	case "DELETE":
-		return "DELETE"
-	case "PATCH":
-		return "PATCH"
-	case "OPTIONS":
-		return "OPTIONS"
-	case "CONNECT":
-		return "CONNECT"
-	case "TRACE":
-		return "TRACE"
-	case "QUERY":
-		return "QUERY"
-	}
-	return methodOther
-}
-
 // errorType returns the error.type of a finished response, or "" for one that succeeded: the
 // kind of Done.Err when the response did not end normally (a short, fixed name per error the
 // core reports, so that the attribute stays bounded), else the status code for a 5xx, as the

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/labels"
 )
 
 func TestSplitHost(t *testing.T) {
@@ -38,8 +39,8 @@ func TestNormMethod(t *testing.T) {
 		"PATCH": "PATCH", "OPTIONS": "OPTIONS", "CONNECT": "CONNECT", "TRACE": "TRACE",
 		"QUERY": "QUERY", "get": "_OTHER", "PROPFIND": "_OTHER", "": "_OTHER",
 	} {
-		if got := normMethod(in); got != want {
-			t.Errorf("normMethod(%q) = %q, want %q", in, got, want)
+		if got := labels.Method(in); got != want {
+			t.Errorf("labels.Method(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

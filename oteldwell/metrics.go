@@ -10,7 +10,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/labelcache"
+	"github.com/dwellhttp/dwell/internal/labels"
 )
 
 // durationBuckets are the explicit bucket boundaries the semantic conventions advise for
@@ -64,8 +64,8 @@ type metrics struct {
 	reqSize, respSize metric.Int64Histogram
 	active            metric.Int64UpDownCounter
 
-	sets    *labelcache.Cache[setKey, []metric.RecordOption] // the histograms' attributes
-	actives *labelcache.Cache[activeKey, []metric.AddOption] // active_requests' attributes
+	sets    *labels.Cache[setKey, []metric.RecordOption] // the histograms' attributes
+	actives *labels.Cache[activeKey, []metric.AddOption] // active_requests' attributes
 }
 
 // A setKey is what the histograms' attributes are made of.
@@ -80,8 +80,8 @@ type activeKey struct{ method, scheme string }
 
 func newMetrics(meter metric.Meter) (*metrics, error) {
 	m := &metrics{
-		sets:    labelcache.New(makeSet, 0),
-		actives: labelcache.New(makeActiveSet, 0),
+		sets:    labels.New(makeSet, 0),
+		actives: labels.New(makeActiveSet, 0),
 	}
 	var err, e error
 	m.duration, e = meter.Float64Histogram("http.server.request.duration",
@@ -131,7 +131,7 @@ func (m *metrics) wrap(next core.Handler) core.Handler {
 	return func(c *core.Ctx) {
 		e := metricsEntries.Get().(*metricsEntry)
 		e.m = m
-		e.method, e.scheme, e.route = normMethod(c.Method()), c.Scheme(), c.Route()
+		e.method, e.scheme, e.route = labels.Method(c.Method()), c.Scheme(), c.Route()
 		e.reqSize = requestSize(c)
 		e.ctx = spanContextOf(c)
 		e.active = m.actives.Get(activeKey{e.method, e.scheme})

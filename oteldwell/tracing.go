@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/labelcache"
+	"github.com/dwellhttp/dwell/internal/labels"
 	"github.com/dwellhttp/dwell/middleware"
 )
 
@@ -40,7 +40,7 @@ import (
 // making the request, wait.Do's. The trace id is also given to middleware.SetTraceID, for the
 // access log and the handler.
 func Tracing(o Options) func(core.Handler) core.Handler {
-	t := &tracing{tracer: o.tracer(), prop: o.propagators(), names: labelcache.New(spanName, 0)}
+	t := &tracing{tracer: o.tracer(), prop: o.propagators(), names: labels.New(spanName, 0)}
 	return t.wrap
 }
 
@@ -48,7 +48,7 @@ func Tracing(o Options) func(core.Handler) core.Handler {
 type tracing struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
-	names  *labelcache.Cache[nameKey, string]
+	names  *labels.Cache[nameKey, string]
 }
 
 // A nameKey is what a span's name is made of.
@@ -56,7 +56,7 @@ type nameKey struct{ method, route string }
 
 func spanName(k nameKey) string {
 	m := k.method
-	if m == methodOther {
+	if m == labels.Other {
 		m = "HTTP" // the semantic conventions' name for a method they do not list
 	}
 	if k.route == "" {
@@ -74,7 +74,7 @@ func (t *tracing) wrap(next core.Handler) core.Handler {
 		// be the parent of what is handed back to SetValuesFrom.
 		ctx := t.prop.Extract(context.Background(), carrier{c})
 		method := c.Method()
-		norm := normMethod(method)
+		norm := labels.Method(method)
 		route := c.Route()
 		ctx, span := t.tracer.Start(ctx, t.names.Get(nameKey{norm, route}), serverKind,
 			trace.WithAttributes(startAttributes(c, method, norm, route)...))
@@ -108,7 +108,7 @@ func startAttributes(c *core.Ctx, method, norm, route string) []attribute.KeyVal
 		semconv.URLSchemeKey.String(c.Scheme()),
 		semconv.NetworkProtocolVersionKey.String(protocolVersion(c.Proto())),
 	)
-	if norm == methodOther {
+	if norm == labels.Other {
 		kvs = append(kvs, semconv.HTTPRequestMethodOriginalKey.String(method))
 	}
 	if route != "" {

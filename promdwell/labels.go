@@ -32,16 +32,3 @@ var statusTexts = func() (t [600]string) {
 	}
 	return
 }()
-
-// knownMethods are the methods counted under their own name (RFC 9110 and PATCH); any other
-// is "_OTHER".
-var knownMethods = [...]string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"}
-
-func methodLabel(m string) string {
-	for _, k := range knownMethods {
-		if m == k {
-			return k
-		}
-	}
-	return "_OTHER"
-}

@@ -4,7 +4,7 @@ import (
 	"sync"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/labelcache"
+	"github.com/dwellhttp/dwell/internal/labels"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -21,8 +21,8 @@ var SizeBuckets = prometheus.ExponentialBuckets(64, 4, 10)
 type Metrics struct {
 	duration, requestSize, responseSize *prometheus.HistogramVec
 	active                              *prometheus.GaugeVec
-	series                              *labelcache.Cache[seriesKey, *series]
-	activeSeries                        *labelcache.Cache[activeKey, prometheus.Gauge]
+	series                              *labels.Cache[seriesKey, *series]
+	activeSeries                        *labels.Cache[activeKey, prometheus.Gauge]
 	entries                             sync.Pool
 }
 
@@ -54,8 +54,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Number of HTTP server requests in flight: read, and not answered whole yet.",
 		}, []string{"http_request_method", "url_scheme"}),
 	}
-	m.series = labelcache.New(m.newSeries, 0)
-	m.activeSeries = labelcache.New(func(k activeKey) prometheus.Gauge { return m.active.WithLabelValues(k.method, k.scheme) }, 0)
+	m.series = labels.New(m.newSeries, 0)
+	m.activeSeries = labels.New(func(k activeKey) prometheus.Gauge { return m.active.WithLabelValues(k.method, k.scheme) }, 0)
 	m.entries.New = func() any {
 		e := &entry{m: m}
 		e.done = e.record
@@ -93,7 +93,7 @@ func (m *Metrics) activeGauge(method, scheme string) prometheus.Gauge {
 func (m *Metrics) Middleware(next core.Handler) core.Handler {
 	return func(c *core.Ctx) {
 		e := m.entries.Get().(*entry)
-		e.method, e.scheme = methodLabel(c.Method()), c.Scheme()
+		e.method, e.scheme = labels.Method(c.Method()), c.Scheme()
 		e.route = c.RouteLabel() // set by the router before its middleware; read again below
 		e.requestSize = c.ContentLength()
 		if e.requestSize < 0 && !c.Chunked() {

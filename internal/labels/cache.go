@@ -1,8 +1,9 @@
-// Package labelcache is the cache of the metrics modules' recording paths (promdwell,
-// oteldwell): what a combination of labels records into — a Prometheus series, an
+// Package labels is what the metrics modules (promdwell, oteldwell) share on their recording
+// paths, so that both label a request alike: the method as OpenTelemetry's conventions name it,
+// and the cache of what a combination of labels records into — a Prometheus series, an
 // OpenTelemetry attribute set, a span name — made once and found again without a lock or an
 // allocation.
-package labelcache
+package labels
 
 import (
 	"maps"

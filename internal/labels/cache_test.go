@@ -1,4 +1,4 @@
-package labelcache
+package labels
 
 import (
 	"fmt"
