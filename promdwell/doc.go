@@ -24,8 +24,8 @@
 // http_route is the route's pattern ("/todos/:id"), or for the router's own answers its label
 // ("(not found)", "(method not allowed)", "(redirect)", "(options)": core.Ctx.RouteLabel), so
 // that every request is counted once under a bounded set of values; "" when no router served
-// the request. Methods other than RFC 9110's, PATCH and QUERY are counted as "_OTHER", as OpenTelemetry
-// says, so that a client cannot make series without bound.
+// the request. Methods other than RFC 9110's, PATCH and QUERY are counted as "_OTHER", as
+// OpenTelemetry says, so that a client cannot make series without bound.
 //
 // Recording allocates nothing per request once a label combination has been seen: the series
 // are cached by their labels.
