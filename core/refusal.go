@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // A Refusal is one of the server's own answers, which Options.WriteRefusal writes: its status
@@ -23,7 +24,7 @@ type Refusal struct {
 	// values a middleware set (middleware.RequestID), read-only — its response is this one.
 	Ctx *Ctx
 
-	fields      []byte // "Name: value\r\n" lines
+	fields      []string // name, value, name, value ...
 	contentType string
 	typeSet     bool
 	body        []byte
@@ -45,7 +46,7 @@ const maxRefusalBody = 16 << 10
 // ErrRefusalTooLarge is what Refusal.Write returns past 16 KiB of body.
 var ErrRefusalTooLarge = errors.New("dwell: a refusal's body is limited to 16 KiB")
 
-// SetHeader sets a header field of the answer. Content-Type replaces the server's text/plain;
+// SetHeader sets a header field of the answer, replacing one of the same name. Content-Type replaces the server's text/plain;
 // Content-Length, Transfer-Encoding, Connection and Date are the server's and are ignored. An
 // invalid name or value panics, as for Ctx.SetHeader.
 func (r *Refusal) SetHeader(name, value string) {
@@ -58,7 +59,13 @@ func (r *Refusal) SetHeader(name, value string) {
 	case fieldContentType:
 		r.contentType, r.typeSet = value, true
 	case fieldPlain:
-		r.fields = append(append(append(append(r.fields, name...), ": "...), value...), "\r\n"...)
+		for i := 0; i+1 < len(r.fields); i += 2 {
+			if syntax.EqualFold(r.fields[i], name) {
+				r.fields = append(r.fields[:i], r.fields[i+2:]...) // set, not added: one of a name
+				break
+			}
+		}
+		r.fields = append(r.fields, name, value)
 	}
 }
 
@@ -122,7 +129,11 @@ func (l *Loop) shapeReject(c *conn, rej *wire.Reject) bool {
 func writeShapedReject(c *conn, r *Refusal) {
 	l := c.l
 	pool := &l.pool
-	b := c.out.spare(pool, 160+len(r.contentType)+len(r.fields)+len(r.body))
+	n := 0
+	for _, f := range r.fields {
+		n += len(f) + 2
+	}
+	b := c.out.spare(pool, 160+len(r.contentType)+n+len(r.body))
 	b = wire.AppendStatusLine(b, r.Status)
 	b = append(b, "Date: "...)
 	b = append(b, l.date[:]...)
@@ -132,7 +143,9 @@ func writeShapedReject(c *conn, r *Refusal) {
 	} else if r.contentType != "" {
 		b = append(append(append(b, "Content-Type: "...), r.contentType...), "\r\n"...)
 	}
-	b = append(b, r.fields...)
+	for i := 0; i+1 < len(r.fields); i += 2 {
+		b = append(append(append(append(b, r.fields[i]...), ": "...), r.fields[i+1]...), "\r\n"...)
+	}
 	b = append(b, "Connection: close\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(r.body)), 10)
 	b = append(b, "\r\n\r\n"...)
@@ -146,28 +159,11 @@ func (cx *Ctx) shapedBody(r *Refusal) int {
 	if r.typeSet {
 		cx.addField("Content-Type", r.contentType, fieldContentType)
 	}
-	for f := r.fields; len(f) > 0; {
-		i := indexCRLF(f)
-		line := f[:i]
-		f = f[i+2:]
-		for j := 0; j < len(line); j++ {
-			if line[j] == ':' {
-				cx.appendField(string(line[:j]), string(line[j+2:]))
-				break
-			}
-		}
+	for i := 0; i+1 < len(r.fields); i += 2 {
+		cx.appendField(r.fields[i], r.fields[i+1])
 	}
 	if cx.reqf&reqHead == 0 {
 		cx.conn.out.write(&cx.l.pool, r.body)
 	}
 	return len(r.body)
-}
-
-func indexCRLF(b []byte) int {
-	for i := 0; i+1 < len(b); i++ {
-		if b[i] == '\r' && b[i+1] == '\n' {
-			return i
-		}
-	}
-	return len(b)
 }

@@ -12,7 +12,8 @@ import (
 // keeps for itself.
 func jsonRefusal(r *Refusal) {
 	r.SetHeader("Content-Type", "application/json")
-	r.SetHeader("X-Refusal", fmt.Sprint(r.Status))
+	r.SetHeader("X-Refusal", "replaced")
+	r.SetHeader("x-refusal", fmt.Sprint(r.Status))
 	r.SetHeader("Content-Length", "1") // the server's: ignored
 	r.SetHeader("Connection", "keep-alive")
 	kind := "other"
@@ -73,7 +74,7 @@ func TestWriteRefusal(t *testing.T) {
 			if body != tc.want {
 				t.Errorf("body %s, want %s", body, tc.want)
 			}
-			if resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("X-Refusal") != fmt.Sprint(resp.StatusCode) ||
+			if resp.Header.Get("Content-Type") != "application/json" || len(resp.Header["X-Refusal"]) != 1 || resp.Header.Get("X-Refusal") != fmt.Sprint(resp.StatusCode) ||
 				resp.ContentLength != int64(len(tc.want)) || !resp.Close {
 				t.Errorf("head %d %v, length %d, close %v", resp.StatusCode, resp.Header, resp.ContentLength, resp.Close)
 			}
