@@ -31,8 +31,11 @@ import (
 //   - the attributes the application added for the request (AddLogAttrs).
 //
 // The format is the logger's handler's: slog.NewJSONHandler gives JSON lines,
-// slog.NewTextHandler key=value lines. The line is written on the request's loop, so the
-// handler's output should not block for long: a file or stderr, not a network service.
+// slog.NewTextHandler key=value lines. A logger whose handler is a LogHandler gets the JSON
+// lines slog.NewJSONHandler would give, buffered, which the access log writes without making
+// slog records: at many requests a second, the one to use. The line is written on the
+// request's loop, so the handler's output should not block for long: a file or stderr, not a
+// network service.
 func AccessLog(logger *slog.Logger, fields ...LogField) func(core.Handler) core.Handler {
 	if logger == nil {
 		logger = slog.Default()
@@ -41,6 +44,10 @@ func AccessLog(logger *slog.Logger, fields ...LogField) func(core.Handler) core.
 	for _, f := range fields {
 		want |= f
 	}
+	direct, _ := logger.Handler().(*LogHandler)
+	if direct != nil && !direct.direct {
+		direct = nil
+	}
 	return func(next core.Handler) core.Handler {
 		return func(c *core.Ctx) {
 			if !logger.Enabled(context.Background(), slog.LevelInfo) {
@@ -48,7 +55,10 @@ func AccessLog(logger *slog.Logger, fields ...LogField) func(core.Handler) core.
 				return
 			}
 			e := logEntries.Get().(*logEntry)
-			e.logger, e.method, e.path, e.id = logger, c.Method(), c.Path(), RequestID(c)
+			e.logger, e.direct, e.method, e.id = logger, direct, c.Method(), RequestID(c)
+			// The path is copied into the entry's own array, which the pool keeps: the line is
+			// written after the handler, whose borrowed bytes are gone by then.
+			e.pathBytes = append(e.pathBytes[:0], c.PathBytes()...)
 			e.fields = want
 			e.route = c.RouteLabel() // set by the router before its middleware; read again below
 			e.capture(c)
@@ -71,12 +81,15 @@ func AccessLog(logger *slog.Logger, fields ...LogField) func(core.Handler) core.
 // A logEntry is what a line needs from the request, captured before the request's values end.
 // Entries are pooled, each with its hook made once, so that a line costs no closure.
 type logEntry struct {
-	logger           *slog.Logger
-	method, path, id string
-	route            string
-	fields           LogField
-	extra            logExtra
-	done             func(core.Done) // e.write
+	logger     *slog.Logger
+	direct     *LogHandler // the logger's handler, when the entry writes its line itself
+	method, id string
+	pathBytes  []byte // the request's path, decoded
+	route      string
+	fields     LogField
+	extra      logExtra
+	line       []byte          // the line, when the entry writes it itself
+	done       func(core.Done) // e.write
 }
 
 var logEntries sync.Pool
@@ -91,11 +104,35 @@ func init() {
 
 // write logs the line and puts the entry back in the pool.
 func (e *logEntry) write(d core.Done) {
+	if e.direct != nil && len(e.extra.added) == 0 {
+		e.line = e.appendLine(e.line[:0], time.Now(), d)
+		e.direct.out.Write(e.line)
+	} else {
+		e.log(e.logger.Handler(), time.Now(), d)
+	}
+	// The entry keeps its arrays for the next request, unless a long path or line made them
+	// large.
+	path, line := e.pathBytes[:0], e.line[:0]
+	if cap(path) > maxKeptPath {
+		path = nil
+	}
+	if cap(line) > 2*maxKeptPath {
+		line = nil
+	}
+	*e = logEntry{done: e.done, pathBytes: path, line: line}
+	logEntries.Put(e)
+}
+
+// maxKeptPath is the longest path whose array a pooled entry keeps.
+const maxKeptPath = 1 << 10
+
+// log logs the line through slog's handler h, as a record of time t.
+func (e *logEntry) log(h slog.Handler, t time.Time, d core.Done) {
 	var attrs [16]slog.Attr
 	a := attrs[:0]
 	a = append(a,
 		slog.String("method", e.method),
-		slog.String("path", e.path),
+		slog.String("path", string(e.pathBytes)),
 	)
 	if e.route != "" {
 		a = append(a, slog.String("route", e.route))
@@ -114,9 +151,7 @@ func (e *logEntry) write(d core.Done) {
 	a = e.extra.attrs(a, e.fields)
 	// The record is made here rather than by Logger.LogAttrs, which looks up its caller's
 	// program counter for every record; an access line has no use for it.
-	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	r := slog.NewRecord(t, slog.LevelInfo, "request", 0)
 	r.AddAttrs(a...)
-	e.logger.Handler().Handle(context.Background(), r)
-	*e = logEntry{done: e.done}
-	logEntries.Put(e)
+	h.Handle(context.Background(), r)
 }

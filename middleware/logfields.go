@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"log/slog"
+	"net/netip"
 	"strconv"
 
 	"github.com/dwellhttp/dwell/core"
@@ -32,9 +33,10 @@ const (
 
 // logExtra is what the optional fields and AddLogAttrs put on a line.
 type logExtra struct {
-	remote, userAgent, referer, traceID, host string
-	requestBytes                              int64
-	added                                     []slog.Attr
+	remote                            netip.Addr
+	userAgent, referer, traceID, host string
+	requestBytes                      int64
+	added                             []slog.Attr
 }
 
 // capture reads the fields asked for that are known before the handler runs.
@@ -63,7 +65,7 @@ func (e *logEntry) capture(c *core.Ctx) {
 func (e *logEntry) captureLate(c *core.Ctx) {
 	x, f := &e.extra, e.fields
 	if f&LogRemoteAddr != 0 {
-		x.remote = ClientIP(c).String()
+		x.remote = ClientIP(c)
 	}
 	if f&LogTraceID != 0 {
 		x.traceID = TraceID(c)
@@ -75,8 +77,8 @@ func (e *logEntry) captureLate(c *core.Ctx) {
 
 // attrs appends the extra attributes to a.
 func (x *logExtra) attrs(a []slog.Attr, f LogField) []slog.Attr {
-	if x.remote != "" {
-		a = append(a, slog.String("remote_addr", x.remote))
+	if x.remote.IsValid() {
+		a = append(a, slog.String("remote_addr", x.remote.String()))
 	}
 	if x.host != "" {
 		a = append(a, slog.String("host", x.host))

@@ -95,10 +95,11 @@ func startDwell(b *testing.B) string {
 }
 
 // startDwellMW is servers/dwell-mw: /hello behind a request id, an access log and recovery. The
-// log goes to io.Discard, which allocates no more than the file the server logs to.
+// log goes through a LogHandler to io.Discard, which allocates no more than the file the server
+// logs to.
 func startDwellMW(b *testing.B) string {
 	r := router.New()
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	logger := slog.New(middleware.NewLogHandler(io.Discard, nil))
 	r.Use(middleware.AssignRequestID, middleware.AccessLog(logger), middleware.Recover(middleware.JSONError))
 	r.GET("/hello", func(c *core.Ctx) {
 		c.SetHeader("Content-Type", "text/plain")
@@ -114,7 +115,7 @@ func startDwellMW(b *testing.B) string {
 // startDwellMetrics is servers/dwell-metrics: dwell-mw's stack with promdwell's metrics.
 func startDwellMetrics(b *testing.B) string {
 	r := router.New()
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	logger := slog.New(middleware.NewLogHandler(io.Discard, nil))
 	r.Use(middleware.AssignRequestID, promdwell.NewMetrics(prometheus.NewRegistry()).Middleware,
 		middleware.AccessLog(logger), middleware.Recover(middleware.JSONError))
 	r.GET("/hello", func(c *core.Ctx) {

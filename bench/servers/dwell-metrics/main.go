@@ -1,8 +1,8 @@
 // Command dwell-metrics is dwell-mw with the Prometheus metrics middleware of promdwell added:
-// a request id, the request's metrics, an access log (one JSON line per response, on stderr)
-// and panic recovery, and the server's statistics collected for /metrics. It serves GET /hello
-// only: it is measured on the hello figure and the allocations row, beside dwell and dwell-mw,
-// to show what metrics cost per request.
+// a request id, the request's metrics, an access log (one JSON line per response, on stderr
+// through middleware.LogHandler, buffered) and panic recovery, and the server's statistics
+// collected for /metrics. It serves GET /hello only: it is measured on the hello figure and the
+// allocations row, beside dwell and dwell-mw, to show what metrics cost per request.
 package main
 
 import (
@@ -22,8 +22,10 @@ import (
 
 func main() {
 	f := peer.ParseFlags()
+	logs := middleware.NewLogHandler(os.Stderr, nil)
+	defer logs.Close()
 	reg := prometheus.NewRegistry()
-	srv := core.NewServer(routes(reg, slog.New(slog.NewJSONHandler(os.Stderr, nil))), core.Options{Addr: f.Addr})
+	srv := core.NewServer(routes(reg, slog.New(logs)), core.Options{Addr: f.Addr})
 	reg.MustRegister(promdwell.NewCollector(srv))
 	if err := srv.Listen(); err != nil {
 		log.Fatal(err)

@@ -1,0 +1,117 @@
+package middleware
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dwellhttp/dwell/core"
+)
+
+// appendLine appends the entry's access-log line, as slog's JSONHandler writes the record that
+// write logs with time t: the same keys in the same order, the same encoding of each value
+// (FuzzAccessLine holds the two to the same bytes). Attributes added with AddLogAttrs are not
+// written here: a line with some goes through slog.
+func (e *logEntry) appendLine(b []byte, t time.Time, d core.Done) []byte {
+	b = append(b, `{"time":"`...)
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","level":"INFO","msg":"request","method":`...)
+	b = appendJSONString(b, e.method)
+	b = append(b, `,"path":`...)
+	b = appendJSONString(b, e.pathBytes)
+	if e.route != "" {
+		b = append(b, `,"route":`...)
+		b = appendJSONString(b, e.route)
+	}
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(d.Status), 10)
+	b = append(b, `,"bytes":`...)
+	b = strconv.AppendInt(b, d.Bytes, 10)
+	b = append(b, `,"duration":`...)
+	b = strconv.AppendInt(b, int64(d.Duration), 10)
+	if e.id != "" {
+		b = append(b, `,"request_id":`...)
+		b = appendJSONString(b, e.id)
+	}
+	if d.Err != nil {
+		b = append(b, `,"error":`...)
+		b = appendJSONString(b, d.Err.Error())
+	}
+	x := &e.extra
+	if x.remote.IsValid() {
+		b = append(b, `,"remote_addr":"`...)
+		b = x.remote.AppendTo(b) // digits, dots, colons and a zone of letters: nothing to escape
+		b = append(b, '"')
+	}
+	for _, f := range [...]struct {
+		key, val string
+	}{{"host", x.host}, {"user_agent", x.userAgent}, {"referer", x.referer}} {
+		if f.val != "" {
+			b = append(b, `,"`...)
+			b = append(b, f.key...)
+			b = append(b, `":`...)
+			b = appendJSONString(b, f.val)
+		}
+	}
+	if e.fields&LogRequestBytes != 0 && x.requestBytes >= 0 {
+		b = append(b, `,"request_bytes":`...)
+		b = strconv.AppendInt(b, x.requestBytes, 10)
+	}
+	if x.traceID != "" {
+		b = append(b, `,"trace_id":`...)
+		b = appendJSONString(b, x.traceID)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendJSONString appends s as a JSON string the way slog's JSONHandler does: '"', '\\' and
+// control characters escaped (\n, \r, \t by name, others as \u00XX), invalid UTF-8 replaced by
+// \ufffd, U+2028 and U+2029 escaped (they end lines in JavaScript), and nothing else — '<',
+// '>' and '&' stay as they are.
+func appendJSONString[S string | []byte](b []byte, s S) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= ' ' && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, `\u202`...)
+			b = append(b, hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
