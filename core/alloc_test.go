@@ -99,3 +99,31 @@ func TestSendFileAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestSetValueAllocations: a handler that sets three values and reads them back allocates
+// nothing, its values inline in the Ctx; a fifth value, past the inline ones, costs its node.
+func TestSetValueAllocations(t *testing.T) {
+	for _, tc := range []struct {
+		values int
+		allocs float64
+	}{{3, 0}, {inlineValues, 0}, {inlineValues + 1, 1}} {
+		_, addr := startServer(t, func(c *Ctx) {
+			for i := range tc.values {
+				c.SetValue(valueKey(i), "v") // neither boxing allocates: a small integer, a constant
+			}
+			for i := range tc.values {
+				if c.Value(valueKey(i)) != "v" {
+					c.SetStatus(500)
+				}
+			}
+			helloHandler(c)
+		}, Options{})
+		rt := newRoundTripper(t, addr, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		for range 100 {
+			rt.Do(t)
+		}
+		if n := testing.AllocsPerRun(1000, func() { rt.Do(t) }); n != tc.allocs {
+			t.Errorf("%d values: %v allocations per request, want %v", tc.values, n, tc.allocs)
+		}
+	}
+}

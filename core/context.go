@@ -30,6 +30,7 @@ func (cx *Ctx) Context() context.Context {
 	cx.check("Context")
 	x := cx.rare()
 	if x.reqCtx == nil {
+		x.moveInlineValues()
 		x.reqCtx = &requestContext{values: x.values}
 		if x.deadlineAt != 0 {
 			x.reqCtx.deadline = cx.l.epoch.Add(time.Duration(x.deadlineAt))
@@ -100,5 +101,6 @@ func (rc *requestContext) Value(key any) any {
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return lookupValue(rc.values, key)
+	v, _ := lookupValue(rc.values, key)
+	return v
 }

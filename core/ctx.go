@@ -99,7 +99,7 @@ type ctxExtra struct {
 // ctxRare holds what hardly any request needs, out of the way of those that need hdrs or params.
 type ctxRare struct {
 	reqCtx     *requestContext
-	values     *valueNode   // request-scoped values, newest first (SetValue)
+	values     *valueNode   // request-scoped values, newest first (SetValue), newer than inline's
 	onDone     []func(Done) // completion hooks (OnDone)
 	filter     BodyWriter   // the outermost body filter (WrapBody), or nil
 	wakeErr    error        // an error a wake passed that has no errCode
@@ -110,6 +110,11 @@ type ctxRare struct {
 	deadline   *Timer         // the request's deadline (SetTimeout), kept for the Ctx's next requests
 	deadlineAt int64          // when it fires, on the loop clock; 0 when not set
 	remote     netip.AddrPort // the client's address, once asked for
+
+	// The first values SetValue attached, oldest first, while the request had no Context:
+	// inline[:ninline]. Making the Context moves them to values.
+	inline  [inlineValues]valueSlot
+	ninline uint8
 }
 
 func (cx *Ctx) rare() *ctxRare {
@@ -231,7 +236,9 @@ func (cx *Ctx) recycle() {
 			r.deadline.stop()
 		}
 		clear(r.onDone)
-		// The hooks' slice and the deadline's timer are kept for the Ctx's next requests.
+		// The hooks' slice and the deadline's timer are kept for the Ctx's next requests; the
+		// rest is zeroed, the inline values among it, so that the next request sees none of
+		// them and the GC keeps none alive.
 		*r = ctxRare{onDone: r.onDone[:0], deadline: r.deadline}
 	}
 	cx.state = ctxIdle

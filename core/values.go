@@ -9,20 +9,39 @@ type valueNode struct {
 	next     *valueNode
 }
 
+// A valueSlot is one request-scoped value kept inline in the Ctx's ctxRare, for a request whose
+// Context does not exist yet.
+type valueSlot struct {
+	key, val any
+}
+
+// inlineValues is how many values a request keeps inline (ctxRare.inline) before SetValue
+// allocates nodes: enough for a request id, a user and a middleware's or two of its own.
+const inlineValues = 4
+
 // SetValue attaches val to the request under key, as context.WithValue would: c.Value(key) and
 // c.Context().Value(key) return it until the request ends. A later SetValue with an equal key
 // shadows the earlier one. Keys follow context's rules: comparable, and of a type of the
 // setter's own so that packages do not collide. It is the way for a middleware to hand
-// something to the handler (the authenticated user, a request id). It costs one small
-// allocation.
+// something to the handler (the authenticated user, a request id). The first four values set
+// before the request asks for its Context are kept in the Ctx and cost no allocation (a
+// Context asked for later pays a small allocation for each); any other costs one.
 func (cx *Ctx) SetValue(key, val any) {
 	cx.check("SetValue")
 	if key == nil {
 		panic("dwell: nil key in SetValue")
 	}
 	r := cx.rare()
+	rc := r.reqCtx
+	if rc == nil && r.ninline < inlineValues {
+		// The slots are the Ctx's, reused by its next request: only a request without a
+		// Context may use them, as nothing another goroutine holds can reach them then.
+		r.inline[r.ninline] = valueSlot{key, val}
+		r.ninline++
+		return
+	}
 	r.values = &valueNode{key: key, val: val, next: r.values}
-	if rc := r.reqCtx; rc != nil {
+	if rc != nil {
 		rc.mu.Lock()
 		rc.values = r.values
 		rc.mu.Unlock()
@@ -35,7 +54,18 @@ func (cx *Ctx) Value(key any) any {
 	if cx.x == nil || cx.x.rare == nil {
 		return nil
 	}
-	return lookupValue(cx.x.rare.values, key)
+	r := cx.x.rare
+	// The nodes are newer than the inline values: a node exists before the Context only once
+	// the slots are full, and the slots are moved into nodes when the Context is made.
+	if v, ok := lookupValue(r.values, key); ok {
+		return v
+	}
+	for i := int(r.ninline) - 1; i >= 0; i-- {
+		if v, ok := matchValue(r.inline[i].key, r.inline[i].val, key); ok {
+			return v
+		}
+	}
+	return nil
 }
 
 // SetValuesFrom makes the values of ctx the request's as well: c.Value(key) and
@@ -58,16 +88,51 @@ type valuesFrom struct{}
 // can tell a context derived from one.
 type requestContextKey struct{}
 
-func lookupValue(n *valueNode, key any) any {
-	for ; n != nil; n = n.next {
-		if n.key == key {
-			return n.val
+// moveInlineValues puts the inline values into nodes under those already made (which are
+// newer) and empties the slots, for a Context being made: what it reaches must be the heap's,
+// never the slots the Ctx's next request reuses. The nodes made before are linked to the new
+// ones in place, as nothing but r holds them yet.
+func (r *ctxRare) moveInlineValues() {
+	if r.ninline == 0 {
+		return
+	}
+	var old *valueNode
+	for _, s := range r.inline[:r.ninline] {
+		old = &valueNode{key: s.key, val: s.val, next: old}
+	}
+	if r.values == nil {
+		r.values = old
+	} else {
+		n := r.values
+		for n.next != nil {
+			n = n.next
 		}
-		if _, ok := n.key.(valuesFrom); ok {
-			if v := n.val.(context.Context).Value(key); v != nil {
-				return v
-			}
+		n.next = old
+	}
+	clear(r.inline[:r.ninline])
+	r.ninline = 0
+}
+
+// lookupValue returns the value of the newest node of list n that answers key.
+func lookupValue(n *valueNode, key any) (any, bool) {
+	for ; n != nil; n = n.next {
+		if v, ok := matchValue(n.key, n.val, key); ok {
+			return v, true
 		}
 	}
-	return nil
+	return nil, false
+}
+
+// matchValue reports whether the value val set under k answers key, and with what: val itself
+// for an equal key, what the context of a SetValuesFrom holds under key.
+func matchValue(k, val, key any) (any, bool) {
+	if k == key {
+		return val, true
+	}
+	if _, ok := k.(valuesFrom); ok {
+		if v := val.(context.Context).Value(key); v != nil {
+			return v, true
+		}
+	}
+	return nil, false
 }

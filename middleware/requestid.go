@@ -2,8 +2,7 @@ package middleware
 
 import (
 	"crypto/rand"
-
-	"github.com/google/uuid"
+	"encoding/hex"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -32,13 +31,14 @@ var RequestIDKey any = requestIDKey{}
 func AssignRequestID(next core.Handler) core.Handler {
 	return func(c *core.Ctx) {
 		var id string
+		var v any // id in an interface, for SetValue
 		if b := c.HeaderBytes(RequestIDHeader); validRequestID(b) {
-			id = string(b)
+			id, v = givenRequestID(b)
 		} else {
-			id = newRequestID()
+			id, v = newRequestID()
 		}
 		c.SetHeader(RequestIDHeader, id)
-		c.SetValue(RequestIDKey, id)
+		c.SetValue(RequestIDKey, v)
 		next(c)
 	}
 }
@@ -50,14 +50,49 @@ func RequestID(c *core.Ctx) string {
 	return id
 }
 
-// newRequestID returns a random (version 4) UUID, as uuid.NewString does, with its random bytes
-// read into the stack rather than into a heap array: one allocation less per request.
-func newRequestID() string {
-	var u uuid.UUID
+// A uuidBox holds a new request id: its bytes and the string of them, which the id's interface
+// points at (see boxString), in one allocation.
+type uuidBox struct {
+	s string
+	b [36]byte
+}
+
+// A givenBox holds a request id the request gave, as a uuidBox does a new one.
+type givenBox struct {
+	s string
+	b [maxRequestID]byte
+}
+
+// newRequestID returns a random (version 4) UUID, as uuid.NewString does, and the same string in
+// an interface, at the cost of one allocation for both: its random bytes are read into the
+// stack, and its text and string header share a uuidBox.
+func newRequestID() (string, any) {
+	var u [16]byte
 	rand.Read(u[:])         // never fails: crypto/rand crashes the program rather than return an error
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // the RFC 9562 variant
-	return u.String()
+	box := new(uuidBox)
+	b := box.b[:]
+	hex.Encode(b, u[:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], u[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], u[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], u[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:], u[10:])
+	v := boxString(&box.s, b)
+	return box.s, v
+}
+
+// givenRequestID returns a copy of id, a borrowed request field, and the copy in an interface,
+// with one allocation for both.
+func givenRequestID(id []byte) (string, any) {
+	box := new(givenBox)
+	b := box.b[:copy(box.b[:], id)]
+	v := boxString(&box.s, b)
+	return box.s, v
 }
 
 // validRequestID reports whether an incoming id is kept: short, and of characters that cannot

@@ -1,0 +1,71 @@
+package middleware
+
+import (
+	"reflect"
+	"runtime"
+	"testing"
+	"unsafe"
+)
+
+// TestBoxString: the interface boxString makes is a string to a type assertion, to reflect and
+// to interface comparison, its string is b's bytes without a copy, and it survives a GC with
+// nothing else holding its box.
+func TestBoxString(t *testing.T) {
+	const want = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0"
+	box := new(uuidBox)
+	copy(box.b[:], want)
+	v := boxString(&box.s, box.b[:])
+	s, ok := v.(string)
+	if !ok || s != want {
+		t.Fatalf("v.(string) is %q, %v", s, ok)
+	}
+	if unsafe.StringData(s) != &box.b[0] || box.s != want {
+		t.Fatal("the string is not the box's bytes")
+	}
+	if got := reflect.TypeOf(v); got != reflect.TypeFor[string]() {
+		t.Fatalf("reflect sees a %v", got)
+	}
+	if got := reflect.ValueOf(v).String(); got != want {
+		t.Fatalf("reflect sees %q", got)
+	}
+	if v != any(want) {
+		t.Fatal("the interface is not equal to one that holds the same string")
+	}
+	// Only v holds the box now: were it not enough, the GC would free the box, and boxes made
+	// after it would take its place.
+	box, s = nil, ""
+	runtime.GC()
+	for range 1000 {
+		b := new(uuidBox)
+		copy(b.b[:], "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+		keep = append(keep, b)
+	}
+	keep = nil
+	if v.(string) != want {
+		t.Fatalf("after a GC, the string is %q", v)
+	}
+}
+
+// keep makes the boxes TestBoxString allocates escape, so that they take the heap's free slots.
+var keep []*uuidBox
+
+// TestNewRequestIDIsAUUID: the id newRequestID returns is a version 4 UUID, and its interface
+// holds the same string.
+func TestNewRequestIDIsAUUID(t *testing.T) {
+	id, v := newRequestID()
+	if v.(string) != id || len(id) != 36 {
+		t.Fatalf("id %q, interface %q", id, v)
+	}
+	for i, ch := range id {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if ch != '-' {
+				t.Fatalf("id %q: %q at %d", id, ch, i)
+			}
+		case i == 14 && ch != '4', i == 19 && !(ch == '8' || ch == '9' || ch == 'a' || ch == 'b'):
+			t.Fatalf("id %q: not a version 4 RFC 9562 UUID", id)
+		case !('0' <= ch && ch <= '9' || 'a' <= ch && ch <= 'f'):
+			t.Fatalf("id %q: %q at %d", id, ch, i)
+		}
+	}
+}
