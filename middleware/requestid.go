@@ -1,8 +1,9 @@
 package middleware
 
 import (
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"math/rand/v2"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -63,12 +64,16 @@ type givenBox struct {
 	b [maxRequestID]byte
 }
 
-// newRequestID returns a random (version 4) UUID, as uuid.NewString does, and the same string in
-// an interface, at the cost of one allocation for both: its random bytes are read into the
-// stack, and its text and string header share a uuidBox.
+// newRequestID returns a random (version 4) UUID and the same string in an interface, at the
+// cost of one allocation for both: its text and string header share a uuidBox. The random bits
+// come from math/rand/v2's generator — ChaCha8, seeded from the system's entropy, per thread —
+// rather than crypto/rand, for a sixth of the cost (15 ns against 85): an id must not collide
+// or be guessed from the ones before it, which ChaCha8's output does not allow, but it is no
+// secret.
 func newRequestID() (string, any) {
 	var u [16]byte
-	rand.Read(u[:])         // never fails: crypto/rand crashes the program rather than return an error
+	binary.LittleEndian.PutUint64(u[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(u[8:], rand.Uint64())
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // the RFC 9562 variant
 	box := new(uuidBox)
