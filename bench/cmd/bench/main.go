@@ -1,7 +1,7 @@
 // Command bench is the driver behind `make bench`: it builds the dwell server, its peers
 // (net/http, fasthttp, nbio) and the gnet floor, and configures nginx, builds the WebSocket
-// contenders (dwell's package websocket, gorilla, coder, gws, nbio: see ws.go), runs the HTTPS
-// figures of dwell, nginx and net/http (tls.go), measures each figure for
+// contenders (dwell's package websocket, gorilla, coder, gws, nbio and the ws-floor loop: see
+// ws.go), runs the HTTPS figures of dwell, nginx and net/http (tls.go), measures each figure for
 // every server in turn, round after round, with the server alone on CPU 0 and the load generator
 // on CPU 1, and writes docs/performance.md, docs/perf.svg and docs/perf.json from what it
 // measured.

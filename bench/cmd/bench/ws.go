@@ -10,9 +10,10 @@ import (
 )
 
 // The WebSocket figures: dwell's package websocket beside gorilla/websocket, coder/websocket,
-// gws and nbio, each server a main of bench/servers/*-ws answering the routes of package
-// internal/wspeer, driven by the load tool's ws-* modes. They have their own contenders, so
-// their tables have their own columns, and their ratios are to the best peer of each row.
+// gws and nbio, and the floor of their CPU figures (bench/servers/ws-floor), each server a main
+// of bench/servers answering the routes of package internal/wspeer, driven by the load tool's
+// ws-* modes. They have their own contenders, so their tables have their own columns, and
+// their ratios are to the best peer of each row.
 
 // A wsContender is one column of the WebSocket tables: a server binary and its arguments.
 type wsContender struct {
@@ -23,7 +24,7 @@ type wsContender struct {
 	why     string
 }
 
-// wsContenders are the WebSocket columns, in report order: dwell's, then the peers.
+// wsContenders are the WebSocket columns, in report order: dwell's, the peers, the floor.
 var wsContenders = []wsContender{
 	{name: "dwell", dir: "dwell-ws"},
 	{name: "dwell-seq", dir: "dwell-ws", args: []string{"-style", "seq"}, figures: wsOneConnFigures,
@@ -34,12 +35,18 @@ var wsContenders = []wsContender{
 	{name: "coder", dir: "coder-ws"},
 	{name: "gws", dir: "gws-ws"},
 	{name: "nbio", dir: "nbio-ws"},
+	{name: "floor", dir: "ws-floor", figures: wsPlainFigures,
+		why: "a raw epoll loop that reads and writes the frames, the floor of the CPU figures, not a WebSocket library (no permessage-deflate)"},
 }
 
 // wsOneConnFigures are the figures without a broadcast.
 var wsOneConnFigures = []string{"ws-idle", "ws-idle-deflate", "ws-echo", "ws-c1", "ws-deflate"}
 
-// wsPeers are the contenders the best peer of a row is chosen among.
+// wsPlainFigures are the figures without permessage-deflate.
+var wsPlainFigures = []string{"ws-idle", "ws-echo", "ws-c1", "ws-bcast", "ws-stall"}
+
+// wsPeers are the contenders the best peer of a row is chosen among: the libraries dwell is
+// compared with. The floor is none of them, as gnet is no reference of the HTTP figures.
 var wsPeers = []string{"gorilla", "coder", "gws", "nbio"}
 
 // wsModules maps a contender to the module whose version the report shows.
@@ -49,6 +56,7 @@ var wsModules = map[string]string{
 	"coder":         "github.com/coder/websocket",
 	"gws":           "github.com/lxzan/gws",
 	"nbio":          "github.com/lesismal/nbio",
+	"floor":         "golang.org/x/sys",
 }
 
 func wsContenderNames() []string {

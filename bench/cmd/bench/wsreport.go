@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -42,7 +43,8 @@ var wsMeanings = map[string]string{
 		"held between messages but the connection's state), dwell-seq (Accept, the handler parked in " +
 		"ReadMessage, as gorilla-style code is written) and dwell-gorilla (gorilla/websocket's own echo " +
 		"through router.HandleHTTP and the net/http bridge's Hijack). gorilla, coder and gws run on net/http's " +
-		"server with a goroutine per connection; nbio on its own epoll poller.",
+		"server with a goroutine per connection; nbio on its own epoll poller; the floor holds a connection " +
+		"as a descriptor in its epoll set and a small struct.",
 	"ws-idle-deflate": "The idle figure with permessage-deflate negotiated: the client offers it as a browser " +
 		"does (`permessage-deflate; client_max_window_bits`, leaving context takeover to the server), and " +
 		"each connection echoes one 1,024-byte JSON text, compressed, before it idles. Every server is set up " +
@@ -64,7 +66,8 @@ var wsMeanings = map[string]string{
 		"built once. Each server runs its library's own echo: dwell's Send from Events.Message, " +
 		"dwell-seq's ReadMessage/WriteMessage, gorilla's ReadMessage/WriteMessage (its examples/echo), " +
 		"coder's Reader/Writer with io.Copy (its examples/echo), gws's OnMessage writing back, nbio's " +
-		"OnMessage writing back.",
+		"OnMessage writing back, the floor unmasking every frame of a read and writing the echoes back " +
+		"with one write.",
 	"ws-c1": "The echo over one connection: every message waits for the last echo, so the server sleeps " +
 		"between messages and each pays a wake-up, a read and a write; p50 and p99 are round trips as " +
 		"the client's loop sees them.",
@@ -78,14 +81,16 @@ var wsMeanings = map[string]string{
 		"gorilla its chat example's hub (a PreparedMessage queued to a writer goroutine per connection), " +
 		"coder its chat example's (a channel per connection, its handler writing with a 5 s timeout), gws " +
 		"a Broadcaster (framed once, queued on each connection's write queue), nbio WriteMessage to each " +
-		"connection in turn. RSS growth is the peak over the run above the RSS before it, sampled every " +
-		"10 ms: what the broadcast itself costs in memory.",
+		"connection in turn, the floor one frame made once and written to each connection with a write of " +
+		"its own (the payload handed to its loop through an eventfd). RSS growth is the peak over the run " +
+		"above the RSS before it, sampled every 10 ms: what the broadcast itself costs in memory.",
 	"ws-stall": "The broadcast with 1,000 of the 5,000 clients, spread among them, never reading (their " +
 		"receive buffer set to 4 KiB before they connect): the other 4,000 must still receive every frame, " +
 		"in order and on time, and the server's memory must stay bounded. Each server is set up with the " +
 		"bound its library offers: dwell Options.MaxQueued 64 KiB (the default slow-client policy closes " +
-		"the client past it), nbio MaxWriteBufferSize 64 KiB (closes past it), gorilla and coder a queue " +
-		"of 64 messages per connection (their examples close the client when it is full); gws has no " +
+		"the client past it), nbio MaxWriteBufferSize 64 KiB (closes past it), the floor 64 KiB of output " +
+		"per connection (closes past it), gorilla and coder a queue of 64 messages per connection (their " +
+		"examples close the client when it is full); gws has no " +
 		"bound (its write queue grows, a goroutine blocks in the write). Once the broadcast is over the " +
 		"stalled clients read what reaches them, which tells those the server closed from those it kept. " +
 		"At 128 bytes every 100 ms a stalled client's share of a 5 s run, 6.4 KB, fits in the kernel's " +
@@ -129,7 +134,16 @@ func (r *runner) wsSummary(b *strings.Builder) {
 		"parentheses, the median of the per-round ratios to the best peer of the row (the peer among " +
 		"gorilla, coder, gws and nbio with the best median, named in the last column): below 1.00× is " +
 		"better than the best peer where lower is better (memory, CPU, delay), above 1.00× where higher " +
-		"is (messages per second, frames delivered). See the figures' tables and what they mean below.\n\n")
+		"is (messages per second, frames delivered). See the figures' tables and what they mean below.")
+	if slices.Contains(servers, "floor") {
+		b.WriteString(" The floor column is no WebSocket library but the floor of the figures, and never the " +
+			"best peer: one epoll loop on one thread (bench/servers/ws-floor) with the least HTTP and WebSocket the figures need, which unmasks " +
+			"the frames of a read and writes them back with one write, and writes a broadcast's frame, made " +
+			"once, to each connection with a write of its own. It costs what the syscalls and the loopback TCP " +
+			"stack cost; a contender's gap to it is mostly the contender's own work. It sits out the " +
+			"permessage-deflate figures.")
+	}
+	b.WriteString("\n\n")
 	fmt.Fprintf(b, "| figure | %s | best peer |\n|---|%s---|\n", strings.Join(servers, " | "), strings.Repeat("---|", len(servers)))
 	for _, row := range rows {
 		b.WriteString(row)
