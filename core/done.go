@@ -19,6 +19,9 @@ type Done struct {
 	// Duration is the time from the request's head being read to the response being
 	// complete (queued whole for the client).
 	Duration time.Duration
+	// Time is when the response was complete: the time of an access log's line, read once for
+	// every hook.
+	Time time.Time
 	// Err says why the response did not end normally: ErrClosed (the client left), ErrShutdown (the
 	// grace period of a shutdown ended), ErrDeadline (SetTimeout), ErrTimeout, a request body error
 	// (ErrBodyTooLarge, io.ErrUnexpectedEOF, a malformed chunked body) that the server answered,
@@ -64,10 +67,12 @@ func (cx *Ctx) runDone() {
 		return
 	}
 	r := x.rare
+	now := time.Now()
 	d := Done{
 		Status:   cx.statusCode(),
 		Bytes:    cx.written,
-		Duration: time.Duration(int64(time.Since(cx.l.epoch)) - cx.start),
+		Duration: time.Duration(int64(now.Sub(cx.l.epoch)) - cx.start),
+		Time:     now,
 		Err:      cx.outcome(),
 	}
 	if cx.reqf&reqHead != 0 {

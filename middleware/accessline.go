@@ -2,19 +2,18 @@ package middleware
 
 import (
 	"strconv"
-	"time"
 	"unicode/utf8"
 
 	"github.com/dwellhttp/dwell/core"
 )
 
 // appendLine appends the entry's access-log line, as slog's JSONHandler writes the record that
-// write logs with time t: the same keys in the same order, the same encoding of each value
-// (FuzzAccessLine holds the two to the same bytes). Attributes added with AddLogAttrs are not
-// written here: a line with some goes through slog.
-func (e *logEntry) appendLine(b []byte, t time.Time, d core.Done) []byte {
+// write logs: the same keys in the same order, the same encoding of each value (FuzzAccessLine
+// holds the two to the same bytes). The time, d.Time, is formatted through stamps. Attributes
+// added with AddLogAttrs are not written here: a line with some goes through slog.
+func (e *logEntry) appendLine(b []byte, stamps *stampCache, d core.Done) []byte {
 	b = append(b, `{"time":"`...)
-	b = t.AppendFormat(b, time.RFC3339Nano)
+	b = stamps.append(b, d.Time)
 	b = append(b, `","level":"INFO","msg":"request","method":`...)
 	b = appendJSONString(b, e.method)
 	b = append(b, `,"path":`...)

@@ -42,15 +42,40 @@ func FuzzAccessLine(f *testing.F) {
 				x.remote = netip.AddrFrom4([4]byte{192, 0, 2, byte(n)})
 			}
 		}
-		d := core.Done{Status: status, Bytes: n, Duration: time.Duration(dur)}
+		at := time.Date(2026, 12, 1, 16, 0, 25, int(dur%1e9+1e9)%1e9, time.UTC)
+		d := core.Done{Status: status, Bytes: n, Duration: time.Duration(dur), Time: at}
 		if errText != "" {
 			d.Err = errors.New(errText)
 		}
-		at := time.Date(2026, 12, 1, 16, 0, 25, int(dur%1e9+1e9)%1e9, time.UTC)
 		var want bytes.Buffer
-		e.log(slog.NewJSONHandler(&want, nil), at, d)
-		if got := e.appendLine(nil, at, d); !bytes.Equal(got, want.Bytes()) {
+		e.log(slog.NewJSONHandler(&want, nil), d)
+		if got := e.appendLine(nil, new(stampCache), d); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("line\n%s\nslog's\n%s", got, want.Bytes())
+		}
+	})
+}
+
+// FuzzStamp: the stamp cache formats a time as time.RFC3339Nano does, in any zone, in the second
+// it holds and in another.
+func FuzzStamp(f *testing.F) {
+	f.Add(int64(1796140825123456789), 0, int64(0))
+	f.Add(int64(1796140825000000000), 3600, int64(1))
+	f.Add(int64(1796140825100000000), -34200, int64(999999999))
+	f.Add(int64(-1), 45*60, int64(1e9))
+	f.Fuzz(func(t *testing.T, unixNano int64, offset int, step int64) {
+		loc := time.UTC
+		if offset %= 18 * 3600; offset != 0 {
+			loc = time.FixedZone("", offset)
+		}
+		var c stampCache
+		for _, at := range []time.Time{time.Unix(0, unixNano).In(loc), time.Unix(0, unixNano+step%2e9).In(loc)} {
+			if y := at.Year(); y < 0 || y > 9999 {
+				return // RFC 3339 has four-digit years; slog logs an error for others
+			}
+			want := at.AppendFormat(nil, time.RFC3339Nano)
+			if got := c.append(nil, at); !bytes.Equal(got, want) {
+				t.Fatalf("%s, want %s", got, want)
+			}
 		}
 	})
 }
@@ -59,19 +84,19 @@ func FuzzAccessLine(f *testing.F) {
 // slog's JSONHandler, both into a buffer that discards.
 func BenchmarkAccessLine(b *testing.B) {
 	e := &logEntry{method: "GET", pathBytes: []byte("/todos/42"), route: "/todos/:id", id: "0b5e1c2a-7c9d-4f55-a7f3-5b8e3c1d2f10"}
-	d := core.Done{Status: 200, Bytes: 11, Duration: 15300}
+	d := core.Done{Status: 200, Bytes: 11, Duration: 15300, Time: time.Now()}
 	h := NewLogHandler(io.Discard, nil)
 	b.Run("direct", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			e.line = e.appendLine(e.line[:0], time.Now(), d)
+			e.line = e.appendLine(e.line[:0], &h.stamps, d)
 			h.out.Write(e.line)
 		}
 	})
 	b.Run("slog", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			e.log(h, time.Now(), d)
+			e.log(h, d)
 		}
 	})
 }

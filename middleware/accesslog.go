@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -105,10 +104,10 @@ func init() {
 // write logs the line and puts the entry back in the pool.
 func (e *logEntry) write(d core.Done) {
 	if e.direct != nil && len(e.extra.added) == 0 {
-		e.line = e.appendLine(e.line[:0], time.Now(), d)
+		e.line = e.appendLine(e.line[:0], &e.direct.stamps, d)
 		e.direct.out.Write(e.line)
 	} else {
-		e.log(e.logger.Handler(), time.Now(), d)
+		e.log(e.logger.Handler(), d)
 	}
 	// The entry keeps its arrays for the next request, unless a long path or line made them
 	// large.
@@ -126,8 +125,8 @@ func (e *logEntry) write(d core.Done) {
 // maxKeptPath is the longest path whose array a pooled entry keeps.
 const maxKeptPath = 1 << 10
 
-// log logs the line through slog's handler h, as a record of time t.
-func (e *logEntry) log(h slog.Handler, t time.Time, d core.Done) {
+// log logs the line through slog's handler h, as a record of d.Time.
+func (e *logEntry) log(h slog.Handler, d core.Done) {
 	var attrs [16]slog.Attr
 	a := attrs[:0]
 	a = append(a,
@@ -151,7 +150,7 @@ func (e *logEntry) log(h slog.Handler, t time.Time, d core.Done) {
 	a = e.extra.attrs(a, e.fields)
 	// The record is made here rather than by Logger.LogAttrs, which looks up its caller's
 	// program counter for every record; an access line has no use for it.
-	r := slog.NewRecord(t, slog.LevelInfo, "request", 0)
+	r := slog.NewRecord(d.Time, slog.LevelInfo, "request", 0)
 	r.AddAttrs(a...)
 	h.Handle(context.Background(), r)
 }
