@@ -113,7 +113,7 @@ type ctxRare struct {
 
 	// The first values SetValue attached, oldest first, while the request had no Context:
 	// inline[:ninline]. Making the Context moves them to values.
-	inline  [inlineValues]valueSlot
+	inline  *[inlineValues]valueSlot
 	ninline uint8
 }
 
@@ -236,10 +236,13 @@ func (cx *Ctx) recycle() {
 			r.deadline.stop()
 		}
 		clear(r.onDone)
-		// The hooks' slice and the deadline's timer are kept for the Ctx's next requests; the
-		// rest is zeroed, the inline values among it, so that the next request sees none of
-		// them and the GC keeps none alive.
-		*r = ctxRare{onDone: r.onDone[:0], deadline: r.deadline}
+		if r.inline != nil {
+			clear(r.inline[:r.ninline])
+		}
+		// The hooks' slice, the value slots (emptied) and the deadline's timer are kept for
+		// the Ctx's next requests; the rest is zeroed, so that the next request sees none of
+		// this one's values and the GC keeps none alive.
+		*r = ctxRare{onDone: r.onDone[:0], inline: r.inline, deadline: r.deadline}
 	}
 	cx.state = ctxIdle
 }

@@ -35,7 +35,12 @@ func (cx *Ctx) SetValue(key, val any) {
 	rc := r.reqCtx
 	if rc == nil && r.ninline < inlineValues {
 		// The slots are the Ctx's, reused by its next request: only a request without a
-		// Context may use them, as nothing another goroutine holds can reach them then.
+		// Context may use them, as nothing another goroutine holds can reach them then. They
+		// are made the first time the Ctx's requests need them, and kept: a Ctx whose requests
+		// set no values (a parked long poll's, most often) does not carry them.
+		if r.inline == nil {
+			r.inline = new([inlineValues]valueSlot)
+		}
 		r.inline[r.ninline] = valueSlot{key, val}
 		r.ninline++
 		return
