@@ -18,9 +18,9 @@ type LogOptions struct {
 	FlushInterval time.Duration
 }
 
-// A LogHandler is a slog.Handler that writes JSON lines as slog.NewJSONHandler does — the
-// same bytes for the same record — through a buffer, and on which AccessLog writes its lines
-// itself rather than through slog's records: the same line for under a seventh of the CPU and no
+// A LogHandler is a slog.Handler that writes JSON lines as slog.NewJSONHandler does — the same
+// bytes for the same record — through a buffer, and on which AccessLog writes its lines itself
+// rather than through slog's records: the same line for under a seventh of the CPU and no
 // allocation. It is for a service that logs every request: with it the access log costs a
 // fraction of a system call per line instead of one.
 //
