@@ -81,43 +81,27 @@ func listen(b *testing.B) net.Listener {
 	return ln
 }
 
-func startDwell(b *testing.B) string {
-	r := router.New()
-	r.GET("/hello", func(c *core.Ctx) {
-		c.SetHeader("Content-Type", "text/plain")
-		c.WriteString(hello)
-	})
-	s := core.NewServer(r.Handler(), core.Options{})
-	ln := listen(b)
-	go s.Serve(ln)
-	b.Cleanup(func() { s.Shutdown(context.Background()) })
-	return ln.Addr().String()
-}
+func startDwell(b *testing.B) string { return startRouter(b) }
 
 // startDwellMW is servers/dwell-mw: /hello behind a request id, an access log and recovery. The
 // log goes through a LogHandler to io.Discard, which allocates no more than the file the server
 // logs to.
 func startDwellMW(b *testing.B) string {
-	r := router.New()
 	logger := slog.New(middleware.NewLogHandler(io.Discard, nil))
-	r.Use(middleware.AssignRequestID, middleware.AccessLog(logger), middleware.Recover(middleware.JSONError))
-	r.GET("/hello", func(c *core.Ctx) {
-		c.SetHeader("Content-Type", "text/plain")
-		c.WriteString(hello)
-	})
-	s := core.NewServer(r.Handler(), core.Options{})
-	ln := listen(b)
-	go s.Serve(ln)
-	b.Cleanup(func() { s.Shutdown(context.Background()) })
-	return ln.Addr().String()
+	return startRouter(b, middleware.AssignRequestID, middleware.AccessLog(logger), middleware.Recover(middleware.JSONError))
 }
 
 // startDwellMetrics is servers/dwell-metrics: dwell-mw's stack with promdwell's metrics.
 func startDwellMetrics(b *testing.B) string {
-	r := router.New()
 	logger := slog.New(middleware.NewLogHandler(io.Discard, nil))
-	r.Use(middleware.AssignRequestID, promdwell.NewMetrics(prometheus.NewRegistry()).Middleware,
+	return startRouter(b, middleware.AssignRequestID, promdwell.NewMetrics(prometheus.NewRegistry()).Middleware,
 		middleware.AccessLog(logger), middleware.Recover(middleware.JSONError))
+}
+
+// startRouter serves the hello route of servers/dwell behind mw, and returns its address.
+func startRouter(b *testing.B, mw ...func(core.Handler) core.Handler) string {
+	r := router.New()
+	r.Use(mw...)
 	r.GET("/hello", func(c *core.Ctx) {
 		c.SetHeader("Content-Type", "text/plain")
 		c.WriteString(hello)
