@@ -20,10 +20,13 @@ type logBuffer struct {
 	buf        []byte
 	size       int // 0: every line is written at once
 	flushEvery time.Duration
-	timer      *time.Timer // armed while the batch has lines
-	armed      bool
-	closed     bool
-	err        error // the first write error, for Flush and Close
+	// timer is armed while the batch has lines. It is a runtime timer, not a loop's: its
+	// callback runs on a goroutine of its own, off every loop, and the loops that log only
+	// Reset it; the write it makes takes the lock as a loop's would.
+	timer  *time.Timer
+	armed  bool
+	closed bool
+	err    error // the first write error, for Flush and Close
 }
 
 func newLogBuffer(w io.Writer, size int, flushEvery time.Duration) *logBuffer {
