@@ -18,8 +18,8 @@ var stringType = func() unsafe.Pointer {
 // boxString makes *s the string of b's bytes and returns it in an interface whose data word is s
 // itself, with none of the allocations string(b) and the conversion to any would make (the
 // bytes, then the string header). It is for a value set on every request (the request id): with
-// a box that holds both s and b, the request pays one allocation rather than two. It holds
-// because:
+// s and b in one object, a given id costs one allocation rather than two, and a new one a share
+// of its block's. It holds because:
 //
 //   - an empty interface that holds a string is string's type word and a pointer to a string
 //     header, as eface says (TestBoxString checks it against v.(string) and reflect);
@@ -27,9 +27,10 @@ var stringType = func() unsafe.Pointer {
 //     assertion copies it out. The caller never writes *s or b again, so the string and its
 //     bytes stay as immutable as those the conversion would have made;
 //   - the GC follows the data word like any pointer, also one into an object's middle (s in
-//     a box beside b), and keeps the whole object alive as long as the interface;
-//   - s and b are on the heap: the caller allocates their box with new, and s reaches the
-//     result, so the box escapes (the request id's allocation test counts it: a box on the
+//     a box beside b, or among a block's), and keeps the whole object alive as long as the
+//     interface;
+//   - s and b are on the heap: the caller allocates their object with new, and s reaches the
+//     result, so the object escapes (the given id's allocation test counts it: a box on the
 //     stack would count 0).
 func boxString(s *string, b []byte) any {
 	*s = unsafe.String(unsafe.SliceData(b), len(b))

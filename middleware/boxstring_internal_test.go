@@ -1,8 +1,11 @@
 package middleware
 
 import (
+	"encoding/binary"
+	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -12,9 +15,9 @@ import (
 // nothing else holding its box.
 func TestBoxString(t *testing.T) {
 	const want = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0"
-	box := new(uuidBox)
+	box := new(givenBox)
 	copy(box.b[:], want)
-	v := boxString(&box.s, box.b[:])
+	v := boxString(&box.s, box.b[:len(want)])
 	s, ok := v.(string)
 	if !ok || s != want {
 		t.Fatalf("v.(string) is %q, %v", s, ok)
@@ -36,8 +39,8 @@ func TestBoxString(t *testing.T) {
 	box, s = nil, ""
 	runtime.GC()
 	for range 1000 {
-		b := new(uuidBox)
-		copy(b.b[:], "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+		b := new(givenBox)
+		copy(b.b[:], strings.Repeat("x", maxRequestID))
 		keep = append(keep, b)
 	}
 	keep = nil
@@ -47,7 +50,7 @@ func TestBoxString(t *testing.T) {
 }
 
 // keep makes the boxes TestBoxString allocates escape, so that they take the heap's free slots.
-var keep []*uuidBox
+var keep []*givenBox
 
 // TestNewRequestIDIsAUUID: the id newRequestID returns is a version 4 UUID, and its interface
 // holds the same string.
@@ -66,6 +69,43 @@ func TestNewRequestIDIsAUUID(t *testing.T) {
 			t.Fatalf("id %q: not a version 4 RFC 9562 UUID", id)
 		case !('0' <= ch && ch <= '9' || 'a' <= ch && ch <= 'f'):
 			t.Fatalf("id %q: %q at %d", id, ch, i)
+		}
+	}
+}
+
+// TestNewRequestIDsOutliveTheirBlock: the ids of several blocks are all different, each its
+// interface's string, and unchanged after the blocks are used up, nothing but the ids holds
+// them, and a GC has run while more ids were made.
+func TestNewRequestIDsOutliveTheirBlock(t *testing.T) {
+	const n = 5*idsPerBlock + 3
+	ids := make([]string, n)
+	vs := make([]any, n)
+	copies := make(map[string]bool, n)
+	for i := range ids {
+		ids[i], vs[i] = newRequestID()
+		copies[strings.Clone(ids[i])] = true
+	}
+	if len(copies) != n {
+		t.Fatalf("%d different ids among %d", len(copies), n)
+	}
+	runtime.GC()
+	for range 10 * idsPerBlock {
+		newRequestID()
+	}
+	for i, id := range ids {
+		if !copies[id] || vs[i].(string) != id {
+			t.Fatalf("id %d is now %q, its interface %q", i, id, vs[i])
+		}
+	}
+}
+
+// TestHexDigits: hexDigits writes what fmt's %08x does.
+func TestHexDigits(t *testing.T) {
+	for _, x := range []uint32{0, 1, 9, 10, 15, 16, 0x12345678, 0x9abcdef0, 0xffffffff, 0xa0b0c0d0} {
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], hexDigits(x))
+		if want := fmt.Sprintf("%08x", x); string(b[:]) != want {
+			t.Errorf("hexDigits(%#x) = %q, want %q", x, b, want)
 		}
 	}
 }
