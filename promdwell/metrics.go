@@ -1,6 +1,7 @@
 package promdwell
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/dwellhttp/dwell/core"
@@ -17,74 +18,56 @@ var DurationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
 var SizeBuckets = prometheus.ExponentialBuckets(64, 4, 10)
 
 // Metrics records the HTTP server metrics of every request its middleware sees (see the
-// package documentation).
+// package documentation). It is a prometheus.Collector of them.
 type Metrics struct {
-	duration, requestSize, responseSize *prometheus.HistogramVec
-	active                              *prometheus.GaugeVec
-	series                              *labels.Cache[seriesKey, *series]
-	activeSeries                        *labels.Cache[activeKey, prometheus.Gauge]
-	entries                             sync.Pool
+	descs   metricDescs
+	bounds  seriesBounds
+	series  seriesSet
+	active  [labels.Methods][2]activeCount // by method and scheme, see activeIndex
+	entries sync.Pool
+}
+
+type metricDescs struct {
+	duration, requestSize, responseSize, active *prometheus.Desc
 }
 
 // The labels of the request metrics.
 var requestLabels = []string{"http_request_method", "http_route", "http_response_status_code", "url_scheme"}
 
 // NewMetrics makes the request metrics and registers them with reg (nil: none, for a
-// registry the caller registers the returned value's collectors with itself, see Collectors).
-// It panics if reg refuses them, as prometheus.MustRegister does.
+// registry the caller registers the returned Metrics with itself).
+// It panics if reg refuses them, as prometheus.MustRegister does. DurationBuckets and
+// SizeBuckets are read now: changing them later changes no Metrics made before.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "http_server_request_duration_seconds",
-			Help:    "Duration of HTTP server requests, from the head read to the response queued whole.",
-			Buckets: DurationBuckets,
-		}, requestLabels),
-		requestSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "http_server_request_body_size_bytes",
-			Help:    "Size of HTTP server request bodies, as their Content-Length declared (chunked bodies are not observed).",
-			Buckets: SizeBuckets,
-		}, requestLabels),
-		responseSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "http_server_response_body_size_bytes",
-			Help:    "Size of HTTP server response bodies, the bytes sent.",
-			Buckets: SizeBuckets,
-		}, requestLabels),
-		active: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "http_server_active_requests",
-			Help: "Number of HTTP server requests in flight: read, and not answered whole yet.",
-		}, []string{"http_request_method", "url_scheme"}),
+		descs: metricDescs{
+			duration: prometheus.NewDesc("http_server_request_duration_seconds",
+				"Duration of HTTP server requests, from the head read to the response queued whole.", requestLabels, nil),
+			requestSize: prometheus.NewDesc("http_server_request_body_size_bytes",
+				"Size of HTTP server request bodies, as their Content-Length declared (chunked bodies are not observed).", requestLabels, nil),
+			responseSize: prometheus.NewDesc("http_server_response_body_size_bytes",
+				"Size of HTTP server response bodies, the bytes sent.", requestLabels, nil),
+			active: prometheus.NewDesc("http_server_active_requests",
+				"Number of HTTP server requests in flight: read, and not answered whole yet.",
+				[]string{"http_request_method", "url_scheme"}, nil),
+		},
+		bounds: seriesBounds{
+			duration:  scaledBounds(DurationBuckets, 1e9), // nanoseconds
+			size:      scaledBounds(SizeBuckets, 1),
+			durationS: slices.Clone(DurationBuckets),
+			sizeB:     slices.Clone(SizeBuckets),
+		},
 	}
-	m.series = labels.New(m.newSeries, 0)
-	m.activeSeries = labels.New(func(k activeKey) prometheus.Gauge { return m.active.WithLabelValues(k.method, k.scheme) }, 0)
+	m.series.bounds = &m.bounds
 	m.entries.New = func() any {
 		e := &entry{m: m}
 		e.done = e.record
 		return e
 	}
 	if reg != nil {
-		reg.MustRegister(m.Collectors()...)
+		reg.MustRegister(m)
 	}
 	return m
-}
-
-// Collectors returns the metrics' collectors, for a registry of the caller's.
-func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.duration, m.requestSize, m.responseSize, m.active}
-}
-
-func (m *Metrics) newSeries(k seriesKey) *series {
-	lv := []string{k.method, k.route, statusText(k.status), k.scheme}
-	return &series{
-		duration:     m.duration.WithLabelValues(lv...),
-		requestSize:  m.requestSize.WithLabelValues(lv...),
-		responseSize: m.responseSize.WithLabelValues(lv...),
-	}
-}
-
-type activeKey struct{ method, scheme string }
-
-func (m *Metrics) activeGauge(method, scheme string) prometheus.Gauge {
-	return m.activeSeries.Get(activeKey{method, scheme})
 }
 
 // Middleware records the metrics of each request it passes to next, once its response is
@@ -93,19 +76,19 @@ func (m *Metrics) activeGauge(method, scheme string) prometheus.Gauge {
 func (m *Metrics) Middleware(next core.Handler) core.Handler {
 	return func(c *core.Ctx) {
 		e := m.entries.Get().(*entry)
-		e.method, e.scheme = labels.Method(c.Method()), c.Scheme()
-		e.route = c.RouteLabel() // set by the router before its middleware; read again below
+		e.method = labels.Method(c.Method())
+		e.https = c.Scheme() == "https"
 		e.requestSize = c.ContentLength()
 		if e.requestSize < 0 && !c.Chunked() {
 			e.requestSize = 0 // no body
 		}
-		e.active = m.activeGauge(e.method, e.scheme)
-		e.active.Inc()
+		e.active = &m.active[labels.MethodIndex(e.method)][b2i(e.https)]
+		e.active.add(1)
 		c.OnDone(e.done)
+		// The route is read once the handler returns, or panics: a router this middleware
+		// wraps labels the request only then.
+		defer e.setRoute(c)
 		next(c)
-		// A router this middleware wraps labels the request only now (a panic skips this:
-		// the label read before stays).
-		e.route = c.RouteLabel()
 	}
 }
 
@@ -114,21 +97,30 @@ func (m *Metrics) Middleware(next core.Handler) core.Handler {
 type entry struct {
 	m             *Metrics
 	method, route string
-	scheme        string
+	https         bool
 	requestSize   int64
-	active        prometheus.Gauge
+	active        *activeCount
 	done          func(core.Done) // e.record
 }
 
+func (e *entry) setRoute(c *core.Ctx) { e.route = c.RouteLabel() }
+
 func (e *entry) record(d core.Done) {
-	s := e.m.series.Get(seriesKey{e.method, e.route, e.scheme, d.Status})
-	s.duration.Observe(d.Duration.Seconds())
-	if e.requestSize >= 0 {
-		s.requestSize.Observe(float64(e.requestSize))
-	}
-	s.responseSize.Observe(float64(d.Bytes))
-	e.active.Dec()
 	m := e.m
+	s := m.series.get(e.method, e.route, e.https, d.Status)
+	s.duration.observe(int64(d.Duration), m.bounds.duration)
+	if e.requestSize >= 0 {
+		s.requestSize.observe(e.requestSize, m.bounds.size)
+	}
+	s.responseSize.observe(d.Bytes, m.bounds.size)
+	e.active.add(-1)
 	*e = entry{m: m, done: e.done}
 	m.entries.Put(e)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -207,9 +207,27 @@ func TestCollectorLint(t *testing.T) {
 		t.Errorf("%s: %s", p.Metric, p.Text)
 	}
 	m := promdwell.NewMetrics(nil)
-	for _, c := range m.Collectors() {
-		if _, err := testutil.CollectAndLint(c); err != nil {
-			t.Fatal(err)
-		}
+	r := router.New()
+	r.Use(m.Middleware)
+	r.GET("/todos", func(c *core.Ctx) { c.WriteString("[]") })
+	_, addr := coretest.Serve(t, r.Handler(), core.Options{})
+	c := coretest.Dial(t, addr)
+	for _, path := range []string{"/todos", "/nowhere"} {
+		c.Send("GET " + path + " HTTP/1.1\r\nHost: h\r\n\r\n")
+		c.Response("GET")
+	}
+	// Both requests are recorded once their responses are complete, before the next request on
+	// the connection is read; a third makes sure of the second.
+	c.Send("GET /todos HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
+	if n := testutil.CollectAndCount(m, "http_server_request_duration_seconds"); n != 2 {
+		t.Fatalf("%d duration series, want 2 (/todos, not found)", n)
+	}
+	problems, err = testutil.CollectAndLint(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
 	}
 }

@@ -1,0 +1,70 @@
+package promdwell
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// TestHistogramAsClientGolang: the histograms record what client_golang's Histogram records
+// for the same observations — the count of each bucket, the count and the sum — at the bucket
+// bounds themselves, next to them and far past the last, for the duration and the size
+// buckets, with observations made from several goroutines at once.
+func TestHistogramAsClientGolang(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		bounds []float64
+		scale  float64 // integer units per unit of the bounds
+	}{
+		{"duration", DurationBuckets, 1e9},
+		{"size", SizeBuckets, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ours := histogram{counts: make([]atomic.Uint64, len(tc.bounds)+1)}
+			theirs := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "h", Help: "h", Buckets: tc.bounds})
+			ib := scaledBounds(tc.bounds, tc.scale)
+			var vs []int64
+			for _, b := range ib {
+				vs = append(vs, b-1, b, b+1)
+			}
+			vs = append(vs, 0, 1, ib[len(ib)-1]*1000)
+			for range 1000 {
+				vs = append(vs, rand.Int64N(2*ib[len(ib)-1]))
+			}
+			var wg sync.WaitGroup
+			for part := range 4 {
+				wg.Go(func() {
+					for i := part; i < len(vs); i += 4 {
+						ours.observe(vs[i], ib)
+						theirs.Observe(float64(vs[i]) / tc.scale)
+					}
+				})
+			}
+			wg.Wait()
+			var got, want dto.Metric
+			if err := ours.constMetric(prometheus.NewDesc("h", "h", nil, nil), tc.bounds, 1/tc.scale, nil).Write(&got); err != nil {
+				t.Fatal(err)
+			}
+			if err := theirs.Write(&want); err != nil {
+				t.Fatal(err)
+			}
+			g, w := got.GetHistogram(), want.GetHistogram()
+			if g.GetSampleCount() != w.GetSampleCount() || len(g.GetBucket()) != len(w.GetBucket()) {
+				t.Fatalf("count %d in %d buckets, want %d in %d", g.GetSampleCount(), len(g.GetBucket()), w.GetSampleCount(), len(w.GetBucket()))
+			}
+			for i, b := range g.GetBucket() {
+				if wb := w.GetBucket()[i]; b.GetUpperBound() != wb.GetUpperBound() || b.GetCumulativeCount() != wb.GetCumulativeCount() {
+					t.Errorf("bucket le=%g has %d, want le=%g with %d", b.GetUpperBound(), b.GetCumulativeCount(), wb.GetUpperBound(), wb.GetCumulativeCount())
+				}
+			}
+			if d := math.Abs(g.GetSampleSum() - w.GetSampleSum()); d > 1e-9*math.Abs(w.GetSampleSum()) {
+				t.Errorf("sum %g, want %g", g.GetSampleSum(), w.GetSampleSum())
+			}
+		})
+	}
+}
