@@ -67,11 +67,11 @@ func (cx *Ctx) runDone() {
 		return
 	}
 	r := x.rare
-	now := time.Now()
+	now, mono := cx.l.wallClock()
 	d := Done{
 		Status:   cx.statusCode(),
 		Bytes:    cx.written,
-		Duration: time.Duration(int64(now.Sub(cx.l.epoch)) - cx.start),
+		Duration: time.Duration(mono - cx.start),
 		Time:     now,
 		Err:      cx.outcome(),
 	}

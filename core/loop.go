@@ -54,7 +54,9 @@ type Loop struct {
 	iov         *netpoll.IOVecs
 
 	epoch   time.Time
-	now     int64 // monotonic nanoseconds since epoch, read each turn and when a timer is armed
+	now     int64     // monotonic nanoseconds since epoch, read each turn and when a timer is armed
+	turn    time.Time // the clock at the turn's start, with turnNow its monotonic reading
+	turnNow int64
 	date    [29]byte
 	dateSec int64
 
@@ -216,10 +218,19 @@ func (l *Loop) pollTimeout() int {
 func (l *Loop) tick() {
 	t := time.Now()
 	l.now = int64(t.Sub(l.epoch))
+	l.turn, l.turnNow = t, l.now
 	if s := t.Unix(); s != l.dateSec {
 		l.dateSec = s
 		t.UTC().AppendFormat(l.date[:0], "Mon, 02 Jan 2006 15:04:05 GMT")
 	}
+}
+
+// wallClock returns the time now and its monotonic reading, from the monotonic clock alone
+// (which costs less to read than both clocks) and the turn's reading of both: a step of the
+// system's clock during a turn shows from the next turn on.
+func (l *Loop) wallClock() (time.Time, int64) {
+	now := int64(time.Since(l.epoch))
+	return l.turn.Add(time.Duration(now - l.turnNow)), now
 }
 
 // clock reads the clock afresh for a timer a caller arms: the turn's reading can be as old as

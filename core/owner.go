@@ -42,16 +42,18 @@ func (e *outsideError) Error() string {
 
 func (e *outsideError) Unwrap() error { return ErrOutsideRequest }
 
-// owned reports whether the code running is cx's request's own. It reads only what cannot
-// change under a goroutine that is not the owner: the loop's running coroutine (atomically),
-// that coroutine's goroutine (fixed before the coroutine is ever published) and, once the
-// caller is known to be the owner, what the owner itself wrote.
+// owned reports whether the code running is cx's request's own.
 func (cx *Ctx) owned() bool {
 	l := cx.l
-	if l == nil {
-		return true // a Ctx no loop made (a test's zero value): there is no request to protect
-	}
-	me := gid.Self()
+	return l == nil || l.runs(cx, gid.Self()) // no loop made cx (a test's zero value): nothing to protect
+}
+
+// runs reports whether the code running, on goroutine me, is cx's request's own. It reads only
+// what cannot change under a goroutine that is not the owner: the loop's running coroutine
+// (atomically), that coroutine's goroutine (fixed before the coroutine is ever published) and,
+// once the caller is known to be the owner, what the owner itself wrote. It is small enough to
+// inline, so that a check costs one call, gid.Self's.
+func (l *Loop) runs(cx *Ctx, me uintptr) bool {
 	if co := l.running.Load(); co != nil {
 		return co.g == me && co.ctx == cx
 	}
@@ -61,7 +63,7 @@ func (cx *Ctx) owned() bool {
 // check panics unless the code running owns cx: the first line of the methods that return no
 // error. It is a call of its own, so that the methods stay small enough to inline.
 func (cx *Ctx) check(op string) {
-	if !cx.owned() {
+	if l := cx.l; l != nil && !l.runs(cx, gid.Self()) {
 		cx.misuse(op)
 	}
 }
