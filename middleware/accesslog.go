@@ -54,25 +54,19 @@ func AccessLog(logger *slog.Logger, fields ...LogField) func(core.Handler) core.
 				return
 			}
 			e := logEntries.Get().(*logEntry)
-			e.logger, e.direct, e.method, e.id = logger, direct, c.Method(), RequestID(c)
+			e.logger, e.direct, e.method = logger, direct, c.Method()
 			// The path is copied into the entry's own array, which the pool keeps: the line is
 			// written after the handler, whose borrowed bytes are gone by then.
 			e.pathBytes = append(e.pathBytes[:0], c.PathBytes()...)
 			e.fields = want
-			e.route = c.RouteLabel() // set by the router before its middleware; read again below
 			e.capture(c)
 			c.OnDone(e.done)
+			// What middleware inside this one (AssignRequestID, a router this middleware
+			// wraps, a tracing middleware) and the handler set is read once they have
+			// returned, or panicked. The hook has not run yet: it runs once the handler, of
+			// which this middleware is a part, has returned.
+			defer e.captureLate(c)
 			next(c)
-			// Middleware inside this one (AssignRequestID, a router this middleware wraps, a
-			// tracing middleware) and the handler have run since: what they set is read
-			// again, unless the handler panicked, which skips this (the line then has what was
-			// read before). The hook has not run yet: it runs once the handler, of which this
-			// middleware is a part, has returned.
-			if e.id == "" {
-				e.id = RequestID(c)
-			}
-			e.route = c.RouteLabel()
-			e.captureLate(c)
 		}
 	}
 }
@@ -104,8 +98,10 @@ func init() {
 // write logs the line and puts the entry back in the pool.
 func (e *logEntry) write(d core.Done) {
 	if e.direct != nil && len(e.extra.added) == 0 {
-		e.line = e.appendLine(e.line[:0], &e.direct.stamps, d)
-		e.direct.out.Write(e.line)
+		if !e.direct.out.appendEntry(e, d) {
+			e.line = e.appendLine(e.line[:0], &e.direct.stamps, d)
+			e.direct.out.Write(e.line)
+		}
 	} else {
 		e.log(e.logger.Handler(), d)
 	}

@@ -4,6 +4,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/dwellhttp/dwell/core"
 )
 
 // A logBuffer gathers whole log lines and writes them to its writer in batches: when the batch
@@ -48,14 +50,41 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 		return b.w.Write(p)
 	}
 	b.buf = append(b.buf, p...)
+	return len(p), b.added()
+}
+
+// lineRoom is the room a line is formatted into in place (appendEntry): a batch with less left
+// is written out first, a little before its size, so that a line that would not fit does not
+// grow the batch's array.
+const lineRoom = 1 << 10
+
+// appendEntry formats e's access-log line straight into the batch, saving the copy Write would
+// make of it. It reports false, having done nothing, when the lines are not batched.
+func (b *logBuffer) appendEntry(e *logEntry, d core.Done) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.size == 0 || b.closed {
+		return false
+	}
+	if cap(b.buf)-len(b.buf) < lineRoom && len(b.buf) > 0 {
+		b.writeLocked()
+	}
+	b.buf = e.appendLine(b.buf, &e.direct.stamps, d)
+	b.added()
+	return true
+}
+
+// added writes the batch out if lines just added filled it, and otherwise makes sure the timer
+// will.
+func (b *logBuffer) added() error {
 	if len(b.buf) >= b.size {
-		return len(p), b.writeLocked()
+		return b.writeLocked()
 	}
 	if !b.armed {
 		b.armed = true
 		b.timer.Reset(b.flushEvery)
 	}
-	return len(p), nil
+	return nil
 }
 
 // writeLocked writes the batch out and empties it.
