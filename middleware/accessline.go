@@ -23,7 +23,11 @@ func (e *logEntry) appendLine(b []byte, stamps *stampCache, d core.Done) []byte 
 		b = appendJSONString(b, e.route)
 	}
 	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(d.Status), 10)
+	if d.Status >= 100 && d.Status <= 999 {
+		b = append(b, threeDigits[d.Status][:]...)
+	} else {
+		b = strconv.AppendInt(b, int64(d.Status), 10)
+	}
 	b = append(b, `,"bytes":`...)
 	b = strconv.AppendInt(b, d.Bytes, 10)
 	b = append(b, `,"duration":`...)
@@ -35,6 +39,9 @@ func (e *logEntry) appendLine(b []byte, stamps *stampCache, d core.Done) []byte 
 	if d.Err != nil {
 		b = append(b, `,"error":`...)
 		b = appendJSONString(b, d.Err.Error())
+	}
+	if e.fields == 0 && len(e.extra.added) == 0 {
+		return append(b, "}\n"...) // none of the fields below, which only the LogFields set
 	}
 	x := &e.extra
 	if x.remote.IsValid() {
@@ -116,6 +123,15 @@ func appendJSONString[S string | []byte](b []byte, s S) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// threeDigits holds the three decimal digits of 0 to 999, with leading zeros: the statuses,
+// and the parts of a fraction of a second.
+var threeDigits = func() (t [1000][3]byte) {
+	for i := range t {
+		t[i] = [3]byte{byte('0' + i/100), byte('0' + i/10%10), byte('0' + i%10)}
+	}
+	return t
+}()
 
 // jsonPlain marks the bytes a JSON string holds as they are: printable ASCII but '"' and '\\'.
 var jsonPlain = func() (t [256]bool) {

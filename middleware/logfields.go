@@ -71,7 +71,7 @@ func (e *logEntry) captureLate(c *core.Ctx) {
 	if f&LogTraceID != 0 {
 		x.traceID = TraceID(c)
 	}
-	if v, ok := c.Value(logAttrsKey{}).([]slog.Attr); ok {
+	if v, ok := c.Value(logAttrsKey).([]slog.Attr); ok {
 		x.added = v
 	}
 }
@@ -100,16 +100,16 @@ func (x *logExtra) attrs(a []slog.Attr, f LogField) []slog.Attr {
 }
 
 // logAttrsKey is the key of the attributes AddLogAttrs adds.
-type logAttrsKey struct{}
+var logAttrsKey any = &valueKey{"log attributes"}
 
 // AddLogAttrs adds attributes to the request's access-log line: the user a middleware
 // authenticated, a tenant, a cache's hit or miss. Call it before the handler returns (in a
 // middleware inside AccessLog, or in the handler); the attributes follow the access log's own.
 // Without an access log it has no effect but the request value it sets.
 func AddLogAttrs(c *core.Ctx, attrs ...slog.Attr) {
-	prev, _ := c.Value(logAttrsKey{}).([]slog.Attr)
+	prev, _ := c.Value(logAttrsKey).([]slog.Attr)
 	all := make([]slog.Attr, 0, len(prev)+len(attrs))
-	c.SetValue(logAttrsKey{}, append(append(all, prev...), attrs...))
+	c.SetValue(logAttrsKey, append(append(all, prev...), attrs...))
 }
 
 // String returns the field's attribute key.

@@ -30,12 +30,10 @@ func (c *stampCache) append(b []byte, t time.Time) []byte {
 	}
 	b = append(b, s.head...)
 	if ns := t.Nanosecond(); ns != 0 {
-		var frac [10]byte
-		frac[0] = '.'
-		for i := 9; i > 0; i-- {
-			frac[i] = byte('0' + ns%10)
-			ns /= 10
-		}
+		frac := [10]byte{'.'}
+		copy(frac[1:], threeDigits[ns/1e6][:])
+		copy(frac[4:], threeDigits[ns/1e3%1e3][:])
+		copy(frac[7:], threeDigits[ns%1e3][:])
 		n := len(frac)
 		for frac[n-1] == '0' { // RFC3339Nano drops the fraction's trailing zeros
 			n--

@@ -14,13 +14,13 @@ const RequestIDHeader = "X-Request-Id"
 // maxRequestID is the longest incoming id kept; a longer one is replaced.
 const maxRequestID = 64
 
-// requestIDKey is the type of RequestIDKey, of this package's own so that no other package's
-// key can equal it.
-type requestIDKey struct{}
+// A valueKey is the type of this package's request-value keys, of its own so that no other
+// package's key can equal one. The keys are pointers, which compare as one word.
+type valueKey struct{ name string }
 
 // RequestIDKey is the key under which AssignRequestID stores the request's id, a string:
 // c.Context().Value(middleware.RequestIDKey) returns it to code that has only the context.
-var RequestIDKey any = requestIDKey{}
+var RequestIDKey any = &valueKey{"request id"}
 
 // AssignRequestID gives every request an id: the one the request carries in X-Request-Id
 // when it is one to keep (1 to 64 characters among letters, digits and "-_.:+/="), so that an
