@@ -26,7 +26,7 @@ var partial = map[string]struct {
 	figures []string
 	why     string
 }{
-	"dwell-mw":      {[]string{"hello", "allocs"}, "dwell with request id, access log and recovery: measured on hello only"},
+	"dwell-mw":      {[]string{"hello", "allocs"}, "dwell with request id, access log (to /dev/null) and recovery: measured on hello only"},
 	"dwell-metrics": {[]string{"hello", "allocs"}, "dwell-mw with promdwell's metrics middleware: measured on hello only"},
 	"dwell-nostats": {[]string{"hello"}, "dwell built without its statistics (the dwell_nostats tag), to show what counting costs: measured on hello only"},
 	"gnet": {[]string{"hello", "c1", "close", "pipeline"}, "a raw event loop that answers GET /hello, the floor of the CPU figures, " +

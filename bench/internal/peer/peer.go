@@ -39,16 +39,23 @@ type Flags struct {
 	// CPUProfile, when set, is where the server writes a CPU profile of its life from
 	// ParseFlags to WaitForStop, for `go tool pprof` (the driver never sets it).
 	CPUProfile string
+	// AccessLog is where the servers that log every request (dwell-mw, dwell-metrics) write
+	// their access log: /dev/null unless set (the driver never sets it), so that the figures
+	// hold what the log costs the server — formatting each line, batching, the write(2) of
+	// each batch — and not what a file system costs to keep the bytes, which is the
+	// machine's and varies with it (see docs/operations.md).
+	AccessLog string
 }
 
-// ParseFlags parses -addr (default 127.0.0.1:8080) and -file from os.Args. A missing -file is
-// fatal because the driver always passes one and a server without it would answer 404s that
-// wrk counts as requests.
+// ParseFlags parses -addr (default 127.0.0.1:8080), -file, -cpuprofile and -accesslog from
+// os.Args. A missing -file is fatal because the driver always passes one and a server without
+// it would answer 404s that wrk counts as requests.
 func ParseFlags() Flags {
 	var f Flags
 	flag.StringVar(&f.Addr, "addr", "127.0.0.1:8080", "TCP address to listen on")
 	flag.StringVar(&f.File, "file", "", "file served at GET /file (required)")
 	flag.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile to `file` until the server stops")
+	flag.StringVar(&f.AccessLog, "accesslog", os.DevNull, "`file` the access log is appended to, by the servers that keep one")
 	flag.Parse()
 	if f.File == "" {
 		fmt.Fprintln(os.Stderr, "-file is required")
@@ -87,6 +94,16 @@ func Ready(addr string) {
 func ready(scheme, addr string) {
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 	fmt.Printf("listening %s://%s\n", scheme, addr)
+}
+
+// OpenAccessLog opens f.AccessLog for appending, creating it if need be; it exits if it cannot.
+func (f Flags) OpenAccessLog() *os.File {
+	out, err := os.OpenFile(f.AccessLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	return out
 }
 
 // WaitForStop blocks until SIGINT or SIGTERM arrives after Ready, then ends the -cpuprofile.

@@ -1,15 +1,15 @@
 // Command dwell-metrics is dwell-mw with the Prometheus metrics middleware of promdwell added:
-// a request id, the request's metrics, an access log (one JSON line per response, on stderr
-// through middleware.LogHandler, buffered) and panic recovery, and the server's statistics
-// collected for /metrics. It serves GET /hello only: it is measured on the hello figure and the
-// allocations row, beside dwell and dwell-mw, to show what metrics cost per request.
+// a request id, the request's metrics, an access log (one JSON line per response through
+// middleware.LogHandler, buffered, to the -accesslog file: /dev/null unless set, see
+// peer.Flags) and panic recovery, and the server's statistics collected for /metrics. It
+// serves GET /hello only: it is measured on the hello figure and the allocations row, beside
+// dwell and dwell-mw, to show what metrics cost per request.
 package main
 
 import (
 	"context"
 	"log"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/dwellhttp/dwell/bench/internal/peer"
@@ -22,7 +22,7 @@ import (
 
 func main() {
 	f := peer.ParseFlags()
-	logs := middleware.NewLogHandler(os.Stderr, nil)
+	logs := middleware.NewLogHandler(f.OpenAccessLog(), nil)
 	defer logs.Close()
 	reg := prometheus.NewRegistry()
 	srv := core.NewServer(routes(reg, slog.New(logs)), core.Options{Addr: f.Addr})

@@ -1,15 +1,15 @@
 // Command dwell-mw is dwell's benchmark server with the middleware most services put on every
-// route: a request id, an access log (one JSON line per response, on stderr through
-// middleware.LogHandler, buffered) and panic recovery. It serves GET /hello only: it is
-// measured on the hello figure and the allocations row, beside the plain dwell server, to show
-// what the stack costs per request.
+// route: a request id, an access log (one JSON line per response through
+// middleware.LogHandler, buffered, to the -accesslog file: /dev/null unless set, see
+// peer.Flags) and panic recovery. It serves GET /hello only: it is measured on the hello figure
+// and the allocations row, beside the plain dwell server, to show what the stack costs per
+// request.
 package main
 
 import (
 	"context"
 	"log"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/dwellhttp/dwell/bench/internal/peer"
@@ -20,7 +20,7 @@ import (
 
 func main() {
 	f := peer.ParseFlags()
-	logs := middleware.NewLogHandler(os.Stderr, nil)
+	logs := middleware.NewLogHandler(f.OpenAccessLog(), nil)
 	defer logs.Close()
 	srv := core.NewServer(routes(slog.New(logs)), core.Options{Addr: f.Addr})
 	if err := srv.Listen(); err != nil {
