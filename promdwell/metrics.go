@@ -76,13 +76,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) Middleware(next core.Handler) core.Handler {
 	return func(c *core.Ctx) {
 		e := m.entries.Get().(*entry)
-		e.method = labels.Method(c.Method())
+		e.method = uint8(labels.MethodIndex(c.Method()))
 		e.https = c.Scheme() == "https"
 		e.requestSize = c.ContentLength()
 		if e.requestSize < 0 && !c.Chunked() {
 			e.requestSize = 0 // no body
 		}
-		e.active = &m.active[labels.MethodIndex(e.method)][b2i(e.https)]
+		e.active = &m.active[e.method][b2i(e.https)]
 		e.active.add(1)
 		c.OnDone(e.done)
 		// The route is read once the handler returns, or panics: a router this middleware
@@ -95,12 +95,13 @@ func (m *Metrics) Middleware(next core.Handler) core.Handler {
 // An entry is what recording a request needs once its values are gone. Entries are pooled,
 // each with its hook made once, so that recording costs no closure.
 type entry struct {
-	m             *Metrics
-	method, route string
-	https         bool
-	requestSize   int64
-	active        *activeCount
-	done          func(core.Done) // e.record
+	m           *Metrics
+	route       string
+	method      uint8 // labels.MethodIndex
+	https       bool
+	requestSize int64
+	active      *activeCount
+	done        func(core.Done) // e.record
 }
 
 func (e *entry) setRoute(c *core.Ctx) { e.route = c.RouteLabel() }

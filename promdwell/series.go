@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/dwellhttp/dwell/internal/labels"
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,9 +77,10 @@ type series struct {
 // A routeSeries holds the series of one method, route and scheme, by status: a request finds
 // its status's among the few a route answers with.
 type routeSeries struct {
-	method, route string
-	https         bool
-	statuses      atomic.Pointer[[]*series] // immutable, replaced whole under seriesSet.mu
+	route    string
+	method   uint8 // labels.MethodIndex
+	https    bool
+	statuses atomic.Pointer[[]*series] // immutable, replaced whole under seriesSet.mu
 }
 
 // routeKey is the key of a routeSeries.
@@ -96,14 +98,29 @@ type seriesSet struct {
 	bounds *seriesBounds
 	routes atomic.Pointer[map[routeKey]*routeSeries]
 	mu     sync.Mutex
+	// recent finds a routeSeries without hashing its route: a route label is a pattern the
+	// router keeps or one of its label constants, so a route's requests bring the same string,
+	// the same bytes at the same address, and a slot matches on the address and the length. A
+	// match means the same bytes, because the slot's routeSeries holds its route string: while
+	// a slot can match, the bytes it compares with cannot be freed and reused for another
+	// string. Only addresses are compared; no pointer is made from one.
+	recent [64]atomic.Pointer[routeSeries]
 }
 
 // get returns the series of a request's labels, made the first time.
-func (ss *seriesSet) get(method, route string, https bool, status int) *series {
-	k := routeKey{route, uint8(labels.MethodIndex(method)), https}
-	var rs *routeSeries
-	if m := ss.routes.Load(); m != nil {
-		rs = (*m)[k]
+func (ss *seriesSet) get(method uint8, route string, https bool, status int) *series {
+	p := unsafe.StringData(route)
+	h := uintptr(unsafe.Pointer(p))
+	slot := &ss.recent[(h>>3^h>>9^uintptr(len(route))^uintptr(method)<<1^uintptr(b2i(https)))%uintptr(len(ss.recent))]
+	rs := slot.Load()
+	if rs == nil || unsafe.StringData(rs.route) != p || len(rs.route) != len(route) || rs.method != method || rs.https != https {
+		rs = nil
+		if m := ss.routes.Load(); m != nil {
+			rs = (*m)[routeKey{route, method, https}]
+		}
+		if rs != nil {
+			slot.Store(rs)
+		}
 	}
 	if rs != nil {
 		if st := rs.statuses.Load(); st != nil {
@@ -114,11 +131,11 @@ func (ss *seriesSet) get(method, route string, https bool, status int) *series {
 			}
 		}
 	}
-	return ss.add(k, method, route, status)
+	return ss.add(routeKey{route, method, https}, status)
 }
 
 // add makes the series of k and status, unless another request has meanwhile.
-func (ss *seriesSet) add(k routeKey, method, route string, status int) *series {
+func (ss *seriesSet) add(k routeKey, status int) *series {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	old := ss.routes.Load()
@@ -127,7 +144,7 @@ func (ss *seriesSet) add(k routeKey, method, route string, status int) *series {
 		rs = (*old)[k]
 	}
 	if rs == nil {
-		rs = &routeSeries{method: method, route: route, https: k.https}
+		rs = &routeSeries{route: k.route, method: k.method, https: k.https}
 		m := map[routeKey]*routeSeries{}
 		if old != nil {
 			m = maps.Clone(*old)
@@ -185,7 +202,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 				continue
 			}
 			for _, s := range *st {
-				lv := []string{rs.method, rs.route, statusText(s.status), scheme(rs.https)}
+				lv := []string{labels.MethodName(int(rs.method)), rs.route, statusText(s.status), scheme(rs.https)}
 				ch <- s.duration.constMetric(m.descs.duration, m.bounds.durationS, 1e-9, lv)
 				ch <- s.requestSize.constMetric(m.descs.requestSize, m.bounds.sizeB, 1, lv)
 				ch <- s.responseSize.constMetric(m.descs.responseSize, m.bounds.sizeB, 1, lv)

@@ -1,8 +1,10 @@
 package promdwell
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -66,5 +68,48 @@ func TestHistogramAsClientGolang(t *testing.T) {
 				t.Errorf("sum %g, want %g", g.GetSampleSum(), w.GetSampleSum())
 			}
 		})
+	}
+}
+
+// TestSeriesSetFindsByContent: a route's series is found whatever string brings the route —
+// the same bytes, a copy elsewhere in memory — and never another route's, with more routes
+// than the recent slots, under every method and scheme.
+func TestSeriesSetFindsByContent(t *testing.T) {
+	ss := seriesSet{bounds: &seriesBounds{duration: scaledBounds(DurationBuckets, 1e9), size: scaledBounds(SizeBuckets, 1)}}
+	type key struct {
+		route  string
+		method uint8
+		https  bool
+		status int
+	}
+	made := map[key]*series{}
+	for round := range 3 {
+		for i := range 200 {
+			route := fmt.Sprintf("/r%d/:id", i)
+			if round == 1 {
+				route = strings.Clone(route) // the same route in other bytes
+			}
+			for _, k := range []key{{route, 0, false, 200}, {route, 2, true, 201}, {route, 0, false, 404}} {
+				s := ss.get(k.method, k.route, k.https, k.status)
+				if s.status != k.status {
+					t.Fatalf("%v: a series of status %d", k, s.status)
+				}
+				k.route = strings.Clone(k.route)
+				if prev, ok := made[k]; ok && prev != s {
+					t.Fatalf("round %d: %v found another series", round, k)
+				}
+				made[k] = s
+			}
+		}
+	}
+	if len(made) != 600 {
+		t.Fatalf("%d series, want 600", len(made))
+	}
+	seen := map[*series]bool{}
+	for _, s := range made {
+		if seen[s] {
+			t.Fatal("two label sets share a series")
+		}
+		seen[s] = true
 	}
 }
