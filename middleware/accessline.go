@@ -29,9 +29,9 @@ func (e *logEntry) appendLine(b []byte, stamps *stampCache, d core.Done) []byte 
 		b = strconv.AppendInt(b, int64(d.Status), 10)
 	}
 	b = append(b, `,"bytes":`...)
-	b = strconv.AppendInt(b, d.Bytes, 10)
+	b = appendInt(b, d.Bytes)
 	b = append(b, `,"duration":`...)
-	b = strconv.AppendInt(b, int64(d.Duration), 10)
+	b = appendInt(b, int64(d.Duration))
 	if e.id != "" {
 		b = append(b, `,"request_id":`...)
 		b = appendJSONString(b, e.id)
@@ -122,6 +122,35 @@ func appendJSONString[S string | []byte](b []byte, s S) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendInt appends v in decimal, as strconv.AppendInt(b, v, 10) does, three digits at a time.
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		return strconv.AppendInt(b, v, 10)
+	}
+	var buf [20]byte
+	i := len(buf)
+	u := uint64(v)
+	for u >= 1000 {
+		q := u / 1000
+		i -= 3
+		copy(buf[i:], threeDigits[u-q*1000][:])
+		u = q
+	}
+	d := threeDigits[u] // the first group, without its leading zeros
+	switch {
+	case u >= 100:
+		i -= 3
+		copy(buf[i:], d[:])
+	case u >= 10:
+		i -= 2
+		copy(buf[i:], d[1:])
+	default:
+		i--
+		buf[i] = d[2]
+	}
+	return append(b, buf[i:]...)
 }
 
 // threeDigits holds the three decimal digits of 0 to 999, with leading zeros: the statuses,

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
@@ -98,4 +100,17 @@ func BenchmarkAccessLine(b *testing.B) {
 			e.log(h, d)
 		}
 	})
+}
+
+// TestAppendInt: appendInt writes what strconv does, at the edges of every group of digits.
+func TestAppendInt(t *testing.T) {
+	vs := []int64{0, 1, 9, 10, 99, 100, 999, 1000, 1001, 99999, 100000, 1234567, math.MaxInt64, -1, -1000, math.MinInt64}
+	for p := int64(1); p < math.MaxInt64/10; p *= 10 {
+		vs = append(vs, p-1, p, p+1)
+	}
+	for _, v := range vs {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Errorf("appendInt(%d) = %q, want %q", v, got, want)
+		}
+	}
 }

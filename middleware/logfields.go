@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -71,8 +72,10 @@ func (e *logEntry) captureLate(c *core.Ctx) {
 	if f&LogTraceID != 0 {
 		x.traceID = TraceID(c)
 	}
-	if v, ok := c.Value(logAttrsKey).([]slog.Attr); ok {
-		x.added = v
+	if logAttrsAdded.Load() { // the lookup only in a program that adds attributes at all
+		if v, ok := c.Value(logAttrsKey).([]slog.Attr); ok {
+			x.added = v
+		}
 	}
 }
 
@@ -102,11 +105,17 @@ func (x *logExtra) attrs(a []slog.Attr, f LogField) []slog.Attr {
 // logAttrsKey is the key of the attributes AddLogAttrs adds.
 var logAttrsKey any = &valueKey{"log attributes"}
 
+// logAttrsAdded is set by the first AddLogAttrs of the process.
+var logAttrsAdded atomic.Bool
+
 // AddLogAttrs adds attributes to the request's access-log line: the user a middleware
 // authenticated, a tenant, a cache's hit or miss. Call it before the handler returns (in a
 // middleware inside AccessLog, or in the handler); the attributes follow the access log's own.
 // Without an access log it has no effect but the request value it sets.
 func AddLogAttrs(c *core.Ctx, attrs ...slog.Attr) {
+	if !logAttrsAdded.Load() {
+		logAttrsAdded.Store(true)
+	}
 	prev, _ := c.Value(logAttrsKey).([]slog.Attr)
 	all := make([]slog.Attr, 0, len(prev)+len(attrs))
 	c.SetValue(logAttrsKey, append(append(all, prev...), attrs...))
