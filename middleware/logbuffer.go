@@ -59,8 +59,13 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 const lineRoom = 1 << 10
 
 // appendEntry formats e's access-log line straight into the batch, saving the copy Write would
-// make of it. It reports false, having done nothing, when the lines are not batched.
+// make of it. It reports false, having done nothing, when the lines are not batched, and for a
+// line with an error: the error's text may come from the application's code (a panic value's
+// String method), which may log, and must not run under the batch's lock.
 func (b *logBuffer) appendEntry(e *logEntry, d core.Done) bool {
+	if d.Err != nil {
+		return false
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.size == 0 || b.closed {

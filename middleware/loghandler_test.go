@@ -230,3 +230,48 @@ func ExampleNewLogHandler() {
 	fmt.Println("{" + line)
 	// Output: {"level":"INFO","msg":"request","method":"GET","path":"/hello","route":"/hello","status":200,"bytes":5}
 }
+
+// loudPanic is a panic value whose text is made by code that logs.
+type loudPanic struct{ log *slog.Logger }
+
+func (p loudPanic) String() string {
+	p.log.Info("making the panic's text")
+	return "loud"
+}
+
+// TestAccessLogErrorTextLogs: a response's error whose text comes from code that logs through
+// the same LogHandler (a panic value's String method) does not hold up the loop: both lines
+// are written, the access line with the error's text.
+func TestAccessLogErrorTextLogs(t *testing.T) {
+	var out strings.Builder
+	var mu sync.Mutex
+	h := middleware.NewLogHandler(lockedWriter{&mu, &out}, nil) // batched: the line goes straight in
+	logger := slog.New(h)
+	_, addr := coretest.Serve(t, chain(func(c *core.Ctx) { panic(loudPanic{logger}) }, middleware.AccessLog(logger)), core.Options{})
+	c := dialRaw(t, addr)
+	c.Send("GET /boom HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, _ := c.Response("GET"); resp.StatusCode != 500 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	coretest.WaitFor(t, "both lines logged", func() bool {
+		if err := h.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		got := out.String()
+		return strings.Contains(got, `"msg":"making the panic's text"`) && strings.Contains(got, `"error":"dwell: handler panicked: loud"`)
+	})
+}
+
+// lockedWriter writes to w under mu.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
