@@ -129,3 +129,23 @@ func TestAccessLogDisabled(t *testing.T) {
 		t.Fatalf("logged %q", buf.String())
 	}
 }
+
+// TestAccessLogReadsLateEitherOrder: the line of a request a continuation finishes has the
+// request id whether AssignRequestID runs outside the access log or inside it, where the id is
+// set only after the access log has passed the request on.
+func TestAccessLogReadsLateEitherOrder(t *testing.T) {
+	for _, idInside := range []bool{false, true} {
+		logger, out := jsonLogger()
+		mw := []func(core.Handler) core.Handler{middleware.AssignRequestID, middleware.AccessLog(logger)}
+		if idInside {
+			mw[0], mw[1] = mw[1], mw[0]
+		}
+		_, addr := coretest.Serve(t, chain(logged, mw...), core.Options{})
+		c := dialRaw(t, addr)
+		c.Send("GET /later HTTP/1.1\r\nHost: h\r\nX-Request-Id: r1\r\n\r\n")
+		c.Response("GET")
+		if m := out.nextJSON(t); m["request_id"] != "r1" || m["status"] != float64(202) {
+			t.Errorf("id inside: %v: line %v", idInside, m)
+		}
+	}
+}
