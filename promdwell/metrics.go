@@ -22,7 +22,7 @@ var SizeBuckets = prometheus.ExponentialBuckets(64, 4, 10)
 type Metrics struct {
 	descs   metricDescs
 	bounds  seriesBounds
-	series  seriesSet
+	series  *seriesSet
 	active  [labels.Methods][2]activeCount // by method and scheme, see activeIndex
 	entries sync.Pool
 }
@@ -58,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			sizeB:     slices.Clone(SizeBuckets),
 		},
 	}
-	m.series.bounds = &m.bounds
+	m.series = newSeriesSet(&m.bounds)
 	m.entries.New = func() any {
 		e := &entry{m: m}
 		e.done = e.record

@@ -75,7 +75,7 @@ func TestHistogramAsClientGolang(t *testing.T) {
 // the same bytes, a copy elsewhere in memory — and never another route's, with more routes
 // than the recent slots, under every method and scheme.
 func TestSeriesSetFindsByContent(t *testing.T) {
-	ss := seriesSet{bounds: &seriesBounds{duration: scaledBounds(DurationBuckets, 1e9), size: scaledBounds(SizeBuckets, 1)}}
+	ss := newSeriesSet(&seriesBounds{duration: scaledBounds(DurationBuckets, 1e9), size: scaledBounds(SizeBuckets, 1)})
 	type key struct {
 		route  string
 		method uint8
@@ -91,8 +91,8 @@ func TestSeriesSetFindsByContent(t *testing.T) {
 			}
 			for _, k := range []key{{route, 0, false, 200}, {route, 2, true, 201}, {route, 0, false, 404}} {
 				s := ss.get(k.method, k.route, k.https, k.status)
-				if s.status != k.status {
-					t.Fatalf("%v: a series of status %d", k, s.status)
+				if s.key.status != k.status {
+					t.Fatalf("%v: a series of status %d", k, s.key.status)
 				}
 				k.route = strings.Clone(k.route)
 				if prev, ok := made[k]; ok && prev != s {

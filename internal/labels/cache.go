@@ -6,6 +6,7 @@
 package labels
 
 import (
+	"iter"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,20 @@ func (c *Cache[K, V]) Get(k K) V {
 		}
 	}
 	return c.miss(k)
+}
+
+// All returns the values the cache keeps, in no order: those made after it began may be left
+// out.
+func (c *Cache[K, V]) All() iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		if m := c.m.Load(); m != nil {
+			for k, v := range *m {
+				if !yield(k, v) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // Len returns how many values the cache keeps.

@@ -62,3 +62,21 @@ func TestAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per hit", n)
 	}
 }
+
+// TestAll: All yields every value kept, once, with its key, and none past the bound.
+func TestAll(t *testing.T) {
+	c := New(func(k int) string { return fmt.Sprint(k) }, 8)
+	for i := range 12 {
+		c.Get(i)
+	}
+	seen := map[int]bool{}
+	for k, v := range c.All() {
+		if v != fmt.Sprint(k) || seen[k] || k >= 8 {
+			t.Fatalf("All yielded %d: %q (seen %v)", k, v, seen)
+		}
+		seen[k] = true
+	}
+	if len(seen) != 8 {
+		t.Fatalf("All yielded %d values, want the 8 kept", len(seen))
+	}
+}
