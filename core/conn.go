@@ -31,7 +31,7 @@ type conn struct {
 	state     connState
 	keepAlive bool // the current request allows another after it
 	peerEOF   bool // the client has shut down its side
-	heldBack  bool // requests wait until the client reads its responses (see serve)
+	heldBack  bool // input waits until the client reads its output (see serve, onReadable)
 	linger    bool // on close, shut down writes and drain input first (see finishClose)
 	reset     bool // on close, reset the connection: an aborted response must not look whole
 	polled    bool // registered with the poller (see Loop.open); until then events is only noted
@@ -98,12 +98,25 @@ func (c *conn) onReadable(hangup bool) {
 		}
 		c.setInterest(ev)
 	case stHandedOver:
-		if hc := c.handed(); hc.paused {
-			hc.unread = true
-			c.setInterest(c.events &^ netpoll.WatchRead) // ResumeReading asks again
+		hc := c.handed()
+		switch {
+		case hc.paused:
+			hc.unread = true // ResumeReading asks again
+		case c.heldBack || c.outputBlocked():
+			// The client leaves its output unread: what it sends waits in the kernel until it
+			// has read enough (afterSend), so that no input can make the output grow further.
+			c.heldBack = true
+		default:
+			c.readHandedOver()
 			return
 		}
-		c.readHandedOver()
+		// Not now. A hang-up is not watched either meanwhile: the bytes before it are still to
+		// be read, and the read that meets the end of the input closes the connection.
+		ev := c.events &^ netpoll.WatchRead
+		if hangup {
+			ev &^= netpoll.WatchHangup
+		}
+		c.setInterest(ev)
 	case stLinger:
 		c.readLinger()
 	case stClosing:
@@ -127,7 +140,7 @@ func (c *conn) readInput() {
 	end := len(l.buf)
 	if c.state != stDrain {
 		// A request head, and what follows it: more than the head may stay unread for as long
-		// as the request's handler waits (see holdInput), so no more is taken than the head
+		// as the request's handler waits (see headRead), so no more is taken than the head
 		// needs at most, and the client's own flow control holds the rest.
 		end = min(end, k+headRead)
 	}
@@ -161,10 +174,12 @@ const maxPipelined = 64
 // several), one for a chunked body the rest of the chunk being read and headRead more (a
 // Content-Length body is read straight into the handler's buffer, never past its end). So at
 // most about headRead of the request's own body waits in memory for a handler that has not
-// read it yet, and about as much past the request's end; the kernel holds the rest, and TCP's
-// flow control holds the client. What is past the end is kept only if it can be the start of
-// the next request (pipelining): anything else would be refused with a 400 once the request is
-// answered, so it is dropped at once, and the connection closes after the response instead.
+// read it yet, and about as much past the request's end — never more than one read took, the
+// loop's read buffer at most (after a drained body's read) — and the connection is not read
+// again until the handler wants input: the kernel holds the rest, and TCP's flow control holds
+// the client. What is past the request's end is kept whatever it looks like, since the handler
+// may hand the connection over (HandOver, a net/http Hijack), whose new owner gets those bytes
+// first; if it does not, they are the next request's, or refused as one.
 const headRead = 4 << 10
 
 // serve runs the requests in c.in until it runs out of input or a handler keeps the
@@ -235,9 +250,6 @@ func (c *conn) settle() {
 // overwrite, into a spill buffer sized for them.
 func (c *conn) keepInput() {
 	l := c.l
-	if c.state == stHandler {
-		c.holdInput()
-	}
 	switch {
 	case len(c.in) == 0:
 		c.dropSpill()
@@ -248,33 +260,6 @@ func (c *conn) keepInput() {
 		c.spill = l.holdSpill(b)
 		c.in = b
 	}
-}
-
-// holdInput bounds what a connection keeps while its request's handler waits (see headRead):
-// the input past the request is dropped unless it is within headRead and can start a request,
-// or follows a request that may switch protocols,
-// and the connection then ends after the response, lingering so that the client, whose bytes
-// the kernel still holds, reads the response rather than a reset.
-func (c *conn) holdInput() {
-	b := &c.cx.body
-	own := 0 // bytes of c.in that are the request's body
-	switch b.kind {
-	case bodyLength:
-		own = int(min(int64(len(c.in)), b.remaining))
-	case bodyChunked:
-		if !b.eof {
-			own = len(c.in) // where the body ends is known only once it is decoded
-		}
-	}
-	// What follows a request that may switch protocols (Connection: upgrade, or CONNECT) is
-	// the next protocol's if the handler hands the connection over, whatever it looks like.
-	switching := c.cx.req.Has(wire.Upgrade) || c.cx.req.IsMethod("CONNECT")
-	if past := c.in[own:]; len(past) == 0 || len(past) <= headRead && (switching || wire.MayStartRequest(past)) {
-		return
-	}
-	c.in = c.in[:own]
-	c.keepAlive = false
-	c.linger = true
 }
 
 func (c *conn) dropSpill() {
@@ -351,7 +336,9 @@ func (c *conn) updateInterest() {
 	case stLinger:
 		ev |= netpoll.WatchRead | netpoll.WatchHangup
 	case stHandedOver:
-		if c.handed().unread { // a pause alone leaves the interest as it is (PauseReading)
+		// A pause alone leaves the interest as it is (PauseReading); output held back stops
+		// reading as HTTP's does.
+		if c.handed().unread || c.heldBack {
 			ev &^= netpoll.WatchRead
 		} else {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup

@@ -62,7 +62,7 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 		}
 	} else {
 		// As much as the handler asked for, of the chunk being read, and room for the framing
-		// and the next chunk's start: so little is read past the body's end (see holdInput).
+		// and the next chunk's start: so little is read past the body's end (see headRead).
 		want := int(min(int64(len(c.l.buf)), min(b.chunked.DataLeft(), int64(len(p)))+headRead))
 		n, e = c.l.tr.read(c, c.l.buf[:want])
 		if n > 0 {

@@ -15,8 +15,10 @@ import (
 // its loop, in a state of its own (stHandedOver): the HTTP parser never sees its bytes again;
 // they go, as they arrive, to the Protocol, those that came behind the request's head first.
 // Its output goes through the same write queue and transport as HTTP's, with the same
-// high-water mark and write timeout; its deadline, a shutdown and its close are the Protocol's
-// to hear of.
+// high-water mark and write timeout, and the same rule: a connection whose output is over the
+// mark is not read until it has drained to half of it, so that a client that sends without
+// reading (a flood of pings whose pongs it never takes) is held back by TCP, not by the
+// server's memory. Its deadline, a shutdown and its close are the Protocol's to hear of.
 
 // A Protocol is what owns a connection once HTTP has handed it over (Ctx.HandOver). Its methods
 // are called on the connection's loop, one at a time, outside any request (they must not block,
@@ -25,7 +27,8 @@ type Protocol interface {
 	// Receive gives the protocol the bytes that have arrived — those that came behind the
 	// request's head first — and returns how many it took: the rest are given again, with what
 	// arrives next. in is borrowed, valid only during the call. A protocol that takes nothing
-	// while the bytes fill the loop's read buffer closes the connection (ErrInputFull).
+	// while the bytes fill the loop's read buffer closes the connection (ErrInputFull). It is
+	// not called while the connection's output is over the high-water mark (see Write).
 	Receive(c *Conn, in []byte) (used int)
 	// Drained says that the output queued, once over the high-water mark
 	// (Options.WriteHighWater), has gone under half of it.
@@ -208,6 +211,9 @@ func (c *conn) readHandedOver() {
 	if c.state == stClosed {
 		return
 	}
+	if c.outputBlocked() {
+		c.heldBack = true // see onReadable
+	}
 	if c.peerEOF {
 		c.close(ErrClosed) // the client ended its input: what it sent has been given
 		return
@@ -256,8 +262,11 @@ func (hc *Conn) offLoop(op string) { panic(hc.c.l.offLoopError("Conn." + op)) }
 
 // Write queues a copy of p for the client. It never blocks: the bytes wait in the connection's
 // queue until the socket takes them, and Buffered says how many wait. Past the high-water mark
-// (Options.WriteHighWater) the protocol should stop writing until Drained, or drop the client:
-// the queue is not bounded otherwise. It returns ErrClosed once the connection has closed.
+// (Options.WriteHighWater) the connection is not read until its output has drained to half of
+// it, so that what a protocol writes in answer to its input stays within the mark and the
+// answer to one read (at most the loop's read buffer, 64 KiB, of input); what it writes of its
+// own accord (a broadcast) it should stop writing until Drained, or drop the client: the
+// queue is not bounded otherwise. It returns ErrClosed once the connection has closed.
 func (hc *Conn) Write(p []byte) error {
 	if !hc.alive("Write") || hc.closing {
 		return ErrClosed

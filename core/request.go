@@ -42,6 +42,9 @@ func (c *conn) startRequest() *Ctx {
 	}
 	n, status := c.scan.Scan(c.in, l.opts.MaxHeaderBytes)
 	switch {
+	case status == 400:
+		c.reject(wire.ErrRequestLine)
+		return nil
 	case status == 414:
 		c.reject(wire.LineTooLong(c.in, l.opts.MaxHeaderBytes))
 		return nil

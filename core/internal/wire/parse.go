@@ -13,7 +13,7 @@ func (r *Reject) Error() string { return "dwell: request refused: " + r.Reason }
 
 // Rejects share these values so that refusing a request allocates nothing.
 var (
-	errRequestLine      = &Reject{400, "malformed request line"}
+	ErrRequestLine      = &Reject{400, "malformed request line"}
 	errMethod           = &Reject{400, "invalid method"}
 	errTarget           = &Reject{400, "invalid request-target"}
 	errVersion          = &Reject{400, "malformed HTTP version"}
@@ -110,7 +110,7 @@ func parseRequestLine(r *Request, b []byte) (int, *Reject) {
 	// RFC 9112 §3: a single SP separates the parts; method is a token (RFC 9110 §9.1).
 	if i == 0 || b[i] != ' ' {
 		if i == 0 || b[i] == '\r' || b[i] == '\n' {
-			return 0, errRequestLine
+			return 0, ErrRequestLine
 		}
 		return 0, errMethod
 	}
@@ -129,7 +129,7 @@ func parseRequestLine(r *Request, b []byte) (int, *Reject) {
 	// missing version is a malformed line.
 	if i == start || b[i] != ' ' {
 		if i == start || b[i] == '\r' || b[i] == '\n' {
-			return 0, errRequestLine
+			return 0, ErrRequestLine
 		}
 		return 0, errTarget
 	}

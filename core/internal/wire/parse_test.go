@@ -17,6 +17,8 @@ func parseRaw(t testing.TB, raw string, max int) (*Request, *Reject) {
 	var s HeadScan
 	n, status := s.Scan(in, max)
 	switch {
+	case status == 400:
+		return nil, ErrRequestLine
 	case status == 414:
 		return nil, errTooLong
 	case status != 0:

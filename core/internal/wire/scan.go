@@ -43,16 +43,21 @@ func SkipEmptyLines(in []byte) ([]byte, bool) {
 
 // Scan continues over in (which starts at the head's first byte) and returns the head's length,
 // including its final empty line, or ScanMore. A non-zero status means the head is refused:
-// 414 when the request line alone is over max, 431 when the header section is.
+// 400 when the request line does not begin with a method (a token, RFC 9112 §3) — bytes that
+// can start no request are refused as they arrive, not once a line or the size limit or the
+// header timeout ends them — 414 when the request line alone is over max, 431 when the header
+// section is.
 func (s *HeadScan) Scan(in []byte, max int) (n int, status int) {
 	for {
 		i := bytes.IndexByte(in[s.pos:], '\n')
 		if i < 0 {
 			s.pos = int32(len(in))
-			if len(in) > max {
-				if s.lines == 0 {
-					return ScanMore, 414
-				}
+			switch {
+			case s.lines == 0 && !startsWithMethod(in[:min(len(in), max+1)]):
+				return ScanMore, 400
+			case len(in) > max && s.lines == 0:
+				return ScanMore, 414
+			case len(in) > max:
 				return ScanMore, 431
 			}
 			return ScanMore, 0
@@ -62,6 +67,9 @@ func (s *HeadScan) Scan(in []byte, max int) (n int, status int) {
 		empty := nl == start || (nl == start+1 && in[start] == '\r')
 		s.lines++
 		if s.lines == 1 {
+			if !startsWithMethod(in[:min(nl, max+1)]) {
+				return ScanMore, 400
+			}
 			s.firstLine = int32(nl + 1)
 		}
 		s.lineStart = int32(nl + 1)
@@ -85,24 +93,14 @@ func (s *HeadScan) Reset() { *s = HeadScan{} }
 // head's first byte, or at empty lines before it.
 func (s *HeadScan) Fresh() bool { return s.lines == 0 && s.pos == 0 }
 
-// maxPlausibleMethod bounds the method of a request MayStartRequest believes in: the longest
-// registered method (RFC 9110 and the IANA registry: UPDATEREDIRECTREF) is 17 bytes.
-const maxPlausibleMethod = 32
-
-// MayStartRequest reports whether in can be the start of a request: after any empty lines, a
-// method (a token of at most 32 bytes) followed by a space, or the start of one. It is for bytes
-// that wait behind a request being served, which the server keeps only if they may be the next
-// request: a false answer means the parser would refuse them.
-func MayStartRequest(in []byte) bool {
-	in, more := SkipEmptyLines(in)
-	if more {
-		return true // a CR that may be the start of one more empty line
-	}
-	for i, ch := range in {
-		switch {
-		case ch == ' ':
+// startsWithMethod reports whether the start of a request line can be a method: token bytes up
+// to the first space, or to the end of what has come.
+func startsWithMethod(line []byte) bool {
+	for i, ch := range line {
+		if ch == ' ' {
 			return i > 0
-		case !syntax.IsTchar[ch] || i == maxPlausibleMethod:
+		}
+		if !syntax.IsTchar[ch] {
 			return false
 		}
 	}

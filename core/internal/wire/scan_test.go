@@ -1,33 +1,6 @@
 package wire
 
-import (
-	"strings"
-	"testing"
-)
-
-func TestMayStartRequest(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want bool
-	}{
-		{"GET / HTTP/1.1\r\n", true},
-		{"\r\n\r\nPOST /x HTTP/1.1\r\nHost: h\r\n\r\n", true},
-		{"PROPF", true},                // the start of a method
-		{"", true},                     // nothing yet
-		{"\r", true},                   // the start of an empty line
-		{"UPDATEREDIRECTREF /x", true}, // the longest registered method
-		{" GET / HTTP/1.1", false},     // no method
-		{"GET\t/ HTTP/1.1", false},     // not a token, then not a space
-		{"{\"json\": 1}", false},       // a body, not a request
-		{strings.Repeat("x", 60000), false},
-		{strings.Repeat("A", 33) + " /", false},
-		{"\x00\x01\x02", false},
-	} {
-		if got := MayStartRequest([]byte(tc.in)); got != tc.want {
-			t.Errorf("MayStartRequest(%.40q) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
+import "testing"
 
 // TestDataLeft: between chunks nothing is left; within one, what its size says minus what was
 // decoded.
@@ -46,5 +19,30 @@ func TestDataLeft(t *testing.T) {
 	}
 	if _, _, err := d.Decode(make([]byte, 64), src); err == nil && d.DataLeft() != 0 {
 		t.Fatalf("at the end: %d left", d.DataLeft())
+	}
+}
+
+// TestScanRefusesNoMethod: a request line that does not begin with a method (a token, then a
+// space) is refused with 400 as soon as the byte that rules it out arrives; one that may still
+// become a request waits for more.
+func TestScanRefusesNoMethod(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		status int
+	}{
+		{"GE", 0},
+		{"GET /x", 0},
+		{"PROPFIND ", 0},
+		{"\x00\x01", 400},
+		{" GET / HTTP/1.1", 400},
+		{"{\"json\": 1}", 400},
+		{"\x16\x03\x01\x02\x00", 400}, // a TLS ClientHello on the plaintext port
+		{"GET\r\n\r\n", 400},
+		{"GET / HTTP/1.1\r\nHost: h\r\n", 0}, // the rest of the head is to come
+	} {
+		var s HeadScan
+		if n, status := s.Scan([]byte(tc.in), 1<<10); status != tc.status || n != ScanMore {
+			t.Errorf("Scan(%q) = (%d, %d), want more input (%d) and status %d", tc.in, n, status, ScanMore, tc.status)
+		}
 	}
 }
