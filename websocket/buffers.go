@@ -41,6 +41,15 @@ func getBuf(n int) []byte {
 	return make([]byte, 0, 1<<(class+minClassShift))
 }
 
+// bufCap returns the capacity of the buffer getBuf(n) returns.
+func bufCap(n int) int {
+	class, ok := classOf(n)
+	if !ok {
+		return n
+	}
+	return 1 << (class + minClassShift)
+}
+
 // putBuf gives b back to its pool. Only buffers of a class's exact capacity go in (a buffer
 // from elsewhere is left to the collector), and b must not be used again: in builds with the
 // race detector it is poisoned instead (see buffers_race.go).

@@ -136,9 +136,14 @@ type Conn struct {
 	writerWait bool // the handler is parked in a write, for Drained
 	// pub is what other goroutines' Send and SendPrepared see of the connection without
 	// waiting for its loop (pubClosed, pubOver); the loop keeps it up to date.
-	pub     atomic.Uint32
-	timerAt int64
-	lastIn  int64 // when the client last sent something, for IdleTimeout
+	pub atomic.Uint32
+	// msgSince is when the message in progress began, for Options.MessageTimeout: whole
+	// seconds since the process started, plus one (0: none), in the room the fields above
+	// leave before timerAt's alignment — a connection is 128 bytes, and one more field would
+	// make it the allocator's next class, 144.
+	msgSince int32
+	timerAt  int64
+	lastIn   int64 // when the client last sent something, for IdleTimeout
 
 	flate *flateState // permessage-deflate, when negotiated
 	rare  *connRare   // what few connections need
@@ -241,6 +246,12 @@ func (c *Conn) soon(f func()) {
 // core.Protocol's, on the loop.
 func (c *Conn) Receive(hc *core.Conn, in []byte) int {
 	used := 0
+	// Pings that come one after another are answered once, the latest alone (RFC 6455 §5.5.3
+	// allows it), before whatever follows them: a client that floods pings gets a pong per
+	// read of its input, and no read while it leaves the pongs unread (core holds the
+	// connection's input back past the high-water mark).
+	var ping []byte
+	pinged := false
 	for c.state < stateDone && !c.ready {
 		if !c.inFrame {
 			if used == len(in) {
@@ -254,6 +265,13 @@ func (c *Conn) Receive(hc *core.Conn, in []byte) int {
 			if n == 0 {
 				break // the rest of the header is to come
 			}
+			if pinged && h.Opcode != frame.Ping {
+				c.pong(ping) // before what follows the pings, so that no answer is overtaken
+				pinged = false
+				if c.state >= stateDone {
+					return len(in) // the slow-client policy closed the connection
+				}
+			}
 			if !c.admit(&h) {
 				return len(in)
 			}
@@ -265,7 +283,11 @@ func (c *Conn) Receive(hc *core.Conn, in []byte) int {
 				payload := in[used+n : end]
 				frame.Mask(h.Key, 0, payload)
 				used = end
-				c.control(h.Opcode, payload)
+				if h.Opcode == frame.Ping {
+					ping, pinged = payload, true
+				} else {
+					c.control(h.Opcode, payload)
+				}
 				continue
 			}
 			used += n
@@ -292,7 +314,22 @@ func (c *Conn) Receive(hc *core.Conn, in []byte) int {
 	if c.state >= stateDone {
 		return len(in) // whatever follows a close or a failure is not read
 	}
+	if pinged {
+		c.pong(ping)
+	}
+	if c.msgOp != 0 && !c.ready && c.msgSince == 0 && c.o.messageTimeout() > 0 {
+		c.msgSince = sinceStart()
+		c.schedule()
+	}
 	return used
+}
+
+// pong answers a ping, as the data the connection sends without waiting are: within
+// Options.MaxQueued, past which the slow-client policy applies.
+func (c *Conn) pong(payload []byte) {
+	if c.state == stateOpen {
+		c.queue(frame.Pong, payload, false, true)
+	}
 }
 
 // admit checks a frame's header against what RFC 6455 requires of a client's frames, and
@@ -337,7 +374,7 @@ func (c *Conn) payload(p []byte) bool {
 		return c.deliver(p)
 	}
 	if len(p) > 0 || c.msg == nil {
-		c.msg = appendBuf(c.msg, p)
+		return c.gather(p)
 	}
 	return true
 }
@@ -347,6 +384,7 @@ func (c *Conn) endMessage() bool {
 	if c.msgOp == 0 {
 		return true // handed on from payload already
 	}
+	c.endGather()
 	data := c.msg
 	if c.deflated {
 		out, err := c.flate.inflate(data, c.o.maxMessage())
@@ -397,16 +435,12 @@ func (c *Conn) deliver(data []byte) bool {
 	return c.state < stateDone
 }
 
-// control answers a control frame (§5.5): a ping with its pong, a close with the close
-// handshake; a pong is the answer awaited.
+// control takes a control frame (§5.5) other than a ping (Receive answers those): a close is
+// answered with the close handshake; a pong is the answer awaited.
 func (c *Conn) control(op frame.Opcode, payload []byte) {
 	switch op {
-	case frame.Ping:
-		if c.state == stateOpen {
-			c.writeFrame(frame.Pong, payload, true, false)
-		}
 	case frame.Pong:
-		c.pong()
+		c.ponged()
 	case frame.Close:
 		code, reason, err := frame.ParseClose(payload)
 		if err != nil {
@@ -439,6 +473,7 @@ func (c *Conn) fail(code uint16, reason string) bool {
 		c.writeFrame(frame.Close, frame.AppendClose(b[:0], code, reason), true, false)
 	}
 	c.setErr(&CloseError{Code: code, Reason: reason})
+	c.endGather()
 	putBuf(c.msg)
 	c.msg = nil
 	c.end(nil)
@@ -466,6 +501,7 @@ func (c *Conn) Closed(_ *core.Conn, err error) {
 		c.setErr(ErrClosed)
 	}
 	c.setState(stateClosed)
+	c.endGather()
 	putBuf(c.msg)
 	c.msg = nil
 	c.flate.release()

@@ -43,6 +43,18 @@ type Options struct {
 	// closed with 1009. Zero or negative means 1 MiB.
 	MaxMessage int64
 
+	// MessageTimeout bounds the time from a message's first frame to its last (to within a
+	// second): past it the connection is closed with 1008, so that a message begun and never
+	// ended — one of endless empty fragments among them — holds its buffer and the loop's time
+	// no longer. Zero means 1 minute; negative means none.
+	MessageTimeout time.Duration
+
+	// Budget is the budget that the messages in progress of the connections count against,
+	// with those of every connection that shares it (see Budget). Nil means the package's
+	// default budget, of DefaultMessageBudget bytes, which every connection whose Options
+	// name none shares.
+	Budget *Budget
+
 	// PingInterval is how often a ping is sent to a connection; a client that does not answer
 	// within PongTimeout is gone, and the connection closes. Zero means 30 s; negative sends
 	// none.
@@ -60,10 +72,13 @@ type Options struct {
 	CloseTimeout time.Duration
 
 	// MaxQueued bounds the output of a connection waiting for a slow client, in bytes, for
-	// Send, broadcasts and writes made where nothing can wait: a message that would queue
-	// more is handled by SlowClient. Zero means 1 MiB. (WriteMessage from the handler or a
+	// Send, broadcasts, writes made where nothing can wait and the pongs that answer the
+	// client's pings: a message that would queue more is handled by SlowClient (a pong
+	// dropped is a ping unanswered). Zero means 1 MiB. (WriteMessage from the handler or a
 	// goroutine queues its message whatever its size and waits, past the server's
-	// WriteHighWater, for the client to take it.)
+	// WriteHighWater, for the client to take it.) Whatever the client sends, what it makes
+	// the connection queue stays within the server's WriteHighWater and one pong: a
+	// connection whose output is over that mark is not read until the client has taken half.
 	MaxQueued int
 
 	// SlowClient says what happens to a message that a client too slow to take its output
@@ -94,6 +109,7 @@ const (
 	defaultPongTimeout  = 30 * time.Second
 	defaultCloseTimeout = 5 * time.Second
 	defaultMaxQueued    = 1 << 20
+	defaultMsgTimeout   = time.Minute
 )
 
 // The fields with their defaults. A connection keeps a pointer to its Options, not a copy, so
@@ -128,6 +144,13 @@ func (o *Options) pongTimeout() time.Duration {
 }
 
 func (o *Options) idleTimeout() time.Duration { return max(o.IdleTimeout, 0) }
+
+func (o *Options) messageTimeout() time.Duration {
+	if o.MessageTimeout == 0 {
+		return defaultMsgTimeout
+	}
+	return max(o.MessageTimeout, 0)
+}
 
 func (o *Options) closeTimeout() time.Duration {
 	if o.CloseTimeout <= 0 {

@@ -10,10 +10,25 @@ import (
 // A connection's timers are one deadline, the handed-over connection's own (core.Conn's
 // SetTimeout, a node in the loop's timer heap that every connection has already), set to the
 // nearest of what the connection waits for: the next ping, the pong of the last one, the
-// client's close frame after this side's, and the idle timeout. timerAt is the first three's —
-// which one the state says — and lastIn the idle timeout's start.
+// client's close frame after this side's, the idle timeout and the end of a message in
+// progress. timerAt is the first three's — which one the state says — lastIn the idle
+// timeout's start and msgSince the message's. A deadline that moves later (a message that
+// ended) is left to fire at the earlier time, which finds nothing due and sets the next.
 
 func now() int64 { return time.Now().UnixNano() }
+
+// processStart is what Conn.msgSince counts from.
+var processStart = now()
+
+// sinceStart returns the time now as msgSince holds it: whole seconds since processStart, plus
+// one.
+func sinceStart() int32 { return int32((now()-processStart)/int64(time.Second)) + 1 }
+
+// messageDeadline is when the message in progress must have ended: up to a second early, as
+// msgSince is in whole seconds.
+func (c *Conn) messageDeadline() int64 {
+	return processStart + int64(c.msgSince-1)*int64(time.Second) + int64(c.o.messageTimeout())
+}
 
 // startTimers sets the first deadline of a new connection.
 func (c *Conn) startTimers() {
@@ -38,6 +53,11 @@ func (c *Conn) schedule() {
 			next = at
 		}
 	}
+	if c.msgSince != 0 {
+		if at := c.messageDeadline(); next == 0 || at < next {
+			next = at
+		}
+	}
 	if next == 0 {
 		c.hc.SetTimeout(0)
 		return
@@ -51,6 +71,9 @@ func (c *Conn) Timeout(*core.Conn) {
 	switch {
 	case c.state == stateClosing:
 		c.end(nil) // the client did not answer the close frame: the TCP connection closes anyway
+		return
+	case c.msgSince != 0 && t >= c.messageDeadline():
+		c.fail(ClosePolicyViolation, "message not finished in time")
 		return
 	case c.o.idleTimeout() > 0 && t >= c.lastIn+int64(c.o.idleTimeout()):
 		c.startClose(CloseGoingAway, "idle")
@@ -74,8 +97,8 @@ func (c *Conn) Timeout(*core.Conn) {
 	c.schedule()
 }
 
-// pong takes the answer to the last ping: the next one is due an interval from now.
-func (c *Conn) pong() {
+// ponged takes the answer to the last ping: the next one is due an interval from now.
+func (c *Conn) ponged() {
 	if !c.awaitPong || c.state != stateOpen {
 		return
 	}
