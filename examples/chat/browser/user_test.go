@@ -137,10 +137,25 @@ func (u *user) block(on bool, why string, patterns ...string) {
 		if _, err := cdp.Call(ctx, t, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: urls}); err != nil {
 			return err
 		}
-		_, err := cdp.Call(ctx, t, network.EmulateNetworkConditionsByRule,
-			network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: rules})
+		_, err := cdp.Call(ctx, t, emulateByRule, emulateByRuleParams{Offline: len(rules) > 0, MatchedNetworkConditions: rules})
 		return err
 	}))
+}
+
+// emulateByRuleParams are Network.emulateNetworkConditionsByRule's parameters as Chromium takes
+// them on both sides of a change in the protocol. Chromium 148 (Debian's package when this was
+// written) wants offline as a parameter of the command, required, for the requests the rules
+// match: without it the command is refused ("Invalid parameters"), and the rules' own offline
+// is not heard. Later versions take offline in each rule, and keep the command's as
+// deprecated. cdproto has the later form alone; every rule block sets is offline, so it says
+// so in both places.
+type emulateByRuleParams struct {
+	Offline                  bool                  `json:"offline"`
+	MatchedNetworkConditions []*network.Conditions `json:"matchedNetworkConditions"`
+}
+
+var emulateByRule = cdp.Command[emulateByRuleParams, network.EmulateNetworkConditionsByRuleResult]{
+	Method: network.CommandEmulateNetworkConditionsByRule,
 }
 
 // blockSockets makes every WebSocket of the page fail before it leaves the browser, for the
@@ -214,19 +229,27 @@ func (u *user) say(text string) {
 // enter presses Enter in the focused element as a keyboard does: a key down with the text
 // "\r", which becomes a line break unless the page cancels the key down, and a key up.
 // (chromedp's "\n" sends the line break as a separate char event, which no cancel stops.)
-var enter = chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-	for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeKeyDown, input.DispatchKeyEventTypeKeyUp} {
-		params := input.DispatchKeyEventParams{Type: typ, Key: "Enter", Code: "Enter",
-			WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13}
-		if typ == input.DispatchKeyEventTypeKeyDown {
-			params.Text, params.UnmodifiedText = "\r", "\r"
+var enter = pressEnter(0)
+
+// shiftEnter presses Shift+Enter as enter presses Enter: the page lets it make a line break.
+var shiftEnter = pressEnter(8)
+
+// pressEnter presses Enter with the modifier keys mods held (DevTools' bits: 8 is Shift).
+func pressEnter(mods int64) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeKeyDown, input.DispatchKeyEventTypeKeyUp} {
+			params := input.DispatchKeyEventParams{Type: typ, Modifiers: mods, Key: "Enter", Code: "Enter",
+				WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13}
+			if typ == input.DispatchKeyEventTypeKeyDown {
+				params.Text, params.UnmodifiedText = "\r", "\r"
+			}
+			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, params); err != nil {
+				return err
+			}
 		}
-		if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, params); err != nil {
-			return err
-		}
-	}
-	return nil
-})
+		return nil
+	})
+}
 
 // pasteAndSend pastes text in the message box and presses Enter: quicker than typing a long one.
 func (u *user) pasteAndSend(text string) {

@@ -10,9 +10,11 @@
 // The page shows whether it is connected (live as soon as a request succeeds, retrying within
 // seconds after a failure) and how it follows the room (the status line's data-transport,
 // "websocket" or "long-poll"), sends one message at a time and keeps any it could not send, with
-// a retry; it refuses blank texts and texts or names over the limits below, which the servers
-// that serve it enforce too. Messages are rendered as text, never as HTML, with their sender's
-// name and time; the user's own ones (remembered in localStorage, like the name) stand apart.
+// a retry, without holding back those typed after it (after a crash, the page sends again as
+// soon as the server is back); it refuses blank texts and texts or names over the limits below,
+// which the servers that serve it enforce too. Messages are rendered as text, never as HTML,
+// with their sender's name and time; the user's own ones (remembered in localStorage, like the
+// name) stand apart.
 //
 // The page is page.html with page.css and page.js put in its place, served with a Content
 // Security Policy that allows that style and that script alone.

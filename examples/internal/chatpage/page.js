@@ -3,6 +3,10 @@
 // GET /messages where no WebSocket gets through, and sends with POST /messages, one message at
 // a time. Messages are always rendered as text.
 //
+// A message that could not be sent (the server down, say) is marked so, with a retry, and steps
+// out of the queue: the messages typed after it go on, so that a page whose server crashed and
+// came back sends again at once, whatever it failed to send meanwhile.
+//
 // The socket carries poll answers, so that both ways of following are one: the page keeps its
 // cursor (the last seq it saw) and starts each socket, or poll, from it. A socket that fails
 // before its first answer while the server answers a poll is not coming (a proxy that does not
@@ -37,7 +41,8 @@ const shown = new Map();       // message id → {m, li}: the message and its el
 const earlier = new Map();     // message id → element, for the messages of histories that ended
 const waiting = new Map();     // id of a message sent but not yet polled → its outbox item,
                                // with the seq and epoch the server took it under
-const outbox = [];             // messages to send, oldest first: {text, name, li, state}
+const outbox = [];             // messages to send, oldest first: {text, name, li, state}; one
+                               // that failed leaves it, and is back once retried
 let sending = false;           // a POST is in flight
 let wakeFollower = null;       // ends the follower's wait before its next retry
 let polling = null;            // the AbortController of the poll in flight
@@ -411,7 +416,8 @@ async function follow() {
   }
 }
 
-// --- sending: one POST at a time, in order; a message that fails stays with a retry
+// --- sending: one POST at a time, in order; a message that fails stays, marked not sent, with
+// a retry, and does not hold back those typed after it
 
 function setState(item, state, detail) {
   item.state = state;
@@ -420,15 +426,15 @@ function setState(item, state, detail) {
   line.replaceChildren();
   if (state === "failed") {
     line.append(`Not sent: ${detail}.`);
-    const retry = document.createElement("button");
-    retry.type = "button";
-    retry.textContent = "Retry";
-    retry.addEventListener("click", () => { setState(item, "waiting"); pump(); });
+    const again = document.createElement("button");
+    again.type = "button";
+    again.textContent = "Retry";
+    again.addEventListener("click", () => retry(item));
     const edit = document.createElement("button");
     edit.type = "button";
     edit.textContent = "Edit";
     edit.addEventListener("click", () => unsend(item));
-    line.append(retry, edit);
+    line.append(again, edit);
   } else {
     line.append(state === "sending" ? "sending…" : state === "sent" ? "sent" : "waiting…");
   }
@@ -448,46 +454,65 @@ function enqueue(text, name) {
   pump();
 }
 
-// unsend takes a message that was not sent back into the input, before what is typed there.
+// retry puts a message that was not sent back at the end of the queue: it goes when retried,
+// after the messages already waiting.
+function retry(item) {
+  setState(item, "waiting");
+  outbox.push(item);
+  pump();
+}
+
+// unsend takes a message that was not sent (and so is out of the queue) back into the input,
+// before what is typed there.
 function unsend(item) {
-  outbox.splice(outbox.indexOf(item), 1);
   item.li.remove();
   input.value = input.value === "" ? item.text : item.text + "\n" + input.value;
   measure();
   recheck();
   input.focus();
+}
+
+// pump sends the first message of the queue, and the next once it is done. Sent or not, the
+// message leaves the queue: one that failed stays in the outbox, marked, until it is retried or
+// taken back. Had it kept its place, every message typed after it would wait behind it for as
+// long as nobody retried it: after a crash, all those typed once the server is back.
+async function pump() {
+  const item = outbox[0];
+  if (sending || !item) return;
+  sending = true;
+  setState(item, "sending");
+  let m = null;
+  try {
+    m = await post(item);
+  } catch (e) {
+    setState(item, "failed", e.message);
+  }
+  sending = false;
+  outbox.shift(); // item, still first: settle puts what it sends again behind it
+  if (m) {
+    live();
+    remember(m.id);
+    sent(item, m);
+  }
   pump();
 }
 
-async function pump() {
-  const item = outbox[0];
-  if (sending || !item || item.state === "failed") return;
-  sending = true;
-  setState(item, "sending");
+// post sends a message with POST /messages and returns the server's answer, {id, seq, time,
+// epoch}; it throws an Error that says why the message was not sent.
+async function post(item) {
   const message = item.name ? {name: item.name, text: item.text} : {text: item.text};
+  let r;
   try {
-    let r;
-    try {
-      r = await fetch("/messages", {
-        method: "POST",
-        headers: {"Content-Type": "application/json"},
-        body: JSON.stringify(message),
-      });
-    } catch {
-      throw new Error("no connection to the server");
-    }
-    if (!r.ok) throw new Error(await reason(r));
-    const m = await r.json();
-    live();
-    outbox.shift(); // item, still first: settle puts what it sends again behind it
-    remember(m.id);
-    sent(item, m);
-  } catch (e) {
-    setState(item, "failed", e.message);
-  } finally {
-    sending = false;
+    r = await fetch("/messages", {
+      method: "POST",
+      headers: {"Content-Type": "application/json"},
+      body: JSON.stringify(message),
+    });
+  } catch {
+    throw new Error("no connection to the server");
   }
-  pump();
+  if (!r.ok) throw new Error(await reason(r));
+  return r.json();
 }
 
 // sent marks a message the server took: as the user's own if the poll showed it already, else
