@@ -328,7 +328,7 @@ func (c *conn) updateInterest() {
 	ev := c.events
 	switch c.state {
 	case stIdle, stHead, stDrain:
-		if c.outputBlocked() {
+		if c.outputBlocked() || c.handshakeDeferred() {
 			ev &^= netpoll.WatchRead
 		} else {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup

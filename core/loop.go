@@ -186,6 +186,10 @@ func (l *Loop) run() {
 		l.runReady()
 		l.runPending()
 		l.flushHanded()
+		if l.tlsT != nil && l.tlsT.handshakesWaiting() {
+			l.tlsT.runHandshakes() // after the open connections: see tlsturn.go
+			l.flushHanded()
+		}
 		l.endTurn()
 		if l.shutting && l.nconns == 0 && l.nreqs == 0 {
 			// Done: no connection, and no request — a handler held on work that must run to its
@@ -199,7 +203,7 @@ func (l *Loop) run() {
 // connections have requests held over; else until the next timer. (A poll takes what is ready
 // before it waits, so a busy loop never waits.)
 func (l *Loop) pollTimeout() int {
-	if len(l.ready) > 0 || len(l.pending) > 0 || l.tlsT != nil && l.tlsT.wantsRead() {
+	if len(l.ready) > 0 || len(l.pending) > 0 || l.tlsT != nil && (l.tlsT.wantsRead() || l.tlsT.handshakesWaiting()) {
 		return 0
 	}
 	when, ok := l.timers.next()

@@ -43,6 +43,8 @@ type tlsTransport struct {
 	buffered []*tlsConn // connections whose TLS layer may hold input (see above)
 	spare    []*tlsConn
 	scratch  []byte // plaintext gathered for one write, a file's bytes read for sendfile
+
+	handshakes // the handshakes' share of the loop's turns (tlsturn.go)
 }
 
 // tlsBatch bounds the plaintext one writev or sendfile call encrypts: what waits in
@@ -76,6 +78,7 @@ type tlsConn struct {
 	eof      bool // the client's input has ended: close_notify or the end of TCP
 	buffered bool // listed in tlsTransport.buffered
 	maybe    bool // the last read filled its buffer: crypto/tls may hold more input
+	deferred bool // its handshake waits for a later turn (tlsturn.go)
 }
 
 // tlsWrite writes records to the socket; a test makes it take less.
@@ -311,7 +314,7 @@ func (t *tlsTransport) read(c *conn, p []byte) (int, netpoll.Errno) {
 		if s.hsEnd {
 			return 0, netpoll.ECONNRESET
 		}
-		if e := s.handshake(); e != 0 {
+		if e := t.handshake(s); e != 0 {
 			return 0, e
 		}
 	}
@@ -526,6 +529,7 @@ func (t *tlsTransport) close(c *conn, reset bool) {
 		}
 		s.out = nil
 		t.conns[s.fd] = nil
+		t.forget(s)
 		if s.buffered {
 			i := slices.Index(t.buffered, s)
 			t.buffered = slices.Delete(t.buffered, i, i+1)
