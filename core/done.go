@@ -84,9 +84,6 @@ func (cx *Ctx) runDone() {
 	for _, f := range r.onDone {
 		l.safely(func() { f(d) })
 	}
-	if l.stall.Load() != nil {
-		l.noteStall(cx)
-	}
 	l.hooked = nil
 }
 

@@ -126,6 +126,7 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 		epoch:  time.Now(),
 		done:   make(chan struct{}),
 	}
+	l.label = loopLabel(loopSerial.Add(1))
 	if s.tlsConfig != nil {
 		l.tlsT = newTLSTransport(l, s.tlsConfig)
 		l.tr = l.tlsT
@@ -154,6 +155,7 @@ var testHookNewLoop func(id int) error
 func (l *Loop) run() {
 	l.g = gid.Self()
 	l.goid.Store(gid.Number())
+	l.labelLoop()
 	defer l.exit()
 	for {
 		evs, err := l.poll.Wait(l.pollTimeout())
@@ -324,7 +326,12 @@ func (l *Loop) runPending() {
 // safely runs f on the loop, logging a panic instead of letting it take the loop down: for
 // the callbacks the loop runs outside any request's coroutine (Post, AfterFunc, OnDone).
 func (l *Loop) safely(f func()) {
+	l.enterApp()
 	defer func() {
+		if l.stall.Load() != nil {
+			l.noteStall(l.hooked) // a hook's request, or none
+		}
+		l.leaveApp()
 		if r := recover(); r != nil {
 			l.log.Error("dwell: panic in a function run by the loop", "loop", l.id, "panic", r,
 				"stack", string(debug.Stack()))

@@ -74,13 +74,17 @@ type Options struct {
 	// connection. A listener passed to Serve keeps its own setting, which the loops read.
 	DisableDeferAccept bool
 
-	// StallThreshold is how long one turn of a loop may run before it counts as a stall: a
-	// handler or callback that blocked its thread, and with it every connection of its loop.
-	// A stall is logged once (at level Warn), with the loop, how long it was blocked, the route
-	// and path of the request whose code was running and the stack of the goroutine that
-	// blocked, and counted (Server.Stalls). A goroutine per server watches the loops, every
-	// half threshold; the loops' own cost is a few instructions per turn. Zero means 200 ms;
-	// negative turns the detector off.
+	// StallThreshold is how long a call of application code on a loop — a handler or
+	// continuation until it returns or parks, a Post callback, a timer, a completion hook, a
+	// Protocol's method — may block the loop's thread or run on it before it counts as a
+	// stall, which holds up every connection of the loop. A stall is logged once (at level
+	// Warn), with the loop, how long, what the code waited in, its innermost frame of
+	// application code, the route and path of the request and the stack of the goroutine that
+	// stalled, taken while it did; and counted (Server.Stalls). A loop slow for reasons of its
+	// own (its own work, or waiting for a CPU on a loaded machine) is logged as such at level
+	// Info, and not counted. A goroutine per server watches the loops, every quarter
+	// threshold; the loops' own cost is a few instructions per turn and per call. Zero means
+	// 200 ms; negative turns the detector off.
 	StallThreshold time.Duration
 
 	// TLSConfig, when set, makes the server speak HTTPS: under ListenAndServe and Serve alike

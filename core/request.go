@@ -383,7 +383,9 @@ func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, ret
 	}
 	for {
 		l.running.Store(co)
+		l.enterApp()
 		resume(co)
+		l.leaveApp()
 		l.running.Store(nil)
 		if l.work.f == nil {
 			break
@@ -436,6 +438,7 @@ func (l *Loop) chain(cx *Ctx) *Ctx {
 	next.co, co.ctx = co, next
 	next.state = ctxRunning
 	l.current = next
+	l.nextApp()
 	return next
 }
 

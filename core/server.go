@@ -159,17 +159,23 @@ func (s *Server) serve(fds []int, shared bool) error {
 	for _, l := range loops {
 		go l.run()
 	}
-	stopWatch := make(chan struct{})
+	stopWatch, watchDone := make(chan struct{}), make(chan struct{})
 	if t := s.opts.StallThreshold; t > 0 {
 		// The stall detector's watchdog: the one goroutine of a server's beside its loops, since
 		// a loop that is blocked cannot report itself (stall.go). It reads each loop's turn
 		// through atomics and touches no socket.
-		go s.watch(loops, t, stopWatch)
+		go func() {
+			defer close(watchDone)
+			s.watch(loops, t, stopWatch)
+		}()
+	} else {
+		close(watchDone)
 	}
 	for _, l := range loops {
 		<-l.done
 	}
 	close(stopWatch)
+	<-watchDone     // no goroutine of the server's outlives it
 	netpoll.Drain() // every last response on its way before the program may exit
 	close(s.done)
 	return ErrServerClosed

@@ -1,8 +1,6 @@
 package core
 
 import (
-	"bytes"
-	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -10,24 +8,48 @@ import (
 	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
-// Stalls: a handler that blocks its thread (time.Sleep, a channel receive, a blocking system
-// call) stops its loop, and with it every connection the loop serves. The loop cannot notice
-// while it is blocked, so a watchdog goroutine (one per server) looks at the loops every half
-// threshold: a loop whose turn — one iteration, from the poll's return to the next poll — has
-// run longer than Options.StallThreshold is stalled. The watchdog records the stack of the
-// goroutine running the loop's code at that moment (the handler's coroutine, or the loop's own
-// goroutine in a callback), and the loop, once it runs again, logs the stall once: the loop, how
-// long it was blocked, the route and path of the request whose code was running, and that
-// stack. The loop's own cost is two atomic stores and a clock reading per iteration, and an
-// atomic load when a handler returns or parks.
+// Stalls: application code that blocks the loop's thread (time.Sleep, a channel receive, a
+// blocking system call) or runs on it for long stops the loop, and with it every connection it
+// serves. The loop cannot notice while it is blocked, so a watchdog goroutine (one per server)
+// looks at the loops every quarter of Options.StallThreshold.
+//
+// What is timed is a call of application code — a handler or continuation from the moment the
+// loop switches into it until it returns or parks, a Post callback, a timer, a completion hook,
+// a Protocol's method — not the loop's turn: a turn made long by the loop's own work (TLS
+// handshakes, many connections' requests) or by a loop waiting for a CPU blames no handler.
+// The loop numbers those calls (appSeq: odd while one runs, two atomic additions a call), and
+// a call the watchdog sees running on two looks three quarters of the threshold apart is a
+// stall. The watchdog then takes the stack of the goroutine running the loop's code
+// (stallstack.go), while the stall goes on, and tells from it what the code is doing: blocked
+// (parked in the runtime, or in a system call) or running, and in which frame of application
+// code; and whether the machine was short of CPU meanwhile (stallcpu.go). Once the call has
+// returned or parked, the loop logs the stall once, with the request's route and path, and
+// counts it (Server.Stalls) — or, when no application code is to blame (the call was dwell's
+// own work on the application's behalf, or it waited for a CPU more than it ran), says so
+// instead, without counting it. A turn that runs past the threshold with no call to blame
+// is reported the same way, as the loop's own.
 
 // defaultStallThreshold is Options.StallThreshold's default.
 const defaultStallThreshold = 200 * time.Millisecond
 
-// A stallNote is what the watchdog saw of a stalled turn, for the loop to report.
+// A stallNote is what the watchdog saw of a stall, for the loop to report once it is over. The
+// watchdog writes its fields before it publishes the note (Loop.stall) but for stack, which it
+// writes before it sets ready; the loop writes the rest, and reads stack once ready is set.
 type stallNote struct {
-	start int64  // the turn's start, on the loop clock
-	stack string // of the goroutine running the loop's code when the watchdog looked
+	app   bool    // a call of application code ran for the threshold (else: a turn did)
+	seq   uint64  // the call's number (Loop.appSeq)
+	since int64   // loop clock: when the stall began, as far as the watchdog can tell
+	cpu   cpuMark // the schedulers' figures from before, to compare with after (stallcpu.go)
+
+	stack loopStack // the stack taken while the stall went on
+	ready atomic.Bool
+
+	end     int64 // loop clock: when the call returned or parked, or the turn ended
+	ended   bool
+	route   string // of the request whose code stalled, if any
+	method  string
+	path    string
+	request bool
 }
 
 // beginTurn marks the start of an iteration, at the loop clock's reading for it (never 0,
@@ -40,13 +62,20 @@ func (l *Loop) beginTurn() {
 }
 
 // endTurn marks the end of an iteration before the loop polls again: it reports a stall the
-// watchdog saw in loop code outside any request, and keeps the longest turn.
+// watchdog saw, and keeps the longest turn.
 func (l *Loop) endTurn() {
 	end := l.clock()
 	d := end - l.turnStart.Load()
 	l.turnStart.Store(0)
-	if l.stall.Load() != nil {
-		l.reportStall(nil, end)
+	if n := l.stall.Load(); n != nil {
+		if !n.ended {
+			n.end, n.ended = end, true
+		}
+		// Not ready, it is reported at the end of a later turn, which the watchdog posts; the
+		// watchdog may replace it meanwhile (checkStall), hence the swap.
+		if n.ready.Load() && l.stall.CompareAndSwap(n, nil) {
+			l.reportStall(n)
+		}
 	}
 	if d > l.longest {
 		l.longest = d
@@ -54,40 +83,41 @@ func (l *Loop) endTurn() {
 	}
 }
 
-// noteStall reports a stall the watchdog saw while cx's code ran, once that code has returned
-// or parked: the request's path is still there to name. It is called only when l.stall is
-// set, so that the check stays a load at the call sites (the handler's frames while it parks
-// stay as they were).
+// enterApp and leaveApp bracket a call of application code on the loop (see above).
+func (l *Loop) enterApp() { l.appSeq.Add(1) }
+func (l *Loop) leaveApp() { l.appSeq.Add(1) }
+
+// nextApp marks the start of another call while one runs: the next pipelined request's
+// handler, which a coroutine runs right after the last one's (Loop.chain).
+func (l *Loop) nextApp() { l.appSeq.Add(2) }
+
+// noteStall records, for the report at the end of the turn, that the call of application code
+// in which the watchdog saw a stall — cx's handler or continuation, its completion hooks, or a
+// callback (cx nil) — is returning or parking: when, and the request's route and path while
+// they are there to read. It is called, from within the call, only when l.stall is set, so that
+// the check stays a load at the call sites (the handler's frames while it parks stay as they
+// were); the report itself is made on the loop's own stack, at the end of the turn.
 //
 //go:noinline
-func (l *Loop) noteStall(cx *Ctx) { l.reportStall(cx, l.clock()) }
-
-// reportStall logs the stall the watchdog noted, with cx's route and path when the stall was in
-// its code, and counts it.
-func (l *Loop) reportStall(cx *Ctx, now int64) {
-	n := l.stall.Swap(nil)
-	if n == nil {
-		return
+func (l *Loop) noteStall(cx *Ctx) {
+	n := l.stall.Load()
+	if n == nil || n.ended || l.appSeq.Load() != n.seq {
+		return // not the call that ran when the stall was seen: the end of the turn ends the note
 	}
-	l.stalls.Add(1)
-	attrs := []any{"loop", l.id, "blocked", time.Duration(now - n.start)}
+	n.end, n.ended = l.clock(), true
 	if cx != nil {
-		if route := ctxhook.RouteName(cx.route); route != "" {
-			attrs = append(attrs, "route", route)
-		}
+		n.request = true
+		n.route = ctxhook.RouteName(cx.route)
 		if cx.req.Arena != nil { // gone in a continuation
-			attrs = append(attrs, "method", string(cx.req.Bytes(cx.req.Method)),
-				"path", string(cx.req.Bytes(cx.req.Path)))
+			n.method, n.path = string(cx.req.Bytes(cx.req.Method)), string(cx.req.Bytes(cx.req.Path))
 		}
 	}
-	attrs = append(attrs, "stack", n.stack)
-	l.log.Warn("dwell: loop stalled: a handler or callback blocked its thread (use wait.Do for blocking work)", attrs...)
 }
 
-// watch is the server's watchdog: every half threshold it looks at each loop's turn, until
-// stop is closed.
+// watch is the server's watchdog: every quarter threshold it looks at each loop, until stop is
+// closed.
 func (s *Server) watch(loops []*Loop, threshold time.Duration, stop <-chan struct{}) {
-	t := time.NewTicker(max(threshold/2, time.Millisecond))
+	t := time.NewTicker(max(threshold/4, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -95,59 +125,159 @@ func (s *Server) watch(loops []*Loop, threshold time.Duration, stop <-chan struc
 			return
 		case <-t.C:
 		}
+		var due []*Loop
 		for _, l := range loops {
-			l.checkStall(threshold)
+			if l.checkStall(threshold) {
+				due = append(due, l)
+			}
+		}
+		if len(due) > 0 {
+			takeStacks(due) // one look at the goroutines for all of them
 		}
 	}
 }
 
-// checkStall runs on the watchdog: it notes l's turn if it has run for threshold, once a turn.
-func (l *Loop) checkStall(threshold time.Duration) {
+// checkStall runs on the watchdog: it reports whether it noted a stall of l whose stack is to
+// be taken. A call of application code seen running three quarters of the threshold apart is
+// noted once, and supersedes a note of its turn not yet reported that was taken while another
+// call, or none, ran (the turn's note of a call is that call's); a turn running for the
+// threshold is noted once, unless a note is pending. A turn that is not in application code
+// while the machine is short of CPU needs no stack to be reported: it waited. The watchdog also
+// keeps what a report will compare with: the schedulers' figures from when a long turn was first
+// seen going on.
+func (l *Loop) checkStall(threshold time.Duration) bool {
+	w := &l.watched
+	now := int64(time.Since(l.epoch))
+	seq := l.appSeq.Load()
+	if seq != w.seq {
+		w.seq, w.seqAt = seq, now
+	}
 	start := l.turnStart.Load()
-	if start == 0 || start == l.stallSeen || int64(time.Since(l.epoch))-start < int64(threshold) {
-		return
+	if start == 0 {
+		return false // polling
 	}
-	l.stallSeen = start // the watchdog's own: one note per turn
-	goid := l.goid.Load()
-	if co := l.running.Load(); co != nil {
-		goid = co.goid
+	if start != w.marked && now-start >= int64(threshold)/4 {
+		w.marked = start // a long turn seen going on: what the schedulers say now, for later
+		w.cpu = readCPUMark(threshold)
 	}
-	l.stall.Store(&stallNote{start: start, stack: goroutineStack(goid)})
+	var cpu cpuMark
+	if w.marked == start {
+		cpu = w.cpu
+	}
+	pending := l.stall.Load()
+	var n *stallNote
+	switch {
+	case seq&1 == 1 && seq != w.appNoted && now-w.seqAt >= int64(threshold)*3/4 &&
+		(pending == nil || !pending.app && pending.seq != seq):
+		w.appNoted, w.noted = seq, start
+		n = &stallNote{app: true, seq: seq, since: w.seqAt, cpu: cpu}
+	case start != w.noted && now-start >= int64(threshold) && pending == nil:
+		w.noted = start
+		n = &stallNote{seq: seq, since: start, cpu: cpu}
+		if seq&1 == 0 && cpu.starvedSince() != "" {
+			n.ready.Store(true) // the loop's own work, or a wait for a CPU: no stack to take
+			l.stall.Store(n)
+			return false
+		}
+	default:
+		return false
+	}
+	// The note goes to the loop at once, so that the code that stalled records its request
+	// when it returns or parks; its stack follows (publishStack).
+	w.note = n
+	l.stall.Store(n)
+	return true
+}
+
+// stillStalled reports whether the call (or turn) noted still runs.
+func (l *Loop) stillStalled() bool {
+	w := &l.watched
+	return l.appSeq.Load() == w.note.seq && l.turnStart.Load() == w.noted
+}
+
+// publishStack gives the note the stack taken for it, and has the loop run a turn, whose end
+// reports the stall.
+func (l *Loop) publishStack(stack loopStack) {
+	w := &l.watched
+	n := w.note
+	w.note = nil
+	n.stack = stack
+	n.ready.Store(true)
+	l.Post(noop)
 	if testHookStall != nil {
 		testHookStall(l)
 	}
 }
 
+func noop() {}
+
 // testHookStall, when a test sets it, runs on the watchdog once it has noted a stall.
 var testHookStall func(*Loop)
 
-// goroutineStack returns the stack of goroutine goid, from a dump of every goroutine (the only
-// way to see another goroutine's stack; it stops the world for as long as the dump takes, which
-// is why only a stall pays for it), or the whole dump if goid is not in it.
-func goroutineStack(goid uint64) string {
-	buf := make([]byte, 64<<10)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) || len(buf) >= 64<<20 {
-			buf = buf[:n]
-			break
+// reportStall logs the stall the watchdog noted: as application code's, counted, when
+// application code blocked the loop or ran on it for the threshold; else as the loop's own
+// slowness, saying why.
+func (l *Loop) reportStall(n *stallNote) {
+	d := time.Duration(n.end - n.since)
+	st := &n.stack
+	starved := n.cpu.starvedSince()
+	attrs := []any{"loop", l.id}
+	msg, blamed := "", true
+	switch {
+	case st.taken && st.app != "" && st.blocked != "":
+		msg = "dwell: loop stalled: application code blocked the loop's thread (use wait.Do for blocking work)"
+		attrs = append(attrs, "blocked", d, "in", st.blocked, "frame", st.app)
+	case n.app && st.taken && st.app != "" && starved == "":
+		msg = "dwell: loop stalled: application code ran on the loop's thread for too long (use wait.Do for long computations)"
+		attrs = append(attrs, "ran", d, "frame", st.app)
+	case n.app && !st.taken && starved == "":
+		msg = "dwell: loop stalled: application code blocked or ran on the loop's thread (it returned before its stack could be taken)"
+		attrs = append(attrs, "blocked", d)
+	default:
+		msg, blamed = "dwell: loop slow, not because of application code: "+slowReason(n, starved), false
+		attrs = append(attrs, "took", d)
+		if st.app != "" {
+			attrs = append(attrs, "frame", st.app)
 		}
-		buf = make([]byte, 2*len(buf))
 	}
-	head := []byte("goroutine " + strconv.FormatUint(goid, 10) + " [")
-	i := bytes.Index(buf, head)
-	if i < 0 {
-		return string(buf)
+	if n.request {
+		if n.route != "" {
+			attrs = append(attrs, "route", n.route)
+		}
+		if n.path != "" {
+			attrs = append(attrs, "method", n.method, "path", n.path)
+		}
 	}
-	rest := buf[i:]
-	if end := bytes.Index(rest, []byte("\n\n")); end >= 0 {
-		rest = rest[:end]
+	if st.taken {
+		attrs = append(attrs, "stack", st.text)
 	}
-	return string(rest)
+	if blamed {
+		l.stalls.Add(1)
+		l.log.Warn(msg, attrs...)
+	} else {
+		l.log.Info(msg, attrs...)
+	}
 }
 
-// Stalls returns how many times the server's loops have stalled (see Options.StallThreshold)
-// and the longest turn any loop has taken, stall or not. It may be called from any goroutine.
+// slowReason says why a long call or turn blames no application code.
+func slowReason(n *stallNote, starved string) string {
+	st := &n.stack
+	switch {
+	case starved != "":
+		return "it waited for a CPU (" + starved + ")"
+	case !st.taken:
+		return "its own work (the turn ended before its stack could be taken)"
+	case st.app != "":
+		return "many short calls of application code, none of them for the threshold"
+	case st.own != "":
+		return "its own work (" + st.own + ")"
+	}
+	return "its own work"
+}
+
+// Stalls returns how many times application code has stalled the server's loops (see
+// Options.StallThreshold) and the longest turn any loop has taken, stall or not. It may be
+// called from any goroutine.
 func (s *Server) Stalls() (n int64, longest time.Duration) {
 	s.mu.Lock()
 	loops := s.loops
@@ -160,13 +290,30 @@ func (s *Server) Stalls() (n int64, longest time.Duration) {
 }
 
 // stallState is what a Loop keeps for the stall watchdog: written by the loop, read by the
-// watchdog and by Server.Stalls, so each field is atomic but for the loop's own copies.
+// watchdog and by Server.Stalls, so each field is atomic but for the loop's own copy and the
+// watchdog's own record.
 type stallState struct {
-	turnStart   atomic.Int64 // loop clock at the current turn's start; 0 while the loop polls
+	turnStart   atomic.Int64  // loop clock at the current turn's start; 0 while the loop polls
+	appSeq      atomic.Uint64 // calls of application code, twice: odd while one runs
 	goid        atomic.Uint64
+	label       string                    // the loop's goroutines' profiler label (stallstack.go)
 	stall       atomic.Pointer[stallNote] // noted by the watchdog, for the loop to report
 	stalls      atomic.Int64
 	longestTurn atomic.Int64
-	longest     int64 // the loop's own copy of longestTurn
-	stallSeen   int64 // the watchdog's: the start of the last turn it noted
+	longest     int64   // the loop's own copy of longestTurn
+	watched     watched // the watchdog's own
 }
+
+// watched is what the watchdog keeps of a loop between its looks.
+type watched struct {
+	seq      uint64 // the loop's appSeq when last seen, first seen at seqAt (loop clock)
+	seqAt    int64
+	marked   int64 // the turn the scheduler's figures in cpu were taken in
+	cpu      cpuMark
+	noted    int64  // the start of the last turn noted
+	appNoted uint64 // the last call noted
+	note     *stallNote
+}
+
+// loopLabel is the profiler label of the loop numbered serial in the process (loopSerial).
+func loopLabel(serial uint64) string { return strconv.FormatUint(serial, 10) }

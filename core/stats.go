@@ -60,8 +60,8 @@ type LoopStats struct {
 	BytesIn, BytesOut int64
 	// Turns counts the loop's iterations: a poll and the handling of what it found.
 	Turns int64
-	// Stalls counts the turns that ran longer than Options.StallThreshold (see Server.Stalls),
-	// once reported: a stall still under way is counted once it ends.
+	// Stalls counts the stalls application code caused (see Options.StallThreshold and
+	// Server.Stalls), once reported: a stall still under way is counted once it ends.
 	Stalls int64
 	// LongestTurn is the longest turn the loop has taken, stall or not.
 	LongestTurn time.Duration

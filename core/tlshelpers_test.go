@@ -8,8 +8,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -178,4 +180,18 @@ func records(b []byte) (types []byte, lens []int) {
 		b = b[5+n:]
 	}
 	return types, lens
+}
+
+// readBody reads a response and returns its body.
+func readBody(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -3,11 +3,8 @@
 package core
 
 import (
-	"bufio"
 	"crypto/tls"
 	"fmt"
-	"io"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -100,18 +97,4 @@ func TestHandshakesWaitForOpenConnections(t *testing.T) {
 	if got := begun.Load() - before; got != storm {
 		t.Errorf("%d handshakes, want %d", got, storm)
 	}
-}
-
-// readBody reads a response and returns its body.
-func readBody(t *testing.T, r *bufio.Reader) string {
-	t.Helper()
-	resp, err := http.ReadResponse(r, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

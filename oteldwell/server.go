@@ -47,8 +47,8 @@ const (
 //   - dwell.server.panics ({panic}, a counter): the handlers and continuations that panicked;
 //   - dwell.server.network.io (By, a counter): the bytes read from and written to the
 //     sockets (TLS records for a TLS server), by network.io.direction "receive" or "transmit";
-//   - dwell.server.stalls ({stall}, a counter): the loop turns longer than
-//     core.Options.StallThreshold, a handler or callback having blocked its loop;
+//   - dwell.server.stalls ({stall}, a counter): the stalls of application code, a handler or
+//     callback that blocked its loop (or ran on it) for core.Options.StallThreshold;
 //   - dwell.server.loop.turns ({turn}, a counter): the loops' iterations;
 //   - dwell.server.loop.longest_turn (s, a gauge): the longest turn any loop has taken;
 //   - dwell.server.tls.handshakes ({handshake}, a counter): the TLS handshakes by result:
@@ -84,7 +84,7 @@ func ObserveServer(s *core.Server, o Options) (metric.Registration, error) {
 	ins.refusals = counter("dwell.server.refusals", "{response}", "The server's own answers: requests refused before a handler ran, and answers given for a handler.")
 	ins.panics = counter("dwell.server.panics", "{panic}", "Handlers and continuations that panicked.")
 	ins.io = counter("dwell.server.network.io", "By", "Bytes read from and written to the connections.")
-	ins.stalls = counter("dwell.server.stalls", "{stall}", "Loop turns longer than the stall threshold.")
+	ins.stalls = counter("dwell.server.stalls", "{stall}", "Stalls: application code that blocked a loop for the stall threshold.")
 	ins.turns = counter("dwell.server.loop.turns", "{turn}", "Loop iterations.")
 	ins.handshakes = counter("dwell.server.tls.handshakes", "{handshake}", "TLS handshakes, by result.")
 	ins.longest, e = meter.Float64ObservableGauge("dwell.server.loop.longest_turn",

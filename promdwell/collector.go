@@ -35,8 +35,8 @@ import (
 //   - dwell_server_panics_total: the handlers that panicked;
 //   - dwell_server_received_bytes_total and dwell_server_sent_bytes_total: the bytes read from
 //     and written to the sockets (TLS records over TLS);
-//   - dwell_server_loop_turns_total and dwell_server_loop_stalls_total (turns longer than
-//     core.Options.StallThreshold);
+//   - dwell_server_loop_turns_total and dwell_server_loop_stalls_total (application code that
+//     blocked a loop for core.Options.StallThreshold);
 //   - dwell_server_tls_handshakes_total{result}: done, failed and abandoned.
 type Collector struct {
 	s     *core.Server
@@ -69,7 +69,7 @@ func NewCollector(s *core.Server) *Collector {
 		bytesIn:        d("received_bytes_total", "Bytes read from the connections."),
 		bytesOut:       d("sent_bytes_total", "Bytes written to the connections."),
 		turns:          d("loop_turns_total", "Turns of the loops."),
-		stalls:         d("loop_stalls_total", "Turns longer than the stall threshold."),
+		stalls:         d("loop_stalls_total", "Stalls: application code that blocked a loop for the stall threshold."),
 		handshakes:     d("tls_handshakes_total", "TLS handshakes, by result.", "result"),
 	}}
 }
