@@ -328,9 +328,14 @@ func (c *conn) updateInterest() {
 	ev := c.events
 	switch c.state {
 	case stIdle, stHead, stDrain:
-		if c.outputBlocked() || c.handshakeDeferred() {
+		switch {
+		case c.handshakeDeferred():
+			// Its handshake waits its turn (tlsturn.go): nothing is read meanwhile, and a
+			// hang-up is seen by the read that finally comes.
+			ev &^= netpoll.WatchRead | netpoll.WatchHangup
+		case c.outputBlocked():
 			ev &^= netpoll.WatchRead
-		} else {
+		default:
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
 		}
 	case stLinger:
