@@ -246,10 +246,13 @@ func (c *Conn) soon(f func()) {
 // core.Protocol's, on the loop.
 func (c *Conn) Receive(hc *core.Conn, in []byte) int {
 	used := 0
-	// Pings that come one after another are answered once, the latest alone (RFC 6455 §5.5.3
-	// allows it), before whatever follows them: a client that floods pings gets a pong per
-	// read of its input, and no read while it leaves the pongs unread (core holds the
-	// connection's input back past the high-water mark).
+	// Each ping is answered at once while the client takes what it is sent. Once it leaves
+	// output unread, a pong not sent yet is owed: pings that come one after another are then
+	// answered once, the latest alone (RFC 6455 §5.5.3 allows it), before whatever follows
+	// them. A client that floods pings and does not read so gets a pong per read of its input,
+	// and no read at all once the output is over the high-water mark (core holds the
+	// connection's input back).
+	backed := hc.Buffered() > 0
 	var ping []byte
 	pinged := false
 	for c.state < stateDone && !c.ready {
@@ -283,9 +286,14 @@ func (c *Conn) Receive(hc *core.Conn, in []byte) int {
 				payload := in[used+n : end]
 				frame.Mask(h.Key, 0, payload)
 				used = end
-				if h.Opcode == frame.Ping {
+				switch {
+				case h.Opcode == frame.Ping && backed:
 					ping, pinged = payload, true
-				} else {
+				case h.Opcode == frame.Ping:
+					if c.pong(payload); c.state >= stateDone {
+						return len(in) // the slow-client policy closed the connection
+					}
+				default:
 					c.control(h.Opcode, payload)
 				}
 				continue
