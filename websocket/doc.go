@@ -34,11 +34,11 @@
 // over Options.MaxMessage with 1009, as is the connection holding the most when the messages
 // still arriving on all the connections that share a Budget hold more than it; a message not
 // ended within Options.MessageTimeout with 1008. Pings are answered at once (those that come
-// together with one pong, the latest's), pings are sent every Options.PingInterval and a
-// connection that does not answer within Options.PongTimeout is closed, as is one that sends
-// nothing for Options.IdleTimeout; a close frame is answered and the TCP connection closed; a
-// close this side starts waits Options.CloseTimeout for the client's. Whatever a client sends,
-// what it makes a connection queue for it stays within the server's WriteHighWater and one
-// pong: a connection whose output is over that mark is not read until the client has taken
-// half of it.
+// together while the client leaves output unread, with one pong, the latest's), pings are sent
+// every Options.PingInterval and a connection that does not answer within Options.PongTimeout
+// is closed, as is one that sends nothing for Options.IdleTimeout; a close frame is answered
+// and the TCP connection closed; a close this side starts waits Options.CloseTimeout for the
+// client's. Whatever a client sends, what it makes a connection queue for it stays within the
+// server's WriteHighWater and one pong: a connection whose output is over that mark is not
+// read until the client has taken half of it.
 package websocket
