@@ -45,6 +45,44 @@ func (s *Server) prepareTLS() error {
 	if len(cfg.Certificates) == 0 && cfg.GetCertificate == nil && cfg.GetConfigForClient == nil {
 		return errors.New("dwell: TLSConfig has no certificate (Certificates, GetCertificate or GetConfigForClient)")
 	}
+	serverDefaults(cfg)
+	if get := cfg.GetConfigForClient; get != nil {
+		// The configuration a handshake gets from the application's callback replaces this one
+		// whole: it gets the same defaults, on a copy, since the callback may return the same
+		// configuration every time, or one the application goes on using.
+		cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			c, err := get(hello)
+			if c == nil || err != nil {
+				return c, err
+			}
+			c = c.Clone()
+			serverDefaults(c)
+			return c, nil
+		}
+	}
+	s.tlsConfig = cfg
+	return nil
+}
+
+// serverDefaults fills in what cfg leaves to the defaults with dwell's, and reduces its ALPN
+// protocols to those the server speaks.
+//
+// crypto/tls's own defaults for TLS 1.2 include CBC cipher suites (ECDHE with AES-CBC and
+// SHA-1), which scanners report as obsolete and as LUCKY13's target. dwell's are Mozilla's
+// "intermediate" profile instead: TLS 1.2 and 1.3, and in TLS 1.2 only ECDHE key exchange with
+// AEAD ciphers (AES-GCM, ChaCha20-Poly1305), for ECDSA and RSA certificates alike; every
+// current browser and client library has them (Internet Explorer 11 on Windows 7 and 8.1 only
+// for ECDSA: Mozilla's profile serves it with RSA through DHE, which crypto/tls lacks). (TLS
+// 1.3's suites are AEAD ones, and crypto/tls does not let them be chosen.) A minimum of TLS 1.2 is crypto/tls's own default
+// too, but set here it holds whatever GODEBUG says (tls10server=1 would enable TLS 1.0 and 1.1,
+// which have none of these suites). A field the application set is its choice and is kept.
+func serverDefaults(cfg *tls.Config) {
+	if cfg.MinVersion == 0 {
+		cfg.MinVersion = tls.VersionTLS12
+	}
+	if cfg.CipherSuites == nil {
+		cfg.CipherSuites = slices.Clone(tls12CipherSuites)
+	}
 	protos := []string{"http/1.1"}
 	for _, p := range cfg.NextProtos {
 		if p != "h2" && !slices.Contains(protos, p) {
@@ -52,8 +90,19 @@ func (s *Server) prepareTLS() error {
 		}
 	}
 	cfg.NextProtos = protos
-	s.tlsConfig = cfg
-	return nil
+}
+
+// tls12CipherSuites are the TLS 1.2 cipher suites dwell offers when the configuration does not
+// name its own: Mozilla's intermediate profile, less its finite-field DHE suites, which
+// crypto/tls does not implement. crypto/tls orders them itself (AES-GCM first where the
+// hardware has AES instructions, on both sides), so the order here does not matter.
+var tls12CipherSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
 }
 
 // TLS returns the TLS state of the request's connection — version, cipher suite, the server

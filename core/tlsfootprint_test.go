@@ -35,7 +35,7 @@ func TestTLSIdleFootprint(t *testing.T) {
 }
 
 func idleFootprint(t *testing.T, p *testPKI, n int, useTLS bool) (heap, stack int64) {
-	o := Options{DisableDeferAccept: true}
+	o := Options{DisableDeferAccept: true, StallThreshold: measureStallThreshold}
 	if useTLS {
 		o.TLSConfig = &tls.Config{Certificates: []tls.Certificate{p.cert(t, "localhost", false, "localhost")}}
 	}

@@ -134,12 +134,24 @@ var footprintCases = []struct {
 	{"continuation", "/k", "/cored", 600, 144},
 }
 
+// portableSkip says why the footprint is not measured on the portable poller. There each
+// connection also holds the poller's reader and writer goroutines and its 16 KiB read buffer
+// (some 20 KB, against the 32 to 72 B the wait layer adds), and on a loaded machine the live
+// figure of the same 5,000 parked requests moves by 4 to 8 KB per request from one reading to
+// the next — by 16 to 32 MB between two collections in a row with nothing allocated between
+// them — so the difference of two processes' figures says nothing about the wait layer. What
+// the layer adds does not depend on the poller, and the epoll build measures it strictly.
+const portableSkip = "the portable poller's goroutines and buffers per connection make the live figure move by kilobytes per parked request with the scheduling, far over what the wait layer adds; Linux's epoll build measures it"
+
 // TestFootprint measures a parked long poll in both forms and in core alone, logs the figures,
 // checks that one publish answers all 5,000, and checks what the wait layer adds. With
 // DWELL_FOOTPRINT_BUDGET=1 it also checks the RSS budgets, which depend on core's share too.
 func TestFootprint(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("parks 5,000 connections in separate processes; meaningless under -race")
+	}
+	if portablePoller {
+		t.Skip(portableSkip)
 	}
 	for _, tc := range footprintCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,6 +175,9 @@ func TestFootprint(t *testing.T) {
 // BenchmarkParkedFootprint reports bytes per parked request (live and RSS) for both forms and
 // for core's own park; run it with -benchtime=1x: each run parks 5,000 connections.
 func BenchmarkParkedFootprint(b *testing.B) {
+	if portablePoller {
+		b.Skip(portableSkip)
+	}
 	for _, tc := range footprintCases {
 		for _, p := range []struct{ name, path string }{{tc.name, tc.path}, {"core-" + tc.name, tc.corePath}} {
 			b.Run(p.name, func(b *testing.B) {
