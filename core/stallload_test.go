@@ -149,6 +149,7 @@ func TestHogProcess(t *testing.T) {
 	if os.Getenv("DWELL_TEST_HOG") == "" {
 		t.Skip("run by TestStallBlamesOnlyApplicationCode")
 	}
-	for {
+	var never atomic.Bool
+	for !never.Load() {
 	}
 }
