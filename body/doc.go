@@ -49,6 +49,11 @@
 // with 200, which RFC 9110 §14.2 allows: multipart/byteranges responses are rarely used and
 // easy to abuse.
 //
+// An FS (NewFS) serves the files of an fs.FS — an embed.FS, say — the same way, with a strong
+// ETag from the content where the FS keeps no modification times (hashed once per file), the
+// Cache-Control it is given, and a precompressed name.br or name.gz in place of name for a
+// client whose Accept-Encoding accepts it.
+//
 // File serving makes blocking calls on the loop — open, stat, and sendfile when the page cache
 // is cold — as nginx does without thread pools. They are short on local disks; a loop serving
 // files from slow or network storage stalls its other connections meanwhile.

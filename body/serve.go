@@ -55,8 +55,16 @@ type resource struct {
 	file    *os.File
 
 	// Last-Modified and ETag as serve would format them from modtime and size, when already
-	// known (the open-file cache keeps them); empty means serve formats them.
+	// known (the open-file cache keeps them); empty means serve formats them. An FS gives an
+	// etag even without a modtime: one made from the content.
 	lastModified, etag string
+
+	// What an FS knows of a representation it keeps described (see fs.go): its type, so that
+	// serve neither guesses nor sniffs; its content coding, sent only with the content (not
+	// with a 304, 412 or 416, whose bodies are not encoded); the Cache-Control for 2xx and 304,
+	// and for no error. at, when set, is read at explicit offsets in place of content.
+	ctype, encoding, cacheControl string
+	at                            io.ReaderAt
 }
 
 // serve answers with r after evaluating the request's preconditions and Range.
@@ -71,21 +79,26 @@ func serve(c *core.Ctx, r resource) {
 		c.SetHeader("Last-Modified", lm)
 	}
 	v.etag = c.ResponseHeader("ETag")
-	if v.etag == "" && knownTime(r.modtime) {
+	if v.etag == "" {
 		v.etag = r.etag
-		if v.etag == "" {
+		if v.etag == "" && knownTime(r.modtime) {
 			v.etag = makeETag(r.modtime, r.size)
 		}
-		c.SetHeader("ETag", v.etag)
+		if v.etag != "" {
+			c.SetHeader("ETag", v.etag)
+		}
 	}
 	switch precondition(c, v) {
 	case 304:
-		// RFC 9110 §15.4.5: the validators, and no representation metadata; Last-Modified is
-		// redundant beside an ETag.
+		// RFC 9110 §15.4.5: the validators, Cache-Control, and no representation metadata;
+		// Last-Modified is redundant beside an ETag.
 		if v.etag != "" {
 			c.DelHeader("Last-Modified")
 		}
 		c.DelHeader("Content-Type")
+		if r.cacheControl != "" {
+			c.SetHeader("Cache-Control", r.cacheControl)
+		}
 		c.SetStatus(304)
 		return
 	case 412:
@@ -108,7 +121,10 @@ func serve(c *core.Ctx, r resource) {
 		}
 	}
 	if c.ResponseHeader("Content-Type") == "" {
-		ctype := typeByName(r.name)
+		ctype := r.ctype
+		if ctype == "" {
+			ctype = typeByName(r.name)
+		}
 		if ctype == "" {
 			var err error
 			if ctype, err = sniffContent(r); err != nil {
@@ -117,6 +133,12 @@ func serve(c *core.Ctx, r resource) {
 			}
 		}
 		c.SetHeader("Content-Type", ctype)
+	}
+	if r.encoding != "" {
+		c.SetHeader("Content-Encoding", r.encoding)
+	}
+	if r.cacheControl != "" {
+		c.SetHeader("Cache-Control", r.cacheControl)
 	}
 	c.SetHeader("Accept-Ranges", "bytes")
 	var digits [20]byte // SetHeader keeps no part of the value, so the conversion can stay on the stack
@@ -129,6 +151,10 @@ func serve(c *core.Ctx, r resource) {
 		// Errors mean the client is gone or the file shrank; either way the connection ends
 		// and there is no one left to tell.
 		c.SendFile(r.file, off, n)
+		return
+	}
+	if r.at != nil {
+		copyAt(c, r.at, off, n)
 		return
 	}
 	copyContent(c, r.content, off, n)
@@ -170,6 +196,28 @@ func copyContent(c *core.Ctx, content io.ReadSeeker, off, n int64) {
 			n -= int64(k)
 		}
 		if err != nil {
+			return
+		}
+	}
+}
+
+// copyAt is copyContent for content read at explicit offsets, which several requests may
+// read at once.
+func copyAt(c *core.Ctx, content io.ReaderAt, off, n int64) {
+	bp := copyBufs.Get().(*[copySize]byte)
+	defer copyBufs.Put(bp)
+	for n > 0 {
+		k, err := content.ReadAt(bp[:min(int64(copySize), n)], off)
+		if k > 0 {
+			if _, werr := c.Write(bp[:k]); werr != nil {
+				return
+			}
+			off += int64(k)
+			n -= int64(k)
+		}
+		if err != nil || k == 0 {
+			// io.EOF before n: the content shrank, and the short body closes the connection.
+			// (Nothing and no error breaks io.ReaderAt's contract; it must not spin the loop.)
 			return
 		}
 	}

@@ -1,0 +1,92 @@
+package body
+
+import "bytes"
+
+// chooseCoding picks the coding in which to send a file that has the codings available (the
+// identity always), for the request's Accept-Encoding value ae (RFC 9110 §12.5.3). The coding
+// the client weighs highest wins; among compressed codings weighed alike, Brotli, which makes
+// the smaller files; between a compressed coding and the identity weighed alike, the
+// compressed one. The identity competes only with a weight the client gave it, by name or
+// through "*": a client that lists codings has said it takes them. When the client accepts
+// no coding available — no header, an empty one, or one refusing the rest, "identity;q=0"
+// included — the identity is sent, as if the header were not there, which §12.5.3 allows
+// rather than a 406.
+//
+// Names are compared without regard to case, and "x-gzip" is gzip (RFC 9110 §8.4.1.3). Of a
+// coding named twice, the first element counts. ae is read in place: nothing is allocated.
+func chooseCoding(ae []byte, available [numCodings]bool) coding {
+	weights := [numCodings]int{-1, -1, -1} // by coding, in thousandths; -1: not named
+	star := -1
+	for len(ae) > 0 {
+		var elem []byte
+		elem, ae, _ = bytes.Cut(ae, []byte(","))
+		name, params, _ := bytes.Cut(elem, []byte(";"))
+		name = bytes.TrimSpace(name)
+		w := qWeight(params)
+		var k coding
+		switch {
+		case bytes.EqualFold(name, []byte("br")):
+			k = brotli
+		case bytes.EqualFold(name, []byte("gzip")), bytes.EqualFold(name, []byte("x-gzip")):
+			k = gzipped
+		case bytes.EqualFold(name, []byte("identity")):
+			k = identity
+		case string(name) == "*":
+			if star < 0 {
+				star = w
+			}
+			continue
+		default:
+			continue
+		}
+		if weights[k] < 0 {
+			weights[k] = w
+		}
+	}
+	for k := range weights {
+		if weights[k] < 0 {
+			weights[k] = star // "*" stands for every coding not named; unnamed, -1 still
+		}
+	}
+	best, bestWeight := identity, 0
+	for k := brotli; k < numCodings; k++ {
+		if available[k] && weights[k] > bestWeight {
+			best, bestWeight = k, weights[k]
+		}
+	}
+	if best != identity && weights[identity] > bestWeight {
+		return identity
+	}
+	return best
+}
+
+// qWeight returns the q-value among an Accept-Encoding element's parameters, in thousandths:
+// 1000 without one, and 0 — not acceptable — for a malformed one, as middleware.Compress
+// reads it.
+func qWeight(params []byte) int {
+	for len(params) > 0 {
+		var p []byte
+		p, params, _ = bytes.Cut(params, []byte(";"))
+		name, value, _ := bytes.Cut(p, []byte("="))
+		if !bytes.EqualFold(bytes.TrimSpace(name), []byte("q")) {
+			continue
+		}
+		// qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ) (RFC 9110 §12.4.2)
+		value = bytes.TrimSpace(value)
+		if len(value) == 0 || len(value) > 5 || value[0] != '0' && value[0] != '1' ||
+			len(value) > 1 && value[1] != '.' {
+			return 0
+		}
+		w := int(value[0]-'0') * 1000
+		scale := 100
+		for _, d := range value[min(len(value), 2):] {
+			if d < '0' || d > '9' || value[0] == '1' && d != '0' {
+				return 0
+			}
+			w += int(d-'0') * scale
+			scale /= 10
+		}
+		return w
+	}
+	return 1000
+}
