@@ -26,6 +26,13 @@ type Done struct {
 	// grace period of a shutdown ended), ErrDeadline (SetTimeout), ErrTimeout, a request body error
 	// (ErrBodyTooLarge, io.ErrUnexpectedEOF, a malformed chunked body) that the server answered,
 	// ErrAbortHandler, or a PanicError. It is nil for a response that went out whole.
+	//
+	// A request that handed its connection over (Ctx.HandOver) and was still under way when the
+	// connection ended (a WebSocket handler that reads until the close) reports how it ended:
+	// nil when its Protocol closed it (a close handshake completed), or the error the Protocol
+	// gave (Conn.SetErr: a client that broke the protocol, a ping unanswered); ErrClosed when
+	// the client left without a word (a reset, a vanished client); ErrTimeout, ErrShutdown,
+	// ErrInputFull when the connection ended for them.
 	Err error
 }
 
@@ -90,11 +97,16 @@ func (cx *Ctx) runDone() {
 // outcome returns the Done.Err of the request.
 func (cx *Ctx) outcome() error {
 	r := cx.x.rare
+	end, handed := r.answered.(*handedEnd)
 	switch {
 	case r.panicV == ErrAbortHandler:
 		return ErrAbortHandler
 	case r.panicV != nil:
 		return &PanicError{r.panicV}
+	case handed:
+		// The connection it handed over ended, as recorded then (see handover.go): the
+		// ErrClosed its close then woke the handler with is no more than the close.
+		return end.err
 	case cx.gone != 0:
 		return cx.gone.err()
 	case cx.conn == nil || cx.conn.state == stClosed:

@@ -235,14 +235,62 @@ func (c *conn) afterHandedSend() {
 func (c *conn) closeHanded(err error) {
 	l := c.l
 	hc := l.handed[c.fd]
-	l.handed[c.fd] = nil
-	hc.closed = true
 	if hc.closing && err == nil {
 		err = nil // Close was called: a close of the protocol's own
 	} else if err == nil {
 		err = ErrClosed
 	}
+	if !hc.closing {
+		hc.reportEnd(err) // the connection ended by itself: the client left, a timeout
+	}
+	l.handed[c.fd] = nil
+	hc.closed = true
 	l.safely(func() { hc.p.Closed(hc, err) })
+}
+
+// How a handed-over connection's end ends the request that handed it over, when that request
+// is still under way (a handler that goes on for the protocol's life, parked while it waits —
+// the sequential style of a WebSocket): the connection's close wakes it with ErrClosed,
+// whoever closed it, so the request's Done.Err would say that the client left after a close
+// of the protocol's own (a close handshake the client completed) as after a client that
+// vanished. So the end is recorded when it is decided — when the protocol closes the
+// connection (Close, Abort: no error, unless SetErr said why), or when it closes by itself
+// (ErrClosed, ErrTimeout, ErrShutdown, ErrInputFull) — and outcome reports it, whatever woke
+// the handler after.
+
+// A handedEnd is how a handed-over connection ended, kept for the request that handed it
+// over in the field the server's own answers use for Done.Err (ctxRare.answered), which such a
+// request has no other use for: its response went out at the hand-over.
+type handedEnd struct{ err error }
+
+func (e *handedEnd) Error() string {
+	if e.err == nil {
+		return "dwell: the handed-over connection was closed by its protocol"
+	}
+	return e.err.Error()
+}
+
+// handedClean is the end of a connection its protocol closed with no error to report.
+var handedClean = &handedEnd{}
+
+// reportEnd records err (nil: none) as how the connection ended, for the request that handed
+// it over if it is still under way and has completion hooks to tell. The first end recorded
+// counts, and none replaces what the request ended with before (its deadline passed, a
+// shutdown's grace period ended).
+func (hc *Conn) reportEnd(err error) {
+	cx := hc.c.cx
+	if cx == nil || cx.state == ctxIdle || cx.gone != 0 || !cx.hasDoneHooks() {
+		return
+	}
+	r := cx.x.rare
+	if r.answered != nil {
+		return
+	}
+	if err == nil {
+		r.answered = handedClean
+	} else {
+		r.answered = &handedEnd{err}
+	}
 }
 
 // alive reports whether the Conn's connection is still open, and panics off its loop.
@@ -327,10 +375,15 @@ func (hc *Conn) HighWater() int { return hc.c.l.opts.WriteHighWater }
 // after an HTTP response that closes (a close with unread input would reset the connection and
 // could destroy the last output before the client reads it). It does nothing once the
 // connection is closing or closed.
+//
+// A close of the protocol's own is the normal end of what the request handed over: if the
+// handler that handed it over is still under way, its request ends without an error (Done.Err
+// nil, as for a response that went out whole), unless SetErr said why the protocol closes.
 func (hc *Conn) Close() {
 	if !hc.alive("Close") || hc.closing {
 		return
 	}
+	hc.reportEnd(nil) // unless SetErr reported an error first
 	hc.closing = true
 	hc.c.closeAfterOutput(true)
 	if !hc.closed {
@@ -341,13 +394,32 @@ func (hc *Conn) Close() {
 // Abort closes the connection at once, its queued output dropped and the client told by a
 // reset: for a client that does not read, which would hold its output until the write timeout.
 // Closed(c, nil) follows, before Abort returns. It does nothing once the connection is closed.
+// The request that handed the connection over ends as after Close: say why with SetErr first.
 func (hc *Conn) Abort() {
 	if !hc.alive("Abort") {
 		return
 	}
+	if !hc.closing {
+		hc.reportEnd(nil) // unless SetErr reported an error first
+	}
 	hc.closing = true
 	hc.c.reset = true
 	hc.c.close(nil)
+}
+
+// SetErr says why the protocol is ending the connection when that is not its normal end — a
+// client that broke the protocol, stopped answering or does not read: call it just before
+// Close or Abort. err becomes the Done.Err of the request that handed the connection over, if
+// that request is still under way (an access log reports it), where a close of the protocol's
+// own ends it without an error. The first end told counts: a connection that ended by itself
+// first keeps its own error (ErrClosed when the client left, ErrTimeout, ErrShutdown,
+// ErrInputFull), and a second SetErr changes nothing. Closed still reports nil after Close.
+// The error is told to the request at once rather than kept in the Conn, whose size every idle
+// connection pays for.
+func (hc *Conn) SetErr(err error) {
+	if hc.alive("SetErr") && err != nil && !hc.closing {
+		hc.reportEnd(err)
+	}
 }
 
 // SetTimeout makes Timeout be called d from now, once; d <= 0 removes the timeout.

@@ -61,7 +61,10 @@
 // HEAD, 308 otherwise; a static route is preferred to a parameter there too); else an OPTIONS
 // request gets an automatic reply with an Allow header (and GlobalOPTIONS); else a path that
 // other methods match gets 405 with an Allow header (or MethodNotAllowed); else 404 (or
-// NotFound). Static routes and routes with parameters count alike in all of these.
+// NotFound). Static routes and routes with parameters count alike in all of these. The 404 and
+// 405 are written as the server writes its own refusals when the application gave it a format
+// (core.Options.WriteRefusal: middleware.JSONRefusal answers them in JSON), and as plain text
+// otherwise.
 //
 // # Middleware
 //

@@ -1,10 +1,12 @@
 package router
 
 import (
+	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -36,6 +38,9 @@ import (
 //	srv := core.NewServer(r.Handler(), core.Options{Addr: ":443"})
 //	log.Fatal(srv.ListenAndServeTLS("cert.pem", "key.pem"))
 //
+// When the HTTPS port is known only once its server listens (port 0, or a port from the
+// configuration that the handler should not repeat), use RedirectToHTTPSAddr.
+//
 // Clients that must never speak plaintext at all also want a Strict-Transport-Security header
 // on the HTTPS side: the redirect only helps those that come by http:// first.
 func RedirectToHTTPS(httpsPort string) core.Handler {
@@ -45,10 +50,74 @@ func RedirectToHTTPS(httpsPort string) core.Handler {
 	default:
 		n, err := strconv.ParseUint(httpsPort, 10, 16)
 		if err != nil || n == 0 || httpsPort[0] == '0' || httpsPort[0] == '+' {
-			panic("dwell: RedirectToHTTPS: invalid HTTPS port " + strconv.Quote(httpsPort))
+			panic("dwell: RedirectToHTTPS: invalid HTTPS port " + strconv.Quote(httpsPort) +
+				"; for a port known only once the HTTPS server listens, use RedirectToHTTPSAddr(srv.Addr)")
 		}
 		suffix = ":" + httpsPort
 	}
+	return redirectToHTTPS(func() (string, bool) { return suffix, true })
+}
+
+// RedirectToHTTPSAddr is RedirectToHTTPS with the HTTPS port read from addr at each request
+// rather than given when the handler is made, so that the handler can be made before the HTTPS
+// server listens — on port 0, which picks a free port, say:
+//
+//	srv := core.NewServer(r.Handler(), core.Options{Addr: ":0", TLSConfig: cfg})
+//	plain := core.NewServer(router.RedirectToHTTPSAddr(srv.Addr), core.Options{Addr: ":80"})
+//
+// addr is usually a *core.Server's Addr method; a net.Listener's is another. Its port is the
+// HTTPS port (left out of the Location when it is 443). A request that comes while addr
+// reports no address or port yet (a server that has not called Listen, or Serve) is answered
+// 503 Service Unavailable: there is nowhere to send it yet. Once addr has reported a port it
+// is not called again, since a server's address does not change once it listens: the
+// requests after pay for no lock of the other server's. A nil addr panics.
+func RedirectToHTTPSAddr(addr func() net.Addr) core.Handler {
+	if addr == nil {
+		panic("dwell: RedirectToHTTPSAddr: nil addr; pass the HTTPS server's Addr method")
+	}
+	var known atomic.Pointer[string] // the Location's port part, once addr has told it
+	return redirectToHTTPS(func() (string, bool) {
+		if suffix := known.Load(); suffix != nil {
+			return *suffix, true
+		}
+		port := portOf(addr())
+		if port == 0 {
+			return "", false
+		}
+		suffix := ""
+		if port != 443 {
+			suffix = ":" + strconv.Itoa(port)
+		}
+		known.Store(&suffix)
+		return suffix, true
+	})
+}
+
+// portOf returns the port of a listening address, or 0 when there is none.
+func portOf(a net.Addr) int {
+	switch a := a.(type) {
+	case nil:
+		return 0
+	case *net.TCPAddr:
+		if a == nil {
+			return 0
+		}
+		return a.Port
+	}
+	_, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+// redirectToHTTPS returns the handler of RedirectToHTTPS, whose Location's port part (":8443",
+// or "" for 443) suffix returns, or reports that it is not known yet.
+func redirectToHTTPS(suffix func() (string, bool)) core.Handler {
 	return func(c *core.Ctx) {
 		host, ok := redirectHost(c.Host())
 		if !ok {
@@ -60,11 +129,16 @@ func RedirectToHTTPS(httpsPort string) core.Handler {
 			plainError(c, 400, "400 bad request: the target is not a path\n")
 			return
 		}
+		port, ok := suffix()
+		if !ok {
+			plainError(c, 503, "503 service unavailable: the HTTPS server is not listening yet\n")
+			return
+		}
 		code := 308
 		if m := c.Method(); m == "GET" || m == "HEAD" {
 			code = 301
 		}
-		c.SetHeader("Location", "https://"+host+suffix+target)
+		c.SetHeader("Location", "https://"+host+port+target)
 		c.SetStatus(code)
 	}
 }

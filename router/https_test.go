@@ -1,7 +1,16 @@
 package router_test
 
 import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
@@ -106,6 +115,175 @@ func TestRedirectToHTTPSPort(t *testing.T) {
 	for _, port := range []string{"", "1", "443", "8443", "65535"} {
 		router.RedirectToHTTPS(port) // no panic
 	}
+}
+
+// TestRedirectToHTTPSAddr: the handler is made before the HTTPS server listens on a port of
+// its choosing (port 0, as in the issue: RedirectToHTTPS("0") panics); until it listens the
+// plain listener answers 503, and then redirects to the port it got, which a client following
+// the redirect reaches over TLS.
+func TestRedirectToHTTPSAddr(t *testing.T) {
+	cert := coretest.NewCertificate(t)
+	secure := router.New()
+	secure.GET("/docs/*page", func(c *core.Ctx) { c.WriteString(c.Scheme() + " " + c.Param("page") + " " + c.RawQuery()) })
+	https := core.NewServer(secure.Handler(), core.Options{Addr: "127.0.0.1:0",
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}}, Logger: slog.New(slog.DiscardHandler)})
+
+	_, plainAddr := coretest.Serve(t, router.RedirectToHTTPSAddr(https.Addr), core.Options{})
+	cn := coretest.Dial(t, plainAddr)
+	cn.Send("GET /docs/a?b=1 HTTP/1.1\r\nHost: example.com\r\n\r\n")
+	if resp, body := cn.Response("GET"); resp.StatusCode != 503 || resp.Header.Get("Location") != "" || resp.Close {
+		t.Fatalf("before the HTTPS server listens: %d %q, Location %q, close %v", resp.StatusCode, body, resp.Header.Get("Location"), resp.Close)
+	}
+
+	if err := https.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- https.ListenAndServe() }()
+	t.Cleanup(func() {
+		https.Shutdown(context.Background())
+		if err := <-errc; err != core.ErrServerClosed {
+			t.Errorf("ListenAndServe: %v", err)
+		}
+	})
+	port := https.Addr().(*net.TCPAddr).Port
+	for _, tc := range []struct{ request, loc string }{
+		{"GET /docs/a?b=1 HTTP/1.1\r\nHost: example.com:8080", "https://example.com:" + strconv.Itoa(port) + "/docs/a?b=1"},
+		{"POST /docs/a HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0", "https://127.0.0.1:" + strconv.Itoa(port) + "/docs/a"},
+	} {
+		cn.Send(tc.request + "\r\n\r\n")
+		method, _, _ := strings.Cut(tc.request, " ")
+		if resp, body := cn.Response(method); resp.StatusCode/100 != 3 || resp.Header.Get("Location") != tc.loc {
+			t.Errorf("%s: %d %q, Location %q, want %q", method, resp.StatusCode, body, resp.Header.Get("Location"), tc.loc)
+		}
+	}
+
+	// A browser: http:// to the plain listener, redirected to the HTTPS server.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.Pool}}, Timeout: coretest.Patience}
+	resp, err := client.Get("http://" + plainAddr + "/docs/guide?x=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "https /guide x=1" || resp.Request.URL.Scheme != "https" {
+		t.Errorf("followed: %d %q at %v", resp.StatusCode, body, resp.Request.URL)
+	}
+}
+
+// TestPortOf: what RedirectToHTTPSAddr makes of the addresses it may be given.
+func TestPortOf(t *testing.T) {
+	var nilTCP *net.TCPAddr
+	for _, tc := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{nil, ""},
+		{nilTCP, ""},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, ""},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 443}, "443"},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 8443}, "8443"},
+		{&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8443}, "8443"}, // any address with a port
+		{&net.UnixAddr{Name: "/run/https.sock", Net: "unix"}, ""},
+	} {
+		h := router.RedirectToHTTPSAddr(func() net.Addr { return tc.addr })
+		_, addr := coretest.Serve(t, h, core.Options{})
+		cn := coretest.Dial(t, addr)
+		cn.Send("GET /p HTTP/1.1\r\nHost: example.com\r\n\r\n")
+		resp, _ := cn.Response("GET")
+		switch tc.want {
+		case "":
+			if resp.StatusCode != 503 {
+				t.Errorf("%v: %d, want 503", tc.addr, resp.StatusCode)
+			}
+		case "443":
+			if loc := resp.Header.Get("Location"); loc != "https://example.com/p" {
+				t.Errorf("%v: Location %q", tc.addr, loc)
+			}
+		default:
+			if loc := resp.Header.Get("Location"); loc != "https://example.com:"+tc.want+"/p" {
+				t.Errorf("%v: Location %q", tc.addr, loc)
+			}
+		}
+	}
+	if msg := catchPanicText(func() { router.RedirectToHTTPSAddr(nil) }); !strings.Contains(msg, "RedirectToHTTPSAddr") {
+		t.Errorf("nil addr: panic %q", msg)
+	}
+	if msg := catchPanicText(func() { router.RedirectToHTTPS("0") }); !strings.Contains(msg, "RedirectToHTTPSAddr(srv.Addr)") {
+		t.Errorf("port 0: panic %q, which should say what to use instead", msg)
+	}
+}
+
+// TestRedirectToHTTPSAddrKept: addr is asked until it reports a port, and not after.
+func TestRedirectToHTTPSAddrKept(t *testing.T) {
+	var calls atomic.Int32
+	var port atomic.Int32
+	h := router.RedirectToHTTPSAddr(func() net.Addr {
+		calls.Add(1)
+		if p := port.Load(); p != 0 {
+			return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(p)}
+		}
+		return nil
+	})
+	_, addr := coretest.Serve(t, h, core.Options{})
+	cn := coretest.Dial(t, addr)
+	for i, want := range []struct {
+		port   int32 // what addr reports from this request on
+		status int
+		loc    string
+		calls  int32
+	}{
+		{0, 503, "", 1},
+		{0, 503, "", 2},
+		{8443, 301, "https://example.com:8443/", 3},
+		{9443, 301, "https://example.com:8443/", 3}, // kept: not asked again
+	} {
+		port.Store(want.port)
+		cn.Send("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")
+		resp, _ := cn.Response("GET")
+		if resp.StatusCode != want.status || resp.Header.Get("Location") != want.loc || calls.Load() != want.calls {
+			t.Errorf("request %d: %d %q after %d calls, want %d %q after %d", i, resp.StatusCode, resp.Header.Get("Location"),
+				calls.Load(), want.status, want.loc, want.calls)
+		}
+	}
+}
+
+// catchPanicText returns what f panics with, as text, or "" when it returns.
+func catchPanicText(f func()) (msg string) {
+	defer func() {
+		if v := recover(); v != nil {
+			msg = fmt.Sprint(v)
+		}
+	}()
+	f()
+	return ""
+}
+
+// The HTTPS server listens on a port it picks (port 0): the plain listener's handler is made
+// first, and reads the port when a request comes.
+func ExampleRedirectToHTTPSAddr() {
+	https := core.NewServer(func(c *core.Ctx) { c.WriteString("secure") }, core.Options{Addr: "127.0.0.1:0"}) // and TLSConfig
+	plain := router.New()
+	plain.GET("/healthz", func(c *core.Ctx) { c.WriteString("ok") })
+	plain.NotFound = router.RedirectToHTTPSAddr(https.Addr)
+	url, stop := start(plain.Handler())
+	defer stop()
+
+	get("GET", url+"/docs/") // https has not called Listen yet
+	if err := https.Listen(); err != nil {
+		panic(err)
+	}
+	defer https.Shutdown(context.Background())
+	req, _ := http.NewRequest("GET", url+"/docs/", nil)
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println(resp.Status, resp.Header.Get("Location") == "https://"+https.Addr().String()+"/docs/")
+	// Output:
+	// 503 Service Unavailable "503 service unavailable: the HTTPS server is not listening yet\n"
+	// 301 Moved Permanently true
 }
 
 // A plain listener that sends its clients to the HTTPS server, keeping one route on

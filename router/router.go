@@ -15,12 +15,16 @@ import (
 // The zero Router routes, with every automatic reply and redirect off; New turns them on.
 type Router struct {
 	// NotFound serves requests that match no route, once no redirect or automatic reply
-	// applies. Nil means a plain "404 page not found".
+	// applies. Nil means the server's refusal format when the server has one
+	// (core.Options.WriteRefusal, given a 404 with ErrNotFound: middleware.JSONRefusal's
+	// {"error":"page not found"}), and a plain "404 page not found" otherwise.
 	NotFound core.Handler
 
 	// MethodNotAllowed serves a request whose path matches routes of other methods only,
 	// when HandleMethodNotAllowed is set; the Allow header lists those methods before it runs.
-	// Nil means a plain "405 method not allowed".
+	// Nil means the server's refusal format when the server has one (a 405 with
+	// ErrMethodNotAllowed, the Allow header kept), and a plain "405 method not allowed"
+	// otherwise.
 	MethodNotAllowed core.Handler
 
 	// GlobalOPTIONS runs for automatic OPTIONS replies (see HandleOPTIONS), after the Allow

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"unsafe"
@@ -122,20 +123,31 @@ func (r *Router) handleMiss(c *core.Ctx) {
 	case LabelMethodNotAllowed:
 		if allow := r.allowed(path, method); allow != "" {
 			c.SetHeader("Allow", allow)
-			if r.MethodNotAllowed != nil {
+			switch {
+			case r.MethodNotAllowed != nil:
 				r.MethodNotAllowed(c)
-			} else {
+			case !c.Refuse(405, ErrMethodNotAllowed): // the server's WriteRefusal has none
 				plainError(c, 405, "405 method not allowed\n")
 			}
 			return
 		}
 	}
-	if r.NotFound != nil {
+	switch {
+	case r.NotFound != nil:
 		r.NotFound(c)
-	} else {
+	case !c.Refuse(404, ErrNotFound): // the server's WriteRefusal has none
 		plainError(c, 404, "404 page not found\n")
 	}
 }
+
+// The errors of the router's own 404 and 405, which the server's WriteRefusal is given
+// (core.Refusal.Err) when the application has set one and no NotFound or MethodNotAllowed of
+// its own: middleware.JSONRefusal writes them as {"error":"page not found"} and
+// {"error":"method not allowed"}.
+var (
+	ErrNotFound         = errors.New("dwell: page not found")
+	ErrMethodNotAllowed = errors.New("dwell: method not allowed")
+)
 
 // allowed returns the Allow header for path: the methods, other than reqMethod, with a route
 // that matches it, HEAD wherever GET is, and OPTIONS where it is answered; "" when there are

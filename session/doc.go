@@ -9,6 +9,12 @@
 //	login, err := sessions.Load(c)                // on every request after it
 //	sessions.Clear(c)                             // on sign-out
 //
+// Require guards the routes that need a session: a request without one (or with one expired)
+// does not reach their handlers, and is refused in the server's refusal format — JSON with
+// middleware.JSONRefusal — or, for a browser going to a page, sent to the sign-in page:
+//
+//	account.Use(session.Require(sessions, session.RequireOptions{SignIn: "/login", Next: "next"}))
+//
 // The value is encoded as JSON, then sealed with AES-256-GCM under the first of Options.Keys,
 // with the moment it expires inside, and written in base64url. What that stops:
 //

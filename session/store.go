@@ -44,8 +44,12 @@ func New[T any](o Options) (*Store[T], error) {
 // Store did not seal (or whose JSON does not fit T), ErrExpired for one past its MaxAge, each
 // wrapped with the detail. Handlers usually treat every error as "not signed in"; the
 // difference is for logs. Load reads the first cookie of the Store's name that the request
-// carries.
+// carries; behind Require, it returns the session Require loaded, without opening the cookie
+// again.
 func (s *Store[T]) Load(c *core.Ctx) (T, error) {
+	if v, ok := s.required(c); ok {
+		return v, nil
+	}
 	ck, err := cookie.Get(c, s.attrs.Name)
 	if err != nil {
 		var zero T

@@ -41,4 +41,11 @@
 // client's. Whatever a client sends, what it makes a connection queue for it stays within the
 // server's WriteHighWater and one pong: a connection whose output is over that mark is not
 // read until the client has taken half of it.
+//
+// In the sequential style the request that upgraded lasts as long as its handler reads, so its
+// completion hooks (an access log's line) see how the connection ended: no error after a close
+// handshake that completed, whoever began it and whatever the code; core.ErrClosed for a client
+// gone without a close frame; the *CloseError of a connection failed for the client's frames,
+// ErrPongTimeout, or the close the client never answered. (In the event style the request ends
+// when Serve's handler returns, at the upgrade.)
 package websocket

@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"errors"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
@@ -70,7 +71,7 @@ func (c *Conn) Timeout(*core.Conn) {
 	t := now()
 	switch {
 	case c.state == stateClosing:
-		c.end(nil) // the client did not answer the close frame: the TCP connection closes anyway
+		c.end(errCloseTimeout) // the client did not answer the close frame: the TCP connection closes anyway
 		return
 	case c.msgSince != 0 && t >= c.messageDeadline():
 		c.fail(ClosePolicyViolation, "message not finished in time")
@@ -108,11 +109,40 @@ func (c *Conn) ponged() {
 }
 
 // end closes the TCP connection without (more of) a close handshake, err saying why when no
-// close frame did.
+// close frame did. The request that upgraded is told why when the end is not the normal one
+// (core.Conn.SetErr), for its Done.Err: an access log then marks a connection failed or timed
+// out, and not one whose close handshake the client completed.
 func (c *Conn) end(err error) {
 	if err != nil {
 		c.setErr(err)
 	}
+	if why := c.abnormal(err); why != nil {
+		c.hc.SetErr(why)
+	}
 	c.setState(stateDone)
 	c.hc.Close()
+}
+
+// errCloseTimeout is why a connection whose client did not answer this side's close frame
+// within Options.CloseTimeout ended, for the request that upgraded (the connection's own error
+// stays the close frame's, a *CloseError).
+var errCloseTimeout = errors.New("websocket: the client did not answer the close frame")
+
+// abnormal returns why the connection ends, err or the close frame it failed with, unless
+// the end is a close handshake that the client completed — its close frame answered (RFC 6455
+// §5.5.1), or this side's answered by the client's — which is the normal end, whatever the
+// codes said (RFC 6455 §7.1.4: the connection is closed cleanly). end's callers tell the two
+// apart so: control ends a handshake with a nil err, a *CloseError from the client or this
+// side's close under way (stateClosing); fail, with a nil err, a close frame of this side's
+// sent as the connection failed (stateOpen); the timers give err. (A connection failed after
+// this side's close frame went out passes for a completed handshake.)
+func (c *Conn) abnormal(err error) error {
+	if err != nil {
+		return err
+	}
+	ce, ok := c.closeErr().(*CloseError)
+	if !ok || ce.Remote || c.state == stateClosing {
+		return nil
+	}
+	return ce
 }

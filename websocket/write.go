@@ -119,6 +119,7 @@ func (c *Conn) post(f func()) SendResult {
 // timeout.
 func (c *Conn) dropSlow() {
 	c.setErr(&CloseError{Code: ClosePolicyViolation, Reason: "the client does not read its messages"})
+	c.hc.SetErr(c.closeErr()) // for the request that upgraded: not a normal end
 	c.setState(stateDone)
 	c.hc.Abort()
 }
