@@ -26,7 +26,9 @@ type figureSpec struct {
 	ws bool
 	// tls is the key exchange the HTTPS figures (tls.go) start the Go servers with, x25519 or
 	// default; empty for plaintext. Their servers are tlsContenders, started to serve HTTPS.
-	tls     string
+	tls string
+	// rl figures are the rate-limit ones (ratelimit.go): their servers are rlContenders.
+	rl      bool
 	measure func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error)
 }
 
@@ -104,10 +106,10 @@ func (r *runner) runFigure(ctx context.Context, spec *figureSpec, servers []*ser
 	for _, m := range spec.metrics {
 		f.Metrics = append(f.Metrics, &Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Digits: m.Digits, Better: m.Better})
 	}
-	if spec.ws || spec.tls != "" {
+	if spec.ws || spec.tls != "" || spec.rl {
 		for _, s := range servers {
 			f.Servers = append(f.Servers, s.name)
-			if spec.ws && slices.Contains(wsPeers, s.name) {
+			if spec.ws && slices.Contains(wsPeers, s.name) || spec.rl && slices.Contains(rlPeers, s.name) {
 				f.Peers = append(f.Peers, s.name)
 			}
 		}
@@ -283,6 +285,9 @@ func (r *runner) wrkOnce(ctx context.Context, m *measurement, argv []string) (ma
 		"p999_us":   w.P999,
 		"errors":    float64(w.errors()),
 		"other_pct": max(other, 0),
+		// Not metrics of any figure, for a figure's own arithmetic (the share of 429s).
+		"requests":      float64(w.Requests),
+		"status_errors": float64(w.Status),
 	}, nil
 }
 

@@ -255,9 +255,12 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var wsServers []*server
+	var wsServers, rlServers []*server
 	if hasWS(r.cfg.figures) {
 		wsServers = r.buildWS(ctx, r.cfg.ws)
+	}
+	if hasRL(r.cfg.figures) {
+		rlServers = r.buildRL(ctx)
 	}
 	servers = slices.DeleteFunc(servers, func(s *server) bool {
 		if r.takesPart(s) {
@@ -266,7 +269,7 @@ func (r *runner) run(ctx context.Context) error {
 		r.logf("leaving %s out: it takes part in none of the figures asked for", s.name)
 		return true
 	})
-	r.meta.Versions = mergeVersions(mergeVersions(r.meta.Versions, servers), wsServers)
+	r.meta.Versions = mergeVersions(mergeVersions(mergeVersions(r.meta.Versions, servers), wsServers), rlServers)
 	r.fillMeta()
 	for _, s := range servers {
 		r.res.Servers = append(r.res.Servers, s.name)
@@ -281,12 +284,18 @@ func (r *runner) run(ctx context.Context) error {
 		if spec.ws {
 			run = wsServers
 		}
+		if spec.rl {
+			run = rlServers
+		}
 		if spec.tls != "" {
 			run = slices.DeleteFunc(slices.Clone(servers), func(s *server) bool { return !slices.Contains(tlsContenders, s.name) })
 		}
 		if err := r.runFigure(ctx, spec, run); err != nil {
 			return err
 		}
+	}
+	if hasRL(r.cfg.figures) {
+		r.rlAllocs(ctx)
 	}
 	if r.cfg.allocs != "" || slices.Contains(r.cfg.figures, "hello") {
 		path := r.cfg.allocs

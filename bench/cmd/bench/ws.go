@@ -357,10 +357,11 @@ func wsWanted(list string) ([]string, error) {
 	return names, nil
 }
 
-// hasHTTP reports whether any figure asked for is an HTTP one.
+// hasHTTP reports whether any figure asked for is an HTTP one measured on the run's servers
+// (the WebSocket and rate-limit figures have contenders of their own).
 func hasHTTP(figs []string) bool {
 	for _, f := range figs {
-		if !slices.Contains(wsFigureIDs(), f) {
+		if !slices.Contains(wsFigureIDs(), f) && !slices.Contains(rlFigureIDs(), f) {
 			return true
 		}
 	}
