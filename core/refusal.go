@@ -8,17 +8,20 @@ import (
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
-// A Refusal is one of the server's own answers, which Options.WriteRefusal writes: its status
-// and why, and the header fields and body the application gives it. The status, the framing
-// (Content-Length, Transfer-Encoding), Date and Connection stay the server's — the connection
-// closes after a refusal, whose request's end may be unknown — and the fields a middleware set
-// before the handler ran (a request id, CORS) stay on it.
+// A Refusal is one of the server's own answers, which Options.WriteRefusal writes, or one a
+// handler or middleware asks for with Ctx.Refuse: its status and why, and the header fields and
+// body the application gives it. The status, the framing (Content-Length, Transfer-Encoding),
+// Date and Connection stay the server's — the connection closes after the server's own
+// refusals, whose request's end may be unknown, and stays open after a Ctx.Refuse — and the
+// fields a middleware set before the handler ran (a request id, CORS) stay on it.
 type Refusal struct {
 	// Status is the answer's status code.
 	Status int
 	// Err says what was wrong: a *RequestError for a request refused before any handler ran;
 	// ErrBodyTooLarge, ErrTimeout, a malformed chunked body or io.ErrUnexpectedEOF for a body
-	// that failed; ErrDeadline or ErrShutdown for a 503; a *PanicError for a 500.
+	// that failed; ErrDeadline or ErrShutdown for a 503; a *PanicError for a 500; what the
+	// caller of Ctx.Refuse gave (router.ErrNotFound, middleware.ErrRateLimited, a session
+	// error).
 	Err error
 	// Ctx is the request's, when a handler ran (nil for a request refused before): for the
 	// values a middleware set (middleware.RequestID), read-only — its response is this one.
