@@ -1,6 +1,7 @@
 package wait
 
 import (
+	"context"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
@@ -16,9 +17,18 @@ import (
 //
 // Publish may be called from any goroutine; waiters are woken each on their own loop, with one
 // post per loop per burst of publishes.
+//
+// A Topic made by NewStoredTopic continues a history kept elsewhere (the application's
+// database): its numbers go on from the store's last, and a cursor older than what it keeps in
+// memory is answered from the store, so that none is missed across restarts.
 type Topic[T any] struct {
 	h    Sequence // the last message's sequence number; h.mu also guards ring
 	ring []T      // message seq lives at ring[seq%len(ring)]
+	// base is the sequence number the topic started after (NewStoredTopic's Store.Last): the
+	// messages up to it were published before this Topic existed, and are not in ring.
+	base uint64
+	// read reads the messages before the memory (Store.Read); nil for none.
+	read func(ctx context.Context, after, upto uint64, limit int) ([]T, uint64, error)
 }
 
 // NewTopic returns a Topic that keeps the last history messages (at least 1).
@@ -61,14 +71,18 @@ func (t *Topic[T]) Last() uint64 { return t.h.Value() }
 // Next returns the messages published after the cursor after, oldest first, with the sequence
 // number of the last one: the caller's next cursor. When there are none yet it parks the
 // handler until a message is published or timeout passes (timeout <= 0 means no deadline).
+// A stored topic's cursor older than its memory is answered from the store (Store.Read, on
+// the worker pool, as Do runs it), at most history messages at a time: the next call returns
+// the rest.
 //
 // Errors: ErrMissed comes with messages when after is older than the history (see Topic);
-// ErrTimeout, ErrClosed and ErrShutdown come with no messages and the cursor to poll from next,
-// which is after itself unless after was ahead of the topic. Such a cursor (from before a
-// restart, say) counts as the topic's last sequence, so the caller gets the next message
-// published and a cursor it can follow from there. ErrShutdown comes as soon as a shutdown
-// begins (core.Ctx.WakeOnShutdown), so that a long poll can answer "nothing yet" at once and
-// its client poll again at another instance.
+// an error of a stored topic's Store.Read comes with no messages and after; ErrTimeout,
+// ErrClosed and ErrShutdown come with no messages and the cursor to poll from next, which is
+// after itself unless after was ahead of the topic. Such a cursor (from before the restart of
+// a topic kept in memory alone, say) counts as the topic's last sequence, so the caller gets
+// the next message published and a cursor it can follow from there. ErrShutdown comes as soon
+// as a shutdown begins (core.Ctx.WakeOnShutdown), so that a long poll can answer "nothing
+// yet" at once and its client poll again at another instance.
 //
 // The slice is the caller's. Call Next from c's handler.
 func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, uint64, error) {
@@ -77,7 +91,7 @@ func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, 
 	if err := t.h.Wait(c, cursor, timeout); err != nil {
 		return nil, cursor, err
 	}
-	return t.Since(cursor)
+	return t.sinceIn(c, cursor)
 }
 
 // cursor returns the cursor to follow the topic from after: after itself, or the last
@@ -90,10 +104,13 @@ func (t *Topic[T]) cursor(after uint64) uint64 {
 
 // OnNext is the continuation form of Next, for extreme fan-in: a waiting request costs its
 // connection and a few words, not a coroutine. Like Next, it ends with ErrShutdown as soon as
-// a shutdown begins. When messages are already there, k runs at once,
-// before OnNext returns. Otherwise the handler is detached (core.Ctx.Detach): it must return
-// right after OnNext, and k runs later on c's loop with c and what Next would have returned;
-// the response is finished when k returns, unless k detaches again (with another OnNext, say).
+// a shutdown begins. When messages are already there, k runs at once, before OnNext returns.
+// Otherwise the handler is detached (core.Ctx.Detach): it must return right after OnNext, and
+// k runs later on c's loop with c and what Next would have returned; the response is finished
+// when k returns, unless k detaches again (with another OnNext, say). A stored topic's cursor
+// older than its memory is answered once the store has: from the handler, before OnNext
+// returns, the handler parked meanwhile (as in Do); from a continuation, which cannot park,
+// later, the request detached while a worker of Do's pool reads.
 //
 // k receives the request's Ctx so that it can be a plain function rather than a closure: a
 // waiting request then costs nothing more. k cannot park: no Next, Sleep, Do or body reads, and
@@ -105,6 +122,11 @@ func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k fu
 	t.h.mu.Lock()
 	cursor := min(after, t.h.seq)
 	if cursor < t.h.seq {
+		if upto, stored := t.storedLocked(cursor); stored {
+			t.h.mu.Unlock()
+			t.readThen(c, cursor, upto, k)
+			return
+		}
 		msgs, last, err := t.sinceLocked(cursor)
 		t.h.mu.Unlock()
 		k(c, msgs, last, err)
@@ -130,6 +152,11 @@ func (w *nextCont[T]) wake(c *core.Ctx, err error) {
 		w.k(c, nil, w.seq, err)
 		return
 	}
+	if upto, stored := w.t.stored(w.seq); stored {
+		// More than the memory holds came while it waited: the rest is the store's.
+		w.t.readThen(c, w.seq, upto, w.k)
+		return
+	}
 	msgs, last, err := w.t.Since(w.seq)
 	w.k(c, msgs, last, err)
 }
@@ -137,29 +164,45 @@ func (w *nextCont[T]) wake(c *core.Ctx, err error) {
 // Since returns at once what Next would return at once: the messages published after the
 // cursor after, with the last one's sequence number (and ErrMissed when after is older than
 // the history), or none and the cursor to poll from. It never parks and may be called from any
-// goroutine: to read a topic without waiting, or to poll it outside a handler.
+// goroutine: to read a topic without waiting, or to poll it outside a handler. For a stored
+// topic's cursor older than its memory it calls Store.Read, and so blocks while the store
+// answers: from a handler, use Next or OnNext, which read it on the worker pool.
 func (t *Topic[T]) Since(after uint64) ([]T, uint64, error) {
 	t.h.mu.Lock()
-	defer t.h.mu.Unlock()
 	cursor := min(after, t.h.seq)
 	if cursor == t.h.seq {
+		t.h.mu.Unlock()
 		return nil, cursor, nil
 	}
+	if upto, stored := t.storedLocked(cursor); stored {
+		t.h.mu.Unlock()
+		return t.readStore(context.Background(), cursor, upto)
+	}
+	defer t.h.mu.Unlock()
 	return t.sinceLocked(cursor)
 }
 
-// sinceLocked copies out the kept messages after cursor, which is below h.seq. t.h.mu is held.
+// floorLocked returns the cursor from which the memory answers: every message after it, up to
+// the last, is in ring. t.h.mu is held.
+func (t *Topic[T]) floorLocked() uint64 {
+	if n := uint64(len(t.ring)); t.h.seq-t.base > n {
+		return t.h.seq - n
+	}
+	return t.base
+}
+
+// sinceLocked copies out the kept messages after cursor, which is below h.seq: all of them, or,
+// when some are gone from memory, those kept, with ErrMissed. t.h.mu is held.
 func (t *Topic[T]) sinceLocked(cursor uint64) ([]T, uint64, error) {
 	last := t.h.seq
 	n := uint64(len(t.ring))
-	from := cursor + 1
+	from := cursor
 	var err error
-	if last-cursor > n {
-		from = last - n + 1
-		err = ErrMissed
+	if floor := t.floorLocked(); cursor < floor {
+		from, err = floor, ErrMissed
 	}
-	msgs := make([]T, 0, last-from+1)
-	for s := from; s <= last; s++ {
+	msgs := make([]T, 0, last-from)
+	for s := from + 1; s <= last; s++ {
 		msgs = append(msgs, t.ring[s%n])
 	}
 	return msgs, last, err

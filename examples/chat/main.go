@@ -8,7 +8,8 @@
 //
 // A waiting poll parks only its own handler: thousands of them cost a few kilobytes each, and
 // one message wakes them all, each on its own loop. A WebSocket waits with no coroutine at all:
-// its upgrade's request is detached on the topic (wait.Topic.OnNext) between messages.
+// it follows the topic with a websocket.Feed, its upgrade's request detached on the topic
+// between messages.
 //
 // Flags: -addr, -loops; -cert FILE -key FILE, a certificate and its key (PEM), serve HTTPS
 // instead, the page's socket going over wss.

@@ -96,7 +96,7 @@ func (ch *chat) publish(ctx context.Context, g *generation, data []byte) (uint64
 // poll, here or at another instance. 503 when the messages after N must be read from the stream
 // and NATS is unreachable.
 //
-// A poll that waits is detached in Topic.OnNext rather than parked in Next, so that a
+// A poll that waits is detached in the generation's OnNext rather than parked in Next, so that a
 // generation that ends can wake it with a Waker, and the page learns of a recreated stream at
 // once, not when its poll times out. A detached request may be woken at any time; a handler
 // parked in Next may be in the Hold of a wait.Do, which must not end before the worker has
@@ -114,23 +114,17 @@ func (ch *chat) poll(c *core.Ctx) {
 		return
 	}
 	p := &waitingPoll{ch: ch, g: g}
-	g.topic.OnNext(c, after, timeout, p.answer)
-	if !p.answered {
-		g.park(c)
-	}
+	g.OnNext(c, after, timeout, p.answer)
 }
 
-// A waitingPoll is a poll in Topic.OnNext: what its continuation needs.
+// A waitingPoll is a poll in the generation's OnNext: what its continuation needs.
 type waitingPoll struct {
-	ch       *chat
-	g        *generation
-	answered bool // set by answer, which may run before OnNext returns
+	ch *chat
+	g  *generation
 }
 
 // answer is the poll's continuation, on its loop.
 func (p *waitingPoll) answer(c *core.Ctx, msgs []chatapi.Entry, last uint64, err error) {
-	p.answered = true
-	p.g.unpark(c)
 	p.ch.answer(c, p.g, msgs, last, err)
 	p.g.release()
 }

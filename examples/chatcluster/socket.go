@@ -8,20 +8,19 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/examples/internal/chatapi"
-	"github.com/dwellhttp/dwell/wait"
 	"github.com/dwellhttp/dwell/wait/jetstream"
 	"github.com/dwellhttp/dwell/websocket"
 )
 
 // The WebSocket transport (GET /ws?after=N, see chatapi): the generation's jetstream.Topic,
-// the one the polls wait on, followed in the continuation style. The connection is served in
-// the event style (websocket.Serve), and the upgrade's request waits on the Topic with OnNext,
-// detached, parked in the generation like a poll (so that a stream created again wakes it at
-// once): its continuation sends each batch and waits again. Between messages a connection
-// costs its socket, its websocket.Conn, its request's Ctx and a waiter node, and no coroutine
-// or goroutine; a message posted to any instance reaches it through the stream.
+// the one the polls wait on, followed by the generation's websocket.Feed. The connection is
+// served in the event style (websocket.Serve), and its upgrade's request follows the Topic
+// through the generation's OnNext, detached and parked in the generation like a poll (so that
+// a stream created again wakes it at once). Between messages a connection costs its socket,
+// its websocket.Conn, its request's Ctx and a few words, and no coroutine or goroutine; a
+// message posted to any instance reaches it through the stream.
 //
-// The socket holds its generation while it follows it. When the generation ends, the client is
+// The socket holds its generation until it closes. When the generation ends, the client is
 // told the new epoch (an answer with no messages and last 0, as a poll is) and the socket
 // closes: the client reads the new history from its start on a new one.
 
@@ -29,19 +28,10 @@ import (
 // not waiting for them, and the connection closes (1008).
 const maxPosts = 16
 
-// A socket is one WebSocket client following the room.
+// A socket is one WebSocket client of the room: the generation it follows, and its posts.
 type socket struct {
-	ch       *chat
-	g        *generation // acquired until the socket stops following it
-	released bool
-	conn     *websocket.Conn
-
-	// What OnNext gave at once, when it gave something (see follow).
-	inline bool // follow is in OnNext: deliver keeps the results rather than acting on them
-	got    bool
-	msgs   []chatapi.Entry
-	last   uint64
-	err    error
+	ch *chat
+	g  *generation // acquired until the connection closes
 
 	// The client's posts, oldest first; the first is being stored. On the loop only.
 	posts []socketPost
@@ -62,94 +52,31 @@ func (ch *chat) socket(c *core.Ctx) {
 		return
 	}
 	s := &socket{ch: ch, g: ch.acquire()}
-	conn, err := websocket.Serve(c, chatapi.SocketOptions, &websocket.Events{Message: s.message})
+	conn, err := websocket.Serve(c, chatapi.SocketOptions, &websocket.Events{Message: s.message, Close: s.closed})
 	if err != nil {
-		s.release() // refused, and answered so
+		s.g.release() // refused, and answered so
 		return
 	}
-	s.conn = conn
-	cursor := after
-	for {
-		// The history may have to be read from the stream: since parks the handler (wait.Do)
-		// meanwhile, while the connection's events go on.
-		msgs, last, err := s.g.since(c, cursor)
-		if !s.sent(msgs, last, err) {
-			return
-		}
-		cursor = last
-		if len(msgs) == 0 {
-			break
-		}
-	}
-	s.follow(c, cursor)
+	// The history may have to be read from the stream: the Topic parks the handler
+	// (wait.Do) meanwhile, while the connection's events go on.
+	s.g.feed.Follow(c, conn, after)
 }
 
-// follow waits for the messages after cursor, and sends them as they come. OnNext runs its
-// continuation at once, before it returns, when messages are there already: follow then takes
-// them here and waits again, in a loop, rather than deliver calling follow within follow for as
-// long as messages keep coming. Once OnNext has detached the request, it is parked in the
-// generation, which wakes it when it ends.
-func (s *socket) follow(c *core.Ctx, cursor uint64) {
-	for {
-		s.inline, s.got = true, false
-		s.g.topic.OnNext(c, cursor, chatapi.SocketPing, s.deliver)
-		s.inline = false
-		if !s.got {
-			s.g.park(c)
-			return // detached: deliver runs when the wait ends
-		}
-		msgs, last, err := s.msgs, s.last, s.err
-		s.msgs = nil
-		if !s.sent(msgs, last, err) {
-			return
-		}
-		cursor = last
-	}
-}
+// closed lets the generation go, once the connection has closed.
+func (s *socket) closed(*websocket.Conn, error) { s.g.release() }
 
-// deliver is OnNext's continuation, on the loop.
-func (s *socket) deliver(c *core.Ctx, msgs []chatapi.Entry, last uint64, err error) {
-	if s.inline {
-		s.got, s.msgs, s.last, s.err = true, msgs, last, err
-		return
-	}
-	s.g.unpark(c)
-	if s.sent(msgs, last, err) {
-		s.follow(c, last)
-	}
-}
-
-// sent sends what a read or a wait of the generation gave, as a poll would answer it, and
-// reports whether to wait again. It does not, and lets the generation go, once the connection
-// has closed (ErrClosed), the server is shutting down (ErrShutdown: the WebSocket is closing
-// with 1001), the generation has ended (the client is told the new epoch, and the socket
-// closes) or the history could not be read (the socket closes with 1013, try again later).
-// After ErrTimeout it sends an answer with no messages, the client's sign that the connection
-// lives.
-func (s *socket) sent(msgs []chatapi.Entry, last uint64, err error) bool {
+// endSocket is the Feed's End: the generation's OnNext failed, the socket still open. A
+// generation that ended tells the client the new epoch, and closes the socket (1000); a
+// history NATS could not give closes it with 1013, try again later.
+func (ch *chat) endSocket(conn *websocket.Conn, err error) {
 	switch {
-	case err == wait.ErrClosed || err == wait.ErrShutdown:
-	case s.g.over():
-		chatapi.Send(s.conn, chatapi.AppendAnswer(nil, nil, 0, s.ch.gen.Load().epoch))
-		s.conn.Close(websocket.CloseNormal, "the history ended")
-	case err == nil || err == wait.ErrMissed || err == wait.ErrTimeout:
-		if chatapi.Send(s.conn, chatapi.AppendAnswer(nil, msgs, last, s.g.epoch)) {
-			return true
-		}
+	case err == errEnded:
+		chatapi.Send(conn, chatapi.AppendAnswer(nil, nil, 0, ch.gen.Load().epoch))
+		conn.Close(websocket.CloseNormal, "the history ended")
 	case errors.Is(err, jetstream.ErrUnavailable):
-		s.conn.Close(1013, "history unavailable") // 1013: try again later
+		conn.Close(1013, "history unavailable") // 1013: try again later
 	default:
-		s.conn.Close(websocket.CloseInternalError, "")
-	}
-	s.release()
-	return false
-}
-
-// release lets the generation go, once.
-func (s *socket) release() {
-	if !s.released {
-		s.released = true
-		s.g.release()
+		conn.Close(websocket.CloseInternalError, "")
 	}
 }
 

@@ -10,7 +10,9 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/examples/internal/chatapi"
+	"github.com/dwellhttp/dwell/wait"
 	"github.com/dwellhttp/dwell/wait/jetstream"
+	"github.com/dwellhttp/dwell/websocket"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 )
 
@@ -36,6 +38,7 @@ var errEnded = errors.New("chatcluster: the stream's history has ended")
 type generation struct {
 	topic *jetstream.Topic[chatapi.Entry]
 	epoch string
+	feed  *websocket.Feed[chatapi.Entry] // the generation (OnNext) for the sockets (socket.go)
 
 	mu     sync.Mutex
 	users  int                      // requests using topic: once ended, the last one closes it
@@ -68,7 +71,10 @@ func (ch *chat) open(ctx context.Context) (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &generation{topic: topic, epoch: epochOf(st.CachedInfo()), parked: make(map[*core.Ctx]core.Waker)}, nil
+	g := &generation{topic: topic, epoch: epochOf(st.CachedInfo()), parked: make(map[*core.Ctx]core.Waker)}
+	g.feed = chatapi.NewFeed(g, g.epoch)
+	g.feed.End = ch.endSocket
+	return g, nil
 }
 
 // watch checks the stream whenever it is told to (kick: an advisory of the stream's, its
@@ -185,10 +191,11 @@ func (g *generation) over() bool {
 	return g.ended
 }
 
-// park notes a poll that topic.OnNext left detached, so that end can wake it; when the
-// generation has ended already it is woken at once. Call it from the poll's handler, right
-// after OnNext: the Waker is for the Detach OnNext left the request in, and the continuation
-// cannot run (and unpark) before the handler returns.
+// park notes a request (a poll, a socket) that topic.OnNext left detached, so that end can
+// wake it; when the generation has ended already it is woken at once. Call it from the
+// request's handler or continuation, right after OnNext (the generation's OnNext does): the
+// Waker is for the Detach OnNext left the request in, and the continuation cannot run (and
+// unpark) before the code that called OnNext returns.
 func (g *generation) park(c *core.Ctx) {
 	w := c.Waker()
 	g.mu.Lock()
@@ -202,9 +209,44 @@ func (g *generation) park(c *core.Ctx) {
 	}
 }
 
-// unpark forgets a parked poll, once its continuation runs.
+// unpark forgets a parked request, once its continuation runs.
 func (g *generation) unpark(c *core.Ctx) {
 	g.mu.Lock()
 	delete(g.parked, c)
 	g.mu.Unlock()
+}
+
+// OnNext is the Topic's OnNext, for the polls and the sockets' Feed (a websocket.Source), within
+// the generation: a request it leaves detached is parked in the generation, which wakes it when
+// it ends (errEnded), and what the Topic gives once the generation has ended — it may be the new
+// stream's messages, which this instance has not noticed yet — becomes errEnded.
+func (g *generation) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k func(*core.Ctx, []chatapi.Entry, uint64, error)) {
+	if g.over() {
+		k(c, nil, after, errEnded)
+		return
+	}
+	n := &waitingNext{g: g, k: k}
+	g.topic.OnNext(c, after, timeout, n.took)
+	if !n.taken {
+		// Right after OnNext: the Waker is for the Detach OnNext left the request in, and the
+		// continuation cannot run (and unpark) before the handler or continuation returns.
+		g.park(c)
+	}
+}
+
+// A waitingNext is a request in the generation's OnNext: what its continuation needs.
+type waitingNext struct {
+	g     *generation
+	k     func(*core.Ctx, []chatapi.Entry, uint64, error)
+	taken bool // set by took, which may run before OnNext returns
+}
+
+// took is the Topic's continuation, on the request's loop.
+func (n *waitingNext) took(c *core.Ctx, msgs []chatapi.Entry, last uint64, err error) {
+	n.taken = true
+	n.g.unpark(c)
+	if err != wait.ErrClosed && err != wait.ErrShutdown && n.g.over() {
+		msgs, err = nil, errEnded
+	}
+	n.k(c, msgs, last, err)
 }

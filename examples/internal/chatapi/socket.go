@@ -31,7 +31,10 @@ import (
 // The server closes the connection with 1001 when it shuts down, 1013 when the history cannot
 // be read (chatcluster without NATS), and 1000 once it has answered the new epoch of a
 // history that ended (chatcluster's stream created again); the client reconnects. A slow
-// client whose output backs up past the socket's limit is dropped (1008) and reconnects with
+// client is held back: the server sends it no more while the answers it has not read are past
+// the server's high-water mark, and goes on from its cursor when it reads; a long catch-up
+// comes in several answers. A client that stops reading is closed once its output makes no
+// progress for the server's write timeout or it leaves a ping unanswered; it reconnects with
 // its cursor.
 
 // SocketPing is how long the socket goes with nothing new before the server sends an answer
@@ -42,6 +45,23 @@ const SocketPing = 25 * time.Second
 // offers it (the answers of a reconnecting client shrink a lot), a client's message at most
 // MaxBody, pings every 30 s; a client too slow for 1 MiB of output is closed with 1008.
 var SocketOptions = &websocket.Options{Compress: true, MaxMessage: MaxBody}
+
+// NewFeed returns the Feed that sends a topic of the history named epoch to the sockets: the
+// answers a poll would give, a batch to a frame ({"messages", "last", "epoch"}); one with no
+// messages once the client has caught up, and after SocketPing with nothing new; a batch of
+// more than half the socket's MaxQueued split in several answers. Set its End, if the topic
+// can fail, before the first Follow.
+func NewFeed(topic websocket.Source[Entry], epoch string) *websocket.Feed[Entry] {
+	return &websocket.Feed[Entry]{
+		Topic: topic,
+		Encode: func(b []byte, msgs []Entry, last uint64, _ error) []byte {
+			return AppendAnswer(b, msgs, last, epoch)
+		},
+		Seq:       func(e Entry) uint64 { return e.Seq },
+		CaughtUp:  true,
+		Heartbeat: SocketPing,
+	}
+}
 
 // SocketArgs reads the cursor of GET /ws?after=N; it answers 400 for a bad one and returns false
 // then.

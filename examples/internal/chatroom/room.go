@@ -11,6 +11,7 @@ import (
 	"github.com/dwellhttp/dwell/examples/internal/chatpage"
 	"github.com/dwellhttp/dwell/router"
 	"github.com/dwellhttp/dwell/wait"
+	"github.com/dwellhttp/dwell/websocket"
 	"github.com/google/uuid"
 )
 
@@ -25,11 +26,17 @@ type Room struct {
 	// a new one numbers its messages from 1 again, so clients must be able to tell them apart.
 	// Random rather than the start time, which a clock set back could repeat.
 	epoch string
+
+	feed   *websocket.Feed[chatapi.Entry] // the topic for the WebSockets (socket.go)
+	events *websocket.Events              // theirs, for every one
 }
 
 // New returns an empty room, with an epoch of its own.
 func New() *Room {
-	return &Room{topic: wait.NewTopic[chatapi.Entry](history), epoch: uuid.NewString()}
+	rm := &Room{topic: wait.NewTopic[chatapi.Entry](history), epoch: uuid.NewString()}
+	rm.feed = chatapi.NewFeed(rm.topic, rm.epoch)
+	rm.events = &websocket.Events{Message: rm.message}
+	return rm
 }
 
 // Handler routes the room's endpoints and its page (GET /).
