@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dwellhttp/dwell/bench/internal/peer"
 	"github.com/dwellhttp/dwell/bench/internal/proc"
 )
 
@@ -59,6 +60,7 @@ var specs = []*figureSpec{
 	{id: "std", title: "Hello from a net/http handler, keep-alive", metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: "/std/hello", conns: wrkConns})},
 	{id: "close", title: "Hello, Connection: close", metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: "/hello", header: "Connection: close", conns: wrkConns})},
 	{id: "file", title: "254-byte file, keep-alive", metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: "/file", conns: wrkConns})},
+	{id: "fs", title: "254-byte file of an embed.FS, keep-alive", metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: peer.AssetPath, conns: wrkConns})},
 	{id: "pipeline", title: fmt.Sprintf("Hello, pipelined %d deep", pipelineDepth), metrics: wrkMetrics, measure: wrkFigure(wrkLoad{path: "/hello", conns: wrkConns, pipelined: true})},
 	{id: "idle", title: "Memory per idle keep-alive connection", metrics: []Metric{
 		{ID: "kib", Label: "RSS per idle connection", Unit: "KiB", Digits: 2},
@@ -212,7 +214,7 @@ func (r *runner) display(argv []string, m *measurement) string {
 
 // cpuFigures are the figures whose server CPU per request the report also compares with nginx's
 // and fasthttp's, the cheapest general-purpose servers among the peers.
-var cpuFigures = []string{"hello", "c1", "close", "file", "pipeline"}
+var cpuFigures = []string{"hello", "c1", "close", "file", "fs", "pipeline"}
 
 // wrkLoad is what one wrk figure sends.
 type wrkLoad struct {

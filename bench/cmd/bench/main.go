@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dwellhttp/dwell/bench/internal/peer"
 	"github.com/dwellhttp/dwell/bench/internal/proc"
 )
 
@@ -182,6 +183,7 @@ type runner struct {
 	tools    map[string]string
 	load     string
 	file     string
+	fsDir    string // the fs figure's file for nginx, a copy of peer.Assets on disk
 	download string
 	// cert and key are the HTTPS figures' certificate and key (tls.go), when they run.
 	cert, key string
@@ -357,6 +359,18 @@ func (r *runner) prepareFiles() error {
 	line := "dwell benchmark file: 254 bytes of text, small enough to fit one packet with its headers.\n"
 	body := strings.Repeat(line, 3)[:253] + "\n"
 	if err := os.WriteFile(r.file, []byte(body), 0o644); err != nil {
+		return err
+	}
+	r.fsDir = filepath.Join(r.work, "fs")
+	asset, err := peer.Assets.ReadFile(strings.TrimPrefix(peer.AssetPath, "/fs/"))
+	if err != nil {
+		return err
+	}
+	assetFile := filepath.Join(r.fsDir, strings.TrimPrefix(peer.AssetPath, "/fs/"))
+	if err := os.MkdirAll(filepath.Dir(assetFile), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(assetFile, asset, 0o644); err != nil {
 		return err
 	}
 	r.lua = filepath.Join(r.work, "report.lua")

@@ -22,6 +22,7 @@ var summaryRows = []struct{ fig, metric, label string }{
 	{"std", "cpu_us", "hello from a net/http handler: server CPU µs per request"},
 	{"close", "cpu_us", "hello with Connection: close: server CPU µs per request"},
 	{"file", "cpu_us", "254-byte file: server CPU µs per request"},
+	{"fs", "cpu_us", "254-byte file of an embed.FS: server CPU µs per request"},
 	{"pipeline", "cpu_us", fmt.Sprintf("hello pipelined %d deep: server CPU µs per request", pipelineDepth)},
 	{"pipeline", "rps", fmt.Sprintf("hello pipelined %d deep: requests per second", pipelineDepth)},
 	{"idle", "kib", "idle keep-alive connection: KiB of server RSS"},
@@ -79,6 +80,10 @@ var meanings = map[string]string{
 		"close exchange took dwell 4.2 system calls and nginx 6.2.",
 	"file": "A 254-byte file served with each server's own file serving (http.ServeFile, " +
 		"fasthttp.ServeFile, nginx's static module, ...), with its stat, headers and small body copy.",
+	"fs": "The same 254 bytes as a file of an embed.FS compiled into the server, served with each " +
+		"server's own serving of an fs.FS (router.ServeFS, http.FileServerFS, fasthttp.ServeFS): its " +
+		"validators (an ETag from the content where the FS has no modification times), headers and " +
+		"copy. nginx has no embedded files and serves the same bytes from disk.",
 	"idle": "The load tool opens 1,000 connections, sends one GET /hello on each and reads the answer, " +
 		"waits for the server to go quiet and reads its VmRSS; then the same at 5,000. " +
 		"(RSS@5000 − RSS@1000) / 4000 is what one idle keep-alive connection costs the server, its fixed " +

@@ -200,7 +200,7 @@ func (r *runner) nginxConf(port int, secure bool) error {
 	defer f.Close()
 	// Room for the memory figures' connections, wrk's and the listener's, with a margin.
 	conns := r.cfg.conns + r.cfg.conns/4 + 1024
-	data := map[string]any{"Prefix": prefix, "Port": port, "File": r.file, "Download": r.download,
+	data := map[string]any{"Prefix": prefix, "Port": port, "File": r.file, "FSDir": r.fsDir, "Download": r.download,
 		"User": "", "Conns": conns, "Files": 2*conns + 64, "TLS": secure, "Cert": r.cert, "Key": r.key}
 	if os.Geteuid() == 0 {
 		// The worker would otherwise drop to nobody, who may not read the work directory.

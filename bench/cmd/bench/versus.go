@@ -32,6 +32,7 @@ var versusLabels = map[string]string{
 	"c1":       "hello, one connection (wrk -c1)",
 	"close":    "hello with Connection: close",
 	"file":     "254-byte file",
+	"fs":       "254-byte file of an embed.FS",
 	"pipeline": fmt.Sprintf("hello pipelined %d deep", pipelineDepth),
 }
 

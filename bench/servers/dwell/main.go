@@ -63,6 +63,7 @@ func routes(file string) core.Handler {
 	})
 	r.HandleHTTP("GET", "/std/hello", peer.StdHello)
 	r.GET("/file", func(c *core.Ctx) { body.ServeFile(c, file) })
+	r.ServeFS("/fs/*filepath", peer.Assets, body.FSOptions{})
 	r.POST("/upload", func(c *core.Ctx) {
 		// Its own buffer: an upload parks while it waits for bytes, and another runs meanwhile.
 		bp := bufs.Get().(*[]byte)

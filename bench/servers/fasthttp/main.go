@@ -28,6 +28,8 @@ func main() {
 			stdHello(ctx)
 		case "/file":
 			fasthttp.ServeFile(ctx, f.File)
+		case peer.AssetPath:
+			fasthttp.ServeFS(ctx, peer.Assets, peer.AssetPath[len("/fs/"):])
 		case "/upload":
 			if !ctx.IsPost() {
 				ctx.SetStatusCode(fasthttp.StatusMethodNotAllowed)

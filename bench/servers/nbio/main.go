@@ -25,6 +25,7 @@ func main() {
 		text(w, peer.Hello)
 	})
 	mux.Handle("GET /std/hello", peer.StdHello)
+	mux.Handle("GET /fs/", http.StripPrefix("/fs/", http.FileServerFS(peer.Assets)))
 	mux.HandleFunc("GET /file", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, f.File)
 	})

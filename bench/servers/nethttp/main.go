@@ -29,6 +29,7 @@ func main() {
 		io.WriteString(w, peer.Hello)
 	})
 	mux.Handle("GET /std/hello", peer.StdHello)
+	mux.Handle("GET /fs/", http.StripPrefix("/fs/", http.FileServerFS(peer.Assets)))
 	mux.HandleFunc("GET /file", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, f.File)
 	})
