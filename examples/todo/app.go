@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/dwellhttp/dwell/router"
 	"github.com/dwellhttp/dwell/session"
 	"github.com/dwellhttp/dwell/statuspage"
+	"github.com/dwellhttp/dwell/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -31,6 +33,12 @@ type app struct {
 	metrics  *prometheus.Registry
 	sessions *session.Store[signIn]
 	status   atomic.Pointer[core.Handler] // the status page, once the server exists (serve)
+
+	feed          *websocket.Feed[change] // what the sockets follow (socket.go)
+	socketOptions *websocket.Options
+	// answerPoll is answerChanges, bound once: a poll waiting on the topic holds this value,
+	// not a closure of its own.
+	answerPoll func(*core.Ctx, []change, uint64, error)
 }
 
 // newApp opens the app's files and database (cfg.db, or todo.db in cfg.dir). The caller closes
@@ -52,8 +60,17 @@ func newApp(cfg config, logger *slog.Logger) (*app, error) {
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &app{cfg: cfg, logger: logger, todos: todos, files: files, metrics: reg, sessions: sessions}, nil
+	reg.MustRegister(
+		// Go's usual figures, and go_gc_heap_live_bytes: the heap the last collection found
+		// live, which garbage made since does not blur — the figure that tells a leak.
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)})),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	a := &app{cfg: cfg, logger: logger, todos: todos, files: files, metrics: reg, sessions: sessions,
+		feed: newFeed(todos.changes), socketOptions: socketOptions(cfg.origin)}
+	a.answerPoll = a.answerChanges
+	return a, nil
 }
 
 // close closes the database.
@@ -105,8 +122,17 @@ func (a *app) handler() core.Handler {
 		middleware.CrossOrigin(middleware.CrossOriginOptions{TrustedOrigins: origins, Error: middleware.JSONError}),
 		middleware.Compress(middleware.CompressOptions{}),
 	)
-	w := a.writes()
-	r.POST("/session", a.createSession)
+	// The rate limit comes before authentication, so that guessing the token is limited too,
+	// and it counts sign-ins with the writes: a sign-in takes the token as well.
+	limit := middleware.RateLimit(middleware.RateLimitOptions{Rate: a.cfg.rate, Name: "writes", Now: a.cfg.now})
+	auth := a.writes()
+	w := func(h core.Handler) core.Handler { return limit(auth(h)) }
+	site := newSite()
+	for _, method := range []string{"GET", "HEAD"} {
+		r.Handle(method, "/", site.index)
+		r.Handle(method, "/static/*filepath", site.asset)
+	}
+	r.POST("/session", limit(a.createSession))
 	r.GET("/session", a.showSession)
 	r.DELETE("/session", a.deleteSession)
 	todos := r.Group("/todos")
@@ -114,6 +140,7 @@ func (a *app) handler() core.Handler {
 	todos.POST("", w(a.create))
 	todos.GET("/changes", a.changes)
 	todos.GET("/events", a.events)
+	todos.GET("/ws", a.socket)
 	todos.GET("/:id", a.show)
 	todos.PUT("/:id", w(a.update))
 	todos.DELETE("/:id", w(a.remove))

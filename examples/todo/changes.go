@@ -33,7 +33,8 @@ type changesAnswer struct {
 //
 // The wait is a continuation (Topic.OnNext): a waiting poll costs its connection and a few
 // words, not a coroutine, and the middleware still sees its real end — the access log says 200
-// and how long it waited.
+// and how long it waited. A cursor older than the topic's memory is answered from the
+// database, the handler parked meanwhile, never the loop.
 func (a *app) changes(c *core.Ctx) {
 	after, ok := queryUint(c, "after", 0)
 	if !ok {
@@ -46,20 +47,22 @@ func (a *app) changes(c *core.Ctx) {
 		return
 	}
 	c.SetHeader("Cache-Control", "no-store")
-	if ms == 0 {
-		msgs, next, err := a.todos.changes.Since(after)
-		answerChanges(c, msgs, next, err)
-		return
-	}
-	timeout := min(time.Duration(ms)*time.Millisecond, maxPoll)
-	a.todos.changes.OnNext(c, after, timeout, answerChanges)
+	// timeout=0 is a wait that ends at once, rather than Topic.Since, which would read the
+	// database on the loop for an old cursor.
+	timeout := max(min(time.Duration(ms)*time.Millisecond, maxPoll), time.Nanosecond)
+	a.todos.changes.OnNext(c, after, timeout, a.answerPoll)
 }
 
 // answerChanges writes a poll's answer: what came, or nothing when the wait timed out or a
-// shutdown began.
-func answerChanges(c *core.Ctx, msgs []change, next uint64, err error) {
-	if err == wait.ErrClosed {
+// shutdown began; a 500 when the log could not be read.
+func (a *app) answerChanges(c *core.Ctx, msgs []change, next uint64, err error) {
+	switch err {
+	case nil, wait.ErrMissed, wait.ErrTimeout, wait.ErrShutdown:
+	case wait.ErrClosed:
 		return // the client left
+	default:
+		a.failed(c, 0, err)
+		return
 	}
 	if msgs == nil {
 		msgs = []change{}
@@ -104,7 +107,10 @@ func (a *app) events(c *core.Ctx) {
 		case wait.ErrTimeout:
 			buf = append(buf[:0], ": ping\n\n"...)
 		default:
-			return // the client left, or a shutdown began
+			if !ended(err) {
+				a.logger.Error("reading the change log", "error", err.Error())
+			}
+			return // the client left, a shutdown began, or it reconnects with its Last-Event-ID
 		}
 		for _, m := range msgs {
 			buf = appendEvent(buf, m)

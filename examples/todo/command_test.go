@@ -61,9 +61,9 @@ func accessLog(t *testing.T, dir string) map[string][]map[string]any {
 }
 
 // TestCommandShutdown: on SIGTERM, a parked long poll is answered at once — 200, no changes,
-// its cursor — an event stream ends, and the process exits cleanly; the access log has one
-// JSON line per response with its keys, the 413 of an oversized body and the poll's real wait
-// among them.
+// its cursor — an event stream ends, a socket is closed with 1001, and the process exits
+// cleanly; the access log has one JSON line per response with its keys, the 413 of an oversized
+// body and the poll's real wait among them.
 func TestCommandShutdown(t *testing.T) {
 	dir := t.TempDir()
 	cmd := coretest.StartCommand(t, "TODO_RUN_MAIN", dir)
@@ -95,6 +95,11 @@ func TestCommandShutdown(t *testing.T) {
 		t.Fatalf("event stream began %q, %v", line, err)
 	}
 	parked := time.Now()
+	// A socket, live.
+	ws := dialWS(t, cmd.Addr, "/todos/ws")
+	if m := ws.read(); len(m.Changes) != 0 || m.Next != 0 {
+		t.Fatalf("socket: %+v", m)
+	}
 
 	term := time.Now()
 	if err := cmd.Terminate(); err != nil {
@@ -113,6 +118,9 @@ func TestCommandShutdown(t *testing.T) {
 	}
 	if rest, err := io.ReadAll(sr); err != nil || strings.Contains(string(rest), "event:") {
 		t.Fatalf("event stream ended with %q, %v", rest, err)
+	}
+	if code := ws.readClose(); code != 1001 {
+		t.Fatalf("the socket closed with %d at shutdown, want 1001", code)
 	}
 	if err := cmd.Wait(10 * time.Second); err != nil {
 		t.Fatalf("after SIGTERM: %v", err)

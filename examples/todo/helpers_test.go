@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
 )
 
@@ -58,7 +57,7 @@ func (l logLines) find(t testing.TB, match func(map[string]any) bool) map[string
 func testApp(t *testing.T, cfg config) (string, *app, logLines) {
 	t.Helper()
 	a, logs := newTestApp(t, cfg)
-	c := coretest.NewClient(t, a.handler(), core.Options{MaxBodyBytes: maxAttachment})
+	c := coretest.NewClient(t, a.handler(), serverOptions())
 	a.serve(c.Server())
 	return apps.add(t, c), a, logs
 }
@@ -86,7 +85,7 @@ func newTestApp(t *testing.T, cfg config) (*app, logLines) {
 func testAppTCP(t *testing.T, cfg config) (string, *app, logLines) {
 	t.Helper()
 	a, logs := newTestApp(t, cfg)
-	srv, addr := coretest.Serve(t, a.handler(), core.Options{MaxBodyBytes: maxAttachment})
+	srv, addr := coretest.Serve(t, a.handler(), serverOptions())
 	a.serve(srv)
 	return addr, a, logs
 }

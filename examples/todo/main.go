@@ -1,10 +1,17 @@
 // Command todo is the application template: a JSON API for a to-do list, with the middleware a
-// service runs on every route, authentication on writes, a long poll and an event stream of
-// changes, file attachments streamed to disk, and the profiler — each the way dwell means it
-// to be done, ready to copy.
+// service runs on every route, authentication and a rate limit on writes, a long poll, an event
+// stream and a WebSocket of changes, file attachments streamed to disk, a page of its own, and
+// the profiler — each the way dwell means it to be done, ready to copy.
 //
 // Routes:
 //
+//	GET    /                          the page: the list, following the changes live (over
+//	                                  the WebSocket, or long polls where none gets through),
+//	                                  to add, complete and delete todos (signing in with the
+//	                                  token when the server asks for it); no-cache, an ETag
+//	GET    /static/NAME               the page's script and style, cached for a year (the page
+//	                                  names them with a hash of their content); gzip for
+//	                                  clients that accept it, an ETag, 304 to If-None-Match
 //	GET    /todos                     200 [{"id", "title", "done"}, ...]
 //	POST   /todos                     {"title", "done"} → 201 the todo, Location: /todos/ID
 //	GET    /todos/:id                 200 the todo
@@ -13,9 +20,18 @@
 //	GET    /todos/changes?after=N&timeout=MS
 //	                                  the changes after sequence N, at once or as soon as one
 //	                                  comes (30 s by default): {"changes": [{"seq", "op",
-//	                                  "todo"}], "next": N}
+//	                                  "todo"}], "next": N}, with "missed": true when some
+//	                                  are no longer kept (read GET /todos again); an old N is
+//	                                  answered a page at a time: poll again with next. An N
+//	                                  ahead of the log counts as its last: with timeout=0,
+//	                                  a way to learn the cursor before reading the list
 //	GET    /todos/events              the changes as Server-Sent Events (id: seq, event: op,
 //	                                  data: the todo), from after Last-Event-ID when given
+//	GET    /todos/ws?after=N          a WebSocket that follows the changes: text messages
+//	                                  each a poll's answer, first those after N (from now
+//	                                  without N), then one with no changes (caught up), then
+//	                                  each change as it is made, and one with none every 25 s
+//	                                  with nothing new
 //	POST   /todos/:id/attachment      the body, streamed to disk → 201 {"size", "sha256"}
 //	GET    /todos/:id/attachment      the file, with Range and an ETag
 //	POST   /session                   {"token"} → 204 and a session cookie, with which a browser
@@ -26,8 +42,9 @@
 //	                                  statistics (dwell_server_*), the requests'
 //	                                  (http_server_request_duration_seconds and the body
 //	                                  sizes, by http_request_method, http_route,
-//	                                  http_response_status_code, url_scheme), Go's and the
-//	                                  process's
+//	                                  http_response_status_code, url_scheme), Go's (with
+//	                                  go_gc_heap_live_bytes, the heap the last collection
+//	                                  found live) and the process's
 //	GET    /debug/dwell               the live status page (package statuspage): connections by
 //	                                  state, requests per second, refusals, stalls, memory,
 //	                                  updating over Server-Sent Events; JSON for
@@ -42,24 +59,31 @@
 // and byte offset named) or unknown fields, 401 with WWW-Authenticate: Bearer for a write
 // without the token or a session, 403 for a write a browser sends from a page of another origin
 // (middleware.CrossOrigin: cross-site request forgery), 404, 405, 413 for a body over
-// -max-body, 415 for a body that is not JSON. Every response carries an X-Request-Id, and
-// stderr gets one JSON line per response: method, path, route (the pattern, or the router's
-// label for its own answers: "(not found)"), status, bytes, duration (nanoseconds),
-// request_id.
+// -max-body, 415 for a body that is not JSON, 429 for a write over -rate (with Retry-After;
+// with -rate, every response of the writes carries the RateLimit and RateLimit-Policy
+// fields). Every response carries an X-Request-Id, and stderr gets one JSON line per response:
+// method, path, route (the pattern, or the router's label for its own answers: "(not
+// found)"), status, bytes, duration (nanoseconds), request_id.
 //
 // The todos are kept in a SQLite database (a file, todo.db in -dir unless -db names another),
 // so that they survive a restart with the same -dir; every query runs off the loop through
-// wait.Call. The change log that polls and streams follow is the process's: its sequence
-// numbers start again at 1 with the process.
+// wait.Call. So is the change log that polls, streams and sockets follow (its last 100,000
+// changes), each change written in the transaction of its write: a process started again on
+// the same database numbers its changes on from the last one stored, and a client that comes
+// back with a cursor from before the restart gets exactly the changes it missed.
 //
 // Flags: -addr, -loops; -dir, where attachments and the database go (a temporary directory by
 // default, removed on exit); -db FILE, the database; -token, the bearer token that writes and
 // the profiler need (none: they are open); -origin, the origin allowed to call the API from a
 // browser (none by default); -max-body, the largest JSON body (1 MiB); -cert FILE -key FILE, a
-// certificate and its key (PEM), serve HTTPS instead of HTTP.
+// certificate and its key (PEM), serve HTTPS instead of HTTP; -rate N, the writes a client
+// address may make per second (0, the default: no limit) — N at once, then one every 1/N s —
+// counted before the token is checked, with the sign-ins (POST /session) and the requests
+// for /debug, so that the token cannot be guessed faster. The limit keeps its addresses in a
+// table of 65,536 entries (1.1 MB) made at start, whatever the number of clients.
 //
 // On SIGINT or SIGTERM the server stops: long polls and event streams are answered at once,
-// and other requests get a short grace period.
+// sockets closed with 1001, and other requests get a short grace period.
 package main
 
 import (
@@ -93,6 +117,7 @@ func main() {
 	maxBody := flag.Int64("max-body", 1<<20, "largest JSON request body, in bytes")
 	certFile := flag.String("cert", "", "certificate file (PEM): serve HTTPS, with -key")
 	keyFile := flag.String("key", "", "private key file (PEM) of -cert")
+	rate := flag.Int("rate", 0, "writes a client address may make per second, in a burst or spread out (0: no limit)")
 	flag.Parse()
 
 	var tlsConfig *tls.Config
@@ -112,7 +137,7 @@ func main() {
 		}
 		*dir = tmp
 	}
-	err := run(config{addr: *addr, loops: *loops, dir: *dir, db: *db, token: *token, origin: *origin, maxBody: *maxBody, tls: tlsConfig})
+	err := run(config{addr: *addr, loops: *loops, dir: *dir, db: *db, token: *token, origin: *origin, maxBody: *maxBody, tls: tlsConfig, rate: *rate})
 	if tmp != "" {
 		os.RemoveAll(tmp) // before exiting, which runs no deferred call
 	}
@@ -131,6 +156,18 @@ type config struct {
 	origin  string
 	maxBody int64
 	tls     *tls.Config // nil: plain HTTP
+	rate    int         // writes per client address per second; 0 for no limit
+
+	now func() time.Time // the rate limit's clock, for tests; nil for time.Now
+}
+
+// serverOptions are the server's options that are the application's, not the command line's:
+// what the tests' servers take too.
+func serverOptions() core.Options {
+	return core.Options{
+		MaxBodyBytes: maxAttachment,
+		WriteRefusal: middleware.JSONRefusal, // the server's own answers in JSON too: a 413, a 429
+	}
 }
 
 // run serves until a signal, then shuts down.
@@ -141,15 +178,9 @@ func run(cfg config) error {
 		return err
 	}
 	defer a.close()
-	srv := core.NewServer(a.handler(), core.Options{
-		Addr:         cfg.addr,
-		Loops:        cfg.loops,
-		MaxBodyBytes: maxAttachment,
-		Logger:       logger,
-		TLSConfig:    cfg.tls,
-		WriteRefusal: middleware.JSONRefusal, // the server's own answers in JSON too
-
-	})
+	o := serverOptions()
+	o.Addr, o.Loops, o.Logger, o.TLSConfig = cfg.addr, cfg.loops, logger, cfg.tls
+	srv := core.NewServer(a.handler(), o)
 	a.serve(srv)
 	if err := srv.Listen(); err != nil {
 		return err

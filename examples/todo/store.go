@@ -27,19 +27,21 @@ type change struct {
 	Todo todo   `json:"todo"`
 }
 
-// history is how many changes the log keeps for clients that come back with an old cursor.
+// history is how many changes the topic keeps in memory; clients with older cursors are
+// answered from the database (changelog.go).
 const history = 1000
 
-// A store keeps the todos in a SQLite database and their changes on a topic that long polls and
-// event streams follow: the database survives a restart, the change log is the process's. Its
+// A store keeps the todos and their change log in a SQLite database, and publishes each change
+// on a topic that long polls, event streams and sockets follow: both survive a restart. Its
 // methods block on the database: handlers call them through wait.Call, which runs them on a
 // worker and ends the wait with the request (each takes the request's context).
 type store struct {
 	db *sql.DB
-	// mu orders the writes with their changes: a change is published in the order its write
-	// was made, so a client following the log sees the database's own order.
+	// mu orders the writes with their changes: a change is stored and published in the order
+	// its write was made, so a client following the log sees the database's own order.
 	mu      sync.Mutex
 	changes *wait.Topic[change]
+	kept    uint64 // changes the table keeps: keptChanges
 }
 
 // errNotFound is what the store returns for a todo that does not exist.
@@ -56,8 +58,8 @@ CREATE TABLE IF NOT EXISTS todos (
 	sha256 TEXT
 )`
 
-// openStore opens (or creates) the database file path and its schema. It blocks: main calls it
-// before the server starts.
+// openStore opens (or creates) the database file path and its schema, and makes the change
+// topic continue the log stored there. It blocks: main calls it before the server starts.
 func openStore(ctx context.Context, path string) (*store, error) {
 	// WAL lets readers go on while a write commits; the busy timeout makes a write wait for
 	// another rather than fail; foreign keys are off in SQLite unless asked.
@@ -67,11 +69,20 @@ func openStore(ctx context.Context, path string) (*store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("creating the schema in %s: %w", path, err)
+	for _, ddl := range []string{schema, changesSchema} {
+		if _, err := db.ExecContext(ctx, ddl); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("creating the schema in %s: %w", path, err)
+		}
 	}
-	return &store{db: db, changes: wait.NewTopic[change](history)}, nil
+	last, err := lastChange(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("reading the change log in %s: %w", path, err)
+	}
+	s := &store{db: db, kept: keptChanges}
+	s.changes = wait.NewStoredTopic(history, wait.Store[change]{Last: last, Read: s.readChanges})
+	return s, nil
 }
 
 // close closes the database.
@@ -101,12 +112,20 @@ type stored struct {
 	file *attachment // nil without one
 }
 
+// A querier is the database or a transaction.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // get returns the todo id and its attachment, or errNotFound.
-func (s *store) get(ctx context.Context, id int64) (stored, error) {
+func (s *store) get(ctx context.Context, id int64) (stored, error) { return getIn(ctx, s.db, id) }
+
+// getIn is get in the database or a transaction.
+func getIn(ctx context.Context, q querier, id int64) (stored, error) {
 	var st stored
 	var file, sum sql.NullString
 	var size sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT id, title, done, file, size, sha256 FROM todos WHERE id = ?`, id).
+	err := q.QueryRowContext(ctx, `SELECT id, title, done, file, size, sha256 FROM todos WHERE id = ?`, id).
 		Scan(&st.ID, &st.Title, &st.Done, &file, &size, &sum)
 	if errors.Is(err, sql.ErrNoRows) {
 		return stored{}, errNotFound
@@ -118,60 +137,55 @@ func (s *store) get(ctx context.Context, id int64) (stored, error) {
 }
 
 func (s *store) create(ctx context.Context, title string, done bool) (todo, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := todo{Title: title, Done: done}
-	err := s.db.QueryRowContext(ctx, `INSERT INTO todos (title, done) VALUES (?, ?) RETURNING id`, title, done).Scan(&t.ID)
-	if err != nil {
-		return todo{}, err
-	}
-	s.publish("create", t)
-	return t, nil
+	return s.write(ctx, "create", func(ctx context.Context, tx *sql.Tx) (todo, error) {
+		t := todo{Title: title, Done: done}
+		err := tx.QueryRowContext(ctx, `INSERT INTO todos (title, done) VALUES (?, ?) RETURNING id`, title, done).Scan(&t.ID)
+		return t, err
+	})
 }
 
 func (s *store) update(ctx context.Context, id int64, title string, done bool) (todo, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := todo{ID: id, Title: title, Done: done}
-	res, err := s.db.ExecContext(ctx, `UPDATE todos SET title = ?, done = ? WHERE id = ?`, title, done, id)
-	if err = affectedOne(res, err); err != nil {
-		return todo{}, err
-	}
-	s.publish("update", t)
-	return t, nil
+	return s.write(ctx, "update", func(ctx context.Context, tx *sql.Tx) (todo, error) {
+		res, err := tx.ExecContext(ctx, `UPDATE todos SET title = ?, done = ? WHERE id = ?`, title, done, id)
+		return todo{ID: id, Title: title, Done: done}, affectedOne(res, err)
+	})
 }
 
 // remove deletes the todo id and returns its attachment, for the caller to delete.
 func (s *store) remove(ctx context.Context, id int64) (*attachment, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, err := s.get(ctx, id)
+	var file *attachment
+	_, err := s.write(ctx, "delete", func(ctx context.Context, tx *sql.Tx) (todo, error) {
+		st, err := getIn(ctx, tx, id)
+		if err != nil {
+			return todo{}, err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM todos WHERE id = ?`, id)
+		file = st.file
+		return st.todo, affectedOne(res, err)
+	})
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.db.ExecContext(ctx, `DELETE FROM todos WHERE id = ?`, id)
-	if err = affectedOne(res, err); err != nil {
-		return nil, err
-	}
-	s.publish("delete", st.todo)
-	return st.file, nil
+	return file, nil
 }
 
 // attach gives the todo id the attachment f and returns the one it replaces, for the caller to
 // delete; errNotFound when the todo is gone.
 func (s *store) attach(ctx context.Context, id int64, f *attachment) (*attachment, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, err := s.get(ctx, id)
+	var old *attachment
+	_, err := s.write(ctx, "attach", func(ctx context.Context, tx *sql.Tx) (todo, error) {
+		st, err := getIn(ctx, tx, id)
+		if err != nil {
+			return todo{}, err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE todos SET file = ?, size = ?, sha256 = ? WHERE id = ?`, f.name, f.size, f.sha256, id)
+		old = st.file
+		return st.todo, affectedOne(res, err)
+	})
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE todos SET file = ?, size = ?, sha256 = ? WHERE id = ?`, f.name, f.size, f.sha256, id)
-	if err = affectedOne(res, err); err != nil {
-		return nil, err
-	}
-	s.publish("attach", st.todo)
-	return st.file, nil
+	return old, nil
 }
 
 // affectedOne turns an Exec's result into errNotFound when it changed no row.
@@ -185,10 +199,4 @@ func affectedOne(res sql.Result, err error) error {
 		return errNotFound
 	}
 	return nil
-}
-
-// publish appends a change to the log, numbered by the topic. Called with s.mu held, so that
-// the log's order is the writes'.
-func (s *store) publish(op string, t todo) {
-	s.changes.PublishFunc(func(seq uint64) change { return change{Seq: seq, Op: op, Todo: t} })
 }

@@ -103,10 +103,17 @@ func (a *app) failed(c *core.Ctx, id int64, err error) bool {
 		return false
 	case errors.Is(err, errNotFound):
 		notFound(c, id)
-	case errors.Is(err, core.ErrClosed), errors.Is(err, core.ErrShutdown), errors.Is(err, core.ErrDeadline):
+	case ended(err):
 	default:
 		a.logger.Error("the database failed", "error", err.Error())
 		fail(c, 500, "the database failed")
 	}
 	return true
+}
+
+// ended reports whether err is a request's end rather than a failure: the client left, a
+// shutdown, a deadline, or a query cancelled with the request's context for one of them.
+func ended(err error) bool {
+	return errors.Is(err, core.ErrClosed) || errors.Is(err, core.ErrShutdown) ||
+		errors.Is(err, core.ErrDeadline) || errors.Is(err, context.Canceled)
 }
