@@ -15,38 +15,56 @@ const acceptBatch = 64
 // The pending connections wait in the kernel backlog meanwhile; the server keeps serving.
 const acceptBackoff = 100 * time.Millisecond
 
-// listen registers the listening socket. A socket shared between loops is registered with
+// listen registers the listening sockets. A socket shared between loops is registered with
 // EPOLLEXCLUSIVE so that one new connection wakes one loop, not all.
 func (l *Loop) listen() error {
-	if l.lfd < 0 || l.listening {
-		return nil
+	for i := range l.lns {
+		ln := &l.lns[i]
+		if ln.fd < 0 || ln.polled {
+			continue
+		}
+		if err := l.poll.AddListener(ln.fd, ln.shared); err != nil {
+			return err
+		}
+		ln.polled = true
 	}
-	if err := l.poll.AddListener(l.lfd, l.lfdShared); err != nil {
-		return err
-	}
-	l.listening = true
 	return nil
 }
 
-// pauseAccept takes the listener out of the poll set (EPOLLEXCLUSIVE forbids modifying it).
+// pauseAccept takes the listeners out of the poll set (EPOLLEXCLUSIVE forbids modifying them).
 func (l *Loop) pauseAccept() {
-	if l.listening {
-		l.poll.Del(l.lfd)
-		l.listening = false
+	for i := range l.lns {
+		if ln := &l.lns[i]; ln.polled {
+			l.poll.Del(ln.fd)
+			ln.polled = false
+		}
 	}
 }
 
+// acceptPaused reports whether a listener of the loop is open and out of the poll set.
+func (l *Loop) acceptPaused() bool {
+	for i := range l.lns {
+		if ln := &l.lns[i]; ln.fd >= 0 && !ln.polled {
+			return true
+		}
+	}
+	return false
+}
+
 func (l *Loop) closeListener() {
-	if l.lfd < 0 {
-		return
-	}
 	l.pauseAccept()
-	if l.lfdShared {
-		l.srv.leaveShared() // the last loop to stop accepting closes it
-	} else {
-		netpoll.Close(l.lfd)
+	for i := range l.lns {
+		ln := &l.lns[i]
+		if ln.fd < 0 {
+			continue
+		}
+		if ln.shared {
+			l.srv.leaveShared(i) // the last loop to stop accepting closes it
+		} else {
+			netpoll.Close(ln.fd)
+		}
+		ln.fd = -1
 	}
-	l.lfd = -1
 }
 
 // acceptRetry ends an accept backoff.
@@ -58,14 +76,14 @@ func (l *Loop) acceptRetry() {
 
 func (l *Loop) atMaxConns() bool { return l.opts.MaxConns > 0 && l.nconns >= l.opts.MaxConns }
 
-// accept takes the waiting connections, up to acceptBatch.
-func (l *Loop) accept() {
+// accept takes the connections waiting on listener i, up to acceptBatch.
+func (l *Loop) accept(i int) {
 	for range acceptBatch {
 		if l.atMaxConns() {
 			l.pauseAccept() // resumed by conn.close
 			return
 		}
-		fd, e := netpoll.Accept(l.lfd)
+		fd, e := netpoll.Accept(l.lns[i].fd)
 		if e != 0 {
 			switch e {
 			case netpoll.EAGAIN, netpoll.EINTR, netpoll.ECONNABORTED:
@@ -90,16 +108,16 @@ func (l *Loop) accept() {
 			}
 		}
 		l.acceptErr = false
-		l.open(fd)
+		l.open(fd, i)
 	}
 }
 
-// open starts serving an accepted socket. From a listener that defers accepting until the
+// open starts serving a socket accepted from listener ln. From a listener that defers accepting until the
 // client has sent something (Options.DisableDeferAccept), the request is usually waiting: it
 // is read, and often answered, at once, and the socket is registered with the poller only if
 // the connection is still open after that — a Connection: close exchange never is.
-func (l *Loop) open(fd int) {
-	if l.lfdShared || !netpoll.AcceptInheritsNoDelay {
+func (l *Loop) open(fd, ln int) {
+	if l.lns[ln].shared || !netpoll.AcceptInheritsNoDelay {
 		// A listener passed to Serve is not ours to change, and connections may have queued on
 		// it before Serve; those from our own listeners inherit the option (netpoll.Listen).
 		netpoll.SetNoDelay(fd)
@@ -108,7 +126,8 @@ func (l *Loop) open(fd int) {
 	if l.serial == 0 {
 		l.serial = 1 // 0 marks the loop's own descriptors
 	}
-	c := &conn{fd: int32(fd), serial: l.serial, l: l, events: netpoll.WatchRead | netpoll.WatchHangup}
+	c := &conn{fd: int32(fd), serial: l.serial, l: l, events: netpoll.WatchRead | netpoll.WatchHangup,
+		via: viaListener(ln, l.lns[ln].tls)}
 	c.tm.init(timerConn)
 	for fd >= len(l.conns) {
 		l.conns = appendDoubling(l.conns, nil)
@@ -119,7 +138,7 @@ func (l *Loop) open(fd int) {
 		l.ctr.accepted++
 	}
 	c.setReadDeadline(l.opts.HeaderTimeout)
-	if l.lfdDefers {
+	if l.lns[ln].defers {
 		c.readInput()
 		if c.state == stClosed {
 			return

@@ -29,13 +29,22 @@ type conn struct {
 
 	events    netpoll.Interest // what the poller watches the socket for
 	state     connState
-	keepAlive bool // the current request allows another after it
-	peerEOF   bool // the client has shut down its side
-	heldBack  bool // input waits until the client reads its output (see serve, onReadable)
-	linger    bool // on close, shut down writes and drain input first (see finishClose)
-	reset     bool // on close, reset the connection: an aborted response must not look whole
-	polled    bool // registered with the poller (see Loop.open); until then events is only noted
+	keepAlive bool     // the current request allows another after it
+	peerEOF   bool     // the client has shut down its side
+	heldBack  bool     // input waits until the client reads its output (see serve, onReadable)
+	ending    closeHow // how the connection closes once its output is written
+	polled    bool     // registered with the poller (see Loop.open); until then events is only noted
+	via       via      // the listener it came by, and whether it speaks TLS
 }
+
+// A closeHow says how a connection closes once its output is written (see finishClose).
+type closeHow uint8
+
+const (
+	closeAtOnce closeHow = iota // the client sends nothing more that matters
+	closeLinger                 // shut down writes and drain the client's input first
+	closeReset                  // reset the connection: an aborted response must not look whole
+)
 
 type connState uint8
 
@@ -145,7 +154,7 @@ func (c *conn) readInput() {
 		end = min(end, k+headRead)
 	}
 	if k < end {
-		n, e := l.tr.read(c, l.buf[k:end])
+		n, e := c.tr().read(c, l.buf[k:end])
 		switch {
 		case n > 0:
 			k += n
@@ -271,7 +280,7 @@ func (c *conn) dropSpill() {
 
 // flush writes queued output until the socket is full, then waits for it to drain.
 func (c *conn) flush() {
-	if t := c.l.tlsT; t != nil && t.holds(c) && t.flushHeld(c) != 0 {
+	if c.secure() && c.l.tlsT.holds(c) && c.l.tlsT.flushHeld(c) != 0 {
 		c.close(ErrClosed)
 		return
 	}
@@ -356,7 +365,7 @@ func (c *conn) updateInterest() {
 	if c.peerEOF {
 		ev &^= netpoll.WatchRead | netpoll.WatchHangup
 	}
-	if c.out.size > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) || c.l.tlsT != nil && c.l.tlsT.holds(c) {
+	if c.out.size > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) || c.secure() && c.l.tlsT.holds(c) {
 		ev |= netpoll.WatchWrite // output to send, or a writer waiting for room to send from its own buffer
 	} else {
 		ev &^= netpoll.WatchWrite
@@ -389,7 +398,7 @@ func (c *conn) close(err error) {
 	c.state = stClosed
 	l.timers.stop(&c.tm)
 	l.conns[c.fd] = nil
-	l.tr.close(c, c.reset)
+	c.tr().close(c, c.ending == closeReset)
 	l.nconns--
 	c.in = nil
 	c.dropSpill()
@@ -407,7 +416,7 @@ func (c *conn) close(err error) {
 			cx.clientGone(err)
 		}
 	}
-	if l.lfd >= 0 && !l.listening && !l.shutting && !l.atMaxConns() && !l.accTimer.t.armed() {
+	if l.acceptPaused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.armed() {
 		l.listen()
 	}
 }
@@ -431,7 +440,9 @@ func (c *conn) closeAfterOutput(linger bool) {
 		return
 	}
 	c.state = stClosing
-	c.linger = c.linger || linger
+	if linger && c.ending == closeAtOnce {
+		c.ending = closeLinger
+	}
 	c.rdl = 0
 	if c.out.size == 0 {
 		c.finishClose()
@@ -443,15 +454,15 @@ func (c *conn) closeAfterOutput(linger bool) {
 // reads it; so when the client may still be sending, shut down our side, discard what arrives
 // for a bounded time, and close when the client does.
 func (c *conn) finishClose() {
-	if c.reset {
+	if c.ending == closeReset {
 		c.close(nil) // the transport resets it
 		return
 	}
-	if !c.linger || c.peerEOF {
+	if c.ending != closeLinger || c.peerEOF {
 		c.close(nil)
 		return
 	}
-	c.l.tr.shutdownWrite(c)
+	c.tr().shutdownWrite(c)
 	c.state = stLinger
 	c.setReadDeadline(lingerTimeout)
 	c.setInterest(netpoll.WatchRead | netpoll.WatchHangup)
@@ -459,7 +470,7 @@ func (c *conn) finishClose() {
 
 func (c *conn) readLinger() {
 	for c.state == stLinger {
-		n, e := c.l.tr.read(c, c.l.buf)
+		n, e := c.tr().read(c, c.l.buf)
 		switch {
 		case n > 0:
 		case e == netpoll.EAGAIN:

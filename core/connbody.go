@@ -55,7 +55,7 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 	}
 	var e netpoll.Errno
 	if b.kind == bodyLength {
-		n, e = c.l.tr.read(c, p[:min(int64(len(p)), b.remaining)])
+		n, e = c.tr().read(c, p[:min(int64(len(p)), b.remaining)])
 		if n > 0 {
 			b.remaining -= int64(n)
 			return n, nil
@@ -64,7 +64,7 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 		// As much as the handler asked for, of the chunk being read, and room for the framing
 		// and the next chunk's start: so little is read past the body's end (see headRead).
 		want := int(min(int64(len(c.l.buf)), min(b.chunked.DataLeft(), int64(len(p)))+headRead))
-		n, e = c.l.tr.read(c, c.l.buf[:want])
+		n, e = c.tr().read(c, c.l.buf[:want])
 		if n > 0 {
 			c.in = c.l.buf[:n]
 			return 0, nil

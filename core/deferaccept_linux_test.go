@@ -29,7 +29,7 @@ func TestDeferredAccept(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, addr := startServer(t, hello, tc.opts)
 			s.mu.Lock()
-			defers := netpoll.DefersAccept(s.fds[0])
+			defers := netpoll.DefersAccept(s.lns[0].fds[0])
 			s.mu.Unlock()
 			if want := !tc.opts.DisableDeferAccept; defers != want {
 				t.Fatalf("listener defers accepting: %v, want %v", defers, want)

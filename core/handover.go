@@ -195,7 +195,7 @@ func (c *conn) readHandedOver() {
 	c.dropSpill()
 	c.in = l.buf[:k]
 	if k < len(l.buf) {
-		n, e := l.tr.read(c, l.buf[k:])
+		n, e := c.tr().read(c, l.buf[k:])
 		switch {
 		case n > 0:
 			c.in = l.buf[:k+n]
@@ -403,7 +403,7 @@ func (hc *Conn) Abort() {
 		hc.reportEnd(nil) // unless SetErr reported an error first
 	}
 	hc.closing = true
-	hc.c.reset = true
+	hc.c.ending = closeReset
 	hc.c.close(nil)
 }
 

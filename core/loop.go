@@ -17,23 +17,18 @@ import (
 // goroutines reach it. Nothing else touches what a Loop owns; handlers of one Loop never run in
 // parallel.
 type Loop struct {
-	srv     *Server
-	id      int
-	opts    *Options
-	handler Handler
-	log     *slog.Logger
+	srv  *Server
+	id   int
+	opts *Options
+	log  *slog.Logger
 
 	poll  *netpoll.Poller
 	inbox *inbox
-	tr    transport     // carries every connection's bytes (transport.go)
-	tlsT  *tlsTransport // tr, when the server speaks TLS (tls.go)
+	tlsT  *tlsTransport // the transport of the connections that speak TLS (tls.go), or nil
 
-	lfd       int   // listening socket, -1 once closed
-	lfdShared bool  // from Serve, shared by all loops (EPOLLEXCLUSIVE); not ours to close or change
-	lfdDefers bool  // lfd hands over connections once they have sent something (see open)
-	listening bool  // lfd is registered with the poller
-	acceptErr bool  // an accept failure was logged and not yet followed by a success
-	accTimer  Timer // ends an accept backoff
+	lns       []loopListener // the server's listeners, each with its socket for this loop (listener.go)
+	acceptErr bool           // an accept failure was logged and not yet followed by a success
+	accTimer  Timer          // ends an accept backoff
 
 	buf    []byte  // the read buffer shared by all connections, one turn at a time
 	conns  []*conn // by file descriptor
@@ -90,12 +85,28 @@ const initialConns = 8192
 // needs more, since a whole head must fit.
 const readBufSize = 64 << 10
 
-// newLoop makes loop id, which takes the listening socket lfd: if it fails, it closes lfd
-// (unless shared) along with whatever else it opened.
-func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
+// newLoop makes loop id, which takes its listening socket of each of the server's listeners: if
+// it fails, it closes them (those not shared) along with whatever else it opened. s.mu is held.
+func newLoop(s *Server, id int) (*Loop, error) {
+	lns := make([]loopListener, len(s.lns))
+	useTLS := false
+	for i, ls := range s.lns {
+		fd := -1
+		if ls.fds != nil {
+			fd = ls.fds[id]
+		}
+		h := ls.Handler
+		if h == nil {
+			h = s.handler
+		}
+		lns[i] = loopListener{fd: fd, shared: ls.shared >= 0, defers: fd >= 0 && netpoll.DefersAccept(fd), tls: ls.TLS, handler: h}
+		useTLS = useTLS || ls.TLS
+	}
 	fail := func(err error) (*Loop, error) {
-		if !shared {
-			netpoll.Close(lfd)
+		for _, ln := range lns {
+			if ln.fd >= 0 && !ln.shared {
+				netpoll.Close(ln.fd)
+			}
 		}
 		return nil, err
 	}
@@ -114,8 +125,8 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 		return fail(err)
 	}
 	l := &Loop{
-		srv: s, id: id, opts: &s.opts, handler: s.handler, log: s.opts.Logger, tr: plain{},
-		poll: p, inbox: ib, lfd: lfd, lfdShared: shared, lfdDefers: lfd >= 0 && netpoll.DefersAccept(lfd),
+		srv: s, id: id, opts: &s.opts, log: s.opts.Logger,
+		poll: p, inbox: ib, lns: lns,
 		buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
 		iov: netpoll.NewIOVecs(maxIovecs),
 		// The tables that grow with the connections start large enough for thousands of them:
@@ -127,9 +138,8 @@ func newLoop(s *Server, id int, lfd int, shared bool) (*Loop, error) {
 		done:   make(chan struct{}),
 	}
 	l.label = loopLabel(loopSerial.Add(1))
-	if s.tlsConfig != nil {
+	if useTLS {
 		l.tlsT = newTLSTransport(l, s.tlsConfig)
-		l.tr = l.tlsT
 	}
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
 	l.accTimer.t.init(timerFunc)
@@ -170,14 +180,16 @@ func (l *Loop) run() {
 			switch fd := ev.FD(); {
 			case fd == l.inbox.wake.FD():
 				l.runInbox()
-			case fd == l.lfd:
-				l.accept()
-			case fd < len(l.conns):
+			default:
 				// An event for a descriptor this loop no longer owns is dropped: a connection
-				// closed earlier in the batch (the serial tells a reused descriptor), or the
+				// closed earlier in the batch (the serial tells a reused descriptor), or a
 				// listener after a shutdown closed it earlier in the batch.
-				if c := l.conns[fd]; c != nil && c.serial == ev.Tag() {
-					c.onEvent(ev)
+				if i := l.listenerAt(fd); i >= 0 {
+					l.accept(i)
+				} else if fd < len(l.conns) {
+					if c := l.conns[fd]; c != nil && c.serial == ev.Tag() {
+						c.onEvent(ev)
+					}
 				}
 			}
 		}

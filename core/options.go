@@ -10,7 +10,8 @@ import (
 // negative values mean and its default.
 type Options struct {
 	// Addr is the TCP address ListenAndServe listens on, "host:port". Empty means
-	// "127.0.0.1:8080". Port 0 picks a free port; Server.Addr reports it.
+	// "127.0.0.1:8080". Port 0 picks a free port; Server.Addr reports it. Server.AddListener
+	// adds others.
 	Addr string
 
 	// Loops is the number of event loops. Each loop is one goroutine that owns its sockets, timers
@@ -87,7 +88,8 @@ type Options struct {
 	// 200 ms; negative turns the detector off.
 	StallThreshold time.Duration
 
-	// TLSConfig, when set, makes the server speak HTTPS: under ListenAndServe and Serve alike
+	// TLSConfig, when set, makes the server speak HTTPS on Addr (and on the listeners added
+	// with their TLS field set, see Listener): under ListenAndServe and Serve alike
 	// (and ListenAndServeTLS, which adds the certificate it loads), every connection begins
 	// with a TLS handshake, run on the loop with crypto/tls. It holds what a tls.Config holds
 	// for net/http's servers: Certificates, or GetCertificate (SNI, reloading), ClientAuth and
@@ -99,7 +101,7 @@ type Options struct {
 	// profile rather than crypto/tls's defaults: MinVersion zero means TLS 1.2, and
 	// CipherSuites nil means TLS 1.2's ECDHE suites with AES-GCM or ChaCha20-Poly1305 only,
 	// without crypto/tls's CBC ones; a value set is used as it is. A plaintext request on the
-	// port is answered 400, as net/http answers it. Nil means plaintext HTTP.
+	// port is answered 400, as net/http answers it. Nil means plaintext HTTP on Addr.
 	TLSConfig *tls.Config
 
 	// WriteRefusal, when set, writes the server's own answers in the application's format —

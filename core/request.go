@@ -156,7 +156,9 @@ func (c *conn) endRequest() {
 	cx.completeResponse()
 	c.keepAlive = !c.closesAfter(cx) && cx.resp&rfAbort == 0
 	// Only a reset tells a body delimited by the close that it is cut.
-	c.reset = cx.resp&(rfAbort|rfCloseDelimited) == rfAbort|rfCloseDelimited
+	if cx.resp&(rfAbort|rfCloseDelimited) == rfAbort|rfCloseDelimited {
+		c.ending = closeReset
+	}
 	cx.resp |= rfFinished // what a completion hook writes would follow the response on the wire
 	cx.runDone()
 	cx.recycle()
@@ -287,7 +289,7 @@ func newCoro() *coro {
 				co.k, co.kerr = nil, nil
 				k(cx, err)
 			} else {
-				cx.l.handler(cx)
+				cx.l.lns[cx.conn.listener()].handler(cx)
 			}
 			if cx.l.stall.Load() != nil {
 				cx.l.noteStall(cx)

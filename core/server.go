@@ -11,9 +11,10 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
-// A Server serves HTTP/1.1 with one or more event loops. Create it with NewServer; start it with
-// ListenAndServe (or Listen then ListenAndServe, to learn the address first) or Serve; stop it
-// with Shutdown.
+// A Server serves HTTP/1.1 with one or more event loops, on one address or several (plain and
+// TLS, each with its own handler if it likes: AddListener). Create it with NewServer; start it
+// with ListenAndServe (or Listen then ListenAndServe, to learn the addresses first) or Serve;
+// stop it with Shutdown, which stops them all.
 type Server struct {
 	handler   Handler
 	opts      Options
@@ -21,11 +22,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	loops    []*Loop
-	fds      []int        // listening sockets from Listen, handed to the loops
-	addr     *net.TCPAddr // bound address
+	lns      []*listening // Options.Addr's (or Serve's), then AddListener's (listener.go)
 	ln       net.Listener // the listener given to Serve, closed by Shutdown
-	shared   int          // descriptor shared by all loops (Serve), closed by the last to leave it
-	sharing  int          // loops still accepting from shared
 	started  bool
 	shutdown bool
 	done     chan struct{} // closed when every loop has stopped
@@ -38,7 +36,9 @@ type Server struct {
 // NewServer returns a Server that runs h for every request, configured by o (whose zero value
 // works).
 func NewServer(h Handler, o Options) *Server {
-	return &Server{handler: h, opts: o.normalize(), shared: -1, done: make(chan struct{}), ready: make(chan struct{})}
+	s := &Server{handler: h, opts: o.normalize(), done: make(chan struct{}), ready: make(chan struct{})}
+	s.lns = []*listening{{Listener: Listener{Addr: s.opts.Addr}, shared: -1}}
+	return s
 }
 
 // ListenAndServe serves h on addr with default options until the process ends.
@@ -46,86 +46,78 @@ func ListenAndServe(addr string, h Handler) error {
 	return NewServer(h, Options{Addr: addr}).ListenAndServe()
 }
 
-// Listen opens the listening sockets on Options.Addr — on Linux one per loop, with
-// SO_REUSEPORT when there are several; elsewhere one that the loops share — without serving
-// yet, so that Addr is known (port 0 picks a free port). ListenAndServe calls it if it has not
-// been called.
+// Listen opens the listening sockets on Options.Addr and on the addresses of AddListener — on
+// Linux one per loop, with SO_REUSEPORT when there are several; elsewhere one that the loops
+// share — without serving yet, so that Addr and Addrs are known (port 0 picks a free port).
+// ListenAndServe calls it if it has not been called. When an address cannot be opened, none
+// that this call opened stays open.
 func (s *Server) Listen() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shutdown {
 		return ErrServerClosed
 	}
-	if s.fds != nil {
-		return nil
-	}
-	addr, err := net.ResolveTCPAddr("tcp", s.opts.Addr)
-	if err != nil {
-		return err
-	}
-	n := s.opts.Loops
-	if !netpoll.ReusePort {
-		n = 1
-	}
-	for i := range n {
-		fd, err := netpoll.Listen(addr, n > 1)
-		if err == nil && !s.opts.DisableDeferAccept {
-			netpoll.DeferAccept(fd, s.opts.deferAcceptSeconds())
+	return s.listen(s.lns)
+}
+
+// listen opens those of lns not open yet. s.mu is held.
+func (s *Server) listen(lns []*listening) error {
+	var opened []*listening
+	for _, ls := range lns {
+		if ls.fds != nil {
+			continue
 		}
-		if err == nil && i == 0 {
-			// The other loops bind the port the first one got.
-			addr, err = netpoll.BoundAddr(fd)
-		}
-		if err != nil {
-			for _, fd := range s.fds {
-				netpoll.Close(fd)
+		if err := ls.open(&s.opts); err != nil {
+			for _, o := range opened {
+				o.close(0)
 			}
-			s.fds = nil
 			return err
 		}
-		s.fds = append(s.fds, fd)
+		opened = append(opened, ls)
 	}
-	s.addr = addr
 	return nil
 }
 
-// ListenAndServe listens on Options.Addr (unless Listen already did) and serves until Shutdown,
-// after which it returns ErrServerClosed.
+// ListenAndServe listens on Options.Addr and the addresses of AddListener (unless Listen
+// already did) and serves until Shutdown, after which it returns ErrServerClosed.
 func (s *Server) ListenAndServe() error {
 	if err := s.Listen(); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	fds := s.fds
-	if len(fds) < s.opts.Loops {
-		// One listener for all the loops (no SO_REUSEPORT here): shared as under Serve.
-		s.shared = fds[0]
-		fds = netpoll.Share(fds[0], s.opts.Loops)
-	}
-	s.mu.Unlock()
-	return s.serve(fds, s.shared >= 0)
+	return s.serve()
 }
 
-// Serve serves connections accepted from ln until Shutdown, after which it returns
-// ErrServerClosed. ln must be a TCP listener with a file descriptor (as net.Listen returns);
-// with several loops all of them accept from it.
+// Serve serves connections accepted from ln, in place of Options.Addr, and those of the
+// addresses of AddListener, until Shutdown, after which it returns ErrServerClosed. ln must be
+// a TCP listener with a file descriptor (as net.Listen returns); with several loops all of them
+// accept from it.
 func (s *Server) Serve(ln net.Listener) error {
 	fd, err := netpoll.ListenerFD(ln)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.ln = ln
-	s.shared = fd
-	if a, ok := ln.Addr().(*net.TCPAddr); ok {
-		s.addr = a
+	main := s.lns[0]
+	if main.fds != nil || s.started || s.shutdown {
+		s.mu.Unlock()
+		return s.serve() // refused below: serving, or shut down (or listening on Options.Addr)
 	}
-	fds := netpoll.Share(fd, s.opts.Loops)
+	s.ln = ln
+	main.share(fd, s.opts.Loops)
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		main.addr = a
+	}
+	err = s.listen(s.lns[1:])
 	s.mu.Unlock()
-	return s.serve(fds, true)
+	if err != nil {
+		return err
+	}
+	return s.serve()
 }
 
-func (s *Server) serve(fds []int, shared bool) error {
+// serve makes the loops, each taking its socket of every listener, runs them, and waits for
+// them to stop.
+func (s *Server) serve() error {
 	s.mu.Lock()
 	if s.shutdown {
 		s.mu.Unlock()
@@ -136,18 +128,15 @@ func (s *Server) serve(fds []int, shared bool) error {
 		return errors.New("dwell: server already serving")
 	}
 	if err := s.prepareTLS(); err != nil {
-		s.abandonStart(fds, shared)
+		s.abandonStart(0)
 		s.mu.Unlock()
 		return err
 	}
 	s.started = true
-	if shared {
-		s.sharing = len(fds)
-	}
-	for i, fd := range fds {
-		l, err := newLoop(s, i, fd, shared)
+	for i := range s.opts.Loops {
+		l, err := newLoop(s, i)
 		if err != nil {
-			s.abandonStart(fds[i+1:], shared)
+			s.abandonStart(i + 1)
 			s.mu.Unlock()
 			return err
 		}
@@ -181,22 +170,20 @@ func (s *Server) serve(fds []int, shared bool) error {
 	return ErrServerClosed
 }
 
-// leaveShared is called by each loop that stops accepting from the shared listening socket;
+// leaveShared is called by each loop that stops accepting from listener i's shared socket;
 // the last one closes it, so that new connections are refused from the start of a shutdown
 // on, rather than queued until the server is gone.
-func (s *Server) leaveShared() {
+func (s *Server) leaveShared(i int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sharing--
-	if s.sharing == 0 && s.shared >= 0 {
-		netpoll.Close(s.shared)
-		s.shared = -1
+	ls := s.lns[i]
+	ls.sharing--
+	if ls.sharing == 0 && ls.shared >= 0 {
+		netpoll.Close(ls.shared)
+		ls.shared = -1
 	}
 }
 
-// abandonStart undoes a start that failed at one loop: the loops made so far never ran, so
-// their descriptors are closed here, with the listeners no loop took; the server is then
-// closed, and a Shutdown returns at once. s.mu is held.
 // announceReady closes s.ready, once: the loops are made (or will never be). s.mu is held.
 func (s *Server) announceReady() {
 	select {
@@ -206,11 +193,16 @@ func (s *Server) announceReady() {
 	}
 }
 
-func (s *Server) abandonStart(rest []int, shared bool) {
+// abandonStart undoes a start that failed at one loop: the loops made so far never ran, so
+// their descriptors are closed here, with the listening sockets of the loops from rest on,
+// which no loop took; the server is then closed, and a Shutdown returns at once. s.mu is held.
+func (s *Server) abandonStart(rest int) {
 	for _, l := range s.loops {
-		if shared {
-			l.pauseAccept() // the shared listener is closed below, once
-			l.lfd = -1
+		l.pauseAccept()
+		for i := range l.lns {
+			if l.lns[i].shared {
+				l.lns[i].fd = -1 // closed below, once
+			}
 		}
 		l.closeFds()
 		l.inbox.close()
@@ -218,29 +210,24 @@ func (s *Server) abandonStart(rest []int, shared bool) {
 	}
 	s.loops = nil
 	s.announceReady()
-	if !shared {
-		for _, fd := range rest {
-			netpoll.Close(fd)
+	for _, ls := range s.lns {
+		if ls.fds != nil {
+			ls.close(rest)
 		}
-	}
-	s.fds = nil
-	if s.shared >= 0 {
-		netpoll.Close(s.shared)
-		s.shared = -1
 	}
 	s.shutdown = true
 	close(s.done)
 }
 
-// Addr returns the address the server listens on, once Listen or Serve has been called (nil
-// before).
+// Addr returns the address the server listens on — Options.Addr's, or that of the listener
+// given to Serve — once Listen or Serve has been called (nil before). Addrs has the others.
 func (s *Server) Addr() net.Addr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.addr == nil {
+	if s.lns[0].addr == nil {
 		return nil
 	}
-	return s.addr
+	return s.lns[0].addr
 }
 
 // Shutdown stops the server gracefully: it stops accepting, closes idle connections, and lets
@@ -256,10 +243,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	loops := s.loops
 	started := s.started
 	if !started {
-		for _, fd := range s.fds {
-			netpoll.Close(fd)
+		for _, ls := range s.lns {
+			if ls.fds != nil {
+				ls.close(0)
+			}
 		}
-		s.fds = nil
 		s.announceReady()
 	}
 	ln := s.ln

@@ -3,6 +3,7 @@ package core
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"slices"
 )
 
@@ -33,11 +34,16 @@ func (s *Server) ListenAndServeTLS(certFile, keyFile string) error {
 }
 
 // prepareTLS makes the configuration the loops serve TLS with, from Options.TLSConfig or what
-// ListenAndServeTLS made of it. s.mu is held.
+// ListenAndServeTLS made of it; with one, Options.Addr's listener speaks TLS. s.mu is held.
 func (s *Server) prepareTLS() error {
 	cfg := s.tlsConfig
 	if cfg == nil {
 		if s.opts.TLSConfig == nil {
+			for _, ls := range s.lns[1:] {
+				if ls.TLS {
+					return fmt.Errorf("dwell: listener %s: %w", ls.Addr, errNoTLSConfig)
+				}
+			}
 			return nil
 		}
 		cfg = s.opts.TLSConfig.Clone()
@@ -61,6 +67,7 @@ func (s *Server) prepareTLS() error {
 		}
 	}
 	s.tlsConfig = cfg
+	s.lns[0].TLS = true
 	return nil
 }
 
@@ -111,7 +118,7 @@ var tls12CipherSuites = []uint16{
 // returns a new copy.
 func (cx *Ctx) TLS() *tls.ConnectionState {
 	cx.check("TLS")
-	if cx.conn == nil || cx.l.tlsT == nil {
+	if cx.conn == nil || !cx.conn.secure() {
 		return nil
 	}
 	return cx.l.tlsT.connState(cx.conn)
@@ -122,7 +129,7 @@ func (cx *Ctx) TLS() *tls.ConnectionState {
 // reached it.)
 func (cx *Ctx) Scheme() string {
 	cx.check("Scheme")
-	if cx.l.tlsT != nil {
+	if cx.conn != nil && cx.conn.secure() {
 		return "https"
 	}
 	return "http"
@@ -131,7 +138,7 @@ func (cx *Ctx) Scheme() string {
 // TLS returns the TLS state of the connection, as Ctx.TLS does, or nil over plaintext.
 // Call it on the connection's loop.
 func (hc *Conn) TLS() *tls.ConnectionState {
-	if !hc.alive("TLS") || hc.c.l.tlsT == nil {
+	if !hc.alive("TLS") || !hc.c.secure() {
 		return nil
 	}
 	return hc.c.l.tlsT.connState(hc.c)

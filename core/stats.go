@@ -318,9 +318,9 @@ func (l *Loop) snapshot(stopped bool) LoopStats {
 // countConn counts c in the state it is in.
 func (l *Loop) countConn(n *ConnStates, c *conn) {
 	n.Open++
-	if t := l.tlsT; t != nil {
+	if c.secure() {
 		n.TLS++
-		if s := t.lookup(c); s == nil || s.c != c || !s.hsEnd {
+		if s := l.tlsT.lookup(c); s == nil || s.c != c || !s.hsEnd {
 			n.TLSHandshaking++
 		}
 	}

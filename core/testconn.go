@@ -72,11 +72,9 @@ func (s *Server) serveConns() error {
 		}
 	}
 	s.mu.Unlock()
-	fds := make([]int, n)
-	for i := range fds {
-		fds[i] = -1 // no listener: newLoop, listen and closeListener skip it
-	}
-	return s.serve(fds, false) // refuses a server started or shut down already
+	// No listening socket: a listener that Listen did not open gives each loop none (-1),
+	// which listen and closeListener skip.
+	return s.serve() // refuses a server started or shut down already
 }
 
 // serveConn hands the connected socket fd to a loop of s (see ctxhook.ServeConn).
@@ -121,7 +119,7 @@ func (l *Loop) openInProcess(ip *inProcess, fd int, remote netip.AddrPort) *inPr
 		netpoll.Close(fd)
 		return nil
 	}
-	l.open(fd)
+	l.open(fd, 0)
 	c := l.conns[fd]
 	if c == nil {
 		return nil // the poller refused it, and open closed it

@@ -92,8 +92,8 @@ func (t *tlsTransport) forget(s *tlsConn) {
 // handshakeDeferred reports whether c's handshake waits for a later turn: its readability is
 // not watched meanwhile, so that the poller does not report it turn after turn.
 func (c *conn) handshakeDeferred() bool {
-	if t := c.l.tlsT; t != nil {
-		s := t.lookup(c)
+	if c.secure() {
+		s := c.l.tlsT.lookup(c)
 		return s != nil && s.deferred
 	}
 	return false

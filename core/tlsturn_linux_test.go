@@ -70,7 +70,7 @@ func TestHandshakesWaitForOpenConnections(t *testing.T) {
 		}()
 	}
 	s.mu.Lock()
-	lfd := s.fds[0]
+	lfd := s.lns[0].fds[0]
 	s.mu.Unlock()
 	// A listener that defers accepting queues a connection once its first bytes, the
 	// ClientHello, have come: tcpi_unacked is a listener's accept queue.

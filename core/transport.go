@@ -4,7 +4,7 @@ import "github.com/dwellhttp/dwell/core/internal/netpoll"
 
 // A transport carries a connection's bytes between the loop and the client: every read,
 // vectored write, file send, shutdown of the write side and close of a connection goes through
-// the one its loop has (Loop.tr), and nothing else of the connection touches the socket for
+// its transport (conn.tr, its listener's), and nothing else of the connection touches the socket for
 // its bytes — socket options (TCP_NODELAY) and the peer's address are the TCP socket's
 // whatever carries the bytes. plain is the socket itself; a layer that turns bytes into
 // others (TLS's records) is another transport, under HTTP and whatever follows it alike.
@@ -24,6 +24,15 @@ type transport interface {
 	// close releases the socket; reset makes the close abortive (an RST), for a response that
 	// must not look complete.
 	close(c *conn, reset bool)
+}
+
+// tr returns the transport that carries c's bytes: TLS's when c came by a listener that speaks
+// TLS, else the socket's own.
+func (c *conn) tr() transport {
+	if c.secure() {
+		return c.l.tlsT
+	}
+	return plain{}
 }
 
 // plain is the transport of a connection whose bytes are the socket's own.

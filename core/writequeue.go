@@ -367,7 +367,7 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 		}
 		var n int
 		var e netpoll.Errno
-		n, e = l.tr.writev(c, iov, !withP && i < len(q.items) && q.items[i].kind == itemFile)
+		n, e = c.tr().writev(c, iov, !withP && i < len(q.items) && q.items[i].kind == itemFile)
 		iov.Reset()
 		if e != 0 {
 			switch e {
@@ -428,7 +428,7 @@ func (q *writeQueue) drop(pool *outPool, k int) {
 func (q *writeQueue) sendFile(c *conn, it *outItem) (int64, netpoll.Errno) {
 	var sent int64
 	for it.fn > 0 {
-		n, e := c.l.tr.sendfile(c, it.file, &it.foff, int(min(it.fn, 1<<30)))
+		n, e := c.tr().sendfile(c, it.file, &it.foff, int(min(it.fn, 1<<30)))
 		if e == netpoll.EINTR {
 			continue
 		}

@@ -12,8 +12,8 @@ import (
 )
 
 // RedirectToHTTPS returns a handler that sends every request to the same URL over HTTPS: the
-// handler of a second, plaintext listener (usually on port 80) beside the server that serves
-// HTTPS on httpsPort. The target is https://HOST[:httpsPort]/path?query, made of the request's
+// handler of a plaintext listener (usually on port 80) beside the one that serves HTTPS on
+// httpsPort. The target is https://HOST[:httpsPort]/path?query, made of the request's
 // own host (its Host header, or the authority of an absolute-form target) with any port
 // removed, httpsPort added unless it is "443" (or empty, which means "443" too), and the
 // request-target's path and query exactly as received.
@@ -31,11 +31,11 @@ import (
 // empty: anything else panics, since it is start-up code.
 //
 // Serve it as the plain listener's handler, or as a router's NotFound behind the routes that
-// must stay on plaintext (an ACME HTTP-01 challenge, say):
+// must stay on plaintext (an ACME HTTP-01 challenge, say). One server serves both, and shuts
+// them down together:
 //
-//	plain := core.NewServer(router.RedirectToHTTPS("443"), core.Options{Addr: ":80"})
-//	go plain.ListenAndServe()
 //	srv := core.NewServer(r.Handler(), core.Options{Addr: ":443"})
+//	srv.AddListener(core.Listener{Addr: ":80", Handler: router.RedirectToHTTPS("443")})
 //	log.Fatal(srv.ListenAndServeTLS("cert.pem", "key.pem"))
 //
 // When the HTTPS port is known only once its server listens (port 0, or a port from the
@@ -63,7 +63,7 @@ func RedirectToHTTPS(httpsPort string) core.Handler {
 // server listens — on port 0, which picks a free port, say:
 //
 //	srv := core.NewServer(r.Handler(), core.Options{Addr: ":0", TLSConfig: cfg})
-//	plain := core.NewServer(router.RedirectToHTTPSAddr(srv.Addr), core.Options{Addr: ":80"})
+//	srv.AddListener(core.Listener{Addr: ":80", Handler: router.RedirectToHTTPSAddr(srv.Addr)})
 //
 // addr is usually a *core.Server's Addr method; a net.Listener's is another. Its port is the
 // HTTPS port (left out of the Location when it is 443). A request that comes while addr

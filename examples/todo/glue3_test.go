@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,10 +28,10 @@ import (
 // livepoll is the glue a live-updating service on dwell had to write by hand — a per-address
 // rate limiter (53 lines), files from an fs.FS with an ETag and Cache-Control (31), a WebSocket
 // that follows a topic in the event style (73), a topic that continues a durable history (25),
-// and guards that want a session, for JSON and for pages (20): 202 lines — rebuilt on what dwell
-// has now: 32 lines. (Its two listeners started together, 20 lines more, have no counterpart in
-// dwell yet: they are left out.) history is the service's store of messages, which save writes
-// to: message seq is saved before it is published, under the lock that orders the posts.
+// guards that want a session, for JSON and for pages (20), and its two listeners, HTTPS and the
+// plain redirect, started and shut down together (20): 222 lines — rebuilt on what dwell has
+// now: 32 lines here and 3 in listeners. history is the service's store of messages, which save
+// writes to: message seq is saved before it is published, under the lock that orders the posts.
 func livepoll(assets fs.FS, history wait.Store[string], save func(seq uint64, msg string), sessions *session.Store[string]) core.Handler {
 	topic := wait.NewStoredTopic(100, history)
 	feed := &websocket.Feed[string]{Topic: topic, CaughtUp: true,
@@ -61,6 +63,14 @@ func livepoll(assets fs.FS, history wait.Store[string], save func(seq uint64, ms
 		}
 	}))
 	return r.Handler()
+}
+
+// listeners is the server of the service's two listeners: h over HTTPS on httpsAddr, and every
+// plain request on plainAddr redirected there, whatever port httpsAddr picks.
+func listeners(h core.Handler, cfg *tls.Config, httpsAddr, plainAddr string) *core.Server {
+	srv := core.NewServer(h, core.Options{Addr: httpsAddr, TLSConfig: cfg})
+	srv.AddListener(core.Listener{Addr: plainAddr, Handler: router.RedirectToHTTPSAddr(srv.Addr)})
+	return srv
 }
 
 // memoryLog is a service's durable store for the test: messages a previous process saved, and
@@ -167,5 +177,49 @@ func TestLivepoll(t *testing.T) {
 	}
 	if resp, body := get(bob, "POST", "/messages", "mine", cookie); resp.StatusCode != 204 {
 		t.Fatalf("another address: %d %q", resp.StatusCode, body)
+	}
+}
+
+// TestLivepollListeners: the HTTPS listener serves, the plain one redirects to it, and one
+// Shutdown stops both.
+func TestLivepollListeners(t *testing.T) {
+	crt := coretest.NewCertificate(t)
+	cert, err := tls.LoadX509KeyPair(crt.CertFile, crt.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := listeners(func(c *core.Ctx) { c.WriteString("live over " + c.Scheme()) },
+		&tls.Config{Certificates: []tls.Certificate{cert}}, "127.0.0.1:0", "127.0.0.1:0")
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	addrs := srv.Addrs()
+	_, httpsPort, _ := net.SplitHostPort(addrs[0].String())
+	_, plainPort, _ := net.SplitHostPort(addrs[1].String())
+	client := &http.Client{Timeout: coretest.Patience, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: crt.Pool}}}
+	var via []string
+	client.CheckRedirect = func(req *http.Request, _ []*http.Request) error { via = append(via, req.URL.String()); return nil }
+	resp, err := client.Get("http://localhost:" + plainPort + "/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "live over https" || len(via) != 1 || via[0] != "https://localhost:"+httpsPort+"/page" {
+		t.Fatalf("by the plain port: %q, redirected to %q", body, via)
+	}
+	if err := srv.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != core.ErrServerClosed {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if c, err := net.Dial("tcp", a.String()); err == nil {
+			c.Close()
+			t.Errorf("%s still accepts connections after Shutdown", a)
+		}
 	}
 }

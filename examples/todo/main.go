@@ -76,7 +76,10 @@
 // default, removed on exit); -db FILE, the database; -token, the bearer token that writes and
 // the profiler need (none: they are open); -origin, the origin allowed to call the API from a
 // browser (none by default); -max-body, the largest JSON body (1 MiB); -cert FILE -key FILE, a
-// certificate and its key (PEM), serve HTTPS instead of HTTP; -rate N, the writes a client
+// certificate and its key (PEM), serve HTTPS instead of HTTP; -redirect ADDR, with -cert, also
+// listen on ADDR for plain HTTP, every request of which is redirected to the same URL over
+// HTTPS (301 for GET and HEAD, 308 for the others, which keep their method and body) — one
+// server with two listeners, stopped together; -rate N, the writes a client
 // address may make per second (0, the default: no limit) — N at once, then one every 1/N s —
 // counted before the token is checked, with the sign-ins (POST /session) and the requests
 // for /debug, so that the token cannot be guessed faster. The limit keeps its addresses in a
@@ -101,6 +104,7 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/middleware"
+	"github.com/dwellhttp/dwell/router"
 )
 
 // grace bounds how long a shutdown waits for requests still running (uploads, say): parked
@@ -118,7 +122,11 @@ func main() {
 	certFile := flag.String("cert", "", "certificate file (PEM): serve HTTPS, with -key")
 	keyFile := flag.String("key", "", "private key file (PEM) of -cert")
 	rate := flag.Int("rate", 0, "writes a client address may make per second, in a burst or spread out (0: no limit)")
+	redirect := flag.String("redirect", "", "with -cert: an address to listen on for plain HTTP, redirecting every request to HTTPS")
 	flag.Parse()
+	if *redirect != "" && *certFile == "" {
+		log.Fatal("todo: -redirect needs -cert and -key: it redirects to the HTTPS address")
+	}
 
 	var tlsConfig *tls.Config
 	if *certFile != "" || *keyFile != "" {
@@ -137,7 +145,7 @@ func main() {
 		}
 		*dir = tmp
 	}
-	err := run(config{addr: *addr, loops: *loops, dir: *dir, db: *db, token: *token, origin: *origin, maxBody: *maxBody, tls: tlsConfig, rate: *rate})
+	err := run(config{addr: *addr, loops: *loops, dir: *dir, db: *db, token: *token, origin: *origin, maxBody: *maxBody, tls: tlsConfig, rate: *rate, redirect: *redirect})
 	if tmp != "" {
 		os.RemoveAll(tmp) // before exiting, which runs no deferred call
 	}
@@ -148,15 +156,16 @@ func main() {
 
 // config is the command line.
 type config struct {
-	addr    string
-	loops   int
-	dir     string
-	db      string // the SQLite file; "" for todo.db in dir
-	token   string
-	origin  string
-	maxBody int64
-	tls     *tls.Config // nil: plain HTTP
-	rate    int         // writes per client address per second; 0 for no limit
+	addr     string
+	loops    int
+	dir      string
+	db       string // the SQLite file; "" for todo.db in dir
+	token    string
+	origin   string
+	maxBody  int64
+	tls      *tls.Config // nil: plain HTTP
+	rate     int         // writes per client address per second; 0 for no limit
+	redirect string      // with tls, an address whose plain HTTP requests are redirected to HTTPS
 
 	now func() time.Time // the rate limit's clock, for tests; nil for time.Now
 }
@@ -181,6 +190,11 @@ func run(cfg config) error {
 	o := serverOptions()
 	o.Addr, o.Loops, o.Logger, o.TLSConfig = cfg.addr, cfg.loops, logger, cfg.tls
 	srv := core.NewServer(a.handler(), o)
+	if cfg.redirect != "" {
+		// The redirect learns the HTTPS port from the server once it listens: -addr may ask
+		// for any free port (":0").
+		srv.AddListener(core.Listener{Addr: cfg.redirect, Handler: router.RedirectToHTTPSAddr(srv.Addr)})
+	}
 	a.serve(srv)
 	if err := srv.Listen(); err != nil {
 		return err
@@ -194,6 +208,9 @@ func run(cfg config) error {
 		scheme = "https"
 	}
 	fmt.Printf("listening %s://%s\n", scheme, srv.Addr())
+	if cfg.redirect != "" {
+		fmt.Printf("redirecting http://%s to https\n", srv.Addrs()[1])
+	}
 
 	go func() {
 		<-stop

@@ -19,7 +19,8 @@ import (
 // that read its first line themselves: coretest's waits for "listening http://" only.
 type process struct {
 	cmd    *exec.Cmd
-	line   string // the first line it printed, "" when it exited without one
+	line   string        // the first line it printed, "" when it exited without one
+	out    *bufio.Reader // the rest of its stdout
 	stderr *coretest.LogBuffer
 	exited chan struct{} // closed once it has exited, with err
 	err    error
@@ -43,7 +44,8 @@ func startProcess(t *testing.T, dir string, args ...string) *process {
 		t.Fatal(err)
 	}
 	// The first line, before Wait: Wait closes the pipe once the process has exited.
-	line, _ := bufio.NewReader(out).ReadString('\n')
+	p.out = bufio.NewReader(out)
+	line, _ := p.out.ReadString('\n')
 	go func() { p.err = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
 		syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
