@@ -17,8 +17,10 @@ run:
 	cd $(PROGRAM) && go run . $(ARGS)
 
 # Formatting, vet, staticcheck, the race-enabled suite, the allocation tests (which only count
-# true allocations in a build without the race detector) and the WebSocket footprint test, the builds for other systems, the
-# suite once more on the portable poller (the one other systems use), then the nested modules.
+# true allocations in a build without the race detector) and the WebSocket footprint test, the
+# builds for other systems and architectures (and, where qemu-user is installed, the goroutine
+# checks run on riscv64), the suite once more on the portable poller (the one other systems
+# use), then the nested modules.
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
@@ -31,6 +33,18 @@ test:
 	@set -e; for os in darwin freebsd windows; do \
 		echo "== GOOS=$$os go build ./..."; GOOS=$$os go build ./...; \
 	done
+	@set -e; for arch in 386 riscv64 s390x; do \
+		echo "== GOARCH=$$arch go build ./..."; GOARCH=$$arch go build ./...; \
+	done
+	@set -e; for arch in 386 arm arm64 loong64 mips mipsle mips64 mips64le ppc64 ppc64le riscv64 s390x; do \
+		GOARCH=$$arch go vet ./core/internal/gid/; \
+	done; GOOS=wasip1 GOARCH=wasm go vet ./core/internal/gid/
+	@if command -v qemu-riscv64 >/dev/null; then \
+		echo "== riscv64 under qemu-riscv64: goroutine identity, OnLoop, the kept-Ctx checks"; \
+		GOARCH=riscv64 go test -c -o bin/gid.riscv64 ./core/internal/gid/ && qemu-riscv64 bin/gid.riscv64 -test.count=1 && \
+		GOARCH=riscv64 go test -c -o bin/core.riscv64 ./core/ && (cd core && qemu-riscv64 ../bin/core.riscv64 -test.count=1 \
+			-test.run 'OnLoop|TimersOnly|GoroutineRefused|Misuse|Kept|Owner|HooksAndResponder'); \
+	fi
 	go test -count=1 -tags dwell_portable ./core/... ./router/... ./nethttp/... ./body/... ./wait/... ./examples/...
 	@set -e; for m in $(NESTED_MODULES); do \
 		echo "== $$m"; \

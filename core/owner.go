@@ -17,10 +17,8 @@ import (
 // handler's Ctx kept for later — is refused, and the refusal touches nothing of the Ctx.
 //
 // The check costs an atomic load and a comparison of goroutine identities (package gid), a
-// few nanoseconds: on amd64 and arm64 it tells every goroutine apart, so a goroutine that
+// few nanoseconds; gid tells every goroutine apart on every architecture, so a goroutine that
 // calls a Ctx while its handler is running is refused as surely as one that calls it after.
-// Elsewhere gid cannot tell goroutines apart outside the race build, and only a Ctx whose
-// request is not running at that moment is refused.
 
 // ErrOutsideRequest is returned (or, by the methods that return no error, panicked with,
 // wrapped) when a Ctx is used by code that is not its request's own: after the request
@@ -106,8 +104,7 @@ func (l *Loop) onLoop() bool {
 // coroutine of a handler or continuation it has switched into. It may be called from any
 // goroutine: code that may run either way (a package's method callable from a handler and from
 // a goroutine of the application's) does the loop's work at once when it runs there, and
-// posts it (Post) otherwise. On architectures where goroutines cannot be told apart (see
-// core/internal/gid) it reports true from any goroutine while the loop is running code.
+// posts it (Post) otherwise.
 func (l *Loop) OnLoop() bool { return l.onLoop() }
 
 // mustBeOnLoop panics unless the code running is l's, for the calls that change what only the

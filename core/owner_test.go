@@ -7,17 +7,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/dwellhttp/dwell/core/internal/gid"
 )
 
 // TestGoroutineRefusedWhileHandlerRuns: a goroutine the handler started calls the Ctx while
 // the handler is running (it waits, spinning, for the call to be over): the call is refused,
 // and the response is the handler's alone.
 func TestGoroutineRefusedWhileHandlerRuns(t *testing.T) {
-	if !gid.Exact {
-		t.Skip("goroutines cannot be told apart on this architecture outside the race build")
-	}
 	var refused atomic.Value
 	_, addr := startServer(t, func(c *Ctx) {
 		var done atomic.Bool
@@ -73,7 +68,7 @@ func TestOtherRequestsCodeRefused(t *testing.T) {
 			c.Loop().AfterFunc(0, func() { results <- refusal(func() { parked.Header("Host") }) })
 			c.WriteString("other")
 		}
-	}, Options{})
+	}, Options{Loops: 1}) // the other request runs on the parked one's loop
 	p := dial(t, addr)
 	p.Send("GET /park HTTP/1.1\r\nHost: h\r\n\r\n")
 	wake := receive(t, "the request to park", parkedWake)
@@ -94,12 +89,50 @@ func TestOtherRequestsCodeRefused(t *testing.T) {
 	}
 }
 
+// TestOnLoopOnlyOnTheLoop: OnLoop is true in a handler and in a Post callback, and false on
+// any other goroutine — while the loop waits for events, and while it runs a handler (which
+// spins until the goroutine has asked), on every architecture.
+func TestOnLoopOnlyOnTheLoop(t *testing.T) {
+	type seen struct{ handler, goroutineBusy bool }
+	results := make(chan seen, 1)
+	loops := make(chan *Loop, 1)
+	_, addr := startServer(t, func(c *Ctx) {
+		l := c.Loop()
+		var asked atomic.Bool
+		var busy atomic.Bool
+		go func() {
+			busy.Store(l.OnLoop())
+			asked.Store(true)
+		}()
+		for !asked.Load() { // the loop is running this handler all along
+		}
+		results <- seen{l.OnLoop(), busy.Load()}
+		loops <- l
+		c.WriteString("ok")
+	}, Options{})
+	c := dial(t, addr)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
+	s := receive(t, "the handler's answers", results)
+	l := receive(t, "the loop", loops)
+	if !s.handler || s.goroutineBusy {
+		t.Fatalf("OnLoop: %v in the handler, %v on a goroutine while the handler runs; want true, false", s.handler, s.goroutineBusy)
+	}
+	if l.OnLoop() {
+		t.Fatal("OnLoop: true on the test's goroutine while the loop waits")
+	}
+	posted := make(chan bool, 1)
+	if err := l.Post(func() { posted <- l.OnLoop() }); err != nil {
+		t.Fatal(err)
+	}
+	if !receive(t, "the Post callback's answer", posted) {
+		t.Fatal("OnLoop: false in a Post callback")
+	}
+}
+
 // TestTimersOnlyOnTheirLoop: a loop's timers are its own: AfterFunc, Stop and Reset from
 // another goroutine panic instead of changing the heap under the loop.
 func TestTimersOnlyOnTheirLoop(t *testing.T) {
-	if !gid.Exact {
-		t.Skip("goroutines cannot be told apart on this architecture outside the race build")
-	}
 	loops := make(chan *Loop, 1)
 	_, addr := startServer(t, func(c *Ctx) {
 		loops <- c.Loop()

@@ -1,10 +1,8 @@
-//go:build !amd64 && !arm64 && !race
+//go:build wasm
 
 package gid
 
-// Exact reports whether Self tells every two live goroutines apart in this build.
-const Exact = false
-
-// Self returns 1 for every goroutine: this architecture has no cheap way to tell them apart,
-// so core's checks see only whether a Ctx is in use at all, not by whom.
-func Self() uintptr { return 1 }
+// Self returns the identity of the calling goroutine: never 0, and different for any two
+// goroutines alive at the same time. wasm's assembler cannot read the runtime's g outside the
+// runtime, so here it is the goroutine's number, read from its stack trace: exact, and slow.
+func Self() uintptr { return uintptr(Number()) }
