@@ -3,6 +3,7 @@ package core
 import (
 	"crypto/tls"
 	"log/slog"
+	"runtime"
 	"time"
 )
 
@@ -18,7 +19,8 @@ type Options struct {
 	// and handlers; handlers of one loop never run in parallel. With N > 1 loops share nothing:
 	// under ListenAndServe on Linux each accepts on its own SO_REUSEPORT listener, elsewhere (and
 	// under Serve) they all accept from one listener, each connection going to one of them. Zero
-	// or negative means 1.
+	// or negative means one per CPU the Go scheduler uses (runtime.GOMAXPROCS), as net/http
+	// uses every core; 1 keeps every handler on one goroutine (see operations.md on choosing).
 	Loops int
 
 	// MaxHeaderBytes bounds the request line plus header fields. A request line alone over the
@@ -137,7 +139,7 @@ func (o Options) normalize() Options {
 		o.Addr = defaultAddr
 	}
 	if o.Loops <= 0 {
-		o.Loops = 1
+		o.Loops = runtime.GOMAXPROCS(0)
 	}
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = defaultMaxHeaderBytes

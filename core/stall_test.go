@@ -26,7 +26,7 @@ func TestStallIsReported(t *testing.T) {
 			<-release // blocks the loop until the watchdog has noted it
 		}
 		c.WriteString("done")
-	}, Options{StallThreshold: 20 * time.Millisecond, Logger: newTestLogger(&logs)})
+	}, Options{StallThreshold: 20 * time.Millisecond, Logger: newTestLogger(&logs), Loops: 1}) // the line says loop=0
 	c := dial(t, addr)
 	c.Send("GET /block/1 HTTP/1.1\r\nHost: h\r\n\r\n")
 	if _, body := c.Response("GET"); body != "done" {

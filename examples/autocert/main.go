@@ -61,7 +61,7 @@ func main() {
 	flag.BoolVar(&cfg.staging, "staging", false, "use Let's Encrypt's staging environment (certificates no browser trusts)")
 	flag.StringVar(&cfg.addr, "addr", ":443", "HTTPS address to listen on")
 	flag.StringVar(&cfg.httpAddr, "http", ":80", "plain HTTP address to listen on: ACME HTTP-01 challenges, and redirects to HTTPS")
-	flag.IntVar(&cfg.loops, "loops", 1, "number of event loops of the HTTPS server")
+	flag.IntVar(&cfg.loops, "loops", 0, "number of event loops of the HTTPS server (0: one per CPU)")
 	flag.Parse()
 	if len(cfg.domains) == 0 {
 		fmt.Fprintln(os.Stderr, "autocert: give at least one -domain")

@@ -33,7 +33,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	loops := flag.Int("loops", 1, "number of event loops")
+	loops := flag.Int("loops", 0, "number of event loops (0: one per CPU)")
 	certFile := flag.String("cert", "", "certificate file (PEM): serve HTTPS, with -key")
 	keyFile := flag.String("key", "", "private key file (PEM) of -cert")
 	flag.Parse()

@@ -45,7 +45,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	loops := flag.Int("loops", 1, "number of event loops")
+	loops := flag.Int("loops", 0, "number of event loops (0: one per CPU)")
 	natsURL := flag.String("nats", nats.DefaultURL, "NATS server URL (comma-separated for a cluster)")
 	stream := flag.String("stream", "chat", "JetStream stream of the messages, created if missing")
 	certFile := flag.String("cert", "", "certificate file (PEM): serve HTTPS, with -key")

@@ -21,7 +21,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	loops := flag.Int("loops", 1, "number of event loops")
+	loops := flag.Int("loops", 0, "number of event loops (0: one per CPU)")
 	dir := flag.String("dir", ".", "directory to serve")
 	flag.Parse()
 

@@ -29,7 +29,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	loops := flag.Int("loops", 1, "number of event loops")
+	loops := flag.Int("loops", 0, "number of event loops (0: one per CPU)")
 	maxBody := flag.Int64("max-body", 16<<20, "largest request body in bytes")
 	idle := flag.Duration("idle-timeout", 5*time.Second, "how long a keep-alive connection may wait for its next request")
 	header := flag.Duration("header-timeout", 5*time.Second, "how long a request head may take to arrive")

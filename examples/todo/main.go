@@ -113,7 +113,7 @@ const grace = 1500 * time.Millisecond
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	loops := flag.Int("loops", 1, "number of event loops")
+	loops := flag.Int("loops", 0, "number of event loops (0: one per CPU)")
 	dir := flag.String("dir", "", "directory for attachments and the database (default: a temporary one, removed on exit)")
 	db := flag.String("db", "", "SQLite database file (default: todo.db in -dir)")
 	token := flag.String("token", "", "bearer token that writes and the profiler need (empty: they are open)")
