@@ -43,7 +43,7 @@ test:
 		echo "== riscv64 under qemu-riscv64: goroutine identity, OnLoop, the kept-Ctx checks"; \
 		GOARCH=riscv64 go test -c -o bin/gid.riscv64 ./core/internal/gid/ && qemu-riscv64 bin/gid.riscv64 -test.count=1 && \
 		GOARCH=riscv64 go test -c -o bin/core.riscv64 ./core/ && (cd core && qemu-riscv64 ../bin/core.riscv64 -test.count=1 \
-			-test.run 'OnLoop|TimersOnly|GoroutineRefused|Misuse|Kept|Owner|HooksAndResponder'); \
+			-test.run 'OnLoop|TimersOnly|GoroutineRefused|OtherRequestsCode|Kept|HooksAndResponder|ZeroLoops'); \
 	fi
 	go test -count=1 -tags dwell_portable ./core/... ./router/... ./nethttp/... ./body/... ./wait/... ./examples/...
 	@set -e; for m in $(NESTED_MODULES); do \

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -286,5 +287,19 @@ func TestServeListener(t *testing.T) {
 	}
 	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		t.Fatal("listener still accepting after Shutdown")
+	}
+}
+
+// TestZeroLoopsIsGOMAXPROCS: Loops zero means one loop per processor Go schedules on, as
+// net/http uses every core.
+func TestZeroLoopsIsGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	s, _ := startServer(t, helloHandler, Options{})
+	<-s.ready // the loops are made
+	s.mu.Lock()
+	n := len(s.loops)
+	s.mu.Unlock()
+	if n != 3 {
+		t.Fatalf("%d loops under GOMAXPROCS=3 with Loops zero, want 3", n)
 	}
 }
