@@ -10,9 +10,11 @@ import (
 
 // Errors a handler sees from Suspend, body reads and writes. Each names what ended the wait.
 var (
-	// ErrClosed means the client went away (reset, hang-up, or end of its input while the handler
-	// waited); writes to it are lost.
-	ErrClosed = errors.New("dwell: connection closed by the client")
+	// ErrClosed means the connection is closed: for a request, the client went away (reset,
+	// hang-up, or end of its input while the handler waited), and writes to it are lost; for a
+	// connection handed over to another protocol, the calls made after it closed, or began to
+	// (websocket.ErrClosed is this error).
+	ErrClosed = errors.New("dwell: connection closed")
 	// ErrShutdown means the server is shutting down and the grace period has ended.
 	ErrShutdown = errors.New("dwell: server shutting down")
 	// ErrTimeout means a deadline passed first: the timeout of a Suspend or a Detach, a body read

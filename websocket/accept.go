@@ -131,7 +131,7 @@ func upgrade(cx *core.Ctx, o *Options, ev *Events) (*Conn, error) {
 	cx.SetStatus(101)
 	cx.SetHeader("Upgrade", "websocket")
 	cx.SetHeader("Sec-WebSocket-Accept", acceptKey(h.key))
-	hc, err := cx.HandOver(c)
+	hc, err := cx.HandOver((*protocol)(c))
 	if err != nil {
 		return nil, err
 	}

@@ -69,8 +69,9 @@ var (
 	// ErrPongTimeout ends a connection whose client did not answer a ping within
 	// Options.PongTimeout.
 	ErrPongTimeout = errors.New("websocket: the client did not answer a ping")
-	// ErrClosed is returned by the calls made after the connection closed, or started to.
-	ErrClosed = errors.New("websocket: connection closed")
+	// ErrClosed is returned by the calls made after the connection closed, or started to. It
+	// is core.ErrClosed, so one errors.Is answers for an HTTP request and a WebSocket alike.
+	ErrClosed = core.ErrClosed
 	// errEventStyle is what the sequential reads return on a connection of the event style,
 	// whose messages go to Events.Message.
 	errEventStyle = errors.New("websocket: ReadMessage on a connection made by Serve, whose messages go to Events.Message")
@@ -241,10 +242,10 @@ func (c *Conn) soon(f func()) {
 	}
 }
 
-// Receive takes the client's bytes: frames are read and checked as they come, control frames
+// receive takes the client's bytes: frames are read and checked as they come, control frames
 // answered, and messages handed on — to Events.Message, or to the sequential reader. It is the
-// core.Protocol's, on the loop.
-func (c *Conn) Receive(hc *core.Conn, in []byte) int {
+// core.Protocol's Receive, on the loop.
+func (c *Conn) receive(hc *core.Conn, in []byte) int {
 	used := 0
 	// Each ping is answered at once while the client takes what it is sent. Once it leaves
 	// output unread, a pong not sent yet is owed: pings that come one after another are then
@@ -488,8 +489,8 @@ func (c *Conn) fail(code uint16, reason string) bool {
 	return false
 }
 
-// Drained is the core.Protocol's: the output has drained after a slow client.
-func (c *Conn) Drained(*core.Conn) {
+// drained is the core.Protocol's Drained: the output has drained after a slow client.
+func (c *Conn) drained() {
 	c.pub.And(^uint32(pubOver))
 	c.wakeWriters()
 	if c.ev != nil && c.ev.Drained != nil && c.state == stateOpen {
@@ -497,12 +498,12 @@ func (c *Conn) Drained(*core.Conn) {
 	}
 }
 
-// Shutdown is the core.Protocol's: the server is shutting down: the close handshake begins with
-// 1001.
-func (c *Conn) Shutdown(*core.Conn) { c.startClose(CloseGoingAway, "server shutting down") }
+// shutdown is the core.Protocol's Shutdown: the server is shutting down: the close handshake
+// begins with 1001.
+func (c *Conn) shutdown() { c.startClose(CloseGoingAway, "server shutting down") }
 
-// Closed is the core.Protocol's: the connection is gone.
-func (c *Conn) Closed(_ *core.Conn, err error) {
+// closed is the core.Protocol's Closed: the connection is gone.
+func (c *Conn) closed(err error) {
 	if err != nil {
 		c.setErr(err)
 	} else {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/websocket/internal/frame"
 )
 
@@ -66,8 +65,8 @@ func (c *Conn) schedule() {
 	c.hc.SetTimeout(time.Duration(max(next-now(), 1)))
 }
 
-// Timeout is the core.Protocol's: the deadline has passed.
-func (c *Conn) Timeout(*core.Conn) {
+// timeout is the core.Protocol's Timeout: the deadline has passed.
+func (c *Conn) timeout() {
 	t := now()
 	switch {
 	case c.state == stateClosing:
