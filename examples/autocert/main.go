@@ -9,10 +9,11 @@
 // ALPN protocols include acme-tls/1, for the TLS-ALPN-01 challenge (dwell keeps it, and drops
 // h2, since it speaks HTTP/1.1 only). A name that is not one of -domain fails the handshake.
 //
-// The plain HTTP server (-http, :80, where Let's Encrypt looks) answers the HTTP-01 challenge
+// The plain HTTP listener (-http, :80, where Let's Encrypt looks), a second listener of the same
+// server (core.Server.AddListener), answers the HTTP-01 challenge
 // (GET /.well-known/acme-challenge/TOKEN) with autocert's own handler, a net/http one served
 // through the router's bridge (router.HandleHTTP), and sends every other request to HTTPS with
-// router.RedirectToHTTPS: 301 for GET and HEAD, 308 for other methods.
+// router.RedirectToHTTPSAddr: 301 for GET and HEAD, 308 for other methods.
 //
 // Certificates and the ACME account key are kept in -cache, so that a restart does not ask for
 // them again (Let's Encrypt limits how often it issues one); -staging uses Let's Encrypt's
@@ -20,7 +21,7 @@
 // try a set-up out. Running it means accepting Let's Encrypt's terms of service.
 //
 // It prints "listening https://ADDR" and "redirecting http://ADDR" once both listen, and shuts
-// both down on SIGINT or SIGTERM.
+// the server, both listeners, down on SIGINT or SIGTERM.
 package main
 
 import (
@@ -61,7 +62,7 @@ func main() {
 	flag.BoolVar(&cfg.staging, "staging", false, "use Let's Encrypt's staging environment (certificates no browser trusts)")
 	flag.StringVar(&cfg.addr, "addr", ":443", "HTTPS address to listen on")
 	flag.StringVar(&cfg.httpAddr, "http", ":80", "plain HTTP address to listen on: ACME HTTP-01 challenges, and redirects to HTTPS")
-	flag.IntVar(&cfg.loops, "loops", 0, "number of event loops of the HTTPS server (0: one per CPU)")
+	flag.IntVar(&cfg.loops, "loops", 0, "number of event loops (0: one per CPU)")
 	flag.Parse()
 	if len(cfg.domains) == 0 {
 		fmt.Fprintln(os.Stderr, "autocert: give at least one -domain")
@@ -73,12 +74,13 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Signals are caught before the servers say they are ready, so that one sent right after
-	// the announcement shuts them down gracefully rather than killing them.
+	// Signals are caught before the server says it is ready, so that one sent right after the
+	// announcement shuts it down gracefully rather than killing it.
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
-	fmt.Printf("listening https://%s\n", s.https.Addr())
-	fmt.Printf("redirecting http://%s\n", s.http.Addr())
+	addrs := s.srv.Addrs()
+	fmt.Printf("listening https://%s\n", addrs[0])
+	fmt.Printf("redirecting http://%s\n", addrs[1])
 
 	go func() {
 		<-stop
@@ -100,14 +102,15 @@ type config struct {
 	loops          int
 }
 
-// servers are the HTTPS server and the plain one beside it, and the Manager behind both.
-type servers struct {
-	manager     *autocert.Manager
-	https, http *core.Server
+// A service is the server, with its HTTPS listener and the plain one beside it, and the
+// Manager behind both.
+type service struct {
+	manager *autocert.Manager
+	srv     *core.Server
 }
 
-// listen makes the Manager and both servers, and has them listen.
-func listen(cfg config) (*servers, error) {
+// listen makes the Manager and the server, and has both of its listeners listen.
+func listen(cfg config) (*service, error) {
 	m := &autocert.Manager{
 		Prompt:     autocert.AcceptTOS,
 		Cache:      autocert.DirCache(cfg.cache),
@@ -117,20 +120,14 @@ func listen(cfg config) (*servers, error) {
 	if cfg.staging {
 		m.Client = &acme.Client{DirectoryURL: stagingURL}
 	}
-	https := core.NewServer(routes(), core.Options{Addr: cfg.addr, Loops: cfg.loops, TLSConfig: m.TLSConfig()})
-	if err := https.Listen(); err != nil {
+	srv := core.NewServer(routes(), core.Options{Addr: cfg.addr, Loops: cfg.loops, TLSConfig: m.TLSConfig()})
+	if err := srv.AddListener(core.Listener{Addr: cfg.httpAddr, Handler: plainRoutes(m, srv.Addr)}); err != nil {
 		return nil, err
 	}
-	_, port, err := net.SplitHostPort(https.Addr().String())
-	if err != nil {
+	if err := srv.Listen(); err != nil {
 		return nil, err
 	}
-	plain := core.NewServer(plainRoutes(m, port), core.Options{Addr: cfg.httpAddr})
-	if err := plain.Listen(); err != nil {
-		https.Shutdown(context.Background())
-		return nil, err
-	}
-	return &servers{manager: m, https: https, http: plain}, nil
+	return &service{manager: m, srv: srv}, nil
 }
 
 // routes is what the HTTPS server serves: a page that says how it was reached.
@@ -145,40 +142,30 @@ func routes() core.Handler {
 	return r.Handler()
 }
 
-// plainRoutes is what the plain server serves: the HTTP-01 challenges, which autocert's own
+// plainRoutes is what the plain listener serves: the HTTP-01 challenges, which autocert's own
 // net/http handler answers (it checks the Host against the Manager's HostPolicy, and answers
 // the tokens of the challenges under way, kept in the cache), and a redirect to the HTTPS
-// server's port for everything else.
-func plainRoutes(m *autocert.Manager, httpsPort string) core.Handler {
+// listener's port, which httpsAddr tells once it listens, for everything else.
+func plainRoutes(m *autocert.Manager, httpsAddr func() net.Addr) core.Handler {
 	r := router.New()
 	r.HandleHTTP("GET", "/.well-known/acme-challenge/:token", m.HTTPHandler(nil))
-	r.NotFound = router.RedirectToHTTPS(httpsPort)
+	r.NotFound = router.RedirectToHTTPSAddr(httpsAddr)
 	r.MethodNotAllowed = r.NotFound
 	return r.Handler()
 }
 
-// serve serves both servers until they are shut down, and returns the first error of either
-// other than core.ErrServerClosed; an error shuts the other one down.
-func (s *servers) serve() error {
-	errc := make(chan error, 2)
-	for _, srv := range []*core.Server{s.https, s.http} {
-		go func() { errc <- srv.ListenAndServe() }()
+// serve serves until the server is shut down.
+func (s *service) serve() error {
+	if err := s.srv.ListenAndServe(); !errors.Is(err, core.ErrServerClosed) {
+		return err
 	}
-	var first error
-	for range 2 {
-		if err := <-errc; !errors.Is(err, core.ErrServerClosed) && first == nil {
-			first = err
-			s.shutdown(context.Background())
-		}
-	}
-	return first
+	return nil
 }
 
-// shutdown shuts both servers down, waiting until ctx is done for requests still running.
-func (s *servers) shutdown(ctx context.Context) {
-	for _, srv := range []*core.Server{s.http, s.https} {
-		if err := srv.Shutdown(ctx); err != nil {
-			log.Printf("shutdown: %v", err)
-		}
+// shutdown shuts the server down, both listeners, waiting until ctx is done for requests still
+// running.
+func (s *service) shutdown(ctx context.Context) {
+	if err := s.srv.Shutdown(ctx); err != nil {
+		log.Printf("shutdown: %v", err)
 	}
 }

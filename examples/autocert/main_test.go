@@ -68,11 +68,11 @@ func seedCert(t *testing.T, dir, key, name string) *x509.CertPool {
 	return pool
 }
 
-// site is the program's servers, started in the test process on loopback ports for
+// site is the program's server, started in the test process on loopback ports for
 // example.test and www.example.test, with a cache that has example.test's certificate, a
 // TLS-ALPN-01 challenge certificate for it, and one HTTP-01 token.
 type site struct {
-	s         *servers
+	s         *service
 	https     string // host:port
 	plain     string
 	httpsPort string
@@ -111,7 +111,8 @@ func startSite(t *testing.T) *site {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	st.s, st.https, st.plain = s, s.https.Addr().String(), s.http.Addr().String()
+	addrs := s.srv.Addrs()
+	st.s, st.https, st.plain = s, addrs[0].String(), addrs[1].String()
 	_, st.httpsPort, _ = net.SplitHostPort(st.https)
 	return st
 }

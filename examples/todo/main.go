@@ -79,7 +79,8 @@
 // certificate and its key (PEM), serve HTTPS instead of HTTP; -redirect ADDR, with -cert, also
 // listen on ADDR for plain HTTP, every request of which is redirected to the same URL over
 // HTTPS (301 for GET and HEAD, 308 for the others, which keep their method and body) — one
-// server with two listeners, stopped together; -rate N, the writes a client
+// server with two listeners, stopped together, which prints "redirecting http://ADDR" after
+// its "listening https://ADDR"; -rate N, the writes a client
 // address may make per second (0, the default: no limit) — N at once, then one every 1/N s —
 // counted before the token is checked, with the sign-ins (POST /session) and the requests
 // for /debug, so that the token cannot be guessed faster. The limit keeps its addresses in a
@@ -209,7 +210,7 @@ func run(cfg config) error {
 	}
 	fmt.Printf("listening %s://%s\n", scheme, srv.Addr())
 	if cfg.redirect != "" {
-		fmt.Printf("redirecting http://%s to https\n", srv.Addrs()[1])
+		fmt.Printf("redirecting http://%s\n", srv.Addrs()[1])
 	}
 
 	go func() {
