@@ -235,10 +235,8 @@ func (c *conn) afterHandedSend() {
 func (c *conn) closeHanded(err error) {
 	l := c.l
 	hc := l.handed[c.fd]
-	if hc.closing && err == nil {
-		err = nil // Close was called: a close of the protocol's own
-	} else if err == nil {
-		err = ErrClosed
+	if err == nil && !hc.closing {
+		err = ErrClosed // nil stays nil only after Close: a close of the protocol's own
 	}
 	if !hc.closing {
 		hc.reportEnd(err) // the connection ended by itself: the client left, a timeout

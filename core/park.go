@@ -44,7 +44,8 @@ func (cx *Ctx) Suspend(timeout time.Duration) error {
 	return cx.parkUntil(parkUser, timeout)
 }
 
-// Hold parks the handler like Suspend, but only a Waker ends it: a client leaving, a shutdown
+// Hold parks the handler like Suspend, but only a wake ends it (a Waker's, or the wake of a
+// package built on core, such as wait's, for the park it made): a client leaving, a shutdown
 // or the request's deadline is recorded and returned once it ends, not acted on. It is for
 // waiting on work that must run to its end, such as a call already running on another
 // goroutine (wait.Do).
