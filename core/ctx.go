@@ -3,10 +3,10 @@ package core
 import (
 	"net/netip"
 	"time"
-	"unsafe"
 
 	"github.com/dwellhttp/dwell/core/internal/bufpool"
 	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
@@ -307,4 +307,4 @@ func init() {
 // borrowString views b as a string without copying, for a comparison within the call that
 // makes it: b (the request's arena, or a header the response owns) does not change meanwhile,
 // and the string is never kept.
-func borrowString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+func borrowString(b []byte) string { return alias.String(b) }

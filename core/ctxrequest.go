@@ -4,11 +4,11 @@ import (
 	"iter"
 	"net/netip"
 	"strings"
-	"unsafe"
 
 	"github.com/dwellhttp/dwell/internal/syntax"
 
 	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
@@ -237,7 +237,7 @@ func (cx *Ctx) ParamBytes(name string) []byte {
 		if p.Key == name {
 			// The value is a substring of the request's path, in its arena: viewing it as bytes
 			// exposes no memory but the request's own, which the caller may not change.
-			return unsafe.Slice(unsafe.StringData(p.Value), len(p.Value))
+			return alias.Bytes(p.Value)
 		}
 	}
 	return nil

@@ -5,11 +5,11 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/dwellhttp/dwell/core/internal/gid"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/alias"
 )
 
 // A Loop is one event loop: one goroutine that owns a poller (epoll on Linux), the connections it
@@ -355,12 +355,7 @@ func (l *Loop) safely(f func()) {
 // owns reports whether b is a view into the loop's shared read buffer. It compares addresses
 // only; no pointer is made from them.
 func (l *Loop) owns(b []byte) bool {
-	if cap(b) == 0 {
-		return false
-	}
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(l.buf)))
-	return p >= base && p < base+uintptr(len(l.buf))
+	return alias.Within(b, l.buf)
 }
 
 // Post runs f on the loop's goroutine, from any goroutine. Posts are never lost: f runs, in

@@ -3,9 +3,9 @@ package core
 import (
 	"errors"
 	"strconv"
-	"unsafe"
 
 	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
@@ -105,7 +105,7 @@ func (cx *Ctx) WriteString(s string) (int, error) {
 	}
 	// Viewing s as bytes is safe: write, like every io.Writer, neither changes nor keeps p (it
 	// copies p into the write queue, or hands it to a filter bound by the same contract).
-	return cx.write(unsafe.Slice(unsafe.StringData(s), len(s)))
+	return cx.write(alias.Bytes(s))
 }
 
 // Write appends p to the response body. The body is held until the handler returns, so that it

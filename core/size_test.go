@@ -21,3 +21,15 @@ func TestStructSizes(t *testing.T) {
 	t.Logf("conn %d B, Ctx %d B, request %d B, bodyState %d B", unsafe.Sizeof(conn{}), unsafe.Sizeof(Ctx{}),
 		unsafe.Sizeof(wire.Request{}), unsafe.Sizeof(bodyState{}))
 }
+
+// TestTimerOwnersFirst: each owner of a timer has it as its first field, at offset 0, so that
+// runTimer's alias.Outer finds the owner from its timer.
+func TestTimerOwnersFirst(t *testing.T) {
+	for name, off := range map[string]uintptr{
+		"conn.tm": unsafe.Offsetof(conn{}.tm), "Ctx.tm": unsafe.Offsetof(Ctx{}.tm), "Timer.t": unsafe.Offsetof(Timer{}.t),
+	} {
+		if off != 0 {
+			t.Errorf("%s is at offset %d, not first", name, off)
+		}
+	}
+}

@@ -2,7 +2,8 @@ package core
 
 import (
 	"time"
-	"unsafe"
+
+	"github.com/dwellhttp/dwell/internal/alias"
 )
 
 // A timer is a deadline in its loop's 4-ary min-heap. Timers live inside the structures they
@@ -34,27 +35,21 @@ func (t *timer) init(k timerKind) {
 
 func (t *timer) armed() bool { return t.index >= 0 }
 
-// The casts in runTimer hold because each owner's timer is its first field, at offset 0: checked
-// here at compile time (an index out of the array's range does not compile). A timer is
-// stopped when its owner is released (conn.close, Ctx.recycle) — before a pooled conn or Ctx can
-// serve another connection or request — so a cast never reaches an owner that moved on; a Timer
-// of AfterFunc is the caller's own allocation, never reused.
-var (
-	_ = [1]struct{}{}[unsafe.Offsetof(conn{}.tm)]
-	_ = [1]struct{}{}[unsafe.Offsetof(Ctx{}.tm)]
-	_ = [1]struct{}{}[unsafe.Offsetof(Timer{}.t)]
-)
+// The casts in runTimer hold because each owner's timer is its first field, at offset 0
+// (TestTimerOwnersFirst checks it). A timer is stopped when its owner is released (conn.close,
+// Ctx.recycle) — before a pooled conn or Ctx can serve another connection or request — so a
+// cast never reaches an owner that moved on; a Timer of AfterFunc is the caller's own
+// allocation, never reused.
 
 // runTimer calls the owner of a due timer.
 func (l *Loop) runTimer(t *timer) {
-	p := unsafe.Pointer(t)
 	switch t.kind {
 	case timerConn:
-		(*conn)(p).onDeadline(l)
+		alias.Outer[conn](t).onDeadline(l)
 	case timerCtx:
-		(*Ctx)(p).onTimeout()
+		alias.Outer[Ctx](t).onTimeout()
 	case timerFunc:
-		l.safely((*Timer)(p).f)
+		l.safely(alias.Outer[Timer](t).f)
 	}
 }
 

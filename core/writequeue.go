@@ -1,8 +1,6 @@
 package core
 
 import (
-	"unsafe"
-
 	"github.com/dwellhttp/dwell/core/internal/bufpool"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
@@ -191,7 +189,7 @@ func (q *writeQueue) headRoom(pool *outPool, n int, more bool) []byte {
 func (q *writeQueue) inSpare(j int, b []byte) bool {
 	it := &q.items[j]
 	return it.kind == itemBytes && len(b) > 0 && cap(it.b)-len(it.b) >= len(b) &&
-		unsafe.SliceData(b) == unsafe.SliceData(it.b[len(it.b):cap(it.b)])
+		&b[0] == &it.b[len(it.b):cap(it.b)][0]
 }
 
 // fillHead puts the head h (from headRoom) in the placeholder, or at the end when there is

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/alias"
 )
 
 // ErrRateLimited is the error of RateLimit's refusals, as core.Options.WriteRefusal sees it in
@@ -269,7 +269,7 @@ func (l *rateLimiter) rateField(b []byte, r, t int64) []byte {
 // field copies the value into the response (core.Ctx.SetHeader's doc), so nothing keeps the
 // string past the call, and b, a buffer on the caller's stack, is never written while it
 // lives. It is what makes the fields cost no allocation.
-func borrowString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+func borrowString(b []byte) string { return alias.String(b) }
 
 // ceilSeconds returns d nanoseconds in whole seconds, rounded up: a client that waits that
 // long finds the request it waits for available.

@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"sync"
-	"unsafe"
 )
 
 // The rate limiter's state: one GCRA "theoretical arrival time" per key, in a table of fixed
@@ -24,9 +23,11 @@ import (
 // the table is not, few enough that a lookup reads two cache lines.
 const rateWays = 8
 
-// rateBytesPerKey is the table's size per key it holds, rounded up: a bucket is its lock and
-// its entries (TestRateTableSize checks the arithmetic).
-const rateBytesPerKey = (int(unsafe.Sizeof(rateBucket{})) + rateWays - 1) / rateWays
+// rateBucketBytes is a bucket's size: its lock and its entries (TestRateTableSize checks it).
+const rateBucketBytes = 136
+
+// rateBytesPerKey is the table's size per key it holds, rounded up.
+const rateBytesPerKey = (rateBucketBytes + rateWays - 1) / rateWays
 
 // A rateEntry is one key's state: its hash, with the low bit set so that 0 means empty, and
 // its theoretical arrival time in nanoseconds since the limiter was made.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/alias"
 )
 
 // RequestIDHeader is the header field that carries a request's id, both ways.
@@ -54,7 +55,7 @@ func RequestID(c *core.Ctx) string {
 }
 
 // A givenBox holds a request id the request gave: its bytes and the string of them, which the
-// id's interface points at (see boxString), in one allocation.
+// id's interface points at (see alias.BoxString), in one allocation.
 type givenBox struct {
 	s string
 	b [maxRequestID]byte
@@ -64,7 +65,7 @@ type givenBox struct {
 const idsPerBlock = 32
 
 // An idBlock holds idsPerBlock new request ids: their text and the string headers their
-// interfaces point at (see boxString), in one allocation, handed out one id at a time. A block
+// interfaces point at (see alias.BoxString), in one allocation, handed out one id at a time. A block
 // is only ever written before the id it writes is handed out, and each id's bytes are written
 // once, so every id is as immutable as a string of its own; an id kept past its request keeps
 // its block (1.6 KiB) alive, as a substring keeps its string.
@@ -92,7 +93,7 @@ func newRequestID() (string, any) {
 		idBlocks.Put(blk)
 	}
 	formatUUID(&blk.text[i])
-	v := boxString(&blk.strs[i], blk.text[i][:])
+	v := alias.BoxString(&blk.strs[i], blk.text[i][:])
 	return blk.strs[i], v
 }
 
@@ -130,7 +131,7 @@ func hexDigits(x uint32) uint64 {
 func givenRequestID(id []byte) (string, any) {
 	box := new(givenBox)
 	b := box.b[:copy(box.b[:], id)]
-	v := boxString(&box.s, b)
+	v := alias.BoxString(&box.s, b)
 	return box.s, v
 }
 

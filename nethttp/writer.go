@@ -10,9 +10,9 @@ import (
 	"path"
 	"runtime"
 	"strings"
-	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
@@ -132,7 +132,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 // WriteString is Write for a string, without copying it to bytes first.
 func (w *responseWriter) WriteString(s string) (int, error) {
 	// The loop and the buffer only read p.
-	return w.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
+	return w.Write(alias.Bytes(s))
 }
 
 // Flush sends the head, if it has not gone, and everything written so far (http.Flusher).

@@ -3,8 +3,8 @@ package promdwell
 import (
 	"math"
 	"sync/atomic"
-	"unsafe"
 
+	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/labels"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -105,10 +105,10 @@ func newSeriesSet(bounds *seriesBounds) *seriesSet {
 
 // get returns the series of a request's labels, made the first time.
 func (ss *seriesSet) get(method uint8, route string, https bool, status int) *series {
-	p := unsafe.StringData(route)
-	h := uintptr(unsafe.Pointer(p)) >> 3
+	p := alias.StringAddr(route)
+	h := p >> 3
 	slot := &ss.recent[(h^h>>6^uintptr(len(route))^uintptr(status)^uintptr(method)<<1^uintptr(b2i(https)))%uintptr(len(ss.recent))]
-	if s := slot.Load(); s != nil && unsafe.StringData(s.key.route) == p && len(s.key.route) == len(route) &&
+	if s := slot.Load(); s != nil && alias.StringAddr(s.key.route) == p && len(s.key.route) == len(route) &&
 		s.key.status == status && s.key.method == method && s.key.https == https {
 		return s
 	}

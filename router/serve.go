@@ -4,9 +4,9 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/julienschmidt/httprouter"
 )
@@ -64,7 +64,7 @@ func (r *Router) match(statics []*route, key, path string) (*route, httprouter.H
 // types have the same fields (the conversion below proves it at compile time), and the slice
 // is the one httprouter made for this request alone.
 func asParams(ps httprouter.Params) []ctxhook.Param {
-	return unsafe.Slice((*ctxhook.Param)(unsafe.Pointer(unsafe.SliceData(ps))), len(ps))
+	return alias.Slice[ctxhook.Param](ps)
 }
 
 var _ = ctxhook.Param(httprouter.Param{})

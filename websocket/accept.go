@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"unsafe"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/dwellhttp/dwell/internal/syntax"
 	"github.com/dwellhttp/dwell/websocket/internal/deflate"
@@ -225,7 +225,7 @@ func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) 
 // check gathered, or from HeaderAll's copies of them when there are more lines than it keeps.
 //
 // The borrowed lines are lent to deflate.Negotiate as strings over the request's bytes, with no
-// copy (unsafe.String). A string's bytes must not change while it lives, and these do not: the
+// copy (alias.String). A string's bytes must not change while it lives, and these do not: the
 // request's bytes stay as they are until the handler returns (HeadersBytes' contract), and the
 // handshake runs within the handler; Negotiate keeps nothing of its arguments past the call,
 // nor returns anything that refers to them, so the strings are gone when it returns.
@@ -235,7 +235,7 @@ func (h *handshake) negotiate(cx *core.Ctx, allowContextTakeover bool) (deflate.
 	}
 	var lines [len(h.ext)]string
 	for i, b := range h.ext[:h.extensions] {
-		lines[i] = unsafe.String(unsafe.SliceData(b), len(b))
+		lines[i] = alias.String(b)
 	}
 	return deflate.Negotiate(lines[:h.extensions], allowContextTakeover)
 }

@@ -3,7 +3,8 @@ package websocket
 import (
 	"math/bits"
 	"sync"
-	"unsafe"
+
+	"github.com/dwellhttp/dwell/internal/alias"
 )
 
 // Message buffers: a message that does not arrive whole in one read is gathered in a buffer, a
@@ -33,10 +34,10 @@ func getBuf(n int) []byte {
 	if !ok {
 		return make([]byte, 0, n)
 	}
-	if p, _ := bufPools[class].Get().(unsafe.Pointer); p != nil {
+	if p, _ := bufPools[class].Get().(*byte); p != nil {
 		// The pool holds the buffer's first byte; its capacity is its class's size, as putBuf
 		// checked when it went in, and the pointer kept the whole array alive meanwhile.
-		return unsafe.Slice((*byte)(p), 1<<(class+minClassShift))[:0]
+		return alias.SliceAt(p, 1<<(class+minClassShift))[:0]
 	}
 	return make([]byte, 0, 1<<(class+minClassShift))
 }
@@ -66,9 +67,9 @@ func putBuf(b []byte) {
 		poison(b[:c])
 		return
 	}
-	// An unsafe.Pointer goes into an interface without an allocation, where a slice would need
-	// one for its header; the pointer keeps the array alive while the pool holds it.
-	bufPools[class].Put(unsafe.Pointer(unsafe.SliceData(b[:1])))
+	// A pointer goes into an interface without an allocation, where a slice would need one for
+	// its header; the pointer keeps the array alive while the pool holds it.
+	bufPools[class].Put(&b[:1][0])
 }
 
 // appendBuf appends p to a message buffer, moving it to a larger class when it is full. It

@@ -3,54 +3,10 @@ package middleware
 import (
 	"encoding/binary"
 	"fmt"
-	"reflect"
 	"runtime"
 	"strings"
 	"testing"
-	"unsafe"
 )
-
-// TestBoxString: the interface boxString makes is a string to a type assertion, to reflect and
-// to interface comparison, its string is b's bytes without a copy, and it survives a GC with
-// nothing else holding its box.
-func TestBoxString(t *testing.T) {
-	const want = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0"
-	box := new(givenBox)
-	copy(box.b[:], want)
-	v := boxString(&box.s, box.b[:len(want)])
-	s, ok := v.(string)
-	if !ok || s != want {
-		t.Fatalf("v.(string) is %q, %v", s, ok)
-	}
-	if unsafe.StringData(s) != &box.b[0] || box.s != want {
-		t.Fatal("the string is not the box's bytes")
-	}
-	if got := reflect.TypeOf(v); got != reflect.TypeFor[string]() {
-		t.Fatalf("reflect sees a %v", got)
-	}
-	if got := reflect.ValueOf(v).String(); got != want {
-		t.Fatalf("reflect sees %q", got)
-	}
-	if v != any(want) {
-		t.Fatal("the interface is not equal to one that holds the same string")
-	}
-	// Only v holds the box now: were it not enough, the GC would free the box, and boxes made
-	// after it would take its place.
-	box, s = nil, ""
-	runtime.GC()
-	for range 1000 {
-		b := new(givenBox)
-		copy(b.b[:], strings.Repeat("x", maxRequestID))
-		keep = append(keep, b)
-	}
-	keep = nil
-	if v.(string) != want {
-		t.Fatalf("after a GC, the string is %q", v)
-	}
-}
-
-// keep makes the boxes TestBoxString allocates escape, so that they take the heap's free slots.
-var keep []*givenBox
 
 // TestNewRequestIDIsAUUID: the id newRequestID returns is a version 4 UUID, and its interface
 // holds the same string.

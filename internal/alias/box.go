@@ -1,4 +1,4 @@
-package middleware
+package alias
 
 import "unsafe"
 
@@ -15,11 +15,11 @@ var stringType = func() unsafe.Pointer {
 	return (*eface)(unsafe.Pointer(&v)).typ
 }()
 
-// boxString makes *s the string of b's bytes and returns it in an interface whose data word is s
-// itself, with none of the allocations string(b) and the conversion to any would make (the
-// bytes, then the string header). It is for a value set on every request (the request id): with
-// s and b in one object, a given id costs one allocation rather than two, and a new one a share
-// of its block's. It holds because:
+// BoxString makes *s the string of b's bytes and returns it in an interface whose data word is
+// s itself, with none of the allocations string(b) and the conversion to any would make (the
+// bytes, then the string header). It is for a value set on every request (middleware's request
+// id): with s and b in one object, a given id costs one allocation rather than two, and a new
+// one a share of its block's. It holds because:
 //
 //   - an empty interface that holds a string is string's type word and a pointer to a string
 //     header, as eface says (TestBoxString checks it against v.(string) and reflect);
@@ -30,10 +30,9 @@ var stringType = func() unsafe.Pointer {
 //     a box beside b, or among a block's), and keeps the whole object alive as long as the
 //     interface;
 //   - s and b are on the heap: the caller allocates their object with new, and s reaches the
-//     result, so the object escapes (the given id's allocation test counts it: a box on the
-//     stack would count 0).
-func boxString(s *string, b []byte) any {
-	*s = unsafe.String(unsafe.SliceData(b), len(b))
+//     result, so the object escapes.
+func BoxString(s *string, b []byte) any {
+	*s = String(b)
 	var v any
 	*(*eface)(unsafe.Pointer(&v)) = eface{typ: stringType, data: unsafe.Pointer(s)}
 	return v
