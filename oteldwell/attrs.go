@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/labels"
 )
 
 // errorType returns the error.type of a finished response, or "" for one that succeeded: the
@@ -18,7 +19,7 @@ func errorType(d core.Done) string {
 		return errKind(d.Err)
 	}
 	if d.Status >= 500 {
-		return statusText(d.Status)
+		return labels.Status(d.Status)
 	}
 	return ""
 }
@@ -46,22 +47,6 @@ func errKind(err error) string {
 		return "panic"
 	}
 	return "_OTHER"
-}
-
-// statusTexts holds the decimal text of the statuses 500 to 599, so that error.type costs no
-// conversion for them.
-var statusTexts = func() (t [100]string) {
-	for i := range t {
-		t[i] = strconv.Itoa(500 + i)
-	}
-	return t
-}()
-
-func statusText(s int) string {
-	if s >= 500 && s < 600 {
-		return statusTexts[s-500]
-	}
-	return strconv.Itoa(s)
 }
 
 // splitHost splits a Host field into server.address and server.port: "example.com:8080" is

@@ -153,7 +153,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range m.series.all.All() {
 		k := s.key
-		lv := []string{labels.MethodName(int(k.method)), k.route, statusText(k.status), scheme(k.https)}
+		lv := []string{labels.MethodName(int(k.method)), k.route, labels.Status(k.status), scheme(k.https)}
 		ch <- s.duration.constMetric(m.descs.duration, m.bounds.durationS, 1e-9, lv)
 		ch <- s.requestSize.constMetric(m.descs.requestSize, m.bounds.sizeB, 1, lv)
 		ch <- s.responseSize.constMetric(m.descs.responseSize, m.bounds.sizeB, 1, lv)
