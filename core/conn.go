@@ -280,7 +280,7 @@ func (c *conn) dropSpill() {
 
 // flush writes queued output until the socket is full, then waits for it to drain.
 func (c *conn) flush() {
-	if c.secure() && c.l.tlsT.holds(c) && c.l.tlsT.flushHeld(c) != 0 {
+	if tr := c.tr(); tr.holds(c) && tr.flushHeld(c) != 0 {
 		c.close(ErrClosed)
 		return
 	}
@@ -365,7 +365,7 @@ func (c *conn) updateInterest() {
 	if c.peerEOF {
 		ev &^= netpoll.WatchRead | netpoll.WatchHangup
 	}
-	if c.out.size > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) || c.secure() && c.l.tlsT.holds(c) {
+	if c.out.size > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) || c.tr().holds(c) {
 		ev |= netpoll.WatchWrite // output to send, or a writer waiting for room to send from its own buffer
 	} else {
 		ev &^= netpoll.WatchWrite

@@ -118,10 +118,10 @@ var tls12CipherSuites = []uint16{
 // returns a new copy.
 func (cx *Ctx) TLS() *tls.ConnectionState {
 	cx.check("TLS")
-	if cx.conn == nil || !cx.conn.secure() {
+	if cx.conn == nil {
 		return nil
 	}
-	return cx.l.tlsT.connState(cx.conn)
+	return cx.conn.tr().tlsState(cx.conn)
 }
 
 // Scheme returns the scheme the request came by: "https" over TLS, else "http". (A request
@@ -138,8 +138,8 @@ func (cx *Ctx) Scheme() string {
 // TLS returns the TLS state of the connection, as Ctx.TLS does, or nil over plaintext.
 // Call it on the connection's loop.
 func (hc *Conn) TLS() *tls.ConnectionState {
-	if !hc.alive("TLS") || !hc.c.secure() {
+	if !hc.alive("TLS") {
 		return nil
 	}
-	return hc.c.l.tlsT.connState(hc.c)
+	return hc.c.tr().tlsState(hc.c)
 }

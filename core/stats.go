@@ -320,7 +320,7 @@ func (l *Loop) countConn(n *ConnStates, c *conn) {
 	n.Open++
 	if c.secure() {
 		n.TLS++
-		if s := l.tlsT.lookup(c); s == nil || s.c != c || !s.hsEnd {
+		if c.tr().handshaking(c) {
 			n.TLSHandshaking++
 		}
 	}

@@ -539,12 +539,18 @@ func (t *tlsTransport) close(c *conn, reset bool) {
 	plain{}.close(c, reset)
 }
 
-// connState returns the TLS state of c's connection, or nil.
-func (t *tlsTransport) connState(c *conn) *tls.ConnectionState {
+// tlsState returns the TLS state of c's connection, or nil before its handshake has ended.
+func (t *tlsTransport) tlsState(c *conn) *tls.ConnectionState {
 	s := t.lookup(c)
 	if s == nil || !s.hsOK || s.c != c {
 		return nil
 	}
 	st := s.tc.ConnectionState()
 	return &st
+}
+
+// handshaking reports whether c's handshake is yet to end.
+func (t *tlsTransport) handshaking(c *conn) bool {
+	s := t.lookup(c)
+	return s == nil || s.c != c || !s.hsEnd
 }

@@ -1,6 +1,10 @@
 package core
 
-import "github.com/dwellhttp/dwell/core/internal/netpoll"
+import (
+	"crypto/tls"
+
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+)
 
 // A transport carries a connection's bytes between the loop and the client: every read,
 // vectored write, file send, shutdown of the write side and close of a connection goes through
@@ -24,6 +28,16 @@ type transport interface {
 	// close releases the socket; reset makes the close abortive (an RST), for a response that
 	// must not look complete.
 	close(c *conn, reset bool)
+	// holds reports whether output the transport made of c's (TLS's records) waits for the
+	// socket: the connection then watches for writability, and flushHeld sends it on, returning
+	// an errno other than 0 when the connection has failed.
+	holds(c *conn) bool
+	flushHeld(c *conn) netpoll.Errno
+	// tlsState returns a copy of c's TLS state once its handshake has ended, or nil: always for
+	// a transport that is not TLS.
+	tlsState(c *conn) *tls.ConnectionState
+	// handshaking reports whether c has a handshake yet to end (Server.Stats).
+	handshaking(c *conn) bool
 }
 
 // tr returns the transport that carries c's bytes: TLS's when c came by a listener that speaks
@@ -76,3 +90,10 @@ func (plain) close(c *conn, reset bool) {
 	}
 	netpoll.Close(int(c.fd))
 }
+
+// A plain socket holds nothing back, and has no TLS state or handshake.
+
+func (plain) holds(*conn) bool                    { return false }
+func (plain) flushHeld(*conn) netpoll.Errno       { return 0 }
+func (plain) tlsState(*conn) *tls.ConnectionState { return nil }
+func (plain) handshaking(*conn) bool              { return false }
