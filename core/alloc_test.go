@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dwellhttp/dwell/core/internal/testclient"
+	"github.com/dwellhttp/dwell/internal/testclient"
 )
 
 // roundTripper sends one fixed request and reads one fixed-size response over a kept-alive

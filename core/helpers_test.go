@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dwellhttp/dwell/core/internal/testclient"
+	"github.com/dwellhttp/dwell/internal/testclient"
 )
 
 // startServer serves h on a free loopback port for the duration of the test.
@@ -37,7 +37,7 @@ func startServer(t testing.TB, h Handler, o Options) (*Server, string) {
 	return s, s.Addr().String()
 }
 
-// The client side of these tests is core/internal/testclient's, which coretest exports to the
+// The client side of these tests is internal/testclient's, which coretest exports to the
 // other packages (they cannot import coretest here: it imports core).
 type (
 	rawConn   = testclient.Conn

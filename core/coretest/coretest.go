@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/core/internal/testclient"
+	"github.com/dwellhttp/dwell/internal/testclient"
 )
 
 // Serve serves h on 127.0.0.1 (any port) until the test ends, with o's other options and, unless

@@ -3,7 +3,7 @@ package coretest
 import (
 	"testing"
 
-	"github.com/dwellhttp/dwell/core/internal/testclient"
+	"github.com/dwellhttp/dwell/internal/testclient"
 )
 
 // Patience is how long the helpers wait for something that must happen (a response, a
