@@ -1,6 +1,10 @@
 package body
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/dwellhttp/dwell/internal/syntax"
+)
 
 // chooseCoding picks the coding in which to send a file that has the codings available (the
 // identity always), for the request's Accept-Encoding value ae (RFC 9110 §12.5.3). The coding
@@ -22,7 +26,7 @@ func chooseCoding(ae []byte, available [numCodings]bool) coding {
 		elem, ae, _ = bytes.Cut(ae, []byte(","))
 		name, params, _ := bytes.Cut(elem, []byte(";"))
 		name = bytes.TrimSpace(name)
-		w := qWeight(params)
+		w := syntax.QValue(params)
 		var k coding
 		switch {
 		case bytes.EqualFold(name, []byte("br")):
@@ -58,35 +62,4 @@ func chooseCoding(ae []byte, available [numCodings]bool) coding {
 		return identity
 	}
 	return best
-}
-
-// qWeight returns the q-value among an Accept-Encoding element's parameters, in thousandths:
-// 1000 without one, and 0 — not acceptable — for a malformed one, as middleware.Compress
-// reads it.
-func qWeight(params []byte) int {
-	for len(params) > 0 {
-		var p []byte
-		p, params, _ = bytes.Cut(params, []byte(";"))
-		name, value, _ := bytes.Cut(p, []byte("="))
-		if !bytes.EqualFold(bytes.TrimSpace(name), []byte("q")) {
-			continue
-		}
-		// qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ) (RFC 9110 §12.4.2)
-		value = bytes.TrimSpace(value)
-		if len(value) == 0 || len(value) > 5 || value[0] != '0' && value[0] != '1' ||
-			len(value) > 1 && value[1] != '.' {
-			return 0
-		}
-		w := int(value[0]-'0') * 1000
-		scale := 100
-		for _, d := range value[min(len(value), 2):] {
-			if d < '0' || d > '9' || value[0] == '1' && d != '0' {
-				return 0
-			}
-			w += int(d-'0') * scale
-			scale /= 10
-		}
-		return w
-	}
-	return 1000
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // CompressOptions configures Compress. The zero value compresses the usual text types from
@@ -266,7 +267,7 @@ func acceptsGzip(v []byte) bool {
 		elem, v, _ = bytes.Cut(v, []byte(","))
 		coding, params, _ := bytes.Cut(elem, []byte(";"))
 		coding = bytes.TrimSpace(coding)
-		q := qValue(params)
+		q := syntax.QValue(params) > 0
 		switch {
 		case bytes.EqualFold(coding, []byte("gzip")), bytes.EqualFold(coding, []byte("x-gzip")):
 			return q
@@ -275,32 +276,4 @@ func acceptsGzip(v []byte) bool {
 		}
 	}
 	return star
-}
-
-// qValue reports whether the parameters of an Accept-Encoding element leave a q-value above
-// zero: no q, or one that parses and is not 0. A malformed q-value counts as 0.
-func qValue(params []byte) bool {
-	for len(params) > 0 {
-		var p []byte
-		p, params, _ = bytes.Cut(params, []byte(";"))
-		name, value, _ := bytes.Cut(p, []byte("="))
-		if !bytes.EqualFold(bytes.TrimSpace(name), []byte("q")) {
-			continue
-		}
-		value = bytes.TrimSpace(value)
-		// qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )
-		if len(value) == 0 || len(value) > 5 || value[0] != '0' && value[0] != '1' ||
-			len(value) > 1 && value[1] != '.' {
-			return false
-		}
-		nonZero := value[0] == '1'
-		for _, d := range value[min(len(value), 2):] {
-			if d < '0' || d > '9' || value[0] == '1' && d != '0' {
-				return false
-			}
-			nonZero = nonZero || d != '0'
-		}
-		return nonZero
-	}
-	return true
 }

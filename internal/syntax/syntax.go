@@ -1,8 +1,10 @@
 // Package syntax holds the parts of HTTP's syntax that dwell's packages share — the byte
 // classes of tokens and field values, case-insensitive comparison, Content-Length and which
-// statuses carry a body — so that the server's parser (core/internal/wire), the router, the
+// statuses carry a body, q-values — so that the server's parser (core/internal/wire), the router, the
 // middleware and the net/http bridge agree on them by construction rather than by copies.
 package syntax
+
+import "bytes"
 
 // Byte classes of RFC 9110 §5.6.2 (token) and §5.5 (field values), as tables so that a
 // parser's inner loops are one load and one test per byte.
@@ -103,4 +105,35 @@ func ParseContentLength[S ~string | ~[]byte](v S) (int64, bool) {
 // a 304 (RFC 9110 §6.4.1; a response to HEAD has none either, whatever its status).
 func StatusAllowsBody(status int) bool {
 	return status >= 200 && status != 204 && status != 304
+}
+
+// QValue returns the weight among the parameters of a list element such as Accept-Encoding's
+// ("gzip;q=0.5" has the parameters ";q=0.5"), in thousandths (RFC 9110 §12.4.2): 1000 without
+// a q parameter, and 0 — not acceptable — for a malformed one.
+func QValue(params []byte) int {
+	for len(params) > 0 {
+		var p []byte
+		p, params, _ = bytes.Cut(params, []byte(";"))
+		name, value, _ := bytes.Cut(p, []byte("="))
+		if !bytes.EqualFold(bytes.TrimSpace(name), []byte("q")) {
+			continue
+		}
+		// qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )
+		value = bytes.TrimSpace(value)
+		if len(value) == 0 || len(value) > 5 || value[0] != '0' && value[0] != '1' ||
+			len(value) > 1 && value[1] != '.' {
+			return 0
+		}
+		w := int(value[0]-'0') * 1000
+		scale := 100
+		for _, d := range value[min(len(value), 2):] {
+			if d < '0' || d > '9' || value[0] == '1' && d != '0' {
+				return 0
+			}
+			w += int(d-'0') * scale
+			scale /= 10
+		}
+		return w
+	}
+	return 1000
 }

@@ -63,3 +63,14 @@ func TestStatusAllowsBody(t *testing.T) {
 		}
 	}
 }
+
+func TestQValue(t *testing.T) {
+	for params, want := range map[string]int{
+		"": 1000, ";q=1": 1000, ";q=1.000": 1000, "; Q = 0.5 ": 500, ";q=0.123": 123, ";level=1;q=0.01": 10,
+		";q=0": 0, ";q=0.000": 0, ";q=1.5": 0, ";q=2": 0, ";q=0.1234": 0, ";q=": 0, ";q=.5": 0, ";q=0,5": 0,
+	} {
+		if got := QValue([]byte(params)); got != want {
+			t.Errorf("QValue(%q) = %d, want %d", params, got, want)
+		}
+	}
+}
