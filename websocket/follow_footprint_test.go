@@ -3,7 +3,6 @@
 package websocket
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/wait"
 )
 
@@ -83,28 +81,7 @@ func TestFollowFootprint(t *testing.T) {
 			tp := wait.NewTopic[string](4)
 			tp.Publish("hello")
 			follow := tc.h(tp)
-			_, addr := coretest.Serve(t, func(cx *core.Ctx) {
-				if cx.Path() == "/plain" {
-					cx.WriteString("ok")
-					return
-				}
-				follow(cx)
-			}, core.Options{StallThreshold: -1})
-			conns := make([]net.Conn, n)
-			buf := make([]byte, 4096)
-			for i := range conns {
-				c, err := net.Dial("tcp", addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				conns[i] = c
-				roundTrip(t, c, buf, "GET /plain HTTP/1.1\r\nHost: h\r\n\r\n", "\r\n\r\nok")
-			}
-			defer func() {
-				for _, c := range conns {
-					c.Close()
-				}
-			}()
+			conns, buf := footprintConns(t, follow, n)
 			upgradeReq := upgradeRequest("/ws")
 			var before, after runtime.MemStats
 			runtime.GC()

@@ -73,31 +73,8 @@ func TestIdleFootprint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var open atomic.Int64
 			upgrade := tc.h(&open)
-			_, addr := coretest.Serve(t, func(cx *core.Ctx) {
-				if cx.Path() == "/plain" {
-					cx.WriteString("ok")
-					return
-				}
-				upgrade(cx)
-			}, core.Options{StallThreshold: -1}) // a loaded machine's stall reports are not the connections' memory
-			// The clients are raw connections with one buffer for all, made before the baseline,
-			// so that what the measure sees is the server's.
 			const n = 1000
-			conns := make([]net.Conn, n)
-			buf := make([]byte, 4096)
-			for i := range conns {
-				c, err := net.Dial("tcp", addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				conns[i] = c
-				roundTrip(t, c, buf, "GET /plain HTTP/1.1\r\nHost: h\r\n\r\n", "\r\n\r\nok")
-			}
-			defer func() {
-				for _, c := range conns {
-					c.Close()
-				}
-			}()
+			conns, buf := footprintConns(t, upgrade, n)
 			upgradeReq := upgradeRequest("/ws")
 			hello := []byte{0x81, 0x85, 1, 2, 3, 4, 'h' ^ 1, 'e' ^ 2, 'l' ^ 3, 'l' ^ 4, 'o' ^ 1}
 			var before, after runtime.MemStats
@@ -134,4 +111,36 @@ func roundTrip(t *testing.T, c net.Conn, buf []byte, req, end string) {
 		}
 		got += n
 	}
+}
+
+// footprintConns serves h at every path but /plain, which answers "ok", with the stall detector
+// off (a loaded machine's stall reports are not the connections' memory), and returns n
+// connections that have each made one plain request, and the one buffer they read with: raw
+// clients, made before a measure's baseline, so that what it sees is the server's. They close
+// when the test ends.
+func footprintConns(t *testing.T, h core.Handler, n int) ([]net.Conn, []byte) {
+	t.Helper()
+	_, addr := coretest.Serve(t, func(cx *core.Ctx) {
+		if cx.Path() == "/plain" {
+			cx.WriteString("ok")
+			return
+		}
+		h(cx)
+	}, core.Options{StallThreshold: -1})
+	conns := make([]net.Conn, n)
+	buf := make([]byte, 4096)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+		roundTrip(t, c, buf, "GET /plain HTTP/1.1\r\nHost: h\r\n\r\n", "\r\n\r\nok")
+	}
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return conns, buf
 }
