@@ -112,10 +112,11 @@ func (l *Loop) accept(i int) {
 	}
 }
 
-// open starts serving a socket accepted from listener ln. From a listener that defers accepting until the
-// client has sent something (Options.DisableDeferAccept), the request is usually waiting: it
-// is read, and often answered, at once, and the socket is registered with the poller only if
-// the connection is still open after that — a Connection: close exchange never is.
+// open starts serving a socket accepted from listener ln. From a listener that defers
+// accepting until the client has sent something (Options.DisableDeferAccept), the request is
+// usually waiting: it is read, and often answered, at once, and the socket is registered with
+// the poller only if the connection is still open after that — a Connection: close exchange
+// never is.
 func (l *Loop) open(fd, ln int) {
 	if l.lns[ln].shared || !netpoll.AcceptInheritsNoDelay {
 		// A listener passed to Serve is not ours to change, and connections may have queued on

@@ -80,9 +80,10 @@ func (s *Server) prepareTLS() error {
 // AEAD ciphers (AES-GCM, ChaCha20-Poly1305), for ECDSA and RSA certificates alike; every
 // current browser and client library has them (Internet Explorer 11 on Windows 7 and 8.1 only
 // for ECDSA: Mozilla's profile serves it with RSA through DHE, which crypto/tls lacks). (TLS
-// 1.3's suites are AEAD ones, and crypto/tls does not let them be chosen.) A minimum of TLS 1.2 is crypto/tls's own default
-// too, but set here it holds whatever GODEBUG says (tls10server=1 would enable TLS 1.0 and 1.1,
-// which have none of these suites). A field the application set is its choice and is kept.
+// 1.3's suites are AEAD ones, and crypto/tls does not let them be chosen.) A minimum of TLS
+// 1.2 is crypto/tls's own default too, but set here it holds whatever GODEBUG says
+// (tls10server=1 would enable TLS 1.0 and 1.1, which have none of these suites). A field the
+// application set is its choice and is kept.
 func serverDefaults(cfg *tls.Config) {
 	if cfg.MinVersion == 0 {
 		cfg.MinVersion = tls.VersionTLS12
