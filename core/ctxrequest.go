@@ -48,7 +48,7 @@ func (cx *Ctx) PathBytes() []byte {
 // RawQuery returns the target's query without the "?", undecoded.
 func (cx *Ctx) RawQuery() string {
 	cx.check("RawQuery")
-	return string(cx.req.Bytes(cx.req.RawQuery))
+	return string(cx.req.Bytes(cx.req.RawQuery()))
 }
 
 // Query returns the first value of the query parameter name, decoded ('+' is a space), or ""

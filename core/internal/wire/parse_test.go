@@ -110,7 +110,7 @@ func TestParseValid(t *testing.T) {
 			check("method", r.Str(r.Method), tt.method)
 			check("target", r.Str(r.Target), tt.target)
 			check("path", r.Str(r.Path), tt.path)
-			check("query", r.Str(r.RawQuery), tt.query)
+			check("query", r.Str(r.RawQuery()), tt.query)
 			host := r.Authority()
 			if len(host) == 0 {
 				host, _ = r.Lookup("host")

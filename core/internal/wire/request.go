@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/internal/syntax"
@@ -11,6 +12,17 @@ import (
 // A Span locates a string inside a request's arena: offsets rather than strings so that the
 // request's field table costs 16 bytes a field, not 32.
 type Span struct{ off, n uint32 }
+
+// RawQuery returns the span of the target's query, without its '?': empty when it has none.
+// The first '?' of any form of target begins its query (an authority has none), so it is
+// found again when asked for rather than kept: a request carries one Span less.
+func (r *Request) RawQuery() Span {
+	t := r.Bytes(r.Target)
+	if i := bytes.IndexByte(t, '?'); i >= 0 {
+		return Span{r.Target.off + uint32(i) + 1, uint32(len(t) - i - 1)}
+	}
+	return Span{}
+}
 
 // Len returns the length of the string s locates.
 func (s Span) Len() int { return int(s.n) }
@@ -30,7 +42,7 @@ const _ = uint(4 - unsafe.Alignof(Field{}))
 type Request struct {
 	Arena []byte
 
-	Method, Target, Path, RawQuery Span
+	Method, Target, Path Span // the query is found in Target when asked for (RawQuery)
 
 	fieldsOff     uint32 // where the field table starts in the arena
 	nfields       uint16

@@ -53,9 +53,6 @@ func parseTarget(r *Request) *Reject {
 			break
 		}
 	}
-	if q < len(t) {
-		r.RawQuery = Span{off + uint32(q) + 1, uint32(len(t) - q - 1)}
-	}
 	raw := t[:q]
 	if len(raw) == 0 { // "http://host" or "http://host?q": the root, set by decodePath
 		r.Path = Span{}
@@ -225,7 +222,7 @@ func (r *Request) QueryValue(key string) ([]byte, bool) {
 // otherwise; a malformed escape is passed through as received.
 func (r *Request) QueryValues(key string) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
-		q := r.Str(r.RawQuery)
+		q := r.Str(r.RawQuery())
 		for q != "" {
 			var pair string
 			pair, q, _ = strings.Cut(q, "&")
