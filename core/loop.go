@@ -58,6 +58,13 @@ type Loop struct {
 	current  *Ctx // the handler whose coroutine is running, if any
 	turnLeft int  // requests the connection being served may still start in this turn (see serve)
 
+	// A continuation to run, and what to pass it, in the coroutine switchTo is about to resume
+	// instead of a handler: the coroutine takes them as it starts (newCoro). Kept here rather
+	// than in each coro, since one coroutine runs at a time, so that a parked request's
+	// coroutine is smaller.
+	k    func(*Ctx, error)
+	kerr error
+
 	// Who is running the loop's code now (see owner.go): the coroutine switched into, or nil
 	// when it is the loop's own goroutine (g), which then runs hooked's completion hooks or
 	// the loop's own work.

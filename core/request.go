@@ -253,13 +253,14 @@ func (c *conn) reject(rej *wire.Reject) {
 type coro struct {
 	resume func() (struct{}, bool)
 	yield  func(struct{}) bool
-	ctx    *Ctx              // the request it runs, which owns it (see Ctx.owned)
-	k      func(*Ctx, error) // a continuation to run instead of the handler
-	kerr   error             // what to pass k
-	dead   bool              // ended by a panic or a Goexit: it must not go back to the pool
-	g      uintptr           // its goroutine (gid.Self), fixed before anyone can read it
-	goid   uint64            // its goroutine's number, to find its stack (see stall.go)
+	ctx    *Ctx    // the request it runs, which owns it (see Ctx.owned)
+	g      uintptr // its goroutine (gid.Self), fixed before anyone can read it
 }
+
+// A coro is four words (a 32-byte size class), kept by every parked request: the continuation a
+// coroutine is to start with is the loop's (Loop.k), and a coroutine that ended by a panic or a
+// Goexit, which must not go back to the pool, is told by its ctx, which recoverHandler clears,
+// rather than by a flag.
 
 // A coroutine's frames below the handler's are on the stack of every parked request. A new
 // goroutine's stack is 2 KiB, of which the runtime's guard leaves about 1.1 KiB to frames
@@ -274,7 +275,7 @@ func newCoro() *coro {
 	co := &coro{}
 	co.resume, _ = iter.Pull(func(yield func(struct{}) bool) {
 		co.yield = yield
-		co.g, co.goid = gid.Self(), gid.Number()
+		co.g = gid.Self()
 		yield(struct{}{}) // back to newCoro: the coroutine's identity is known before it runs anything
 		// A panic or a Goexit ends the coroutine: recoverHandler answers for the handler, with
 		// the handler's stack in the log, and the loop makes a new coroutine for the next one.
@@ -284,9 +285,9 @@ func newCoro() *coro {
 			if cx == nil {
 				return // end
 			}
-			if k := co.k; k != nil {
-				err := co.kerr
-				co.k, co.kerr = nil, nil
+			if l := cx.l; l.k != nil {
+				k, err := l.k, l.kerr
+				l.k, l.kerr = nil, nil
 				k(cx, err)
 			} else {
 				cx.l.lns[cx.conn.listener()].handler(cx)
@@ -333,15 +334,14 @@ func (co *coro) recoverHandler() {
 	}
 	r := recover()
 	cx.state = ctxReturned
-	co.dead = true
-	co.k, co.kerr = nil, nil
+	cx.l.k, cx.l.kerr = nil, nil
 	cx.detachK = nil
 	goexit := r == nil // since Go 1.21, panic(nil) recovers as a *runtime.PanicNilError
 	if goexit {
 		r = errGoexit
 	}
 	cx.l.handlerPanic(cx, r) // an OnPanic responder may use cx: the coroutine still owns it
-	co.ctx = nil
+	co.ctx = nil             // the coroutine is ending: switchTo does not pool it
 	if goexit {
 		panic(goexitPanic{}) // a Goexit cannot be stopped, but it can be followed by this
 	}
@@ -377,7 +377,7 @@ func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, ret
 		co = l.getCoro()
 		cx.co = co
 		co.ctx = cx
-		co.k, co.kerr = k, err
+		l.k, l.kerr = k, err
 	}
 	cx.state = ctxRunning
 	if k == nil {
@@ -402,7 +402,7 @@ func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, ret
 	if last != nil && last.state != ctxReturned {
 		return last, false // parked
 	}
-	if !co.dead {
+	if co.ctx != nil { // nil: the coroutine ended (recoverHandler); a live one keeps its last request
 		l.putCoro(co)
 	}
 	if last != nil {

@@ -18,6 +18,10 @@ func TestStructSizes(t *testing.T) {
 	if n := unsafe.Sizeof(Ctx{}); n > 192 {
 		t.Errorf("Ctx is %d bytes; budget 192", n)
 	}
+	// A parked coroutine-style request keeps its coro too.
+	if n := unsafe.Sizeof(coro{}); n > 32 {
+		t.Errorf("coro is %d bytes; budget 32", n)
+	}
 	t.Logf("conn %d B, Ctx %d B, request %d B, bodyState %d B", unsafe.Sizeof(conn{}), unsafe.Sizeof(Ctx{}),
 		unsafe.Sizeof(wire.Request{}), unsafe.Sizeof(bodyState{}))
 }

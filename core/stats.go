@@ -278,13 +278,13 @@ type statsAnswer struct {
 
 // calledOnLoop is onLoop for a caller that may run before the loop has started, whose own
 // record of its goroutine (l.g) is written then: it compares goroutine numbers, which the loop
-// publishes atomically for the stall watchdog.
+// publishes atomically for the stall watchdog. A running coroutine's identity (coro.g) is
+// fixed before the coroutine is published in l.running.
 func (l *Loop) calledOnLoop() bool {
-	me := gid.Number()
 	if co := l.running.Load(); co != nil {
-		return co.goid == me
+		return co.g == gid.Self()
 	}
-	return l.goid.Load() == me
+	return l.goid.Load() == gid.Number()
 }
 
 // snapshot copies the loop's counters and counts its connections by state. It runs on the
