@@ -159,5 +159,8 @@ func (c *conn) remoteAddr() netip.AddrPort {
 	if c.state == stClosed {
 		return netip.AddrPort{}
 	}
+	if a, ok := c.givenRemote(); ok {
+		return a
+	}
 	return netpoll.RemoteAddr(int(c.fd))
 }

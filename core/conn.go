@@ -398,6 +398,9 @@ func (c *conn) close(err error) {
 	c.state = stClosed
 	l.timers.stop(&c.tm)
 	l.conns[c.fd] = nil
+	if l.given != nil {
+		delete(l.given, c.fd) // ServeConn's remote address, if it gave one
+	}
 	c.tr().close(c, c.ending == closeReset)
 	l.nconns--
 	c.in = nil

@@ -2,12 +2,10 @@ package core
 
 import (
 	"net/netip"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/bufpool"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 	"github.com/dwellhttp/dwell/internal/alias"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // A Handler serves one request. It runs as a coroutine on its connection's loop: it may park
@@ -63,11 +61,11 @@ type Ctx struct {
 	parkf   parkFlags
 	gone    errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
 	woken   errCode // what the last wake passed: a coded error, or errOther (see wakeErr)
-	route   uint16  // the route that matched the request (ctxhook.SetRoute), 0 when none
 	gen     uint32  // counts ended parks; a Waker holds the value for the park it targets
 	declLen int64   // Content-Length set by the handler; -1 when none
 	written int64   // body bytes the handler has written
 	x       *ctxExtra
+	route   *Route // what served the request (SetRoute), nil when none
 
 	// Coroutine and parking.
 	co      *coro
@@ -92,7 +90,7 @@ const (
 type ctxExtra struct {
 	hdrs   []byte // response header field lines, "Name: value\r\n", from the loop's pool
 	names  uint64 // the nameBit of every line in hdrs, and of lines removed since it was emptied
-	params []ctxhook.Param
+	params []Param
 	rare   *ctxRare
 }
 
@@ -198,7 +196,7 @@ func (cx *Ctx) begin() {
 	cx.declLen = -1
 	cx.written = 0
 	cx.gone = 0
-	cx.route = 0
+	cx.route = nil
 	cx.start = l.now
 }
 
@@ -212,7 +210,7 @@ func (cx *Ctx) freeRequest() {
 	}
 	cx.req = wire.Request{ContentLength: -1}
 	if x := cx.x; x != nil {
-		x.params = nil // most often a router's own slice (ctxhook.SetParams): nothing to keep
+		x.params = nil // most often a router's own slice (SetParams): nothing to keep
 	}
 }
 
@@ -250,59 +248,6 @@ func (cx *Ctx) recycle() {
 // Loop returns the loop serving the request. It may be called from any goroutine, also after
 // the request has ended: a Ctx belongs to one loop for its whole life.
 func (cx *Ctx) Loop() *Loop { return cx.l }
-
-func init() {
-	ctxhook.SetParams = func(c any, ps []ctxhook.Param) {
-		cx := c.(*Ctx)
-		cx.check("SetParams")
-		if len(ps) == 0 {
-			if cx.x != nil {
-				cx.x.params = nil
-			}
-			return
-		}
-		cx.extra().params = ps
-	}
-	ctxhook.Params = func(c any) []ctxhook.Param {
-		cx := c.(*Ctx)
-		cx.check("Params")
-		if cx.x != nil {
-			return cx.x.params
-		}
-		return nil
-	}
-	ctxhook.DetachUntil = func(c any, d time.Duration, k any) {
-		cx := c.(*Ctx)
-		cx.check("Detach")
-		cx.detach(max(d, 1), k.(func(*Ctx, error)), true)
-	}
-	ctxhook.Route = func(c any) (method, path string) {
-		cx := c.(*Ctx)
-		cx.check("Path")
-		return cx.req.Str(cx.req.Method), cx.req.Str(cx.req.Path)
-	}
-	ctxhook.Check = func(c any, op string) error {
-		if cx := c.(*Ctx); !cx.owned() {
-			return cx.misused(op)
-		}
-		return nil
-	}
-	ctxhook.InHandler = func(c any) bool {
-		cx := c.(*Ctx)
-		return cx.l != nil && cx.owned() && cx.inHandler()
-	}
-	ctxhook.Resume = func(c any, err error) { c.(*Ctx).resume(err) }
-	ctxhook.HoldWork = func(c any) error { return c.(*Ctx).holdWork() }
-	ctxhook.SuspendWork = func(c any) error { return c.(*Ctx).suspendWork() }
-	ctxhook.OnLoopStack = func(c any, f func(any, []byte, int) int, p any, b []byte, n int) int {
-		return c.(*Ctx).onLoopStack(f, p, b, n)
-	}
-	ctxhook.SetRoute = func(c any, id uint16) {
-		cx := c.(*Ctx)
-		cx.check("SetRoute")
-		cx.route = id
-	}
-}
 
 // borrowString views b as a string without copying, for a comparison within the call that
 // makes it: b (the request's arena, or a header the response owns) does not change meanwhile,

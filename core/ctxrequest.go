@@ -9,7 +9,6 @@ import (
 
 	"github.com/dwellhttp/dwell/core/internal/wire"
 	"github.com/dwellhttp/dwell/internal/alias"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // The request side of a Ctx. Strings are owned copies; XxxBytes slices are borrowed (see Ctx)
@@ -20,6 +19,13 @@ import (
 func (cx *Ctx) Method() string {
 	cx.check("Method")
 	return cx.req.MethodString()
+}
+
+// MethodBytes is Method without the copy an uncommon method costs. Borrowed: valid until the
+// handler returns.
+func (cx *Ctx) MethodBytes() []byte {
+	cx.check("MethodBytes")
+	return cx.req.Bytes(cx.req.Method)
 }
 
 // Target returns the request-target exactly as received, such as "/a%20b?x=1".
@@ -206,7 +212,7 @@ func (cx *Ctx) RemoteAddr() netip.AddrPort {
 // tells the router's own answers apart.
 func (cx *Ctx) Route() string {
 	cx.check("Route")
-	if name := ctxhook.RouteName(cx.route); strings.HasPrefix(name, "/") {
+	if name := cx.routeName(); strings.HasPrefix(name, "/") {
 		return name
 	}
 	return ""
@@ -219,7 +225,7 @@ func (cx *Ctx) Route() string {
 // The router sets it before its middleware runs, for its own answers as for routes.
 func (cx *Ctx) RouteLabel() string {
 	cx.check("RouteLabel")
-	return ctxhook.RouteName(cx.route)
+	return cx.routeName()
 }
 
 // Param returns the value of the route parameter name, as set by the router that matched the

@@ -2,6 +2,7 @@ package core
 
 import (
 	"log/slog"
+	"net/netip"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -71,8 +72,9 @@ type Loop struct {
 	running atomic.Pointer[coro]
 	g       uintptr
 	hooked  *Ctx
-	work    loopWork    // what the running handler asked to run on the loop's stack (loopstack.go)
-	extras  []*ctxExtra // empty ones handed-over requests gave back (Loop.getExtra)
+	work    loopWork                 // what the running handler asked to run on the loop's stack (loopstack.go)
+	extras  []*ctxExtra              // empty ones handed-over requests gave back (Loop.getExtra)
+	given   map[int32]netip.AddrPort // peers ServeConn gave, by descriptor, while connected
 
 	stallState // see stall.go
 	statsState // see stats.go

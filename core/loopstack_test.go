@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core/internal/gid"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // TestOnLoopStack: the work a handler sends to the loop's stack runs on the loop's goroutine,
@@ -21,12 +20,12 @@ func TestOnLoopStack(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		var s seen
 		s.handlerG = gid.Self()
-		s.inHandler = ctxhook.InHandler(c)
-		ret := ctxhook.OnLoopStack(c, func(p any, b []byte, n int) int {
+		s.inHandler = c.MayPark()
+		ret := c.OnLoopStack(func(p any, b []byte, n int) int {
 			s := p.(*seen)
 			s.workG = gid.Self()
 			s.loopG = c.l.g
-			s.workInHandler = ctxhook.InHandler(c)
+			s.workInHandler = c.MayPark()
 			c.SetHeader("X-Work", string(b))
 			return n + 1
 		}, &s, []byte("on the loop"), 41)
@@ -34,7 +33,7 @@ func TestOnLoopStack(t *testing.T) {
 			t.Errorf("the work's result: %d, want 42", ret)
 		}
 		if c.Path() == "/panic" {
-			ctxhook.OnLoopStack(c, func(any, []byte, int) int { panic("in the work") }, nil, nil, 0)
+			c.OnLoopStack(func(any, []byte, int) int { panic("in the work") }, nil, nil, 0)
 			t.Error("the handler went on after its work panicked")
 		}
 		got <- s

@@ -7,8 +7,8 @@ import "time"
 // for a body read, a drained queue for a writer. A ready handler is resumed only by its own
 // loop, at the top of the loop, never from inside another handler.
 //
-// These hooks are for packages that park (package wait is built on them); handlers use those
-// packages rather than the hooks.
+// Suspend, Hold and Detach are what packages that park are built on (package wait is);
+// handlers mostly use those packages.
 
 type parkKind uint8
 
@@ -18,7 +18,7 @@ type parkFlags uint8
 const (
 	parkShutdownWake parkFlags = 1 << iota // parks end as soon as a shutdown begins
 	parkShutdownTold                       // a park ended with ErrShutdown for the notice
-	parkWorking                            // the Hold waits for work on another goroutine (Stats: Working)
+	parkWorking                            // the park waits for work on another goroutine (SetWorking; Stats: Working)
 )
 
 const (
@@ -27,7 +27,7 @@ const (
 	parkHold           // Hold: ended only by a Waker
 	parkRead           // waiting for request body bytes
 	parkWrite          // waiting for the write queue to drain
-	parkAfter          // detached until a time (ctxhook.DetachUntil): the deadline is the event
+	parkAfter          // detached until a time (DetachFor): the deadline is the event
 )
 
 // Suspend parks the handler until a Waker wakes it, and returns the error passed there; after
@@ -57,25 +57,6 @@ func (cx *Ctx) Hold() error {
 	if err == nil {
 		err = cx.gone.err()
 	}
-	return err
-}
-
-// holdWork is Hold for a handler that waits for work it handed to another goroutine
-// (ctxhook.HoldWork, for wait.Do): the same park, which Server.Stats counts as Working rather
-// than Parked.
-func (cx *Ctx) holdWork() error {
-	cx.parkf |= parkWorking
-	err := cx.Hold()
-	cx.parkf &^= parkWorking
-	return err
-}
-
-// suspendWork is Suspend for a handler that waits for work it handed to another goroutine and
-// may leave it behind (ctxhook.SuspendWork, for wait.Call): counted as Working too.
-func (cx *Ctx) suspendWork() error {
-	cx.parkf |= parkWorking
-	err := cx.Suspend(0)
-	cx.parkf &^= parkWorking
 	return err
 }
 
@@ -173,8 +154,7 @@ func (cx *Ctx) wakeErr() error {
 
 // resume wakes the handler parked in Suspend or Hold (or the continuation pending after
 // Detach); Suspend returns err. It has no effect when the handler is not parked there. It is
-// for the loop's own code that knows the park is the request's it means: a Waker's, or a wait
-// of package wait that unlinks itself before its request can end.
+// for a Waker, once the park is known to be the one the Waker was taken for.
 func (cx *Ctx) resume(err error) {
 	if cx.parkedOn(parkUser) || cx.parkedOn(parkHold) || cx.state == ctxDetached {
 		cx.wake(err)
@@ -199,10 +179,24 @@ func (cx *Ctx) Waker() Waker {
 	return Waker{cx, cx.gen}
 }
 
-// Wake resumes the park the Waker was taken for with err, from any goroutine: on the handler's
-// loop, at the top of its next iteration. It reports false when the loop has stopped.
+// Wake resumes the park the Waker was taken for with err, from any goroutine: the handler goes
+// on (or its continuation runs) on its loop, at the top of the loop's next iteration. It
+// reports false when the loop has stopped. A wake from the handler itself, before its park,
+// is kept for the park.
 func (w Waker) Wake(err error) bool {
-	return w.c.l.inbox.post(task{w: w, err: err}) // a Ctx's loop never changes: reading it races nothing
+	cx := w.c
+	l := cx.l // a Ctx's loop never changes: reading it races nothing
+	if l.OnLoop() && l.current != cx {
+		// On the loop, wake at once rather than through the inbox: the park is there to be
+		// found now or never, since only the loop's own code could begin or end it. This spares
+		// the inbox's lock and wake-up; which way a wake goes is never what makes it right
+		// (OnLoop is exact: core/internal/gid).
+		if cx.gen == w.gen && cx.active() {
+			cx.resume(err)
+		}
+		return true
+	}
+	return l.inbox.post(task{w: w, err: err})
 }
 
 // Detach lets the handler return without finishing its response: the response stays open and

@@ -29,7 +29,8 @@ type Server struct {
 	done     chan struct{} // closed when every loop has stopped
 	ready    chan struct{} // closed once serve has made the loops, failed to, or Shutdown came first
 
-	misuses      atomic.Int64 // calls refused by a Ctx that was not theirs (see owner.go)
+	handed       atomic.Uint32 // ServeConn's connections so far: the next goes to loop handed % n
+	misuses      atomic.Int64  // calls refused by a Ctx that was not theirs (see owner.go)
 	misuseLogged atomic.Bool
 }
 
@@ -90,8 +91,18 @@ func (s *Server) ListenAndServe() error {
 // Serve serves connections accepted from ln, in place of Options.Addr, and those of the
 // addresses of AddListener, until Shutdown, after which it returns ErrServerClosed. ln must be
 // a TCP listener with a file descriptor (as net.Listen returns); with several loops all of them
-// accept from it.
+// accept from it. With a nil ln the server listens on no address of Options.Addr's: it serves
+// what AddListener added, if anything, and the connections ServeConn hands it.
 func (s *Server) Serve(ln net.Listener) error {
+	if ln == nil {
+		s.mu.Lock()
+		err := s.listen(s.lns[1:])
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return s.serve()
+	}
 	fd, err := netpoll.ListenerFD(ln)
 	if err != nil {
 		return err

@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // Stalls: application code that blocks the loop's thread (time.Sleep, a channel receive, a
@@ -107,7 +105,7 @@ func (l *Loop) noteStall(cx *Ctx) {
 	n.end, n.ended = l.clock(), true
 	if cx != nil {
 		n.request = true
-		n.route = ctxhook.RouteName(cx.route)
+		n.route = cx.routeName()
 		if cx.req.Arena != nil { // gone in a continuation
 			n.method, n.path = string(cx.req.Bytes(cx.req.Method)), string(cx.req.Bytes(cx.req.Path))
 		}

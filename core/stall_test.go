@@ -5,8 +5,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // TestStallIsReported: a handler that blocks its loop (on a channel, as code that waits for
@@ -19,10 +17,10 @@ func TestStallIsReported(t *testing.T) {
 	var once sync.Once
 	testHookStall = func(*Loop) { once.Do(func() { close(release) }) }
 	t.Cleanup(func() { testHookStall = nil })
-	route := ctxhook.RouteID("/block/:n")
+	route := NewRoute("/block/:n")
 	s, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/block/1" {
-			ctxhook.SetRoute(c, route)
+			c.SetRoute(route)
 			<-release // blocks the loop until the watchdog has noted it
 		}
 		c.WriteString("done")

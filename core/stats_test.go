@@ -37,7 +37,9 @@ func TestStatsConnStates(t *testing.T) {
 			c.WriteString("woken")
 		case "/work":
 			wakers <- c.Waker()
-			c.holdWork()
+			c.SetWorking(true)
+			c.Hold()
+			c.SetWorking(false)
 			c.WriteString("worked")
 		case "/detach":
 			wakers <- c.Waker()

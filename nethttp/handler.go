@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // Handler returns a dwell handler that serves each request with the net/http handler h:
@@ -135,8 +134,8 @@ func (x *exchange) collect(c *core.Ctx) {
 	x.contentLength = c.ContentLength()
 	x.chunked = c.Chunked()
 	x.hasBody = x.chunked || x.contentLength > 0
-	for _, p := range ctxhook.Params(c) {
-		x.params = append(x.params, p.Key, strings.Clone(p.Value)) // values are borrowed
+	for k, v := range c.Params() {
+		x.params = append(x.params, k, v)
 	}
 	x.ctx = c.Context()
 	x.loop = c.Loop()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // The allocation budget of routing: nothing for a static route (one without parameters, beside
@@ -112,7 +111,7 @@ func TestDispatchAllocations(t *testing.T) {
 		}
 		n := testing.AllocsPerRun(1000, func() {
 			r.dispatch(&c, tc.method, tc.path)
-			ctxhook.SetParams(&c, nil)
+			c.SetParams(nil)
 		})
 		t.Logf("%s %s: %v allocations", tc.method, tc.path, n)
 		if n != tc.max {

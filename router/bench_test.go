@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dwellhttp/dwell/internal/ctxhook"
-
 	"github.com/dwellhttp/dwell/core"
 	"github.com/julienschmidt/httprouter"
 )
@@ -41,7 +39,7 @@ func BenchmarkRouteDwell50(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		q := &apiMix[i%len(apiMix)]
 		r.dispatch(&c, q.method, q.path)
-		ctxhook.SetParams(&c, nil)
+		c.SetParams(nil)
 	}
 }
 
@@ -82,7 +80,7 @@ func BenchmarkRouteRatio(b *testing.B) {
 			for i := range batch {
 				q := &apiMix[i%len(apiMix)]
 				dr.dispatch(&c, q.method, q.path)
-				ctxhook.SetParams(&c, nil)
+				c.SetParams(nil)
 			}
 		},
 		func() {
@@ -117,7 +115,7 @@ func benchOne(b *testing.B, method, path string) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.dispatch(&c, method, path)
-		ctxhook.SetParams(&c, nil)
+		c.SetParams(nil)
 	}
 }
 

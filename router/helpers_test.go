@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dwellhttp/dwell/internal/ctxhook"
-
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
 )
@@ -46,8 +44,8 @@ func reply(name string) core.Handler {
 	return func(c *core.Ctx) {
 		var b strings.Builder
 		b.WriteString(name)
-		for _, p := range ctxhook.Params(c) {
-			b.WriteString(" " + p.Key + "=" + p.Value)
+		for k, v := range c.Params() {
+			b.WriteString(" " + k + "=" + v)
 		}
 		c.WriteString(b.String())
 	}

@@ -2,7 +2,6 @@ package router
 
 import (
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // The route labels of the router's own answers, which Ctx.RouteLabel returns for a request no
@@ -21,12 +20,12 @@ const (
 	LabelNotFound = "(not found)"
 )
 
-// The labels' route ids, which a request records as it records a route's.
+// The labels as Routes, which a request records as it records a route's.
 var (
-	idRedirect         = ctxhook.RouteID(LabelRedirect)
-	idOptions          = ctxhook.RouteID(LabelOptions)
-	idMethodNotAllowed = ctxhook.RouteID(LabelMethodNotAllowed)
-	idNotFound         = ctxhook.RouteID(LabelNotFound)
+	routeRedirect         = core.NewRoute(LabelRedirect)
+	routeOptions          = core.NewRoute(LabelOptions)
+	routeMethodNotAllowed = core.NewRoute(LabelMethodNotAllowed)
+	routeNotFound         = core.NewRoute(LabelNotFound)
 )
 
 // labelMiss records on c which of the router's answers its request, which no route matched,
@@ -35,22 +34,22 @@ var (
 //
 //go:noinline
 func (r *Router) labelMiss(c *core.Ctx) {
-	method, path := ctxhook.Route(c)
-	ctxhook.SetRoute(c, r.missID(method, path))
+	method, path := requestRoute(c)
+	c.SetRoute(r.missRoute(method, path))
 }
 
-// missID returns the route id of the answer to a request of method and path that no route
+// missRoute returns the Route of the answer to a request of method and path that no route
 // matches.
-func (r *Router) missID(method, path string) uint16 {
+func (r *Router) missRoute(method, path string) *core.Route {
 	if _, code := r.redirectTarget(method, path); code != 0 {
-		return idRedirect
+		return routeRedirect
 	}
 	if method == "OPTIONS" && r.HandleOPTIONS {
 		if r.allowed(path, method) != "" {
-			return idOptions
+			return routeOptions
 		}
 	} else if r.HandleMethodNotAllowed && r.allowed(path, method) != "" {
-		return idMethodNotAllowed
+		return routeMethodNotAllowed
 	}
-	return idNotFound
+	return routeNotFound
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // The tests of routes without parameters beside routes with some (static routes in their
@@ -68,8 +67,8 @@ func TestStaticBesideParam(t *testing.T) {
 	r := mixRouter(t, func(name string) core.Handler {
 		return func(c *core.Ctx) {
 			got = name
-			for _, p := range ctxhook.Params(c) {
-				got += " " + p.Key + "=" + p.Value
+			for k, v := range c.Params() {
+				got += " " + k + "=" + v
 			}
 		}
 	})

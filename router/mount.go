@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/dwellhttp/dwell/nethttp"
 )
 
@@ -64,17 +63,10 @@ func mount(handle func(method, pattern string, h core.Handler), prefix string, h
 	}
 	prefix = strings.TrimRight(prefix, "/")
 	bridged := nethttp.Handler(h)
-	hh := func(c *core.Ctx) {
-		// The subtree's catch-all is the mount's own, not one of the request's path values.
-		if ps := ctxhook.Params(c); len(ps) > 0 && ps[len(ps)-1].Key == mountParam {
-			ctxhook.SetParams(c, ps[:len(ps)-1])
-		}
-		bridged(c)
-	}
 	for _, m := range mountMethods {
 		if prefix != "" {
-			handle(m, prefix, hh)
+			handle(m, prefix, bridged)
 		}
-		handle(m, prefix+"/*"+mountParam, hh)
+		handle(m, prefix+"/*"+mountParam, bridged)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dwellhttp/dwell/internal/ctxhook"
-
 	"github.com/dwellhttp/dwell/core"
 )
 
@@ -65,8 +63,8 @@ func TestDispatchWithoutServer(t *testing.T) {
 	for _, rt := range apiRoutes {
 		r.Handle(rt.method, rt.path, func(c *core.Ctx) {
 			got = rt.method + " " + rt.path
-			for _, p := range ctxhook.Params(c) {
-				got += " " + p.Key + "=" + p.Value
+			for k, v := range c.Params() {
+				got += " " + k + "=" + v
 			}
 		})
 	}

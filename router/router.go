@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -68,7 +67,7 @@ type route struct {
 	h            core.Handler
 	group        *Group
 	final        core.Handler // h inside its middleware, built by Handler
-	id           uint16       // the pattern's id (ctxhook.RouteID), which Ctx.Route reads back
+	route        *core.Route  // the pattern, which the request records for Ctx.Route
 	tokens       []token
 	static       bool // no parameters: the route is in the static table, not in the tree
 }
@@ -106,7 +105,7 @@ func (r *Router) Handler() core.Handler {
 		g := r.group()
 		for _, rt := range r.routes {
 			rt.final = rt.group.wrap(rt.h)
-			rt.id = ctxhook.RouteID(rt.pattern)
+			rt.route = core.NewRoute(rt.pattern)
 		}
 		r.miss = g.wrap(r.handleMiss)
 		// The router as a core.Handler: a func literal, not a method value, which would add a

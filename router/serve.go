@@ -7,7 +7,6 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/alias"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -18,8 +17,15 @@ import (
 func (r *Router) find(c *core.Ctx) (core.Handler, httprouter.Handle) {
 	// The method and path are borrowed, not copied: the router only reads them, and the
 	// parameters it hands the handler are substrings of the path, in the request's memory.
-	method, path := ctxhook.Route(c)
+	method, path := requestRoute(c)
 	return r.lookup(c, method, path)
+}
+
+// requestRoute returns the request's method and decoded path, borrowed rather than copied:
+// the router only reads them, and the parameters it hands the handler are substrings of the
+// path, in the request's memory.
+func requestRoute(c *core.Ctx) (method, path string) {
+	return alias.String(c.MethodBytes()), alias.String(c.PathBytes())
 }
 
 // lookup finds what serves method and path: the handler of a route without parameters, or the
@@ -40,9 +46,14 @@ func (r *Router) lookup(c *core.Ctx, method, path string) (core.Handler, httprou
 	}
 	switch {
 	case th != nil: // the handle records its route itself (route.handle)
-		ctxhook.SetParams(c, asParams(ps))
+		if n := len(ps); n > 0 && ps[n-1].Key == mountParam {
+			// A mounted subtree's catch-all is the mount's own, not one of the request's
+			// path values.
+			ps = ps[:n-1]
+		}
+		c.SetParams(asParams(ps))
 	case rt != nil:
-		ctxhook.SetRoute(c, rt.id)
+		c.SetRoute(rt.route)
 		return rt.final, nil
 	}
 	return nil, th
@@ -63,11 +74,11 @@ func (r *Router) match(statics []*route, key, path string) (*route, httprouter.H
 // asParams views httprouter's parameters as the Ctx's without copying them: the two element
 // types have the same fields (the conversion below proves it at compile time), and the slice
 // is the one httprouter made for this request alone.
-func asParams(ps httprouter.Params) []ctxhook.Param {
-	return alias.Slice[ctxhook.Param](ps)
+func asParams(ps httprouter.Params) []core.Param {
+	return alias.Slice[core.Param](ps)
 }
 
-var _ = ctxhook.Param(httprouter.Param{})
+var _ = core.Param(httprouter.Param{})
 
 // has reports whether a route of key (a method, or anyMethod) matches path, and whether one
 // matches it with the trailing slash toggled (only reported when none matches as is).

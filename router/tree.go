@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -21,7 +20,7 @@ import (
 func (rt *route) handle() httprouter.Handle {
 	return func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 		c := (*core.Ctx)(w.(*ctxCarrier))
-		ctxhook.SetRoute(c, rt.id)
+		c.SetRoute(rt.route)
 		rt.final(c)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"runtime/debug"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/dwellhttp/dwell/internal/workers"
 )
 
@@ -65,7 +64,7 @@ func Do(c *core.Ctx, fn func()) error { return defaultPool.Do(c, fn) }
 // Call Do from c's handler: from its continuation it returns core.ErrNotInHandler, and from code
 // that is not the request's own core.ErrOutsideRequest, without running fn.
 func (p *Pool) Do(c *core.Ctx, fn func()) error {
-	if err := ctxhook.Check(c, "wait.Do"); err != nil {
+	if err := c.CheckCaller("wait.Do"); err != nil {
 		return err
 	}
 	j := &doJob{p: p, fn: fn, w: c.Waker()}
@@ -74,7 +73,9 @@ func (p *Pool) Do(c *core.Ctx, fn func()) error {
 	if err := c.Loop().Post(j.start); err != nil {
 		return err
 	}
-	err := ctxhook.HoldWork(c) // Hold, counted as Working
+	c.SetWorking(true) // Server.Stats counts the wait as Working
+	err := c.Hold()
+	c.SetWorking(false)
 	if err == core.ErrNotInHandler {
 		j.cancelled = true
 		return err

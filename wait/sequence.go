@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // A Sequence is a number that only grows — how many times an event fired, the sequence number
@@ -18,7 +17,7 @@ import (
 // Advance never touches a waiter. It posts one task to each loop that has waiters and has no
 // such task pending, so a burst of advances costs one post per loop; the task runs on its loop
 // and wakes, oldest cursor first, the loop's waiters that the sequence has passed. Waiter lists
-// are per loop and touched by their loop alone; a waiter is a node of four words, unlinked in
+// are per loop and touched by their loop alone; a waiter is a node of five words, unlinked in
 // O(1) when its wait times out or its client leaves.
 //
 // The zero value is a Sequence at 0, ready to use. A Sequence must not be copied after first
@@ -42,12 +41,13 @@ type waitList struct {
 	drainFn    func() // wl.drain, made once so that posting allocates nothing
 }
 
-// A waiter is one waiting handler: an intrusive list node of four words, so that a wait that
-// times out or whose client leaves unlinks itself without a search, however many wait. Its
-// list is found again from its handler's loop (among a handful) rather than kept in the node.
+// A waiter is one waiting handler: an intrusive list node, so that a wait that times out or
+// whose client leaves unlinks itself without a search, however many wait, and the Waker of its
+// park. Its list is found again from its handler's loop (among a handful) rather than kept in
+// the node.
 type waiter struct {
 	prev, next *waiter
-	c          *core.Ctx
+	w          core.Waker
 	seq        uint64 // the cursor: woken once the sequence is past it
 }
 
@@ -76,7 +76,7 @@ func (s *Sequence) Advance(n uint64) {
 // ends first (or as soon as a shutdown begins, after core.Ctx.WakeOnShutdown). Call it from c's
 // handler.
 func (s *Sequence) Wait(c *core.Ctx, after uint64, timeout time.Duration) error {
-	if err := ctxhook.Check(c, "wait.Sequence.Wait"); err != nil {
+	if err := c.CheckCaller("wait.Sequence.Wait"); err != nil {
 		return err // before the waiter goes into the loop's list
 	}
 	w := s.park(c, after)
@@ -86,7 +86,7 @@ func (s *Sequence) Wait(c *core.Ctx, after uint64, timeout time.Duration) error 
 	// The frames of a parked handler stay on its stack, which stays at its first 2 KiB only
 	// while they are small: this one holds little more than w.
 	err := c.Suspend(timeout)
-	s.remove(w)
+	s.remove(c, w)
 	return err
 }
 
@@ -116,7 +116,7 @@ func (s *Sequence) park(c *core.Ctx, after uint64) *waiter {
 // the handler returns: copy what k needs before calling OnWait. Call OnWait from c's handler,
 // or from a continuation to wait again.
 func (s *Sequence) OnWait(c *core.Ctx, after uint64, timeout time.Duration, k func(c *core.Ctx, err error)) {
-	if err := ctxhook.Check(c, "wait.Sequence.OnWait"); err != nil {
+	if err := c.CheckCaller("wait.Sequence.OnWait"); err != nil {
 		panic(err) // before the waiter goes into the loop's list
 	}
 	s.mu.Lock()
@@ -140,7 +140,7 @@ type waitCont struct {
 
 // wake is the detached request's continuation, on the loop.
 func (w *waitCont) wake(c *core.Ctx, err error) {
-	w.s.remove(&w.waiter)
+	w.s.remove(c, &w.waiter)
 	w.k(c, err)
 }
 
@@ -162,7 +162,7 @@ func (s *Sequence) addLocked(w *waiter, c *core.Ctx, cursor uint64) {
 		s.lists = append(s.lists, wl)
 	}
 	wl.n++
-	w.c = c
+	w.w = c.Waker() // for the park that follows at once: Suspend, or the Detach of OnWait
 	w.seq = cursor
 	prev := wl.tail
 	for prev != nil && prev.seq > cursor {
@@ -194,11 +194,11 @@ func (s *Sequence) listLocked(l *core.Loop) *waitList {
 	return nil
 }
 
-// remove unlinks w if it is still linked (a drain unlinks the waiters it wakes). Call it on w's
-// loop, once its wait has ended.
-func (s *Sequence) remove(w *waiter) {
+// remove unlinks c's waiter w if it is still linked (a drain unlinks the waiters it wakes).
+// Call it on c's loop, once its wait has ended.
+func (s *Sequence) remove(c *core.Ctx, w *waiter) {
 	s.mu.Lock()
-	if wl := s.listLocked(w.c.Loop()); wl != nil && (w.prev != nil || wl.head == w) {
+	if wl := s.listLocked(c.Loop()); wl != nil && (w.prev != nil || wl.head == w) {
 		wl.cut(w)
 		wl.n--
 	}
@@ -250,9 +250,8 @@ func (s *Sequence) notifyLocked() {
 
 // drain runs on the list's loop: it wakes, oldest cursor first, every waiter whose cursor the
 // sequence has passed. A waking only makes a handler ready (and for a detached one, its
-// continuation), so nothing runs inside the loop over the list. A linked waiter's request is
-// always the one that linked it, since a wait unlinks itself before its handler goes on, so
-// the loop's own wake (ctxhook.Resume) is safe here where a kept Ctx's would not be.
+// continuation), so nothing runs inside the loop over the list: a Waker's wake on its own loop
+// is made at once, without the inbox.
 func (wl *waitList) drain() {
 	s := wl.s
 	s.mu.Lock()
@@ -262,7 +261,7 @@ func (wl *waitList) drain() {
 	woken := 0
 	for w := wl.head; w != nil && w.seq < seq; w = wl.head {
 		wl.cut(w)
-		ctxhook.Resume(w.c, nil)
+		w.w.Wake(nil)
 		woken++
 	}
 	s.mu.Lock()

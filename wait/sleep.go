@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // Sleep parks the handler for d on its loop's timers and returns nil after it. It returns
@@ -34,5 +33,5 @@ func Sleep(c *core.Ctx, d time.Duration) error {
 // queue up instead of waiting. The request's values (path, query, headers) are gone when the
 // handler returns: copy what k needs before calling After. Call After from c's handler.
 func After(c *core.Ctx, d time.Duration, k func(c *core.Ctx, err error)) {
-	ctxhook.DetachUntil(c, d, k)
+	c.DetachFor(d, k)
 }

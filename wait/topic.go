@@ -147,7 +147,7 @@ type nextCont[T any] struct {
 
 // wake is the detached request's continuation, on the loop.
 func (w *nextCont[T]) wake(c *core.Ctx, err error) {
-	w.t.h.remove(&w.waiter)
+	w.t.h.remove(c, &w.waiter)
 	if err != nil {
 		w.k(c, nil, w.seq, err)
 		return

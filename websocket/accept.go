@@ -10,7 +10,6 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/alias"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/dwellhttp/dwell/internal/syntax"
 	"github.com/dwellhttp/dwell/websocket/internal/deflate"
 )
@@ -61,12 +60,12 @@ func Accept(cx *core.Ctx, o *Options) (*Conn, error) {
 	// fresh coroutine has, and a handler that then parks for the connection's life would
 	// keep its stack grown, 2 KiB more per connection (see core/loopstack.go).
 	a := acceptCall{cx: cx, o: o}
-	ctxhook.OnLoopStack(cx, acceptOnLoop, &a, nil, 0)
+	cx.OnLoopStack(acceptOnLoop, &a, nil, 0)
 	c, err := a.c, a.err
 	if err != nil {
 		return nil, err
 	}
-	c.cx = cx
+	c.seq = &seqSide{cx: cx}
 	return c, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/dwellhttp/dwell/websocket/internal/frame"
 	"github.com/dwellhttp/dwell/websocket/internal/utf8check"
 )
@@ -105,14 +104,10 @@ const (
 // goroutine unless their doc says otherwise; they run on the connection's loop, at once when
 // called there and posted otherwise.
 type Conn struct {
-	hc *core.Conn
-	o  *Options
-	ev *Events // the event style's callbacks; nil for Accept's connections
-	// cx is the sequential style's request, through which a handler parks on the connection.
-	// It stays after that handler returns, when the Ctx is another request's: then that
-	// request's handler alone may park through it (ctxhook.InHandler), and a park made on
-	// this connection is always its caller's own, so it stays right to wake it.
-	cx *core.Ctx
+	hc  *core.Conn
+	o   *Options
+	ev  *Events  // the event style's callbacks; nil for Accept's connections
+	seq *seqSide // the sequential style's (Accept's); nil for the event style's
 
 	// The frame being received.
 	left    int64   // payload bytes still to come
@@ -149,6 +144,24 @@ type Conn struct {
 	flate *flateState // permessage-deflate, when negotiated
 	rare  *connRare   // what few connections need
 }
+
+// seqSide is what the sequential style adds to a connection: the request through which its
+// handler parks on the connection, and the Waker of that park. The request stays after its
+// handler returns, when the Ctx is another request's: then MayPark is false for every caller
+// but that request's handler, which alone may park through it.
+type seqSide struct {
+	cx *core.Ctx
+	wk core.Waker // the handler's park in a read or a write (readerWait, writerWait)
+}
+
+// park parks the handler in Hold, woken by wake.
+func (s *seqSide) park() {
+	s.wk = s.cx.Waker()
+	s.cx.Hold() // what ends it is the connection's state, which the caller reads again
+}
+
+// wake ends the handler's park, on the loop.
+func (s *seqSide) wake() { s.wk.Wake(nil) }
 
 // connRare holds what only some connections need: calls waiting from other goroutines, the
 // error the connection ended with, a message being written in pieces.
@@ -525,7 +538,7 @@ func (c *Conn) closed(err error) {
 func (c *Conn) wakeReader() {
 	if c.readerWait {
 		c.readerWait = false
-		ctxhook.Resume(c.cx, nil)
+		c.seq.wake()
 	}
 	if c.rare != nil && len(c.rare.readers) > 0 {
 		c.serveReaders()
@@ -536,7 +549,7 @@ func (c *Conn) wakeReader() {
 func (c *Conn) wakeWriters() {
 	if c.writerWait {
 		c.writerWait = false
-		ctxhook.Resume(c.cx, nil)
+		c.seq.wake()
 	}
 	if c.rare != nil {
 		for _, w := range c.rare.writers {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 	"github.com/dwellhttp/dwell/wait"
 	"github.com/dwellhttp/dwell/websocket/internal/frame"
 )
@@ -154,7 +153,8 @@ func (f *Feed[T]) Follow(cx *core.Ctx, c *Conn, after uint64) error {
 // A follower is one connection following a Feed: what its request's continuations need.
 type follower[T any] struct {
 	f      *Feed[T]
-	cx     *core.Ctx // the upgrade's request, detached on the topic or for Drained
+	cx     *core.Ctx  // the upgrade's request, detached on the topic or for Drained
+	drain  core.Waker // the detach for Drained (fDraining)
 	c      *Conn
 	app    *Events // the application's
 	ev     Events  // the connection's: the application's, with Drained the follower's first
@@ -314,6 +314,7 @@ func (w *follower[T]) sent(r SendResult) bool {
 	if c.hc.Buffered() > c.hc.HighWater() {
 		// Drained is owed: the write that went past the mark made it so (core.Conn.Write).
 		w.flags |= fDraining
+		w.drain = w.cx.Waker()
 		w.cx.Detach(0, w.resume)
 		return false
 	}
@@ -325,7 +326,7 @@ func (w *follower[T]) sent(r SendResult) bool {
 func (w *follower[T]) drained(c *Conn) {
 	if w.flags&fDraining != 0 {
 		w.flags &^= fDraining
-		ctxhook.Resume(w.cx, nil) // the detach is the follower's own, and ends only here or with the request
+		w.drain.Wake(nil)
 	}
 	if w.app.Drained != nil {
 		w.app.Drained(c)

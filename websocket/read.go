@@ -2,8 +2,6 @@ package websocket
 
 import (
 	"io"
-
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // The sequential style's reads. A message that has arrived whole waits in the connection's
@@ -58,8 +56,7 @@ func (c *Conn) next(withReader bool) readResult {
 	if c.ev != nil {
 		return readResult{err: errEventStyle}
 	}
-	cx := c.cx
-	if cx == nil || !ctxhook.InHandler(cx) {
+	if c.seq == nil || !c.seq.cx.MayPark() {
 		return readResult{err: errCannotWait}
 	}
 	for !c.ready {
@@ -67,20 +64,21 @@ func (c *Conn) next(withReader bool) readResult {
 			return readResult{err: c.closeErr()}
 		}
 		c.readerWait = true
-		cx.Hold() // woken by a message or the close; the connection's state says which
+		c.seq.park() // woken by a message or the close; the connection's state says which
 		c.readerWait = false
 	}
+	cx := c.seq.cx
 	// take, with what it asks of core (reading resumed, the rest of the input given) run on
 	// the loop's stack, as Accept's handshake is, so that the stack the handler parks with
 	// stays small.
 	r := readResult{typ: MessageType(c.msgOp), data: c.msg}
 	c.msg, c.msgOp, c.ready = nil, 0, false
 	if c.state < stateDone {
-		ctxhook.OnLoopStack(cx, resumeOnLoop, c, nil, 0)
+		cx.OnLoopStack(resumeOnLoop, c, nil, 0)
 	}
 	if withReader {
 		if c.rare == nil || c.rare.reader == nil {
-			ctxhook.OnLoopStack(cx, readerOnLoop, c, nil, 0)
+			cx.OnLoopStack(readerOnLoop, c, nil, 0)
 		}
 		r.mr = c.rare.reader
 	}

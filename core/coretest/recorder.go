@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // In-process exchanges: a handler's test runs requests through it as net/http's tests do with
@@ -85,8 +84,7 @@ func Do(t testing.TB, h core.Handler, r *http.Request) *http.Response {
 type Client struct {
 	t    testing.TB
 	srv  *core.Server
-	d    *dialer
-	errc chan error // what ServeConns returned
+	errc chan error // what Serve(nil) returned
 
 	mu   sync.Mutex
 	open map[*Exchange]struct{} // the exchanges not over, closed when the client shuts down
@@ -113,12 +111,8 @@ func newClient(t testing.TB, h core.Handler, o core.Options) *Client {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	d, err := newDialer()
-	if err != nil {
-		t.Fatalf("coretest: in-process connections: %v", err)
-	}
-	c := &Client{t: t, srv: core.NewServer(h, o), d: d, errc: make(chan error, 1), open: make(map[*Exchange]struct{})}
-	go func() { c.errc <- ctxhook.ServeConns(c.srv) }()
+	c := &Client{t: t, srv: core.NewServer(h, o), errc: make(chan error, 1), open: make(map[*Exchange]struct{})}
+	go func() { c.errc <- c.srv.Serve(nil) }() // no listener: its connections come from dial
 	return c
 }
 
@@ -148,11 +142,11 @@ func (c *Client) Start(r *http.Request) *Exchange {
 	if err != nil {
 		t.Fatalf("coretest: %s: RemoteAddr: %v", name, err)
 	}
-	conn, hook, err := c.d.dial(c.srv, remote)
+	conn, served, err := dial(c.srv, remote)
 	if err != nil {
 		t.Fatalf("coretest: %s: %v", name, err)
 	}
-	x := &Exchange{c: c, name: name, req: r, conn: conn, hook: hook, sent: make(chan error, 1)}
+	x := &Exchange{c: c, name: name, req: r, conn: conn, served: served, sent: make(chan error, 1)}
 	x.br = bufio.NewReader(patientReader{conn})
 	c.mu.Lock()
 	if c.open == nil { // the test is over
@@ -185,7 +179,6 @@ func (c *Client) shutdown() {
 	if err := <-c.errc; err != core.ErrServerClosed {
 		c.t.Errorf("coretest: the in-process server: %v", err)
 	}
-	c.d.close()
 }
 
 // An Exchange is one request a Client has started, on its own connection: WaitParked waits
@@ -193,13 +186,13 @@ func (c *Client) shutdown() {
 // to read as it comes, Response returns it complete, and Close leaves, as a client that goes
 // away does. Stream, Response and Close may be called in any order, and again.
 type Exchange struct {
-	c    *Client
-	name string // method and target, for failures
-	req  *http.Request
-	conn net.Conn      // the client's end of the connection
-	hook any           // the server's end, for ctxhook.ConnParked
-	br   *bufio.Reader // reads conn
-	sent chan error    // the request's write: its error, once done
+	c      *Client
+	name   string // method and target, for failures
+	req    *http.Request
+	conn   net.Conn         // the client's end of the connection
+	served *core.ServedConn // the server's end, for WaitParked
+	br     *bufio.Reader    // reads conn
+	sent   chan error       // the request's write: its error, once done
 
 	mu      sync.Mutex
 	resp    *http.Response
@@ -210,7 +203,7 @@ type Exchange struct {
 
 	parkMu   sync.Mutex
 	parkSeen bool   // WaitParked has returned
-	park     uint32 // the wait it returned for (see ctxhook.ConnParked)
+	park     uint32 // the wait it returned for (see core.ServedConn.Waiting)
 }
 
 // send writes the request, on a goroutine of its own: the server may read its body late, or
@@ -268,7 +261,7 @@ func (x *Exchange) WaitParked() {
 	x.parkMu.Unlock()
 	deadline := time.Now().Add(Patience)
 	for pause := 50 * time.Microsecond; ; pause = min(2*pause, 10*time.Millisecond) {
-		parked, wait, over := ctxhook.ConnParked(x.hook)
+		parked, wait, over := x.served.Waiting()
 		switch {
 		case parked && (!seen || wait != last):
 			x.parkMu.Lock()

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core"
-	"github.com/dwellhttp/dwell/internal/ctxhook"
 )
 
 // TestBodyReadIsNotParked: a handler waiting for its request body waits for the test's own
@@ -33,7 +32,7 @@ func TestBodyReadIsNotParked(t *testing.T) {
 	WaitFor(t, "the handler to wait for the rest of its body", func() bool {
 		return cl.Server().Stats().Total.Conns.Parked == 1
 	})
-	if parked, _, over := ctxhook.ConnParked(x.hook); parked || over {
+	if parked, _, over := x.served.Waiting(); parked || over {
 		t.Fatalf("reading its body, the handler is parked %v, over %v", parked, over)
 	}
 	io.WriteString(pw, ", second")

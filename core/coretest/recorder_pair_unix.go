@@ -1,4 +1,4 @@
-//go:build unix && (!linux || dwell_portable)
+//go:build unix
 
 package coretest
 

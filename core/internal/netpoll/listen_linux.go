@@ -107,6 +107,38 @@ func ListenerFD(ln net.Listener) (int, error) {
 	return fd, nil
 }
 
+// ConnFD makes a descriptor of c, a connection accepted elsewhere, so that a loop can serve it:
+// a non-blocking duplicate of c's, after which c is closed. Close the result with Close.
+func ConnFD(c net.Conn) (int, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		c.Close()
+		return -1, fmt.Errorf("dwell: ServeConn needs a connection with a file descriptor, not %T", c)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		c.Close()
+		return -1, fmt.Errorf("dwell: ServeConn: %w", err)
+	}
+	fd := -1
+	var derr error
+	err = raw.Control(func(s uintptr) {
+		fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0)
+	})
+	c.Close()
+	switch {
+	case err != nil:
+		return -1, fmt.Errorf("dwell: ServeConn: %w", err)
+	case derr != nil:
+		return -1, fmt.Errorf("dwell: ServeConn: %w", Error("fcntl", derr.(unix.Errno)))
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("dwell: ServeConn: %w", Error("fcntl", err.(unix.Errno)))
+	}
+	return fd, nil
+}
+
 // Share returns n descriptors for the listener fd, one for each of n loops that accept from it:
 // on Linux all n are fd itself, each loop registering it with EPOLLEXCLUSIVE (see
 // Poller.AddListener), so that the kernel wakes one loop for each new connection.

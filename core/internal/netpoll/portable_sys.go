@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"syscall"
 )
 
 // An Errno is an error number of the portable implementation; 0 means success. The numbers
@@ -351,6 +352,17 @@ func ListenerFD(ln net.Listener) (int, error) {
 		return -1, fmt.Errorf("dwell: Serve needs a TCP listener, not %T", ln)
 	}
 	return newListener(ln, false), nil
+}
+
+// ConnFD makes a descriptor of c, a connection accepted elsewhere, so that a loop can serve it;
+// from then on c is the descriptor's, closed with it. c must be a socket (a syscall.Conn), as
+// on Linux, although this implementation only reads and writes it.
+func ConnFD(c net.Conn) (int, error) {
+	if _, ok := c.(syscall.Conn); !ok {
+		c.Close()
+		return -1, fmt.Errorf("dwell: ServeConn needs a connection with a file descriptor, not %T", c)
+	}
+	return newConn(c), nil
 }
 
 func newListener(ln net.Listener, own bool) int {
