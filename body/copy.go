@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 	"github.com/dwellhttp/dwell/wait"
 )
 
@@ -36,8 +36,8 @@ var ErrWrite = errors.New("dwell: writing the copy failed")
 // A client gone while a piece was being written makes Copy return core.ErrClosed once the
 // write has finished. Call Copy from c's handler.
 func Copy(c *core.Ctx, dst io.Writer, src io.Reader) (int64, error) {
-	bp := pieces.Get().(*[pieceSize]byte)
-	defer pieces.Put(bp)
+	bp := bufpool.Get(pieceSize)[:pieceSize]
+	defer bufpool.Put(bp)
 	var written int64
 	for {
 		n, rerr := fill(src, bp[:])
@@ -68,9 +68,6 @@ func Copy(c *core.Ctx, dst io.Writer, src io.Reader) (int64, error) {
 // pieceSize is how much Copy gathers before handing it to a worker: large enough that the
 // hand-off is paid rarely, small enough that an upload in progress costs little memory.
 const pieceSize = 256 << 10
-
-// pieces is shared by every loop; buffers are array pointers so that Put does not allocate.
-var pieces = sync.Pool{New: func() any { return new([pieceSize]byte) }}
 
 // fill reads from r until buf is full or r fails (io.EOF included). A reader that keeps
 // returning nothing, which io.Reader discourages, fails with io.ErrNoProgress, as in bufio.

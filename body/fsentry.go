@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 	"github.com/dwellhttp/dwell/wait"
 )
 
@@ -180,8 +181,8 @@ func (s *FS) readContent(c *core.Ctx, name string, f fs.File, size int64, head [
 		}
 		h := sha256.New()
 		h.Write(head[:n])
-		bp := copyBufs.Get().(*[copySize]byte)
-		defer copyBufs.Put(bp)
+		bp := bufpool.Get(copySize)[:copySize]
+		defer bufpool.Put(bp)
 		if _, err = io.CopyBuffer(h, src, bp[:]); err == nil {
 			sum = h.Sum(nil)
 		}

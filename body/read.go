@@ -3,9 +3,9 @@ package body
 import (
 	"errors"
 	"io"
-	"sync"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // Reader returns the request body of c as an io.Reader, for io.Copy, hash.Hash, decoders and
@@ -122,8 +122,8 @@ func refuse(c *core.Ctx) error {
 // wants the connection kept whatever the size. It makes a client that expects 100-continue send
 // its body: to refuse one, answer without reading instead.
 func Discard(c *core.Ctx) (int64, error) {
-	bp := discardBufs.Get().(*[discardSize]byte)
-	defer discardBufs.Put(bp)
+	bp := bufpool.Get(discardSize)[:discardSize]
+	defer bufpool.Put(bp)
 	var total int64
 	for {
 		n, err := c.ReadBody(bp[:])
@@ -138,7 +138,3 @@ func Discard(c *core.Ctx) (int64, error) {
 }
 
 const discardSize = 16 << 10
-
-// discardBufs is shared by every loop, so it must be safe across goroutines; buffers are kept
-// as array pointers so that putting one back does not allocate.
-var discardBufs = sync.Pool{New: func() any { return new([discardSize]byte) }}

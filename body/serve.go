@@ -4,10 +4,10 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // ServeContent answers the request with content, a representation named name last modified at
@@ -176,8 +176,6 @@ func contentRange(off, n, size int64) string {
 // write high-water mark, so the handler parks between pieces rather than queueing a copy.
 const copySize = 32 << 10
 
-var copyBufs = sync.Pool{New: func() any { return new([copySize]byte) }}
-
 // copyContent writes n bytes of content from off. A short read leaves the response shorter
 // than its Content-Length, which makes the server close the connection: the client sees the
 // truncation instead of a wrong body.
@@ -185,8 +183,8 @@ func copyContent(c *core.Ctx, content io.ReadSeeker, off, n int64) {
 	if _, err := content.Seek(off, io.SeekStart); err != nil {
 		return
 	}
-	bp := copyBufs.Get().(*[copySize]byte)
-	defer copyBufs.Put(bp)
+	bp := bufpool.Get(copySize)[:copySize]
+	defer bufpool.Put(bp)
 	for n > 0 {
 		k, err := content.Read(bp[:min(int64(copySize), n)])
 		if k > 0 {
@@ -204,8 +202,8 @@ func copyContent(c *core.Ctx, content io.ReadSeeker, off, n int64) {
 // copyAt is copyContent for content read at explicit offsets, which several requests may
 // read at once.
 func copyAt(c *core.Ctx, content io.ReaderAt, off, n int64) {
-	bp := copyBufs.Get().(*[copySize]byte)
-	defer copyBufs.Put(bp)
+	bp := bufpool.Get(copySize)[:copySize]
+	defer bufpool.Put(bp)
 	for n > 0 {
 		k, err := content.ReadAt(bp[:min(int64(copySize), n)], off)
 		if k > 0 {
@@ -225,8 +223,8 @@ func copyAt(c *core.Ctx, content io.ReaderAt, off, n int64) {
 
 // sniffContent reads the first bytes of r to guess its type, and leaves content at offset 0.
 func sniffContent(r resource) (string, error) {
-	bp := copyBufs.Get().(*[copySize]byte)
-	defer copyBufs.Put(bp)
+	bp := bufpool.Get(copySize)[:copySize]
+	defer bufpool.Put(bp)
 	buf := bp[:min(int64(sniffLen), r.size)]
 	var err error
 	if r.file != nil {

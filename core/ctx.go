@@ -3,9 +3,9 @@ package core
 import (
 	"net/netip"
 
-	"github.com/dwellhttp/dwell/core/internal/bufpool"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 	"github.com/dwellhttp/dwell/internal/alias"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // A Handler serves one request. It runs as a coroutine on its connection's loop: it may park

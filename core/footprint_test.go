@@ -12,7 +12,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dwellhttp/dwell/core/internal/bufpool"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // fixedStackStart is the GODEBUG setting under which new goroutines start with 2 KiB stacks.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dwellhttp/dwell/core/internal/bufpool"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // TestRetainedBorrowedValueIsPoisoned: under the race detector (make test), a borrowed value
@@ -32,8 +32,8 @@ func TestRetainedBorrowedValueIsPoisoned(t *testing.T) {
 	_, body := c.Response("GET")
 	kept, keptPath, _ := strings.Cut(body, "|")
 	for what, v := range map[string]string{"HeaderBytes": kept, "a string of PathBytes": keptPath} {
-		if len(v) == 0 || !strings.Contains(strings.Repeat(bufpool.Poison, 3), v) {
-			t.Errorf("retained %s reads %q after its request, want the poison %q", what, v, bufpool.Poison)
+		if len(v) == 0 || !strings.Contains(strings.Repeat(bufpool.PoisonPattern, 3), v) {
+			t.Errorf("retained %s reads %q after its request, want the poison %q", what, v, bufpool.PoisonPattern)
 		}
 	}
 }

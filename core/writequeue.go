@@ -1,8 +1,8 @@
 package core
 
 import (
-	"github.com/dwellhttp/dwell/core/internal/bufpool"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // A writeQueue holds a connection's output in order until the socket takes it: byte chunks from

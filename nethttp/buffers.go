@@ -1,38 +1,21 @@
 package nethttp
 
-import "sync"
+import "github.com/dwellhttp/dwell/internal/bufpool"
 
-// The bridge's buffers, pooled: what a handler's small writes gather in before they go to the
-// loop in one call, and what its small reads are served from. A response starts with a small
-// buffer, as net/http's does (4 KiB), and moves to a large one once it has filled the first:
-// a response that long is a stream, copied 32 KiB at a time, io.Copy's piece.
+// The bridge's buffers, from dwell's shared buffer pool: what a handler's small writes gather in
+// before they go to the loop in one call, and what its small reads are served from. A response
+// starts with a small buffer, as net/http's does (4 KiB), and moves to a large one once it has
+// filled the first: a response that long is a stream, copied 32 KiB at a time, io.Copy's piece.
 const (
 	bufferSize      = 4 << 10
 	largeBufferSize = 32 << 10
 )
 
-var (
-	buffers      = sync.Pool{New: func() any { return new([bufferSize]byte) }}
-	largeBuffers = sync.Pool{New: func() any { return new([largeBufferSize]byte) }}
-)
-
 // getBuffer returns an empty buffer of capacity size, bufferSize or largeBufferSize.
-func getBuffer(size int) []byte {
-	if size == largeBufferSize {
-		return largeBuffers.Get().(*[largeBufferSize]byte)[:0]
-	}
-	return buffers.Get().(*[bufferSize]byte)[:0]
-}
+func getBuffer(size int) []byte { return bufpool.Get(size) }
 
 // putBuffer gives b, which getBuffer returned, back for reuse.
-func putBuffer(b []byte) {
-	switch cap(b) {
-	case largeBufferSize:
-		largeBuffers.Put((*[largeBufferSize]byte)(b[:largeBufferSize]))
-	case bufferSize:
-		buffers.Put((*[bufferSize]byte)(b[:bufferSize]))
-	}
-}
+func putBuffer(b []byte) { bufpool.Put(b) }
 
 // bufferClass returns the size of the pooled buffer for n bytes: the small one when they fit,
 // else the large one (which n may still overflow: append then grows it off the pool).

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 	"github.com/dwellhttp/dwell/websocket/internal/frame"
 	"github.com/dwellhttp/dwell/websocket/internal/utf8check"
 )
@@ -450,7 +451,7 @@ func (c *Conn) deliver(data []byte) bool {
 		c.ev.Message(c, typ, data)
 	}
 	if c.msg == nil {
-		poison(data) // the read's own bytes, lent for the call (in builds with the race detector)
+		bufpool.Poison(data) // the read's own bytes, lent for the call (in builds with the race detector)
 	}
 	putBuf(c.msg)
 	c.msg = nil

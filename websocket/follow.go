@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 	"github.com/dwellhttp/dwell/wait"
 	"github.com/dwellhttp/dwell/websocket/internal/frame"
 )
@@ -289,7 +290,7 @@ func (w *follower[T]) sendBatch() bool {
 				putBuf(b)
 				b = f.encode(msgs, last, w.err)
 			}
-			f.per.Store(int32(min(len(b)/len(msgs)+1, 1<<maxClassShift)))
+			f.per.Store(int32(min(len(b)/len(msgs)+1, bufpool.MaxShared)))
 			r = c.send(f.typ(), b, true)
 			putBuf(b)
 		}
@@ -370,7 +371,7 @@ func (f *Feed[T]) typ() MessageType {
 // encode encodes a batch into a message buffer, which the caller gives back (putBuf) once sent.
 func (f *Feed[T]) encode(msgs []T, last uint64, err error) []byte {
 	b := f.Encode(getBuf(int(f.hint.Load())), msgs, last, err)
-	f.hint.Store(int32(min(len(b), 1<<maxClassShift)))
+	f.hint.Store(int32(min(len(b), bufpool.MaxShared)))
 	return b
 }
 

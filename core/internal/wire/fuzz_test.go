@@ -8,7 +8,7 @@ import (
 
 	"github.com/dwellhttp/dwell/internal/syntax"
 
-	"github.com/dwellhttp/dwell/core/internal/bufpool"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // FuzzParseHead: the scanner and parser never panic, agree with themselves when the head arrives

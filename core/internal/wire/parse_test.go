@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dwellhttp/dwell/core/internal/bufpool"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // parseRaw runs the head scanner and parser over one raw request, as the loop does.

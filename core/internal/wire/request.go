@@ -6,7 +6,7 @@ import (
 
 	"github.com/dwellhttp/dwell/internal/syntax"
 
-	"github.com/dwellhttp/dwell/core/internal/bufpool"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // A Span locates a string inside a request's arena: offsets rather than strings so that the

@@ -8,24 +8,31 @@ import "math/bits"
 // it is holding, and gives it back as soon as they are consumed.
 //
 // Up to 2 KiB the classes are the Go allocator's own, so a buffer sized for a 150-byte request
-// head costs 160 bytes, not 256; above that they are powers of two up to 64 KiB.
+// head costs 160 bytes, not 256; above that they are powers of two up to 64 KiB (16 MiB for the
+// shared pool: shared.go).
 type Pool struct {
-	free [len(bufClasses)][][]byte
+	free [maxOwnedClass + 1][][]byte
 }
 
 var bufClasses = [...]int{
 	64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288, 320, 352, 384, 416, 448,
 	480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792, 2048,
 	4096, 8192, 16384, 32768, 65536,
+	1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 22, 1 << 23, 1 << 24,
 }
+
+// maxOwnedClass is the largest class a Pool (a loop's) keeps: a loop's buffers hold what one
+// read or one response chunk carries. The shared pool (Get, Put) keeps the larger ones too,
+// for messages gathered whole.
+const maxOwnedClass = 37 // 65536
 
 // poolBytesPerClass bounds what one class keeps idle, so that a burst does not pin memory.
 const poolBytesPerClass = 1 << 20
 
-// SizeClass returns the capacity of the buffers Get returns for n bytes: up to 2 KiB, the size
-// the Go allocator gives an object of n bytes.
+// SizeClass returns the capacity of the buffers Pool.Get returns for n bytes: up to 2 KiB, the
+// size the Go allocator gives an object of n bytes.
 func SizeClass(n int) int {
-	if c := classOf(n); c >= 0 {
+	if c := classOf(n); c >= 0 && c <= maxOwnedClass {
 		return bufClasses[c]
 	}
 	return n
@@ -36,7 +43,7 @@ func classOf(n int) int {
 	switch {
 	case n <= 2048:
 		return int(smallClass[(max(n, 0)+15)/16])
-	case n <= 65536:
+	case n <= 1<<24:
 		return firstPow2Class + bits.Len(uint(n-1)) - 12 // 4096 is 1<<12
 	}
 	return -1
@@ -61,7 +68,7 @@ const firstPow2Class = 33
 // Get returns an empty buffer with room for at least n bytes.
 func (p *Pool) Get(n int) []byte {
 	c := classOf(n)
-	if c < 0 {
+	if c < 0 || c > maxOwnedClass {
 		return make([]byte, 0, n)
 	}
 	if f := p.free[c]; len(f) > 0 {
@@ -77,7 +84,7 @@ func (p *Pool) Get(n int) []byte {
 func (p *Pool) Put(b []byte) {
 	n := cap(b)
 	c := classOf(n)
-	if c < 0 || bufClasses[c] != n || len(p.free[c])*n >= poolBytesPerClass {
+	if c < 0 || c > maxOwnedClass || bufClasses[c] != n || len(p.free[c])*n >= poolBytesPerClass {
 		return
 	}
 	p.free[c] = append(p.free[c], b[:0])

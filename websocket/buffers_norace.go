@@ -1,7 +1,0 @@
-//go:build !race
-
-package websocket
-
-const poisonBuffers = false
-
-func poison([]byte) {}
