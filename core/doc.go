@@ -14,7 +14,7 @@
 //     loop reads into it, behind any bytes the connection held over from before (conn.go);
 //  3. the head scanner and parser (core/internal/wire: HeadScan, ParseHead): they find the end
 //     of a request head without re-scanning, refuse what RFC 9112 refuses, and the head is
-//     copied into an arena sized for it (core/internal/bufpool), so the read buffer is free
+//     copied into an arena sized for it (internal/bufpool), so the read buffer is free
 //     again at once (request.go: startRequest);
 //  4. the handler, running in a pooled coroutine with the request's Ctx (request.go: run);
 //     a body is read only when it asks (Ctx.ReadBody), from the bytes already buffered or
