@@ -59,9 +59,10 @@ type Conn struct {
 	over    bool   // the output went over the high-water mark: Drained is owed
 	closing bool   // Close was called
 	closed  bool
-	paused  bool // PauseReading
-	unread  bool // paused, and the client sent more: the socket's read interest is off
-	flushed bool // in the loop's list of connections to flush at the end of the turn
+	paused  bool    // PauseReading
+	unread  bool    // paused, and the client sent more: the socket's read interest is off
+	flushed bool    // in the loop's list of connections to flush at the end of the turn
+	remote  *Remote // the goroutine side, once asked for (remote.go)
 }
 
 // errHandOver says why a request's connection cannot be handed over.
@@ -227,6 +228,9 @@ func (c *conn) afterHandedSend() {
 	hc := c.handed()
 	if hc.over && c.out.size <= int64(c.l.opts.WriteHighWater/2) {
 		hc.over = false
+		if hc.remote != nil {
+			hc.remote.drained()
+		}
 		c.l.safely(func() { hc.p.Drained(hc) })
 	}
 }
@@ -243,6 +247,9 @@ func (c *conn) closeHanded(err error) {
 	}
 	l.handed[c.fd] = nil
 	hc.closed = true
+	if hc.remote != nil {
+		hc.remote.closed(err)
+	}
 	l.safely(func() { hc.p.Closed(hc, err) })
 }
 
@@ -327,8 +334,11 @@ func (hc *Conn) Write(p []byte) error {
 	} else {
 		c.out.write(&c.l.pool, p)
 	}
-	if c.out.size > int64(c.l.opts.WriteHighWater) {
+	if c.out.size > int64(c.l.opts.WriteHighWater) && !hc.over {
 		hc.over = true
+		if hc.remote != nil {
+			hc.remote.setOver()
+		}
 	}
 	hc.flushLater()
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -79,7 +80,7 @@ type call struct {
 	// pool meanwhile (see watch); the goroutine takes one again before it goes on.
 	waited bool
 	// callHijack: the hijacked connection's state, and the Waker that ends the request.
-	conn  *hijackState
+	conn  net.Conn
 	waker core.Waker
 }
 

@@ -16,8 +16,8 @@ import (
 
 // Hijack, as net/http has it: the handler takes the connection over, and what follows HTTP on it
 // — a WebSocket, a tunnel — is the handler's own. Here the connection stays on its loop, handed
-// over (core.Ctx.HandOver) to a hijackState, and the handler gets a net.Conn whose reads and
-// writes the loop serves (hijackconn.go).
+// over to goroutines (core.Ctx.HandOverConn), and the handler gets the net.Conn whose reads and
+// writes the loop serves.
 //
 // The hijack is a call from the handler's goroutine, like a write: on the loop, the dwell
 // handler applies what the net/http handler set. With no status set, the connection is handed
@@ -58,7 +58,7 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		cl.out = w.hijackHead(cl.fields)
 	}
 	x.do()
-	err, s, end := cl.err, cl.conn, cl.waker
+	err, conn, end := cl.err, cl.conn, cl.waker
 	cl.status, cl.out, cl.err, cl.conn = 0, nil, nil, nil
 	if err != nil {
 		return nil, nil, err // the head is still pending: the response goes on as HTTP
@@ -72,7 +72,6 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	x.gone = http.ErrHijacked // a later r.Body.Read fails, without a call
 	x.mu.Unlock()
 	httpWorkers.Leave()
-	conn := newHijackedConn(s)
 	return conn, bufio.NewReadWriter(bufio.NewReaderSize(conn, bufferSize), bufio.NewWriterSize(conn, bufferSize)), nil
 }
 
@@ -137,20 +136,18 @@ func (x *exchange) hijack(c *core.Ctx, cl *call) bool {
 	if cl.status == http.StatusSwitchingProtocols {
 		applyHead(c, cl.status, cl.fields, false)
 	}
-	s := newHijackState(c.Loop(), net.TCPAddrFromAddrPort(c.RemoteAddr()))
-	hc, err := c.HandOver(s)
+	conn, err := c.HandOverConn()
 	if err != nil {
 		cl.err = err
 		return false
 	}
-	s.hc, s.highWater = hc, hc.HighWater()
 	if len(cl.out) > 0 {
-		hc.Write(cl.out)
+		conn.Write(cl.out) // on the loop, with nothing in flight: it does not wait
 	}
 	// The request's deadline, if a middleware set one, was the HTTP exchange's: what follows
 	// is the connection's, as it is after a native hand-over, whose handler returns.
 	c.SetTimeout(0)
-	cl.conn, cl.waker = s, c.Waker()
+	cl.conn, cl.waker = conn, c.Waker()
 	c.Detach(0, endHijacked)
 	return true
 }

@@ -8,10 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
@@ -196,81 +194,6 @@ func TestHijackResponseController(t *testing.T) {
 		!strings.Contains(s, "WriteHeader on a hijacked connection") || !strings.Contains(s, "hijack_test.go") {
 		t.Errorf("logs: %s", s)
 	}
-}
-
-// TestHijackDeadlines: a Read with a read deadline already passed returns a timeout at once,
-// though bytes wait; one waiting when its deadline passes returns a timeout too; once the
-// deadline is removed, Read reads again. A Write past its deadline fails the same way, and so
-// does one waiting for a client that reads nothing.
-func TestHijackDeadlines(t *testing.T) {
-	steps := make(chan string, 8)
-	conns := make(chan net.Conn, 1)
-	proceed := make(chan struct{})
-	_, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) {
-		conn, _ := hijack(t, w)
-		defer conn.Close()
-		buf := make([]byte, 16)
-		isTimeout := func(err error) bool {
-			var ne net.Error
-			return errors.As(err, &ne) && ne.Timeout() && errors.Is(err, os.ErrDeadlineExceeded)
-		}
-		conns <- conn
-		<-proceed // the client's first bytes are in
-		conn.SetReadDeadline(time.Now().Add(-time.Second))
-		_, err := conn.Read(buf)
-		steps <- "past read deadline: " + boolWord(isTimeout(err))
-		conn.SetReadDeadline(time.Time{})
-		n, _ := conn.Read(buf)
-		first := string(buf[:n])
-		conn.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-		_, err = conn.Read(buf) // nothing more comes
-		steps <- "read waiting past its deadline: " + boolWord(isTimeout(err)) + " after " + first
-		conn.SetReadDeadline(time.Time{})
-		n, err = conn.Read(buf)
-		steps <- "read without deadline: " + string(buf[:n]) + " " + boolWord(err == nil)
-
-		conn.SetWriteDeadline(time.Now().Add(-time.Second))
-		_, err = conn.Write([]byte("x"))
-		steps <- "past write deadline: " + boolWord(isTimeout(err))
-		conn.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-		piece := make([]byte, 64<<10)
-		for err = nil; err == nil; {
-			_, err = conn.Write(piece) // the client reads nothing
-		}
-		steps <- "write waiting past its deadline: " + boolWord(isTimeout(err))
-	}, core.Options{WriteHighWater: 64 << 10})
-	cl := coretest.Dial(t, addr)
-	cl.SetReadBuffer(16 << 10)
-	cl.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\nfirst")
-	conn := coretest.Receive(t, "the hijacked connection", conns)
-	coretest.WaitFor(t, "the first bytes in", func() bool { return buffered(conn) == len("first") })
-	close(proceed)
-	for _, w := range []string{"past read deadline: yes", "read waiting past its deadline: yes after first"} {
-		if got := coretest.Receive(t, "the handler's step", steps); got != w {
-			t.Errorf("%q, want %q", got, w)
-		}
-	}
-	cl.Send("second")
-	for _, w := range []string{"read without deadline: second yes", "past write deadline: yes", "write waiting past its deadline: yes"} {
-		if got := coretest.Receive(t, "the handler's step", steps); got != w {
-			t.Errorf("%q, want %q", got, w)
-		}
-	}
-}
-
-// buffered returns how many bytes the hijacked connection holds for its handler.
-func buffered(conn net.Conn) int {
-	s := conn.(*hijackedConn).s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.in) - s.inOff
-}
-
-func boolWord(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 // TestHijackClose: Close from the handler sends what was written before, then closes the TCP

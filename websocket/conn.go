@@ -169,7 +169,6 @@ func (s *seqSide) wake() { s.wk.Wake(nil) }
 type connRare struct {
 	err     error
 	readers []chan readResult // goroutines waiting in ReadMessage, oldest first
-	writers []chan struct{}   // goroutines waiting for the output to drain
 	reader  *messageReader    // NextReader's, once it has been called
 }
 
@@ -546,16 +545,11 @@ func (c *Conn) wakeReader() {
 	}
 }
 
-// wakeWriters wakes the handler or the goroutines waiting for the output to drain.
+// wakeWriters wakes the handler waiting for the output to drain; goroutines waiting for it wait
+// in the connection's core.Remote, which core wakes.
 func (c *Conn) wakeWriters() {
 	if c.writerWait {
 		c.writerWait = false
 		c.seq.wake()
-	}
-	if c.rare != nil {
-		for _, w := range c.rare.writers {
-			close(w)
-		}
-		c.rare.writers = nil
 	}
 }

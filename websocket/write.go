@@ -4,6 +4,7 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/websocket/internal/frame"
 )
 
@@ -156,16 +157,15 @@ func (c *Conn) WriteMessage(typ MessageType, data []byte) error {
 	l := c.hc.Loop()
 	if !l.OnLoop() {
 		err := ErrClosed // unless the loop runs the write
-		var drain chan struct{}
+		var r *core.Remote
 		c.onLoop(func() {
 			err = c.sendErr(c.send(typ, data, false)) // bounded by the wait below
 			if err == nil && c.hc.Buffered() > c.hc.HighWater() {
-				drain = make(chan struct{})
-				c.rareState().writers = append(c.rare.writers, drain)
+				r = c.hc.Remote() // made for the first goroutine that has to wait
 			}
 		})
-		if drain != nil {
-			<-drain
+		if r != nil {
+			r.WaitDrained() // until the output drains or the connection closes
 		}
 		return err
 	}
@@ -246,5 +246,5 @@ func (c *Conn) startClose(code uint16, reason string) {
 	c.awaitPong = false
 	c.timerAt = now() + int64(c.o.closeTimeout())
 	c.schedule()
-	c.wakeWriters() // nothing more can be written: writers waiting for the output are done
+	c.wakeWriters() // nothing more can be written: a handler waiting for the output is done
 }

@@ -1,0 +1,103 @@
+package core
+
+import "sync"
+
+// The goroutine side of a handed-over connection. A Conn is the loop's: only code the loop runs
+// (the Protocol's calls, handlers, continuations, Post callbacks) may use it. What a protocol
+// hands to goroutines is its Remote, whose every call reaches the Conn by posting to the loop,
+// and which any goroutine may hold: a WebSocket's calls from goroutines, and the net.Conn of a
+// connection handed over to goroutines (Ctx.HandOverConn, stream.go), are built on it.
+
+// A Remote is the goroutine side of a handed-over connection: Do runs code on its loop with its
+// Conn and waits for it, and WaitDrained waits while the connection's output is past its
+// high-water mark, as a write from a goroutine should before it writes more. Posts run in the
+// order they were made, so what one goroutine asks is done in its order. Its methods may be
+// called from any goroutine; from the connection's own loop they do not wait (Do runs f at once,
+// WaitDrained returns at once), since the loop cannot wait for itself.
+type Remote struct {
+	hc *Conn // the loop's: used only in what runs on the loop
+	l  *Loop
+
+	mu   sync.Mutex
+	cond sync.Cond // on mu: the output drained, the connection closed, or a Stream's state changed
+	over bool      // the output went past the high-water mark and has not drained yet
+	done bool      // the connection has closed
+	err  error     // why it closed: nil after a close of its protocol's own (Close, Abort)
+}
+
+// Remote returns the goroutine side of hc, the same one each time. Call it on hc's loop.
+func (hc *Conn) Remote() *Remote {
+	if !hc.c.l.onLoop() {
+		hc.offLoop("Remote")
+	}
+	if hc.remote == nil {
+		r := &Remote{hc: hc, l: hc.c.l, over: hc.over, done: hc.closed}
+		r.cond.L = &r.mu
+		hc.remote = r
+	}
+	return hc.remote
+}
+
+// Do runs f with the connection's Conn on its loop, after what was posted to the loop before,
+// and waits for it to have run. It returns ErrClosed, without running f, once the connection
+// has closed. On the connection's own loop f runs at once.
+func (r *Remote) Do(f func(hc *Conn)) error {
+	if r.l.onLoop() {
+		if r.hc.closed {
+			return ErrClosed
+		}
+		f(r.hc)
+		return nil
+	}
+	ran := make(chan bool, 1)
+	if r.l.Post(func() {
+		if r.hc.closed {
+			ran <- false
+			return
+		}
+		f(r.hc)
+		ran <- true
+	}) != nil || !<-ran {
+		return ErrClosed // a loop that has stopped has closed its connections
+	}
+	return nil
+}
+
+// WaitDrained waits while the connection's output is past its high-water mark, until the client
+// has taken enough of it (Protocol.Drained) or the connection closes; it returns nil, or once
+// closed ErrClosed. On the connection's own loop it does not wait.
+func (r *Remote) WaitDrained() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.l.onLoop() {
+		for r.over && !r.done {
+			r.cond.Wait()
+		}
+	}
+	if r.done {
+		return ErrClosed
+	}
+	return nil
+}
+
+// setOver, drained and closed keep the Remote up to date; the loop calls them before the
+// Protocol hears of the same.
+func (r *Remote) setOver() {
+	r.mu.Lock()
+	r.over = true
+	r.mu.Unlock()
+}
+
+func (r *Remote) drained() {
+	r.mu.Lock()
+	r.over = false
+	r.cond.Broadcast()
+	r.mu.Unlock()
+}
+
+func (r *Remote) closed(err error) {
+	r.mu.Lock()
+	r.done, r.err = true, err
+	r.cond.Broadcast()
+	r.mu.Unlock()
+}
