@@ -16,12 +16,3 @@ func getBuffer(size int) []byte { return bufpool.Get(size) }
 
 // putBuffer gives b, which getBuffer returned, back for reuse.
 func putBuffer(b []byte) { bufpool.Put(b) }
-
-// bufferClass returns the size of the pooled buffer for n bytes: the small one when they fit,
-// else the large one (which n may still overflow: append then grows it off the pool).
-func bufferClass(n int) int {
-	if n <= bufferSize {
-		return bufferSize
-	}
-	return largeBufferSize
-}
