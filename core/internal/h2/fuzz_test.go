@@ -1,0 +1,94 @@
+package h2
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// FuzzFrames reads its input as a client's frames, as a server would: every header checked,
+// every payload of a known type taken apart. Nothing may panic; every error is a *ConnError or
+// a *StreamError with a code RFC 9113 defines; a frame header is sent back as read, but for the
+// reserved bit; a DATA frame without padding and a SETTINGS frame are sent back whole as read.
+// The corpus is testdata/fuzz/FuzzFrames.
+func FuzzFrames(f *testing.F) {
+	f.Add(AppendSettings(AppendPing(nil, false, [8]byte{1, 2, 3, 4, 5, 6, 7, 8}), Setting{SettingMaxFrameSize, 1 << 20}))
+	f.Add(AppendHeaders(AppendData(nil, 1, true, []byte("hello")), 3, false, bytes.Repeat([]byte{0x82}, 40), 16))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for len(in) >= HeaderLen {
+			h := ParseHeader(in)
+			if got := AppendHeader(nil, h); !bytes.Equal(got[:5], in[:5]) || !bytes.Equal(got[6:HeaderLen], in[6:HeaderLen]) || got[5] != in[5]&0x7f {
+				t.Fatalf("header % x sent back as % x", in[:HeaderLen], got)
+			}
+			err := h.Check(MinMaxFrameSize)
+			if err == nil && int(h.Length) > len(in)-HeaderLen {
+				return // the rest of the frame has not come
+			}
+			if err != nil {
+				checkErr(t, err)
+				return // a connection error ends it; a stream error's frame is skipped
+			}
+			frame, p := in[:HeaderLen+h.Length], in[HeaderLen:HeaderLen+h.Length]
+			in = in[HeaderLen+h.Length:]
+			switch h.Type {
+			case TypeData:
+				d, err := Data(h, p)
+				checkErr(t, err)
+				if err == nil && !h.Flags.Has(FlagPadded) {
+					if got := AppendData(nil, h.StreamID, h.Flags.Has(FlagEndStream), d); !bytes.Equal(got[HeaderLen:], frame[HeaderLen:]) {
+						t.Fatalf("DATA sent back as % x, read % x", got, frame)
+					}
+				}
+			case TypeHeaders:
+				_, _, err := Headers(h, p)
+				checkErr(t, err)
+			case TypePriority:
+				_, err := PriorityFrame(h, p)
+				checkErr(t, err)
+			case TypeRSTStream:
+				RSTStream(p)
+			case TypeSettings:
+				var all []Setting
+				err := Settings(p, func(s Setting) error { all = append(all, s); return nil })
+				checkErr(t, err)
+				if err == nil && !h.Flags.Has(FlagAck) {
+					if got := AppendSettings(nil, all...); !bytes.Equal(got[HeaderLen:], p) {
+						t.Fatalf("SETTINGS sent back as % x, read % x", got[HeaderLen:], p)
+					}
+				}
+			case TypePing:
+				if d := Ping(p); !bytes.Equal(AppendPing(nil, true, d)[HeaderLen:], p) {
+					t.Fatal("PING's data not sent back as read")
+				}
+			case TypeGoAway:
+				last, code, debug := GoAway(p)
+				if got := AppendGoAway(nil, last, code, debug); !bytes.Equal(got[HeaderLen+4:], p[4:]) {
+					t.Fatal("GOAWAY not sent back as read")
+				}
+			case TypeWindowUpdate:
+				_, err := WindowUpdate(h, p)
+				checkErr(t, err)
+			}
+		}
+	})
+}
+
+// checkErr fails the test unless err is nil or one of the package's errors with a defined code.
+func checkErr(t *testing.T, err error) {
+	t.Helper()
+	var ce *ConnError
+	var se *StreamError
+	switch {
+	case err == nil:
+	case errors.As(err, &ce):
+		if ce.Code > HTTP11Required || ce.Reason == "" {
+			t.Fatalf("connection error %v", err)
+		}
+	case errors.As(err, &se):
+		if se.Code > HTTP11Required || se.Reason == "" || se.StreamID == 0 {
+			t.Fatalf("stream error %v", err)
+		}
+	default:
+		t.Fatalf("an error of another kind: %v", err)
+	}
+}
