@@ -66,6 +66,10 @@ func accessLog(t *testing.T, dir string) map[string][]map[string]any {
 // body and the poll's real wait among them.
 func TestCommandShutdown(t *testing.T) {
 	dir := t.TempDir()
+	// One loop, so that the order the requests are sent in is the order their handlers start
+	// in: with two, the poll's connection may be another loop's, and its handler start after
+	// the event stream's first bytes, which the poll's wait is measured from.
+	t.Setenv("TODO_MORE_ARGS", `["-loops", "1"]`)
 	cmd := coretest.StartCommand(t, "TODO_RUN_MAIN", dir)
 
 	// A body over -max-body: 413 with the request id, as JSON.
@@ -77,7 +81,7 @@ func TestCommandShutdown(t *testing.T) {
 	}
 
 	// A long poll, then an event stream: once the stream's first bytes arrive, the loop has
-	// taken both requests, and the poll is parked.
+	// taken both requests, and the poll is parked (one loop: see above).
 	poll, err := net.Dial("tcp", cmd.Addr)
 	if err != nil {
 		t.Fatal(err)
