@@ -2,7 +2,10 @@ package h2
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -91,4 +94,52 @@ func checkErr(t *testing.T, err error) {
 	default:
 		t.Fatalf("an error of another kind: %v", err)
 	}
+}
+
+// FuzzHPACK decodes its input as two field blocks of one connection (the first byte says where
+// the first ends), as a server would: nothing may panic; an error is COMPRESSION_ERROR; the
+// dynamic table stays within its size, and its buffer within twice that; and the fields of a
+// block, appended again by the server's appenders, decode to the same fields. The corpus is
+// testdata/fuzz/FuzzHPACK.
+func FuzzHPACK(f *testing.F) {
+	for _, h := range []string{
+		"14828684410f7777772e6578616d706c652e636f6d828684be58086e6f2d6361636865",
+		"11828684418cf1e3c2e5f23a6ba0ab90f4ff828684be5886a8eb10649cbf",
+		"023fe11f828785bf408825a849e95ba97d7f8925a849e95bb8e8b4bf",
+	} {
+		b, _ := hex.DecodeString(h)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) == 0 {
+			return
+		}
+		cut := min(int(in[0]), len(in)-1)
+		d := NewDecoder(4096)
+		for _, block := range [][]byte{in[1 : 1+cut], in[1+cut:]} {
+			var fields, back strings.Builder
+			var again []byte
+			err := d.Decode(block, func(name, value []byte, sensitive bool) error {
+				fmt.Fprintf(&fields, "%q: %q %v\n", name, value, sensitive)
+				again = AppendField(again, name, value, sensitive)
+				return nil
+			})
+			var ce *ConnError
+			if err != nil && (!errors.As(err, &ce) || ce.Code != CompressionError) {
+				t.Fatalf("an error other than COMPRESSION_ERROR: %v", err)
+			}
+			if d.used > d.size || d.size > d.max || len(d.data) > 2*int(d.max) {
+				t.Fatalf("table: %d used of %d (max %d), %d bytes held", d.used, d.size, d.max, len(d.data))
+			}
+			if err != nil {
+				return
+			}
+			if err := NewDecoder(0).Decode(again, func(name, value []byte, sensitive bool) error {
+				fmt.Fprintf(&back, "%q: %q %v\n", name, value, sensitive)
+				return nil
+			}); err != nil || back.String() != fields.String() {
+				t.Fatalf("appended again, the fields decode to %q, %v; want %q", back.String(), err, fields.String())
+			}
+		}
+	})
 }

@@ -1,0 +1,10 @@
+module github.com/dwellhttp/dwell/core/internal/h2/xnettest
+
+go 1.26.0
+
+replace github.com/dwellhttp/dwell => ../../../..
+
+require (
+	github.com/dwellhttp/dwell v0.0.0-00010101000000-000000000000
+	golang.org/x/net v0.62.0
+)
