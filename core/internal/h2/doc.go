@@ -2,7 +2,8 @@
 // them: frame headers read and written, each frame type's payload checked and taken apart in
 // place, the frames a server sends appended to a buffer; a connection's request field blocks
 // decoded with its dynamic table (bounded by the size the server announced, and allocation-free
-// once its buffers have grown), and a response's fields appended without indexing. A parse
+// once its buffers have grown), and a response's fields appended without indexing; a request's
+// fields checked as RFC 9113 §8 asks of a server (RequestCheck). A parse
 // never keeps its input: what it returns (a DATA frame's data, a header block fragment, a
 // field's name and value) points into it, or into the decoder's buffers until the next call.
 // xnettest checks the HPACK against golang.org/x/net's, in a module of its own.

@@ -98,8 +98,9 @@ func checkErr(t *testing.T, err error) {
 
 // FuzzHPACK decodes its input as two field blocks of one connection (the first byte says where
 // the first ends), as a server would: nothing may panic; an error is COMPRESSION_ERROR; the
-// dynamic table stays within its size, and its buffer within twice that; and the fields of a
-// block, appended again by the server's appenders, decode to the same fields. The corpus is
+// dynamic table stays within its size, and its buffer within twice that; the fields of a
+// block, appended again by the server's appenders, decode to the same fields; and checked as a
+// request's, a malformed block is a stream error. The corpus is
 // testdata/fuzz/FuzzHPACK.
 func FuzzHPACK(f *testing.F) {
 	for _, h := range []string{
@@ -119,11 +120,23 @@ func FuzzHPACK(f *testing.F) {
 		for _, block := range [][]byte{in[1 : 1+cut], in[1+cut:]} {
 			var fields, back strings.Builder
 			var again []byte
+			check := RequestCheck{StreamID: 1, ConnectProtocol: true}
+			var malformed error
 			err := d.Decode(block, func(name, value []byte, sensitive bool) error {
 				fmt.Fprintf(&fields, "%q: %q %v\n", name, value, sensitive)
 				again = AppendField(again, name, value, sensitive)
+				if malformed == nil {
+					malformed = check.Field(name, value)
+				}
 				return nil
 			})
+			if malformed == nil {
+				malformed = check.End()
+			}
+			var se *StreamError
+			if malformed != nil && (!errors.As(malformed, &se) || se.Code != ProtocolError || se.StreamID != 1) {
+				t.Fatalf("a malformed request as %v, want a stream PROTOCOL_ERROR", malformed)
+			}
 			var ce *ConnError
 			if err != nil && (!errors.As(err, &ce) || ce.Code != CompressionError) {
 				t.Fatalf("an error other than COMPRESSION_ERROR: %v", err)
