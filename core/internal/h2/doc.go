@@ -4,7 +4,8 @@
 // decoded with its dynamic table (bounded by the size the server announced, and allocation-free
 // once its buffers have grown), and a response's fields appended without indexing; a request's
 // fields checked as RFC 9113 §8 asks of a server (RequestCheck); a stream's states and the
-// errors a frame in the wrong one is (§5.1, StreamState). A parse
+// errors a frame in the wrong one is (§5.1, StreamState); flow-control windows both ways
+// (§5.2, §6.9: SendWindow, RecvWindow). A parse
 // never keeps its input: what it returns (a DATA frame's data, a header block fragment, a
 // field's name and value) points into it, or into the decoder's buffers until the next call.
 // xnettest checks the HPACK against golang.org/x/net's, in a module of its own.
