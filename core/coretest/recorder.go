@@ -112,7 +112,8 @@ func newClient(t testing.TB, h core.Handler, o core.Options) *Client {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	c := &Client{t: t, srv: core.NewServer(h, o), errc: make(chan error, 1), open: make(map[*Exchange]struct{})}
-	go func() { c.errc <- c.srv.Serve(nil) }() // no listener: its connections come from dial
+	// Serve blocks until Shutdown, as in any program; no listener: the connections come from dial.
+	go func() { c.errc <- c.srv.Serve(nil) }()
 	return c
 }
 
