@@ -1,6 +1,10 @@
 package nethttp
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/dwellhttp/dwell/internal/bufpool"
+)
 
 // A bodyReader is r.Body for a request that has a body: each Read that finds nothing buffered
 // is a call to the loop, which reads the client's bytes straight into the caller's buffer when
@@ -42,7 +46,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		return b.fill(p)
 	}
 	if b.buf == nil {
-		b.buf = getBuffer(bufferSize)
+		b.buf = bufpool.Get(bufferSize)
 	}
 	n, err := b.fill(b.buf[:cap(b.buf)])
 	b.buf = b.buf[:n]
@@ -92,7 +96,7 @@ func (b *bodyReader) release() {
 
 func (b *bodyReader) releaseBuffer() {
 	if b.buf != nil {
-		putBuffer(b.buf)
+		bufpool.Put(b.buf)
 		b.buf, b.r = nil, 0
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // An exchange is one request served by a net/http handler: what the loop collected for the
@@ -278,7 +279,7 @@ func (x *exchange) finish(c *core.Ctx) any {
 // goroutine has handed over its last call, so nothing else refers to it.
 func (x *exchange) release() {
 	if cap(x.call.out) > 0 {
-		putBuffer(x.call.out)
+		bufpool.Put(x.call.out)
 	}
 	fields, params := x.fields[:0], x.params[:0]
 	clear(x.fields)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
@@ -65,7 +66,7 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	w.hijacked, w.end, w.headPending = true, end, false
 	if w.buf != nil {
-		putBuffer(w.buf) // written, never sent: net/http drops them too
+		bufpool.Put(w.buf) // written, never sent: net/http drops them too
 		w.buf = nil
 	}
 	x.mu.Lock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/alias"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
@@ -117,7 +118,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 		return 0, http.ErrContentLength
 	}
 	if w.buf == nil && len(p) < bufferSize {
-		w.buf = getBuffer(bufferSize)
+		w.buf = bufpool.Get(bufferSize)
 	}
 	if len(p) <= cap(w.buf)-len(w.buf) {
 		w.buf = append(w.buf, p...)
@@ -191,11 +192,11 @@ func (w *responseWriter) nextBuffer(flushed bool) {
 	switch {
 	case w.buf == nil:
 	case flushed:
-		putBuffer(w.buf)
+		bufpool.Put(w.buf)
 		w.buf = nil
 	case cap(w.buf) == bufferSize && len(w.buf) == cap(w.buf):
-		putBuffer(w.buf)
-		w.buf = getBuffer(largeBufferSize)
+		bufpool.Put(w.buf)
+		w.buf = bufpool.Get(largeBufferSize)
 	default:
 		w.buf = w.buf[:0]
 	}
@@ -334,7 +335,7 @@ func (w *responseWriter) copyFrom(src io.Reader) (int64, error) {
 	var total int64
 	for {
 		if w.buf == nil {
-			w.buf = getBuffer(bufferSize)
+			w.buf = bufpool.Get(bufferSize)
 		}
 		if len(w.buf) == cap(w.buf) {
 			if err := w.handOver(callWrite, nil, false); err != nil {

@@ -3,6 +3,8 @@ package websocket
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // Messages in progress. A message that does not arrive whole in one read is gathered in a
@@ -158,7 +160,7 @@ func (c *Conn) gather(p []byte) bool {
 		if c.msg != nil {
 			need = max(len(c.msg)+len(p), 2*cap(c.msg))
 		}
-		if c.o.budget().reserve(c, int64(bufCap(need))) {
+		if c.o.budget().reserve(c, int64(bufpool.Cap(need))) {
 			c.closeOverBudget()
 			return false
 		}

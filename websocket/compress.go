@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"github.com/dwellhttp/dwell/internal/bufpool"
 	"github.com/dwellhttp/dwell/websocket/internal/deflate"
 )
 
@@ -44,16 +45,16 @@ func newFlateState(p deflate.Params) *flateState {
 
 // deflate returns the compressed payload of a message, in a message buffer.
 func (f *flateState) deflate(msg []byte) []byte {
-	return f.comp.Compress(getBuf(len(msg)+len(msg)/64+64), msg)
+	return f.comp.Compress(bufpool.Get(len(msg)+len(msg)/64+64), msg)
 }
 
 // inflate returns the inflated message of a compressed payload, in a message buffer, or
 // errTooLarge past limit bytes.
 func (f *flateState) inflate(payload []byte, limit int64) ([]byte, error) {
-	out := getBuf(min(4*len(payload)+512, int(limit)+1))
+	out := bufpool.Get(min(4*len(payload)+512, int(limit)+1))
 	out, err := f.decomp.Decompress(out, payload, int(limit))
 	if err != nil {
-		putBuf(out)
+		bufpool.Put(out)
 		return nil, err
 	}
 	return out, nil

@@ -410,7 +410,7 @@ func (c *Conn) endMessage() bool {
 	data := c.msg
 	if c.deflated {
 		out, err := c.flate.inflate(data, c.o.maxMessage())
-		putBuf(data)
+		bufpool.Put(data)
 		c.msg = nil
 		if err != nil {
 			if errors.Is(err, errTooLarge) {
@@ -419,7 +419,7 @@ func (c *Conn) endMessage() bool {
 			return c.fail(CloseInvalidPayload, "the message does not inflate: "+err.Error())
 		}
 		if c.msgOp == frame.Text && !(c.utf8.Feed(out) && c.utf8.Complete()) {
-			putBuf(out)
+			bufpool.Put(out)
 			return c.fail(CloseInvalidPayload, "text that is not UTF-8")
 		}
 		c.msg, data = out, out
@@ -452,7 +452,7 @@ func (c *Conn) deliver(data []byte) bool {
 	if c.msg == nil {
 		bufpool.Poison(data) // the read's own bytes, lent for the call (in builds with the race detector)
 	}
-	putBuf(c.msg)
+	bufpool.Put(c.msg)
 	c.msg = nil
 	return c.state < stateDone
 }
@@ -496,7 +496,7 @@ func (c *Conn) fail(code uint16, reason string) bool {
 	}
 	c.setErr(&CloseError{Code: code, Reason: reason})
 	c.endGather()
-	putBuf(c.msg)
+	bufpool.Put(c.msg)
 	c.msg = nil
 	c.end(nil)
 	return false
@@ -524,7 +524,7 @@ func (c *Conn) closed(err error) {
 	}
 	c.setState(stateClosed)
 	c.endGather()
-	putBuf(c.msg)
+	bufpool.Put(c.msg)
 	c.msg = nil
 	c.flate.release()
 	c.wakeReader()

@@ -258,7 +258,7 @@ func (w *follower[T]) handle() bool {
 	// A message of none: caught up, a heartbeat, or messages lost and none kept.
 	b := w.f.encode(nil, w.cursor, err)
 	r := c.send(w.f.typ(), b, true)
-	putBuf(b)
+	bufpool.Put(b)
 	return w.sent(r)
 }
 
@@ -287,12 +287,12 @@ func (w *follower[T]) sendBatch() bool {
 				// A share of the batch that should encode to the limit, at least one message less.
 				msgs = msgs[:max(1, min(len(msgs)-1, len(msgs)*limit/len(b)))]
 				last = f.Seq(msgs[len(msgs)-1])
-				putBuf(b)
+				bufpool.Put(b)
 				b = f.encode(msgs, last, w.err)
 			}
 			f.per.Store(int32(min(len(b)/len(msgs)+1, bufpool.MaxShared)))
 			r = c.send(f.typ(), b, true)
-			putBuf(b)
+			bufpool.Put(b)
 		}
 		w.msgs, w.err, w.cursor = w.msgs[len(msgs):], nil, last
 		if !w.sent(r) {
@@ -368,9 +368,9 @@ func (f *Feed[T]) typ() MessageType {
 	return f.Type
 }
 
-// encode encodes a batch into a message buffer, which the caller gives back (putBuf) once sent.
+// encode encodes a batch into a message buffer, which the caller gives back (bufpool.Put) once sent.
 func (f *Feed[T]) encode(msgs []T, last uint64, err error) []byte {
-	b := f.Encode(getBuf(int(f.hint.Load())), msgs, last, err)
+	b := f.Encode(bufpool.Get(int(f.hint.Load())), msgs, last, err)
 	f.hint.Store(int32(min(len(b), bufpool.MaxShared)))
 	return b
 }
@@ -389,7 +389,7 @@ func (f *Feed[T]) prepared(msgs []T, last uint64) *PreparedMessage {
 	h := len(p.pm.plain)
 	p.pm.plain = append(p.pm.plain, b...)
 	p.pm.data = p.pm.plain[h:]
-	putBuf(b)
+	bufpool.Put(b)
 	f.cache.Store(p)
 	return &p.pm
 }

@@ -2,6 +2,8 @@ package websocket
 
 import (
 	"io"
+
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // The sequential style's reads. A message that has arrived whole waits in the connection's
@@ -180,7 +182,7 @@ func (mr *messageReader) Read(p []byte) (int, error) {
 // release gives the message's buffer back.
 func (mr *messageReader) release() {
 	if mr.data != nil {
-		putBuf(mr.data)
+		bufpool.Put(mr.data)
 	}
 	mr.data, mr.off = nil, 0
 }

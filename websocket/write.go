@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 	"github.com/dwellhttp/dwell/websocket/internal/frame"
 )
 
@@ -78,7 +79,7 @@ func (c *Conn) send(typ MessageType, data []byte, bounded bool) SendResult {
 	if c.flate != nil && len(data) >= c.o.compressMin() {
 		z := c.flate.deflate(data)
 		r := c.queue(frame.Opcode(typ), z, true, bounded)
-		putBuf(z)
+		bufpool.Put(z)
 		return r
 	}
 	return c.queue(frame.Opcode(typ), data, false, bounded)

@@ -1,6 +1,10 @@
 package websocket
 
-import "io"
+import (
+	"io"
+
+	"github.com/dwellhttp/dwell/internal/bufpool"
+)
 
 // NextWriter returns a writer for one message of type typ: what is written to it is gathered,
 // and sent as one message when it is closed (with WriteMessage's waiting). Writers of several
@@ -37,7 +41,7 @@ func (w *messageWriter) Close() error {
 		return ErrClosed
 	}
 	err := c.WriteMessage(w.typ, w.buf)
-	putBuf(w.buf)
+	bufpool.Put(w.buf)
 	w.c, w.buf = nil, nil
 	return err
 }
