@@ -30,15 +30,18 @@ var staticTable = func() []staticField {
 	return t
 }()
 
-// staticName returns the index of the static table's first entry named name, 0 for none.
-func staticName(name []byte) int {
-	for i := range staticTable {
-		if string(staticTable[i].name) == string(name) {
-			return i + 1
-		}
+// staticNames maps a name of the static table to the index of its first entry.
+var staticNames = func() map[string]int {
+	m := make(map[string]int, len(staticTable))
+	for i := len(staticTable) - 1; i >= 0; i-- {
+		m[string(staticTable[i].name)] = i + 1
 	}
-	return 0
-}
+	return m
+}()
+
+// staticName returns the index of the static table's first entry named name, 0 for none: one
+// map lookup per field a response sends, which the conversion does not allocate for.
+func staticName(name []byte) int { return staticNames[string(name)] }
 
 // The appenders of a response's fields. They index nothing, so the client's table is never
 // changed by the server and the server keeps no table; a string goes Huffman-encoded when that
