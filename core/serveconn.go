@@ -24,8 +24,8 @@ type ServedConn struct {
 // serves it from then on as if the server's first listener had accepted it (with that
 // listener's TLS, if it has some). The loop takes c's descriptor over: on Linux it keeps a
 // duplicate and c is closed; elsewhere it reads and writes c itself. c must have a descriptor
-// (a *net.TCPConn or *net.UnixConn, or a type embedding one). When c.RemoteAddr is an IP
-// address and port, it is what Ctx.RemoteAddr and Conn.RemoteAddr return for the connection;
+// (a *net.TCPConn or *net.UnixConn, or a type embedding one). When c.RemoteAddr is a
+// *net.TCPAddr, it is what Ctx.RemoteAddr and Conn.RemoteAddr return for the connection;
 // otherwise they ask the socket.
 //
 // ServeConn waits for the server to start if it has not yet (Serve(nil) serves no listener but
@@ -33,8 +33,9 @@ type ServedConn struct {
 // error — the server is shut down or shutting down, or c has no descriptor — c is closed.
 func (s *Server) ServeConn(c net.Conn) (*ServedConn, error) {
 	var remote netip.AddrPort
-	if a := c.RemoteAddr(); a != nil {
-		remote, _ = netip.ParseAddrPort(a.String())
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		ap := a.AddrPort()
+		remote = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()) // as the socket's peer reads
 	}
 	fd, err := netpoll.ConnFD(c)
 	if err != nil {
