@@ -52,8 +52,7 @@ type stream struct {
 	flushPosted bool   // a flush of out is posted to the loop and has not run yet
 	highWater   int
 
-	closed bool  // Close was called
-	gone   error // why the connection closed (Closed), or nil while it is open
+	closed bool // Close was called
 
 	rd, wd deadline
 
@@ -148,16 +147,24 @@ func (s *stream) Shutdown(c *Conn) {
 	c.PauseReading()
 }
 
-// Closed wakes every waiter: reads return what is left and then io.EOF, writes fail with err.
-func (s *stream) Closed(_ *Conn, err error) {
+// Closed lets the output buffer go. The Remote, told first, has woken every waiter: reads
+// return what is left and then io.EOF, writes fail with the connection's error (gone).
+func (s *stream) Closed(*Conn, error) {
 	s.r.mu.Lock()
-	if err == nil {
-		err = net.ErrClosed // the net.Conn's own Close
-	}
-	s.gone = err
 	s.releaseOut()
-	s.r.cond.Broadcast()
 	s.r.mu.Unlock()
+}
+
+// gone returns why the connection closed, nil while it is open: the Remote's error, or
+// net.ErrClosed for a close of the net.Conn's own. s.r.mu is held.
+func (s *stream) gone() error {
+	switch {
+	case !s.r.done:
+		return nil
+	case s.r.err != nil:
+		return s.r.err
+	}
+	return net.ErrClosed
 }
 
 // flush queues the goroutines' written bytes on the connection. It runs on the loop (posted by
@@ -167,7 +174,7 @@ func (s *stream) flush() {
 	b := s.out
 	s.out = nil
 	s.flushPosted = false
-	gone := s.gone != nil
+	gone := s.r.done
 	s.r.mu.Unlock()
 	if gone || len(b) == 0 {
 		return
@@ -183,7 +190,7 @@ func (s *stream) flush() {
 func (s *stream) resume() {
 	s.r.mu.Lock()
 	s.resumePosted = false
-	ok := s.paused && !s.eof && s.gone == nil
+	ok := s.paused && !s.eof && !s.r.done
 	s.paused = false
 	s.r.mu.Unlock()
 	if ok {
@@ -219,7 +226,7 @@ type streamConn struct{ s *stream }
 func (sc *streamConn) Read(p []byte) (int, error) {
 	s := sc.s
 	s.r.mu.Lock()
-	for !s.closed && !s.rd.passed() && len(s.in) == s.inOff && !s.eof && s.gone == nil && len(p) > 0 {
+	for !s.closed && !s.rd.passed() && len(s.in) == s.inOff && !s.eof && !s.r.done && len(p) > 0 {
 		s.r.cond.Wait()
 	}
 	runtime.KeepAlive(sc) // hc's cleanup must not close the connection while a Read waits on it
@@ -243,7 +250,7 @@ func (sc *streamConn) Read(p []byte) (int, error) {
 		bufpool.Put(s.in) // an idle connection holds no buffer
 		s.in, s.inOff = nil, 0
 	}
-	resume := s.paused && !s.resumePosted && len(s.in)-s.inOff <= inBound/2 && !s.eof && s.gone == nil
+	resume := s.paused && !s.resumePosted && len(s.in)-s.inOff <= inBound/2 && !s.eof && !s.r.done
 	s.resumePosted = s.resumePosted || resume
 	s.r.mu.Unlock()
 	if resume {
@@ -258,7 +265,7 @@ func (sc *streamConn) Read(p []byte) (int, error) {
 func (sc *streamConn) Write(p []byte) (int, error) {
 	s := sc.s
 	s.r.mu.Lock()
-	for len(p) > 0 && !s.closed && s.gone == nil && !s.wd.passed() && (s.r.over || len(s.out) >= s.highWater) {
+	for len(p) > 0 && !s.closed && !s.r.done && !s.wd.passed() && (s.r.over || len(s.out) >= s.highWater) {
 		s.r.cond.Wait()
 	}
 	runtime.KeepAlive(sc)
@@ -266,8 +273,8 @@ func (sc *streamConn) Write(p []byte) (int, error) {
 	switch {
 	case s.closed:
 		err = net.ErrClosed
-	case s.gone != nil:
-		err = s.gone
+	case s.r.done:
+		err = s.gone()
 	case s.wd.passed():
 		err = os.ErrDeadlineExceeded
 	}
@@ -340,7 +347,11 @@ func (sc *streamConn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: sc.s.local, Addr: sc.s.remote, Err: err}
 }
 
-// setDeadline sets d to t and arms its timer to wake the waiters at t.
+// setDeadline sets d to t and arms its timer to wake the waiters at t. The timer is the Go
+// runtime's, not the loop's (Loop.AfterFunc): a deadline belongs to the goroutines' side, is set
+// from their goroutines, and its firing only wakes goroutines waiting on the Remote's condition
+// variable, touching nothing of the loop's; a loop timer would need a post to set and a post to
+// wake, for goroutines that are not on the loop.
 func (s *stream) setDeadline(d *deadline, t time.Time) error {
 	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
