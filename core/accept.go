@@ -159,6 +159,9 @@ func (c *conn) remoteAddr() netip.AddrPort {
 	if c.state == stClosed {
 		return netip.AddrPort{}
 	}
+	if c.isStream() {
+		return c.stream().h.hc.c.remoteAddr()
+	}
 	if a, ok := c.givenRemote(); ok {
 		return a
 	}

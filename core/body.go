@@ -23,6 +23,7 @@ const (
 	bodyNone bodyKind = iota
 	bodyLength
 	bodyChunked
+	bodyStream // an HTTP/2 request without a Content-Length: the stream's end ends it
 )
 
 // begin sets up the framing of r's body (RFC 9112 §6.3): chunked, a Content-Length, or none.
@@ -64,7 +65,7 @@ func (b *bodyState) complete() bool {
 	switch b.kind {
 	case bodyLength:
 		return b.remaining == 0
-	case bodyChunked:
+	case bodyChunked, bodyStream:
 		return b.eof
 	}
 	return true

@@ -59,7 +59,7 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 		n, err := c.readBody(cx, p)
 		switch {
 		case err == errReadAgain:
-		case err == ErrNotInHandler:
+		case err == ErrNotInHandler, err == io.EOF:
 			return 0, err
 		case err != nil:
 			return 0, cx.failBody(err)
@@ -127,6 +127,10 @@ func (cx *Ctx) LimitBody(n int64) {
 	case bodyChunked:
 		if b.chunked.Limit(n) {
 			cx.failBody(ErrBodyTooLarge)
+		}
+	case bodyStream:
+		if b.remaining < 0 || b.remaining > n {
+			b.remaining = n // of what is still to be read
 		}
 	}
 }

@@ -397,12 +397,15 @@ func (c *conn) close(err error) {
 	handed := c.isHanded()
 	c.state = stClosed
 	l.timers.stop(&c.tm)
-	l.conns[c.fd] = nil
-	if l.given != nil {
-		delete(l.given, c.fd) // ServeConn's remote address, if it gave one
+	stream := c.isStream()
+	if !stream {
+		l.conns[c.fd] = nil
+		if l.given != nil {
+			delete(l.given, c.fd) // ServeConn's remote address, if it gave one
+		}
+		l.nconns--
 	}
 	c.tr().close(c, c.ending == closeReset)
-	l.nconns--
 	c.in = nil
 	c.dropSpill()
 	c.out.release(&l.pool)
@@ -419,7 +422,7 @@ func (c *conn) close(err error) {
 			cx.clientGone(err)
 		}
 	}
-	if l.acceptPaused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.armed() {
+	if !stream && l.acceptPaused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.armed() {
 		l.listen()
 	}
 }
@@ -461,8 +464,8 @@ func (c *conn) finishClose() {
 		c.close(nil) // the transport resets it
 		return
 	}
-	if c.ending != closeLinger || c.peerEOF {
-		c.close(nil)
+	if c.ending != closeLinger || c.peerEOF || c.isStream() {
+		c.close(nil) // a stream's transport tells a client still sending to stop (h2T.close)
 		return
 	}
 	c.tr().shutdownWrite(c)

@@ -15,6 +15,12 @@ var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // sendContinue answers Expect: 100-continue, ahead of anything the handler wrote (its final
 // response is not committed yet), unless the body has begun to arrive anyway.
 func (c *conn) sendContinue() {
+	if c.isStream() {
+		if c.state != stClosed && len(c.stream().rbuf) == 0 {
+			c.cx.sendInterimH2(100)
+		}
+		return
+	}
 	if len(c.in) == 0 && c.state != stClosed {
 		c.out.insertBeforeHead(&c.l.pool, continue100)
 		c.flush()
@@ -54,7 +60,22 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 		return 0, io.ErrUnexpectedEOF
 	}
 	var e netpoll.Errno
-	if b.kind == bodyLength {
+	if b.kind == bodyStream {
+		n, e = c.tr().read(c, p)
+		if n > 0 {
+			if b.remaining >= 0 {
+				if int64(n) > b.remaining {
+					return 0, ErrBodyTooLarge
+				}
+				b.remaining -= int64(n)
+			}
+			return n, nil
+		}
+		if e == 0 {
+			b.eof = true
+			return 0, io.EOF
+		}
+	} else if b.kind == bodyLength {
 		n, e = c.tr().read(c, p[:min(int64(len(p)), b.remaining)])
 		if n > 0 {
 			b.remaining -= int64(n)

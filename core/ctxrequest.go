@@ -90,10 +90,13 @@ func (cx *Ctx) QueryAll(name string) []string {
 	return all
 }
 
-// Proto returns "HTTP/1.1" or "HTTP/1.0". Requests with a higher 1.x minor version are served
-// as 1.1 and report "HTTP/1.1".
+// Proto returns "HTTP/2.0" for a request on an HTTP/2 stream, else "HTTP/1.1" or "HTTP/1.0".
+// Requests with a higher 1.x minor version are served as 1.1 and report "HTTP/1.1".
 func (cx *Ctx) Proto() string {
 	cx.check("Proto")
+	if cx.reqf&reqHTTP2 != 0 {
+		return "HTTP/2.0"
+	}
 	if cx.req.Minor == 0 {
 		return "HTTP/1.0"
 	}

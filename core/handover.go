@@ -65,6 +65,11 @@ type Conn struct {
 	remote  *Remote // the goroutine side, once asked for (remote.go)
 }
 
+// ErrHandOverHTTP2 is what HandOver (and HandOverConn) return for a request on an HTTP/2
+// stream: its connection carries other streams, and is not the request's to give. (The net/http
+// bridge's Hijack answers http.ErrNotSupported then, as net/http's does over HTTP/2.)
+var ErrHandOverHTTP2 = errors.New("dwell: HandOver on an HTTP/2 stream: the connection is not the request's own")
+
 // errHandOver says why a request's connection cannot be handed over.
 var (
 	errHandOverBody     = errors.New("dwell: HandOver before the request body was read to its end")
@@ -95,6 +100,8 @@ func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 	switch {
 	case c.state == stClosed:
 		return nil, ErrClosed
+	case c.isStream():
+		return nil, ErrHandOverHTTP2
 	case !cx.body.complete():
 		return nil, errHandOverBody
 	case cx.resp&rfCommitted != 0 || cx.written != 0 || cx.status != 0 && cx.status != 101:
@@ -105,6 +112,12 @@ func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 	}
 	cx.resp |= rfFinished
 	cx.dropResponseFields()
+	return c.handOverTo(p, cx.gone == 0), nil
+}
+
+// handOverTo makes p the owner of c's bytes. With deliver, the bytes behind the head (and those
+// read later in this turn) go to p once the turn is over: p's methods run outside any request.
+func (c *conn) handOverTo(p Protocol, deliver bool) *Conn {
 	hc := &Conn{c: c, p: p, serial: c.serial}
 	l := c.l
 	for int(c.fd) >= len(l.handed) {
@@ -113,12 +126,10 @@ func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 	l.handed[c.fd] = hc
 	c.state = stHandedOver
 	c.rdl, c.drainLeft = 0, 0
-	if cx.gone == 0 {
-		// The bytes behind the head (and those read later in this turn) go to p once the turn
-		// is over: p's methods run outside any request.
+	if deliver {
 		l.pending = append(l.pending, c)
 	}
-	return hc, nil
+	return hc
 }
 
 // dropResponseFields gives back what held the response's header fields, written now: a
@@ -167,7 +178,7 @@ func (c *conn) handed() *Conn { return c.l.handed[c.fd] }
 // isHanded reports whether c has been handed over and is not closed yet (it may be closing).
 func (c *conn) isHanded() bool {
 	l := c.l
-	return int(c.fd) < len(l.handed) && l.handed[c.fd] != nil && l.handed[c.fd].serial == c.serial
+	return c.fd >= 0 && int(c.fd) < len(l.handed) && l.handed[c.fd] != nil && l.handed[c.fd].serial == c.serial
 }
 
 // deliver gives the protocol of a handed-over c the input it holds.
@@ -324,6 +335,12 @@ func (hc *Conn) Write(p []byte) error {
 	if !hc.alive("Write") || hc.closing {
 		return ErrClosed
 	}
+	hc.queue(p)
+	return nil
+}
+
+// queue is Write for the loop's own code, which is on the loop and knows the connection open.
+func (hc *Conn) queue(p []byte) {
 	c := hc.c
 	if c.out.size == 0 && len(p) >= smallChunkWrite && len(p) < minChunkSize {
 		// A write alone in the queue, as a broadcast's frame is to each of thousands of
@@ -341,7 +358,6 @@ func (hc *Conn) Write(p []byte) error {
 		}
 	}
 	hc.flushLater()
-	return nil
 }
 
 // smallChunkWrite is the size from which a protocol's write into an empty queue gets a buffer

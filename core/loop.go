@@ -82,6 +82,8 @@ type Loop struct {
 	handed  []*Conn // by file descriptor, the connections handed over from HTTP (handover.go)
 	toFlush []*Conn // handed-over connections written to outside their own turn
 
+	h2state // HTTP/2's streams and scratch buffers (h2loop.go)
+
 	shutting bool // stop accepting; close connections as they go idle
 	forced   bool // the grace period is over: wake everything with ErrShutdown
 	done     chan struct{}

@@ -67,6 +67,17 @@ type Options struct {
 	// requests and write timeouts. Nil means slog.Default().
 	Logger *slog.Logger
 
+	// DisableHTTP2 serves HTTP/1.1 alone: TLS listeners do not offer "h2" by ALPN, and
+	// plaintext ones answer HTTP/2's preface as the HTTP/1.1 request it is not (505). By
+	// default HTTP/2 (RFC 9113) is served on every listener: chosen by ALPN over TLS, and with
+	// prior knowledge (h2c) on plaintext ones. Every stream is a request served by the same
+	// handler, as an HTTP/1.1 request is.
+	DisableHTTP2 bool
+
+	// DisableH2C turns off HTTP/2 with prior knowledge on plaintext listeners alone: behind a
+	// proxy that must see HTTP/1.1, say. TLS listeners still offer "h2".
+	DisableH2C bool
+
 	// DisableDeferAccept makes the listening sockets Listen opens hand over each connection as
 	// soon as its TCP handshake is done. By default, on Linux, they hand it over once its first
 	// bytes arrive (TCP_DEFER_ACCEPT, what nginx's "listen ... deferred" asks for): the loop then

@@ -6,6 +6,7 @@ import (
 	"iter"
 
 	"github.com/dwellhttp/dwell/core/internal/gid"
+	"github.com/dwellhttp/dwell/core/internal/h2"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
@@ -38,6 +39,23 @@ func (c *conn) startRequest() *Ctx {
 		c.in = in
 		if len(in) == 0 || more {
 			return nil
+		}
+		if c.offersH2() {
+			// HTTP/2's client preface, which no HTTP/1.1 request begins with: h2c with prior
+			// knowledge, or the "h2" a TLS client chose by ALPN.
+			n := min(len(in), len(h2.ClientPreface))
+			if string(in[:n]) == h2.ClientPreface[:n] {
+				if n == len(h2.ClientPreface) {
+					c.startH2()
+				}
+				return nil
+			}
+			if c.secure() && l.tlsT.choseH2(c) {
+				// A client that chose HTTP/2 and sent something else: no HTTP/1.1 answer
+				// means anything to it (RFC 9113 §3.4).
+				c.close(ErrClosed)
+				return nil
+			}
 		}
 	}
 	n, status := c.scan.Scan(c.in, l.opts.MaxHeaderBytes)
@@ -155,8 +173,9 @@ func (c *conn) endRequest() {
 	}
 	cx.completeResponse()
 	c.keepAlive = !c.closesAfter(cx) && cx.resp&rfAbort == 0
-	// Only a reset tells a body delimited by the close that it is cut.
-	if cx.resp&(rfAbort|rfCloseDelimited) == rfAbort|rfCloseDelimited {
+	// Only a reset tells a body delimited by the close that it is cut; a stream's reset
+	// (RST_STREAM) tells any.
+	if cx.resp&(rfAbort|rfCloseDelimited) == rfAbort|rfCloseDelimited || cx.resp&rfAbort != 0 && c.isStream() {
 		c.ending = closeReset
 	}
 	cx.resp |= rfFinished // what a completion hook writes would follow the response on the wire

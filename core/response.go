@@ -30,6 +30,7 @@ type reqFlags uint8
 const (
 	reqHTTP11 reqFlags = 1 << iota // the request is HTTP/1.1
 	reqHead                        // the request is a HEAD: no body goes out
+	reqHTTP2                       // the request came on an HTTP/2 stream (h2stream.go)
 )
 
 // ErrBodyNotAllowed is returned by Write for a response that cannot have a body (204, 304).
@@ -62,11 +63,15 @@ func (cx *Ctx) SetStatus(code int) {
 // sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2).
 func (cx *Ctx) sendInterim(code int) {
 	c := cx.conn
-	if cx.reqf&reqHTTP11 == 0 || c == nil || c.state == stClosed {
-		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
-	}
 	if code == 100 {
 		cx.body.waiting100 = false // the client has its 100 Continue: the first read sends none
+	}
+	if cx.reqf&reqHTTP2 != 0 && c != nil && c.state != stClosed {
+		cx.sendInterimH2(code)
+		return
+	}
+	if cx.reqf&reqHTTP11 == 0 || c == nil || c.state == stClosed {
+		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
 	}
 	pool := &cx.l.pool
 	fields := cx.fieldBytes()
@@ -315,6 +320,10 @@ func (cx *Ctx) noBody() bool {
 // length known; otherwise the body streams from here (chunked in HTTP/1.1, delimited by the
 // close in 1.0, or by a declared Content-Length).
 func (cx *Ctx) writeHead(whole bool) {
+	if cx.reqf&reqHTTP2 != 0 {
+		cx.writeHeadH2(whole)
+		return
+	}
 	c := cx.conn
 	l := cx.l
 	pool := &l.pool

@@ -31,6 +31,7 @@ func TestStructSizes(t *testing.T) {
 func TestTimerOwnersFirst(t *testing.T) {
 	for name, off := range map[string]uintptr{
 		"conn.tm": unsafe.Offsetof(conn{}.tm), "Ctx.tm": unsafe.Offsetof(Ctx{}.tm), "Timer.t": unsafe.Offsetof(Timer{}.t),
+		"h2stream.c": unsafe.Offsetof(h2stream{}.c),
 	} {
 		if off != 0 {
 			t.Errorf("%s is at offset %d, not first", name, off)

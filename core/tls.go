@@ -79,6 +79,7 @@ type tlsConn struct {
 	buffered bool // listed in tlsTransport.buffered
 	maybe    bool // the last read filled its buffer: crypto/tls may hold more input
 	deferred bool // its handshake waits for a later turn (tlsturn.go)
+	h2       bool // the client chose "h2" by ALPN: its first bytes must be HTTP/2's preface
 }
 
 // tlsWrite writes records to the socket; a test makes it take less.
@@ -263,6 +264,7 @@ func (s *tlsConn) handshake() netpoll.Errno {
 		return s.werr
 	}
 	s.hsOK = true
+	s.h2 = s.tc.ConnectionState().NegotiatedProtocol == "h2"
 	if countStats {
 		s.t.l.ctr.tlsDone++
 	}
@@ -304,6 +306,12 @@ func (s *tlsConn) answerPlainHTTP() {
 	n, _ := netpoll.Write(s.fd, plainHTTPAnswer)
 	s.wrote(n)
 	netpoll.ShutdownWrite(s.fd)
+}
+
+// choseH2 reports whether c's client chose HTTP/2 by ALPN.
+func (t *tlsTransport) choseH2(c *conn) bool {
+	s := t.lookup(c)
+	return s != nil && s.h2
 }
 
 // read gives the connection's plaintext, after the handshake. See tlsTransport.

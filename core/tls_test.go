@@ -265,25 +265,47 @@ func TestTLSClientCertificate(t *testing.T) {
 	waitFor(t, "the refused connection closed", func() bool { return openConns(s) <= 1 })
 }
 
+// TestTLSALPN: "h2" is offered before "http/1.1", and only when HTTP/2 is served; a protocol
+// the configuration names that is neither stays offered after them.
 func TestTLSALPN(t *testing.T) {
 	p := newPKI(t)
-	cfg := &tls.Config{
-		Certificates: []tls.Certificate{p.cert(t, "localhost", false, "localhost")},
-		NextProtos:   []string{"h2", "http/1.1"}, // h2 is dropped: dwell does not speak it
-	}
-	_, addr := startTLS(t, p, tlsInfo, Options{TLSConfig: cfg})
-	cc := p.clientConfig(0)
-	cc.NextProtos = []string{"h2"}
-	if c, err := tls.Dial("tcp", addr, cc); err == nil {
+	for _, tc := range []struct {
+		disable bool
+		client  []string
+		want    string
+	}{
+		{false, []string{"h2", "http/1.1"}, "h2"},
+		{false, []string{"http/1.1", "h2"}, "h2"}, // the server's preference
+		{false, []string{"http/1.1"}, "http/1.1"},
+		{false, []string{"acme-tls/1"}, "acme-tls/1"},
+		{true, []string{"h2", "http/1.1"}, "http/1.1"},
+		{true, []string{"h2"}, ""}, // refused
+	} {
+		cfg := &tls.Config{
+			Certificates: []tls.Certificate{p.cert(t, "localhost", false, "localhost")},
+			NextProtos:   []string{"acme-tls/1", "h2"},
+		}
+		_, addr := startTLS(t, p, tlsInfo, Options{TLSConfig: cfg, DisableHTTP2: tc.disable})
+		cc := p.clientConfig(0)
+		cc.NextProtos = tc.client
+		c, err := tls.Dial("tcp", addr, cc)
+		if tc.want == "" {
+			if err == nil {
+				c.Close()
+				t.Errorf("DisableHTTP2: an h2-only client connected, negotiating %q", c.ConnectionState().NegotiatedProtocol)
+			} else if !strings.Contains(err.Error(), "protocol") {
+				t.Errorf("DisableHTTP2, h2-only: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("DisableHTTP2 %v, client %q: %v", tc.disable, tc.client, err)
+			continue
+		}
+		if got := c.ConnectionState().NegotiatedProtocol; got != tc.want {
+			t.Errorf("DisableHTTP2 %v, client %q: negotiated %q, want %q", tc.disable, tc.client, got, tc.want)
+		}
 		c.Close()
-		t.Fatalf("an h2-only client connected, negotiating %q", c.ConnectionState().NegotiatedProtocol)
-	} else if !strings.Contains(err.Error(), "protocol") {
-		t.Errorf("h2-only: %v", err)
-	}
-	cc.NextProtos = []string{"h2", "http/1.1"}
-	c, _ := tlsDial(t, addr, cc)
-	if got := c.ConnectionState().NegotiatedProtocol; got != "http/1.1" {
-		t.Errorf("negotiated %q", got)
 	}
 }
 

@@ -209,10 +209,10 @@ func TestTLSConfigForClientDefaults(t *testing.T) {
 	}
 	// The per-client configuration's ALPN protocols are reduced as the server's own are.
 	cc := client("strict.test", gcm)
-	cc.NextProtos = []string{"h2", "http/1.1"}
+	cc.NextProtos = []string{"spdy/3", "http/1.1", "h2"}
 	c, _ := tlsDial(t, addr, cc)
-	if got := c.ConnectionState().NegotiatedProtocol; got != "http/1.1" {
-		t.Errorf("negotiated %q, want http/1.1", got)
+	if got := c.ConnectionState().NegotiatedProtocol; got != "h2" {
+		t.Errorf("negotiated %q, want h2", got)
 	}
 	if strict.CipherSuites != nil || strict.MinVersion != 0 || len(strict.NextProtos) != 2 {
 		t.Errorf("the application's per-client configuration changed: %v %x %v", strict.CipherSuites, strict.MinVersion, strict.NextProtos)

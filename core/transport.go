@@ -40,9 +40,12 @@ type transport interface {
 	handshaking(c *conn) bool
 }
 
-// tr returns the transport that carries c's bytes: TLS's when c came by a listener that speaks
-// TLS, else the socket's own.
+// tr returns the transport that carries c's bytes: an HTTP/2 stream's frames when c is one,
+// TLS's when c came by a listener that speaks TLS, else the socket's own.
 func (c *conn) tr() transport {
+	if c.isStream() {
+		return h2T{}
+	}
 	if c.secure() {
 		return c.l.tlsT
 	}

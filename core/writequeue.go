@@ -242,6 +242,18 @@ func (q *writeQueue) insertBeforeHead(pool *outPool, p []byte) {
 	q.size += int64(len(p))
 }
 
+// removeHead takes the head placeholder out of the queue, leaving what follows it in place: an
+// HTTP/2 stream's head goes out as a frame of its own.
+func (q *writeQueue) removeHead() {
+	i := q.headAt()
+	if i < 0 {
+		return
+	}
+	copy(q.items[i:], q.items[i+1:])
+	q.items[len(q.items)-1] = outItem{}
+	q.items = q.items[:len(q.items)-1]
+}
+
 // afterHead returns the bytes queued behind the head placeholder: the body held so far.
 func (q *writeQueue) afterHead() int64 {
 	i := q.headAt()

@@ -15,6 +15,7 @@ type framing struct {
 	teUnknown    bool
 	teNotLast    bool // a coding came after "chunked"
 	expectFailed bool
+	hostOptional bool // HTTP/2: a request may have no authority at all (RFC 9113 §8.3.1)
 }
 
 // note records f if it is one of the special fields.
@@ -106,7 +107,7 @@ func (fr *framing) apply(r *Request) *Reject {
 	if fr.hosts > 1 {
 		return errHostMany
 	}
-	if fr.hosts == 0 && r.Minor == 1 {
+	if fr.hosts == 0 && r.Minor == 1 && !fr.hostOptional {
 		return errHostMissing
 	}
 	if fr.hosts == 1 {

@@ -1,0 +1,536 @@
+package core
+
+import (
+	"errors"
+
+	"github.com/dwellhttp/dwell/core/internal/h2"
+)
+
+// HTTP/2 (RFC 9113) on the loops. A connection whose first bytes are HTTP/2's client preface —
+// h2c with prior knowledge on a plaintext listener, or a TLS connection that chose "h2" by ALPN —
+// is handed over from HTTP/1.1 to an h2conn, a Protocol like any other (handover.go): it gets
+// the connection's bytes as they arrive, takes the frames apart (core/internal/h2), answers the
+// connection's own frames, and makes every stream a request with a Ctx of its own (h2stream.go),
+// served by the same handlers as an HTTP/1.1 request. The streams' frames go out through the
+// connection's one write queue, under its high-water mark.
+
+// What the server announces in its SETTINGS, and the windows it keeps.
+const (
+	h2MaxStreams = 100 // SETTINGS_MAX_CONCURRENT_STREAMS
+	// h2StreamWindow is each stream's receive window (the default, so not announced): the
+	// request body bytes a stream may hold unread.
+	h2StreamWindow = h2.DefaultWindow
+	// h2ConnWindow is the connection's receive window, raised from the default by a
+	// WINDOW_UPDATE at the start: what all the streams together may hold unread.
+	h2ConnWindow = 1 << 20
+	// h2MaxHeaderBlock bounds a field block as it arrives (HEADERS and its CONTINUATIONs),
+	// before it is decoded: beyond it the connection ends (ENHANCE_YOUR_CALM).
+	h2MaxHeaderBlock = 64 << 10
+)
+
+// An h2conn is the HTTP/2 side of one connection.
+type h2conn struct {
+	hc  *Conn
+	l   *Loop
+	dec *h2.Decoder
+
+	streams map[uint32]*h2stream // the streams not closed yet, by id
+	maxID   uint32               // the highest stream id the client has opened
+
+	peerMaxFrame uint32 // SETTINGS_MAX_FRAME_SIZE of the client
+	peerWindow   uint32 // SETTINGS_INITIAL_WINDOW_SIZE of the client
+	sendWin      h2.SendWindow
+	recvWin      h2.RecvWindow
+
+	// The field block being assembled from HEADERS and CONTINUATION frames.
+	block       []byte
+	blockStream uint32 // its stream, 0 when none is under way
+	blockEnd    bool   // the HEADERS frame ended the stream
+
+	blocked  []*h2stream // streams with DATA waiting for a window or for room in the queue
+	starting []*h2stream // streams whose handlers start once the frames at hand are handled
+
+	preface   bool // the client's preface has been read
+	settings  bool // the client's first SETTINGS has been read
+	goingAway bool // GOAWAY sent: no new streams
+	closed    bool
+}
+
+var errH2Protocol = errors.New("dwell: HTTP/2 protocol error")
+
+// offersH2 reports whether c may speak HTTP/2 (Options.DisableHTTP2, DisableH2C).
+func (c *conn) offersH2() bool {
+	o := c.l.opts
+	return !o.DisableHTTP2 && (c.secure() || !o.DisableH2C)
+}
+
+// startH2 hands c, whose input begins with the client preface, over to HTTP/2.
+func (c *conn) startH2() {
+	l := c.l
+	h := &h2conn{
+		l:            l,
+		dec:          h2.NewDecoder(4096),
+		streams:      make(map[uint32]*h2stream),
+		peerMaxFrame: h2.MinMaxFrameSize,
+		peerWindow:   h2.DefaultWindow,
+		sendWin:      h2.DefaultWindow,
+		recvWin:      h2.NewRecvWindow(h2ConnWindow),
+	}
+	h.hc = c.handOverTo(h, true)
+	c.scan.Reset()
+	b := l.h2scratch[:0]
+	b = h2.AppendSettings(b,
+		h2.Setting{ID: h2.SettingMaxConcurrentStreams, Value: h2MaxStreams},
+		h2.Setting{ID: h2.SettingMaxHeaderListSize, Value: uint32(l.opts.MaxHeaderBytes)},
+		h2.Setting{ID: h2.SettingEnablePush, Value: 0},
+	)
+	b = h2.AppendWindowUpdate(b, 0, h2ConnWindow-h2.DefaultWindow)
+	h.queue(b)
+	l.h2scratch = b[:0]
+	c.setReadDeadline(0)
+}
+
+// queue adds frames to the connection's output.
+func (h *h2conn) queue(b []byte) {
+	if !h.closed {
+		h.hc.queue(b)
+	}
+}
+
+// Receive takes the frames that have arrived whole. It stops early when the output is over the
+// high-water mark: what the client's frames make the server write (SETTINGS and PING answers, a
+// stream's response) waits for the client to read, and so does the rest of its input.
+func (h *h2conn) Receive(hc *Conn, in []byte) int {
+	used := 0
+	if !h.preface {
+		if len(in) < len(h2.ClientPreface) {
+			return 0
+		}
+		h.preface = true
+		used = len(h2.ClientPreface)
+	}
+	for !h.closed && !hc.c.outputBlocked() {
+		rest := in[used:]
+		if len(rest) < h2.HeaderLen {
+			break
+		}
+		fh := h2.ParseHeader(rest)
+		if err := fh.Check(h2.MinMaxFrameSize); err != nil {
+			h.fail(err)
+			return len(in)
+		}
+		n := h2.HeaderLen + int(fh.Length)
+		if len(rest) < n {
+			break
+		}
+		used += n
+		if err := h.frame(fh, rest[h2.HeaderLen:n]); err != nil {
+			h.fail(err)
+		}
+	}
+	for i := 0; i < len(h.starting); i++ { // a handler may end the connection, never start one
+		s := h.starting[i]
+		h.starting[i] = nil
+		s.run()
+	}
+	h.starting = h.starting[:0]
+	if h.closed {
+		return len(in)
+	}
+	return used
+}
+
+// fail answers a connection error with GOAWAY and ends the connection, or a stream error with
+// RST_STREAM and ends the stream.
+func (h *h2conn) fail(err error) {
+	var se *h2.StreamError
+	if errors.As(err, &se) {
+		if s := h.streams[se.StreamID]; s != nil {
+			s.reset(se.Code)
+			return
+		}
+		h.queue(h2.AppendRSTStream(h.l.h2scratch[:0], se.StreamID, se.Code))
+		return
+	}
+	code := h2.ProtocolError
+	reason := err.Error()
+	var ce *h2.ConnError
+	if errors.As(err, &ce) {
+		code, reason = ce.Code, ce.Reason
+	}
+	h.goAway(code, reason)
+}
+
+// goAway sends GOAWAY with code and closes the connection once its output is written: the
+// streams under way end with it.
+func (h *h2conn) goAway(code h2.ErrCode, reason string) {
+	if h.closed {
+		return
+	}
+	if h.l.debugEnabled() {
+		h.l.log.Debug("dwell: HTTP/2 connection error", "code", code.String(), "reason", reason,
+			"remote", h.hc.c.remoteAddr())
+	}
+	h.queue(h2.AppendGoAway(h.l.h2scratch[:0], h.maxID, code, []byte(reason)))
+	h.goingAway = true
+	h.closed = true // the streams' ends send nothing more
+	h.endStreams(ErrClosed)
+	h.hc.SetErr(errH2Protocol)
+	h.hc.Close()
+}
+
+// endStreams closes every stream with err, their handlers woken with it.
+func (h *h2conn) endStreams(err error) {
+	for _, s := range h.streams {
+		s.c.close(err)
+	}
+}
+
+// frame handles one frame.
+func (h *h2conn) frame(fh h2.Header, p []byte) error {
+	if h.blockStream != 0 && (fh.Type != h2.TypeContinuation || fh.StreamID != h.blockStream) {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "a field block interrupted by another frame"}
+	}
+	if !h.settings && (fh.Type != h2.TypeSettings || fh.Flags.Has(h2.FlagAck)) {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "the client's preface is not followed by SETTINGS"}
+	}
+	switch fh.Type {
+	case h2.TypeData:
+		return h.data(fh, p)
+	case h2.TypeHeaders:
+		return h.headers(fh, p)
+	case h2.TypeContinuation:
+		return h.continuation(fh, p)
+	case h2.TypePriority:
+		_, err := h2.PriorityFrame(fh, p)
+		return err
+	case h2.TypeRSTStream:
+		return h.rstStream(fh, p)
+	case h2.TypeSettings:
+		return h.settingsFrame(fh, p)
+	case h2.TypePing:
+		if !fh.Flags.Has(h2.FlagAck) {
+			h.queue(h2.AppendPing(h.l.h2scratch[:0], true, h2.Ping(p)))
+		}
+	case h2.TypeGoAway:
+		h.goingAway = true // the client opens no more streams; those under way finish
+		if len(h.streams) == 0 {
+			h.hc.Close()
+		}
+	case h2.TypeWindowUpdate:
+		return h.windowUpdate(fh, p)
+	}
+	return nil // PUSH_PROMISE is refused by Check; unknown types are ignored (RFC 9113 §4.1)
+}
+
+func (h *h2conn) settingsFrame(fh h2.Header, p []byte) error {
+	if fh.Flags.Has(h2.FlagAck) {
+		return nil
+	}
+	h.settings = true
+	err := h2.Settings(p, func(s h2.Setting) error {
+		switch s.ID {
+		case h2.SettingMaxFrameSize:
+			h.peerMaxFrame = s.Value
+		case h2.SettingInitialWindowSize:
+			old := h.peerWindow
+			h.peerWindow = s.Value
+			for _, st := range h.streams {
+				if err := st.sendWin.Resize(old, s.Value); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	h.queue(h2.AppendSettingsAck(h.l.h2scratch[:0]))
+	h.unblock()
+	return nil
+}
+
+func (h *h2conn) windowUpdate(fh h2.Header, p []byte) error {
+	inc, err := h2.WindowUpdate(fh, p)
+	if err != nil {
+		return err
+	}
+	if fh.StreamID == 0 {
+		if err := h.sendWin.Update(0, inc); err != nil {
+			return err
+		}
+		h.unblock()
+		return nil
+	}
+	if fh.StreamID > h.maxID {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "WINDOW_UPDATE on an idle stream"}
+	}
+	s := h.streams[fh.StreamID]
+	if s == nil {
+		return nil // a stream that has ended
+	}
+	if err := s.sendWin.Update(fh.StreamID, inc); err != nil {
+		return err
+	}
+	s.writable()
+	return nil
+}
+
+func (h *h2conn) rstStream(fh h2.Header, p []byte) error {
+	if fh.StreamID > h.maxID {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "RST_STREAM on an idle stream"}
+	}
+	if s := h.streams[fh.StreamID]; s != nil {
+		s.peerReset()
+	}
+	return nil
+}
+
+func (h *h2conn) data(fh h2.Header, p []byte) error {
+	id := fh.StreamID
+	if id > h.maxID {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "DATA on an idle stream"}
+	}
+	if err := h.recvWin.Receive(0, fh.Length); err != nil {
+		return err
+	}
+	data, err := h2.Data(fh, p)
+	if err != nil {
+		return err
+	}
+	s := h.streams[id]
+	if s == nil {
+		h.consumed(fh.Length) // the connection's window counts it all the same
+		if id%2 == 0 {
+			return &h2.ConnError{Code: h2.ProtocolError, Reason: "DATA on a stream the client cannot open"}
+		}
+		return &h2.StreamError{StreamID: id, Code: h2.StreamClosed, Reason: "DATA on a closed stream"}
+	}
+	st, err := s.st.Recv(id, fh.Type, fh.Flags)
+	if err != nil {
+		h.consumed(fh.Length)
+		return err
+	}
+	s.st = st
+	if err := s.recvWin.Receive(id, fh.Length); err != nil {
+		h.consumed(fh.Length)
+		return err
+	}
+	// Padding is consumed at once; the data when the handler reads it.
+	if pad := fh.Length - uint32(len(data)); pad > 0 {
+		h.consumed(pad)
+		s.consumed(pad)
+	}
+	return s.receive(data, fh.Flags.Has(h2.FlagEndStream))
+}
+
+// consumed gives n bytes of the connection's window back as they are done with.
+func (h *h2conn) consumed(n uint32) {
+	if inc := h.recvWin.Consume(n); inc > 0 {
+		h.queue(h2.AppendWindowUpdate(h.l.h2scratch[:0], 0, inc))
+	}
+}
+
+func (h *h2conn) headers(fh h2.Header, p []byte) error {
+	id := fh.StreamID
+	if id%2 == 0 {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "HEADERS on a stream the client cannot open"}
+	}
+	block, _, err := h2.Headers(fh, p)
+	if err != nil {
+		var se *h2.StreamError
+		if !errors.As(err, &se) || id <= h.maxID {
+			return err
+		}
+		// A new stream that depends on itself: it is refused, and the block is still decoded
+		// below so that the HPACK table stays the client's.
+		defer h.fail(err)
+	}
+	if id <= h.maxID {
+		s := h.streams[id]
+		if s == nil {
+			return &h2.ConnError{Code: h2.StreamClosed, Reason: "HEADERS on a closed stream"}
+		}
+		st, err := s.st.Recv(id, fh.Type, fh.Flags)
+		if err != nil {
+			return err
+		}
+		s.st = st
+	}
+	h.block = append(h.block[:0], block...)
+	h.blockStream, h.blockEnd = id, fh.Flags.Has(h2.FlagEndStream)
+	if fh.Flags.Has(h2.FlagEndHeaders) {
+		return h.endBlock()
+	}
+	return nil
+}
+
+func (h *h2conn) continuation(fh h2.Header, p []byte) error {
+	if h.blockStream == 0 {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "CONTINUATION without a field block under way"}
+	}
+	if len(h.block)+len(p) > h2MaxHeaderBlock {
+		return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "field block larger than 64 KiB"}
+	}
+	h.block = append(h.block, p...)
+	if fh.Flags.Has(h2.FlagEndHeaders) {
+		return h.endBlock()
+	}
+	return nil
+}
+
+// endBlock decodes the field block assembled: a new stream's request head, or the trailers of
+// one under way.
+func (h *h2conn) endBlock() error {
+	id, end := h.blockStream, h.blockEnd
+	h.blockStream = 0
+	block := h.block
+	if cap(h.block) > 16<<10 {
+		h.block = nil // a large block is not kept for the next
+	}
+	if s := h.streams[id]; s != nil || id <= h.maxID {
+		return h.trailers(s, id, block)
+	}
+	h.maxID = id
+	l := h.l
+	b := &l.h2head
+	b.Reset(l.h2headBuf, l.fields)
+	check := h2.RequestCheck{StreamID: id}
+	var bad error
+	tooLarge := false
+	err := h.dec.Decode(block, func(name, value []byte, _ bool) error {
+		if bad != nil || tooLarge {
+			return nil // the block is decoded to its end all the same: the table must follow it
+		}
+		if bad = check.Field(name, value); bad != nil {
+			return nil
+		}
+		if b.Size()+len(name)+len(value) > l.opts.MaxHeaderBytes {
+			tooLarge = true
+			return nil
+		}
+		switch {
+		case len(name) > 0 && name[0] == ':':
+			switch string(name) {
+			case ":method":
+				b.Method(value)
+			case ":path":
+				b.Target(value)
+			case ":authority":
+				b.Authority(value)
+			}
+		case !b.Field(name, value):
+			tooLarge = true
+		}
+		return nil
+	})
+	l.h2headBuf, l.fields = b.Buf[:0], b.Fields[:0]
+	if err != nil {
+		return err // COMPRESSION_ERROR: the table can no longer be trusted
+	}
+	if bad == nil && !tooLarge {
+		bad = check.End()
+	}
+	if h.goingAway {
+		return nil // after GOAWAY: not served, and the client knows (its id is past the last)
+	}
+	if bad != nil {
+		return bad
+	}
+	if len(h.streams) >= h2MaxStreams {
+		return &h2.StreamError{StreamID: id, Code: h2.RefusedStream, Reason: "more streams than SETTINGS_MAX_CONCURRENT_STREAMS"}
+	}
+	if tooLarge {
+		h.answer(id, 431)
+		return nil
+	}
+	h.startStream(id, end)
+	return nil
+}
+
+// trailers decodes the field block that ends stream id's request (s nil: a stream that has
+// ended, whose trailers only the HPACK table needs).
+func (h *h2conn) trailers(s *h2stream, id uint32, block []byte) error {
+	check := h2.RequestCheck{StreamID: id, Trailers: true}
+	var bad error
+	err := h.dec.Decode(block, func(name, value []byte, _ bool) error {
+		if bad == nil {
+			bad = check.Field(name, value)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return nil
+	}
+	if bad != nil {
+		return bad
+	}
+	return s.receive(nil, true)
+}
+
+// answer sends a response of its own on stream id, which no handler serves: a refusal.
+func (h *h2conn) answer(id uint32, status int) {
+	b := h2.AppendStatus(h.l.h2block[:0], status)
+	h.l.h2block = b[:0]
+	h.queue(h2.AppendHeaders(h.l.h2scratch[:0], id, true, b, int(h.peerMaxFrame)))
+	h.l.refused(status)
+}
+
+// unblock lets the streams waiting for a window or for room send, in turn.
+func (h *h2conn) unblock() {
+	n := len(h.blocked)
+	for i := 0; i < n; i++ {
+		s := h.blocked[i]
+		h.blocked[i] = nil
+		s.blocked = false
+		s.writable() // which may put it back in line, behind the others
+	}
+	k := copy(h.blocked, h.blocked[n:])
+	clear(h.blocked[k:])
+	h.blocked = h.blocked[:k]
+}
+
+// Drained: the queue has room again.
+func (h *h2conn) Drained(*Conn) { h.unblock() }
+
+// Timeout: not used; the streams keep their own deadlines.
+func (h *h2conn) Timeout(*Conn) {}
+
+// Shutdown sends GOAWAY: the streams under way finish, and the connection closes after them.
+func (h *h2conn) Shutdown(hc *Conn) {
+	if h.goingAway {
+		return
+	}
+	h.goingAway = true
+	h.queue(h2.AppendGoAway(h.l.h2scratch[:0], h.maxID, h2.NoError, nil))
+	for _, s := range h.streams {
+		if cx := s.c.cx; cx != nil && cx.active() {
+			cx.wakeForShutdown()
+		}
+	}
+	if len(h.streams) == 0 {
+		hc.Close()
+	}
+}
+
+// Closed: the connection is gone, and so is every stream on it.
+func (h *h2conn) Closed(_ *Conn, err error) {
+	h.closed = true
+	if err == nil {
+		err = ErrClosed
+	}
+	h.endStreams(err)
+}
+
+// streamEnded forgets a stream that has closed, and closes the connection after the last
+// stream once it is going away.
+func (h *h2conn) streamEnded(s *h2stream) {
+	delete(h.streams, s.id)
+	if h.goingAway && len(h.streams) == 0 && !h.closed {
+		h.hc.Close()
+	}
+}

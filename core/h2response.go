@@ -1,0 +1,134 @@
+package core
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/internal/syntax"
+)
+
+// A response on an HTTP/2 stream: the head is a HEADERS frame, sent straight to the connection
+// (it is not flow-controlled), and the body, held or streamed in the stream's queue exactly as
+// over HTTP/1.1, leaves as DATA frames (h2T). The status and fields are the handler's, as over
+// HTTP/1.1, less the fields that only mean something to a connection (RFC 9113 §8.2.2); no
+// chunked coding, no Connection field: the stream's end delimits the body.
+
+// writeHeadH2 is writeHead for a stream.
+func (cx *Ctx) writeHeadH2(whole bool) {
+	c := cx.conn
+	s := c.stream()
+	h := s.h
+	l := cx.l
+	pool := &l.pool
+	status := cx.statusCode()
+	noBody := cx.noBody()
+	if noBody {
+		c.out.dropAfterHead(pool)
+	}
+	length := int64(-1)
+	switch {
+	case whole && (status < 200 || status == 204 || status == 304):
+		if status == 304 {
+			length = cx.declLen
+		}
+	case whole && cx.declLen < 0:
+		length = cx.written
+	case cx.declLen >= 0:
+		length = cx.declLen
+	}
+	block := cx.appendFieldBlock(l.h2block[:0], status, length, noBody, whole)
+	l.h2block = block[:0]
+	buffered := c.out.afterHead()
+	c.out.removeHead()
+	cx.resp |= rfCommitted
+	// The end of the stream goes with the head when there is no body, or with the body's one
+	// DATA frame when the whole of it fits the windows now: a small response is two frames.
+	endWithHead := whole && buffered == 0
+	out := h2.AppendHeaders(l.h2scratch[:0], s.id, endWithHead, block, int(h.peerMaxFrame))
+	l.h2scratch = out[:0]
+	h.queue(out)
+	if endWithHead {
+		s.ended = true
+		return
+	}
+	if whole && len(c.out.items) == 1 && c.out.items[0].kind == itemBytes && s.room(int(buffered)) == int(buffered) {
+		it := &c.out.items[0]
+		s.sendData(it.b[it.off:], true)
+		c.out.drop(pool, 1)
+		c.out.size = 0
+	}
+}
+
+// appendFieldBlock appends the response's field block: :status, Date, the handler's fields (in
+// lower case, less the connection-specific ones), Content-Type and Content-Length.
+func (cx *Ctx) appendFieldBlock(b []byte, status int, length int64, noBody, whole bool) []byte {
+	l := cx.l
+	b = h2.AppendStatus(b, status)
+	if cx.resp&rfHasDate == 0 {
+		b = h2.AppendField(b, []byte("date"), l.date[:], false)
+	}
+	b = cx.appendH2Fields(b)
+	if cx.resp&rfHasType == 0 && !noBody && (length != 0 || !whole) {
+		b = h2.AppendField(b, []byte("content-type"), []byte("text/plain; charset=utf-8"), false)
+	}
+	if length >= 0 && !(status < 200 || status == 204) {
+		var n [20]byte
+		b = h2.AppendField(b, []byte("content-length"), strconv.AppendInt(n[:0], length, 10), false)
+	}
+	return b
+}
+
+// appendH2Fields appends the handler's fields, their names in lower case, less those HTTP/2
+// forbids.
+func (cx *Ctx) appendH2Fields(b []byte) []byte {
+	l := cx.l
+	name := l.h2name[:0]
+	for fields := cx.fieldBytes(); len(fields) > 0; {
+		end := bytes.Index(fields, crlf)
+		if end < 0 {
+			break
+		}
+		line := fields[:end]
+		fields = fields[end+2:]
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 {
+			continue
+		}
+		name = append(name[:0], line[:colon]...)
+		for i, ch := range name {
+			name[i] = syntax.Lower(ch)
+		}
+		if !connectionSpecific(name) {
+			b = h2.AppendField(b, name, bytes.TrimLeft(line[colon+1:], " \t"), false)
+		}
+	}
+	l.h2name = name[:0]
+	return b
+}
+
+// connectionSpecific reports whether a (lower-case) field name is one HTTP/2 forbids (RFC 9113
+// §8.2.2).
+func connectionSpecific(name []byte) bool {
+	switch string(name) {
+	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+		return true
+	}
+	return false
+}
+
+// sendInterimH2 sends an informational response on a stream: a HEADERS frame that does not
+// end it.
+func (cx *Ctx) sendInterimH2(code int) {
+	c := cx.conn
+	s := c.stream()
+	l := cx.l
+	b := h2.AppendStatus(l.h2block[:0], code)
+	if code != 100 {
+		b = cx.appendH2Fields(b) // 103 Early Hints with its Link fields, say
+	}
+	l.h2block = b[:0]
+	out := h2.AppendHeaders(l.h2scratch[:0], s.id, false, b, int(s.h.peerMaxFrame))
+	l.h2scratch = out[:0]
+	s.h.queue(out)
+}
