@@ -5,7 +5,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 # Nested modules (their own go.mod, for dependencies the main module does not take): make test
 # vets and tests each of them too.
-NESTED_MODULES := wait/jetstream promdwell oteldwell examples/todo examples/chatcluster examples/autocert interop core/internal/h2/xnettest
+NESTED_MODULES := wait/jetstream promdwell oteldwell examples/todo examples/chatcluster examples/autocert examples/grpc interop core/internal/h2/xnettest
 
 .PHONY: build run test test-browser fuzz bench bench-quick clean
 

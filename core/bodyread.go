@@ -4,6 +4,8 @@ import (
 	"io"
 	"iter"
 
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
@@ -36,12 +38,7 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if b.waiting100 {
-		b.waiting100 = false
-		if cx.resp&rfCommitted == 0 {
-			c.sendContinue()
-		}
-	}
+	cx.send100()
 	for {
 		if c.hasInput() {
 			nd, err := c.decodeInput(b, p)
@@ -67,6 +64,59 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 			return n, nil
 		}
 	}
+}
+
+// send100 answers Expect: 100-continue once the handler wants the body, unless its response
+// has started.
+func (cx *Ctx) send100() {
+	if b := &cx.body; b.waiting100 {
+		b.waiting100 = false
+		if cx.resp&rfCommitted == 0 {
+			cx.conn.sendContinue()
+		}
+	}
+}
+
+// BodyReady reports whether ReadBody would return without parking for the client: bytes of the
+// body have arrived that it has not returned, or the body has ended or failed, or the client
+// has gone. (Over HTTP/1.1, bytes still in the socket are not seen: WaitBody waits for them.)
+func (cx *Ctx) BodyReady() bool {
+	cx.check("BodyReady")
+	c := cx.conn
+	b := &cx.body
+	switch {
+	case cx.state == ctxIdle, b.failed != 0, b.complete(), c.state == stClosed, c.peerEOF, cx.gone != 0:
+		return true
+	case c.isStream():
+		s := c.stream()
+		return len(s.rbuf) > s.roff || s.remoteEnd
+	}
+	return c.hasInput()
+}
+
+// WaitBody parks the handler until body bytes arrive (or the body ends, or fails), a Waker
+// wakes it, or the client leaves; it returns at once when BodyReady. A client that sent
+// Expect: 100-continue gets its 100 Continue, as from ReadBody. It is for a handler that
+// reads the body while it waits for other work: a bridge serving a reading and a writing
+// goroutine at once, which must not sit in ReadBody while a write waits. It returns what the
+// Waker passed, nil when the body ended the wait, ErrClosed (or ErrShutdown) when the client
+// left, and ErrNotInHandler outside the handler itself.
+func (cx *Ctx) WaitBody() error {
+	if !cx.owned() {
+		return cx.misused("WaitBody")
+	}
+	if cx.BodyReady() {
+		return nil
+	}
+	c := cx.conn
+	cx.send100()
+	if t := cx.l.opts.BodyTimeout; t > 0 {
+		c.setReadDeadline(t)
+	}
+	c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup)
+	err := cx.parkUntil(parkBody, 0)
+	c.rdl = 0
+	return err
 }
 
 // failBody makes err the body's sticky error and returns the sticky error. An error without a

@@ -91,7 +91,7 @@ func (c *conn) onReadable(hangup bool) {
 		c.readInput()
 	case stHandler:
 		cx := c.cx
-		if cx.parkedOn(parkRead) {
+		if cx.parkedOn(parkRead) || cx.parkedOn(parkBody) {
 			cx.wake(nil) // the handler reads for itself, straight into its buffer
 			return
 		}
@@ -358,7 +358,7 @@ func (c *conn) updateInterest() {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
 		}
 	case stHandler:
-		if c.cx.parkedOn(parkRead) {
+		if c.cx.parkedOn(parkRead) || c.cx.parkedOn(parkBody) {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
 		}
 	}

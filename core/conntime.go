@@ -74,7 +74,7 @@ func (c *conn) onDeadline(l *Loop) {
 			c.reject(wire.ErrHeaderTimeout)
 			c.settle()
 		case stHandler:
-			if c.cx.parkedOn(parkRead) {
+			if c.cx.parkedOn(parkRead) || c.cx.parkedOn(parkBody) {
 				c.cx.wake(ErrTimeout)
 			}
 		case stHandedOver:

@@ -108,6 +108,7 @@ type ctxRare struct {
 	deadline   *Timer         // the request's deadline (SetTimeout), kept for the Ctx's next requests
 	deadlineAt int64          // when it fires, on the loop clock; 0 when not set
 	remote     netip.AddrPort // the client's address, once asked for
+	trailers   []string       // response trailers (SetTrailer): name, value, ...
 
 	// The first values SetValue attached, oldest first, while the request had no Context:
 	// inline[:ninline]. Making the Context moves them to values.
@@ -240,7 +241,8 @@ func (cx *Ctx) recycle() {
 		// The hooks' slice, the value slots (emptied) and the deadline's timer are kept for
 		// the Ctx's next requests; the rest is zeroed, so that the next request sees none of
 		// this one's values and the GC keeps none alive.
-		*r = ctxRare{onDone: r.onDone[:0], inline: r.inline, deadline: r.deadline}
+		clear(r.trailers)
+		*r = ctxRare{onDone: r.onDone[:0], inline: r.inline, deadline: r.deadline, trailers: r.trailers[:0]}
 	}
 	cx.state = ctxIdle
 }

@@ -46,6 +46,10 @@ func h2Handler(woken chan<- Waker, done chan<- Done) Handler {
 				return
 			}
 			c.WriteString("woken")
+		case "/trailers":
+			c.SetTrailer("Grpc-Status", "0")
+			c.WriteString("x")
+			c.SetTrailer("Grpc-Message", "fine")
 		case "/interim":
 			c.SetHeader("Link", "</a.css>; rel=preload")
 			c.SetStatus(103)
@@ -157,6 +161,17 @@ func TestH2ZeroWindowReset(t *testing.T) {
 	c.write(h2.AppendWindowUpdate(nil, 3, 100))
 	if r := c.response(3); string(r.body) != "hello" {
 		t.Fatalf("after the reset: %q", r.body)
+	}
+}
+
+// TestH2Trailers: trailers end the stream, after the body, in a HEADERS frame of their own.
+func TestH2Trailers(t *testing.T) {
+	_, addr := startServer(t, h2Handler(nil, nil), Options{})
+	c := dialH2(t, addr)
+	c.get(1, "/trailers")
+	r := c.response(1)
+	if string(r.body) != "x" || r.fields["grpc-status"] != "0" || r.fields["grpc-message"] != "fine" {
+		t.Fatalf("body %q, fields %v", r.body, r.fields)
 	}
 }
 

@@ -44,7 +44,8 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 	cx.resp |= rfCommitted
 	// The end of the stream goes with the head when there is no body, or with the body's one
 	// DATA frame when the whole of it fits the windows now: a small response is two frames.
-	endWithHead := whole && buffered == 0
+	trailers := cx.hasTrailers() // then they end the stream (h2T.close)
+	endWithHead := whole && buffered == 0 && !trailers
 	out := h2.AppendHeaders(l.h2scratch[:0], s.id, endWithHead, block, int(h.peerMaxFrame))
 	l.h2scratch = out[:0]
 	h.queue(out)
@@ -52,7 +53,7 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 		s.ended = true
 		return
 	}
-	if whole && len(c.out.items) == 1 && c.out.items[0].kind == itemBytes && s.room(int(buffered)) == int(buffered) {
+	if whole && !trailers && len(c.out.items) == 1 && c.out.items[0].kind == itemBytes && s.room(int(buffered)) == int(buffered) {
 		it := &c.out.items[0]
 		s.sendData(it.b[it.off:], true)
 		c.out.drop(pool, 1)

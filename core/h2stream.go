@@ -29,14 +29,15 @@ type h2stream struct {
 
 	rbuf      []byte // DATA received and not read yet: rbuf[roff:], from the loop's pool
 	roff      int
-	got       int64 // DATA bytes received, held against the request's Content-Length
-	declared  int64 // the request's Content-Length, -1 when none
-	remoteEnd bool  // the client ended its side
-	ended     bool  // the server ended its side (END_STREAM or RST_STREAM sent)
-	rst       bool  // RST_STREAM sent or received: nothing more goes either way
-	draining  bool  // the response is complete and the client still sends (h2T.close)
-	drained   int64 // DATA dropped while draining
-	blocked   bool  // in h.blocked
+	got       int64  // DATA bytes received, held against the request's Content-Length
+	declared  int64  // the request's Content-Length, -1 when none
+	remoteEnd bool   // the client ended its side
+	ended     bool   // the server ended its side (END_STREAM or RST_STREAM sent)
+	rst       bool   // RST_STREAM sent or received: nothing more goes either way
+	draining  bool   // the response is complete and the client still sends (h2T.close)
+	drained   int64  // DATA dropped while draining
+	blocked   bool   // in h.blocked
+	trailers  []byte // the response's trailers, encoded, which end the stream (setTrailers)
 }
 
 // stream returns the stream a conn is (c.isStream): its conn is its first field, at offset 0
@@ -162,7 +163,7 @@ func (s *h2stream) receive(data []byte, end bool) error {
 		}
 		return nil
 	}
-	if s.c.state == stHandler && cx != nil && cx.parkedOn(parkRead) {
+	if s.c.state == stHandler && cx != nil && (cx.parkedOn(parkRead) || cx.parkedOn(parkBody)) {
 		cx.wake(nil)
 	}
 	return nil
@@ -236,8 +237,17 @@ func (s *h2stream) dropBody() {
 	s.rbuf, s.roff = nil, 0
 }
 
+// setTrailers encodes the response's trailers, to end the stream once its body is sent.
+func (s *h2stream) setTrailers(cx *Ctx) {
+	s.trailers = cx.appendTrailerBlock(s.c.l.pool.Get(256))
+}
+
 // release forgets the stream once it has closed (and drained).
 func (s *h2stream) release() {
+	if s.trailers != nil {
+		s.c.l.pool.Put(s.trailers)
+		s.trailers = nil
+	}
 	s.draining = false
 	s.dropBody()
 	s.h.streamEnded(s)
@@ -367,6 +377,12 @@ func (h2T) close(c *conn, reset bool) {
 	case reset || !s.ended && (c.cx != nil && c.cx.active() || c.out.size > 0):
 		s.sendRST(h2.Cancel) // cut: its handler is under way, or its output was never sent
 	default:
+		if s.trailers != nil && !s.ended {
+			out := h2.AppendHeaders(c.l.h2scratch[:0], s.id, true, s.trailers, int(s.h.peerMaxFrame))
+			c.l.h2scratch = out[:0]
+			s.h.queue(out)
+			s.ended = true
+		}
 		if !s.ended {
 			s.sendData(nil, true)
 		}

@@ -28,6 +28,7 @@ const (
 	parkRead           // waiting for request body bytes
 	parkWrite          // waiting for the write queue to drain
 	parkAfter          // detached until a time (DetachFor): the deadline is the event
+	parkBody           // WaitBody: ended by a Waker, body bytes, or the client leaving
 )
 
 // Suspend parks the handler until a Waker wakes it, and returns the error passed there; after
@@ -156,7 +157,7 @@ func (cx *Ctx) wakeErr() error {
 // Detach); Suspend returns err. It has no effect when the handler is not parked there. It is
 // for a Waker, once the park is known to be the one the Waker was taken for.
 func (cx *Ctx) resume(err error) {
-	if cx.parkedOn(parkUser) || cx.parkedOn(parkHold) || cx.state == ctxDetached {
+	if cx.parkedOn(parkUser) || cx.parkedOn(parkHold) || cx.parkedOn(parkBody) || cx.state == ctxDetached {
 		cx.wake(err)
 	}
 }

@@ -346,13 +346,13 @@ func (cx *Ctx) writeHead(whole bool) {
 			// connection cannot go on as HTTP/1.1.
 			cx.resp |= rfClose
 		}
-	case whole && cx.declLen < 0:
+	case whole && cx.declLen < 0 && !(http11 && cx.hasTrailers() && !noBody):
 		length = cx.written
 	case cx.declLen >= 0:
 		length = cx.declLen
 	case noBody:
 	case http11:
-		cx.resp |= rfChunked
+		cx.resp |= rfChunked // trailers, when there are any, follow the last chunk
 	default:
 		cx.resp |= rfCloseDelimited | rfClose
 	}
@@ -426,8 +426,11 @@ func (cx *Ctx) completeResponse() {
 	if cx.resp&rfCommitted == 0 {
 		cx.serverAnswer()
 		cx.writeHead(true)
-	} else if cx.resp&rfChunked != 0 {
+	} else if cx.resp&rfChunked != 0 && !cx.hasTrailers() {
 		c.out.write(&cx.l.pool, lastChunk)
+	}
+	if cx.hasTrailers() {
+		cx.queueTrailers()
 	}
 	if cx.declLen >= 0 && cx.written < cx.declLen && !cx.noBody() {
 		// The body is shorter than the Content-Length sent: the client would wait for the rest

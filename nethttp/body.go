@@ -2,6 +2,7 @@ package nethttp
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/dwellhttp/dwell/internal/bufpool"
 )
@@ -10,18 +11,25 @@ import (
 // is a call to the loop, which reads the client's bytes straight into the caller's buffer when
 // it is large, or into a 4 KiB buffer of the reader's for small reads (a JSON decoder's, say),
 // so that they do not each cost a call.
+//
+// The handler may read on a goroutine of its own while it writes (gRPC does): mu orders the
+// reader's use of x against the handler's return, after which x may serve another request.
 type bodyReader struct {
-	x      *exchange // nil once the handler has returned
-	req    *http.Request
-	buf    []byte // buf[r:] is read from the client and not yet by the handler
-	r      int
-	err    error // sticky: io.EOF at the end, or what ended the body
-	closed bool
+	mu      sync.Mutex
+	x       *exchange // nil once the handler has returned
+	req     *http.Request
+	buf     []byte // buf[r:] is read from the client and not yet by the handler
+	r       int
+	err     error // sticky: io.EOF at the end, or what ended the body
+	closed  bool
+	filling bool // a call is reading into buf: it is not given back meanwhile
 }
 
 // Read reads the request body as net/http's does: io.EOF after the last byte (and, for a
 // chunked body, once its trailers are in r.Trailer); an error that cut the body stays.
 func (b *bodyReader) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.x == nil || b.closed {
 		return 0, http.ErrBodyReadAfterClose
 	}
@@ -61,12 +69,22 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	return k, err
 }
 
-// fill is one call to the loop, reading into p.
+// fill is one call to the loop, reading into p. It is made with mu held, which it lets go
+// while the call waits: the handler's return (release) takes it, and then knows whether a read
+// is under way.
 func (b *bodyReader) fill(p []byte) (int, error) {
-	cl := &b.x.call
+	x := b.x
+	x.mu.Lock()
+	x.readers++
+	x.mu.Unlock()
+	cl := &x.rcall
 	cl.kind = callRead
 	cl.p = p
-	b.x.do()
+	b.filling = true
+	b.mu.Unlock()
+	x.do(true)
+	b.mu.Lock()
+	b.filling = false
 	n, err := cl.n, cl.err
 	if len(cl.trailers) > 0 {
 		mergeTrailer(b.req, cl.trailers)
@@ -74,7 +92,14 @@ func (b *bodyReader) fill(p []byte) (int, error) {
 		cl.trailers = cl.trailers[:0]
 	}
 	cl.p, cl.n, cl.err = nil, 0, nil
+	x.mu.Lock()
+	x.readers--
+	x.mu.Unlock()
 	if err != nil {
+		b.err = err
+	}
+	if b.x == nil && err == nil { // the handler returned meanwhile: this read is the last
+		err = http.ErrBodyReadAfterClose
 		b.err = err
 	}
 	return n, err
@@ -83,14 +108,24 @@ func (b *bodyReader) fill(p []byte) (int, error) {
 // Close ends the handler's reading: later reads fail, as in net/http. The server skips the
 // unread rest of the body, or closes the connection when there is too much of it.
 func (b *bodyReader) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.closed = true
-	b.release()
+	b.releaseLocked()
 	return nil
 }
 
 // release gives the buffer back; the handler is done reading.
 func (b *bodyReader) release() {
-	b.releaseBuffer()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.releaseLocked()
+}
+
+func (b *bodyReader) releaseLocked() {
+	if !b.filling {
+		b.releaseBuffer()
+	}
 	b.x = nil
 }
 

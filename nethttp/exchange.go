@@ -21,9 +21,14 @@ import (
 // The dwell handler parks in Ctx.Hold while the goroutine runs. A call — read body bytes, write
 // or flush response bytes, send a file, finish — is handed over under mu: the goroutine fills
 // in call, marks it pending and wakes the parked handler through its Waker; the handler serves
-// it on the loop (where it may park again, on a slow client or for body bytes) and answers on
-// done; the goroutine waits on done, which is the backpressure. Only one call is ever in
-// flight, so call needs no lock of its own: it belongs to whichever side holds the turn.
+// it on the loop (where it may park again, on a slow client) and answers on done; the goroutine
+// waits on done, which is the backpressure.
+//
+// Reads have a lane of their own (rcall, rpending, rdone), so that a handler may read the body
+// on one goroutine while it writes on another — full duplex, as gRPC's streams do over HTTP/2:
+// a read waits for the body in Ctx.WaitBody, which a write call's wake ends, and is served once
+// Ctx.BodyReady says ReadBody will not wait. Each lane has at most one call in flight, so a
+// call needs no lock of its own: it belongs to whichever side holds the lane's turn.
 type exchange struct {
 	h http.Handler
 
@@ -37,14 +42,19 @@ type exchange struct {
 	loop                                *core.Loop
 	tls                                 *tls.ConnectionState // the connection's, over TLS (a copy)
 
-	mu      sync.Mutex
-	waker   core.Waker
-	parked  bool  // the handler is in Hold, and waker ends it
-	pending bool  // call waits for the handler
-	gone    error // the handler can no longer answer calls (see abandon)
-	done    chan struct{}
+	mu       sync.Mutex
+	waker    core.Waker
+	parked   bool  // the handler is in Hold (or WaitBody), and waker ends it
+	pending  bool  // call waits for the handler
+	rpending bool  // rcall waits for the handler
+	readers  int   // reading goroutines between their call and its results (see finish)
+	gone     error // the handler can no longer answer calls (see abandon)
+	done     chan struct{}
+	rdone    chan struct{}
 
-	call call
+	call  call
+	rcall call  // the body reads' lane
+	serve *call // the call being served, which the watch marks as waited
 
 	// The loop's watch on a call that may wait for the client (see watch); kept with the
 	// exchange when it is recycled.
@@ -77,6 +87,9 @@ type call struct {
 	n        int
 	err      error
 	trailers []string // callRead at the end of a chunked body: name, value, ...
+	// callFinish: the response's trailers (http.TrailerPrefix and those the Trailer field
+	// declared): name, value, ...
+	respTrailers []string
 	// waited: the call had to wait for the client, and the exchange gave up its place in the
 	// pool meanwhile (see watch); the goroutine takes one again before it goes on.
 	waited bool
@@ -97,35 +110,48 @@ const (
 )
 
 var exchanges = sync.Pool{New: func() any {
-	x := &exchange{done: make(chan struct{}, 1)}
+	x := &exchange{done: make(chan struct{}, 1), rdone: make(chan struct{}, 1)}
 	x.onClientWait = x.clientWaits
 	return x
 }}
 
-// do hands x.call to the handler and waits for its answer, which is in x.call on return. The
-// handler answers every call, also once its client has gone (with the error that says so): its
-// loop does not stop while it holds. A call that had to wait for the client gave up the
-// exchange's place in the pool; do takes one again, waiting its turn if the pool is full.
-func (x *exchange) do() {
-	if x.post() {
-		<-x.done
-		if x.call.waited {
-			x.call.waited = false
-			httpWorkers.Rejoin(x.done)
+// do hands x.call (rcall when read) to the handler and waits for its answer, which is in the
+// call on return. The handler answers every call, also once its client has gone (with the error
+// that says so): its loop does not stop while it holds. A call that had to wait for the client
+// gave up the exchange's place in the pool; do takes one again, waiting its turn if the pool is
+// full.
+func (x *exchange) do(read bool) {
+	cl, done := &x.call, x.done
+	if read {
+		cl, done = &x.rcall, x.rdone
+	}
+	if x.post(read) {
+		<-done
+		if cl.waited {
+			cl.waited = false
+			httpWorkers.Rejoin(done)
 		}
 	}
 }
 
-// post makes x.call pending and wakes the handler if it is parked. It reports false, with the
-// call's error set, when the handler can no longer answer.
-func (x *exchange) post() bool {
+// post makes the call (rcall when read) pending and wakes the handler if it is parked. It
+// reports false, with the call's error set, when the handler can no longer answer.
+func (x *exchange) post(read bool) bool {
 	x.mu.Lock()
 	if x.gone != nil {
-		x.call.err = x.gone
+		if read {
+			x.rcall.err = x.gone
+		} else {
+			x.call.err = x.gone
+		}
 		x.mu.Unlock()
 		return false
 	}
-	x.pending = true
+	if read {
+		x.rpending = true
+	} else {
+		x.pending = true
+	}
 	w, wake := x.waker, x.parked
 	x.parked = false
 	x.mu.Unlock()
@@ -141,16 +167,25 @@ func (x *exchange) abandon(err error) {
 	x.mu.Lock()
 	x.gone = err
 	x.call.err = err
+	x.rcall.err = err
 	x.mu.Unlock()
 }
 
-// serveCalls is the dwell handler's side: it parks until the goroutine calls, serves the call,
+// serveCalls is the dwell handler's side: it parks until the goroutines call, serves the calls,
 // answers, and parks again, until the call that finishes the response. It returns the
 // net/http handler's panic, if it panicked, for the dwell handler to raise.
 func (x *exchange) serveCalls(c *core.Ctx) any {
 	defer x.abandonOnPanic()
 	for {
-		x.awaitCall(c)
+		if read, err := x.awaitCall(c); read {
+			if err != nil {
+				x.rcall.err = err // the wait for the body failed: the client left, or went quiet
+			} else {
+				x.serveCall(c, &x.rcall)
+			}
+			x.answer(true)
+			continue
+		}
 		cl := &x.call
 		switch cl.kind {
 		case callFinish:
@@ -159,35 +194,73 @@ func (x *exchange) serveCalls(c *core.Ctx) any {
 			if x.hijack(c, cl) {
 				// The request goes on detached, and x is the goroutine's from the answer on:
 				// it is never recycled (see Hijack).
-				x.answer()
+				x.answer(false)
 				return nil
 			}
 		default:
-			x.serve(c, cl)
+			x.serveCall(c, cl)
 		}
-		x.answer()
+		x.answer(false)
 	}
 }
 
-// answer ends the call being served: the goroutine goes on with its result.
-func (x *exchange) answer() {
+// answer ends the call being served (the read lane's when read): its goroutine goes on with
+// its result.
+func (x *exchange) answer(read bool) {
 	x.mu.Lock()
-	x.pending = false
+	if read {
+		x.rpending = false
+	} else {
+		x.pending = false
+	}
 	x.mu.Unlock()
-	x.done <- struct{}{}
+	if read {
+		x.rdone <- struct{}{}
+	} else {
+		x.done <- struct{}{}
+	}
 }
 
-// awaitCall parks the handler until a call is pending.
-func (x *exchange) awaitCall(c *core.Ctx) {
+// awaitCall parks the handler until a call can be served: the writer's call, first, or the
+// reader's once the body has something for it (err: why the body will not). A pending read
+// waits for the body in WaitBody, so that a write call can still wake the handler.
+func (x *exchange) awaitCall(c *core.Ctx) (read bool, err error) {
 	for {
 		x.mu.Lock()
 		if x.pending {
 			x.mu.Unlock()
-			return
+			return false, nil
 		}
+		if x.rpending && c.BodyReady() {
+			x.mu.Unlock()
+			return true, nil
+		}
+		reading := x.rpending
 		x.waker = c.Waker()
 		x.parked = true
 		x.mu.Unlock()
+		if reading {
+			// The read waits for the client: the watch gives up the pool's place for it.
+			x.watch(&x.rcall)
+			err = c.WaitBody()
+			x.unwatch()
+			x.mu.Lock()
+			x.parked = false
+			x.mu.Unlock()
+			if err == core.ErrNotInHandler {
+				x.abandon(errNotInHandler)
+				panic(errNotInHandler)
+			}
+			if err != nil {
+				return true, err
+			}
+			// Woken by the body (over HTTP/1.1 it may be in the socket still, which BodyReady
+			// cannot see, and ReadBody takes at once) or by a write call, which goes first.
+			x.mu.Lock()
+			write := x.pending
+			x.mu.Unlock()
+			return !write, nil
+		}
 		// Hold, not Suspend: the goroutine runs to its end whatever happens to the client,
 		// and the handler must be there to answer it. A client that leaves cancels the
 		// request's context, which is the goroutine's to watch, and fails the calls it makes
@@ -199,7 +272,7 @@ func (x *exchange) awaitCall(c *core.Ctx) {
 	}
 }
 
-// abandonOnPanic keeps the goroutine from waiting forever for a handler that panicked while
+// abandonOnPanic keeps the goroutines from waiting forever for a handler that panicked while
 // serving a call (or that was not running as a handler at all). Such an exchange is never
 // recycled. A call that waited for the client before the panic says so in its waited, and the
 // goroutine takes its place in the pool again, as after any such call.
@@ -209,18 +282,22 @@ func (x *exchange) abandonOnPanic() {
 		if x.gone == nil {
 			x.gone = errHandlerFailed
 			x.call.err = errHandlerFailed
+			x.rcall.err = errHandlerFailed
 		}
-		pending := x.pending
+		pending, rpending := x.pending, x.rpending
 		x.mu.Unlock()
 		if pending && x.call.kind != callFinish {
 			x.done <- struct{}{}
+		}
+		if rpending {
+			x.rdone <- struct{}{}
 		}
 		panic(v)
 	}
 }
 
-// serve runs one call on the loop.
-func (x *exchange) serve(c *core.Ctx, cl *call) {
+// serveCall runs one call on the loop.
+func (x *exchange) serveCall(c *core.Ctx, cl *call) {
 	if cl.kind == callInterim {
 		sendInterim(c, cl.status, cl.fields)
 		cl.status = 0
@@ -230,7 +307,7 @@ func (x *exchange) serve(c *core.Ctx, cl *call) {
 		applyHead(c, cl.status, cl.fields, false)
 		cl.status = 0
 	}
-	x.watch()
+	x.watch(cl)
 	defer x.unwatch()
 	switch cl.kind {
 	case callWrite:
@@ -261,18 +338,51 @@ func (x *exchange) serve(c *core.Ctx, cl *call) {
 // exchange goes back to the pool.
 func (x *exchange) finish(c *core.Ctx) any {
 	cl := &x.call
+	recycle := x.endReads()
 	if v := cl.panicV; v != nil {
-		x.release()
+		if recycle {
+			x.release()
+		}
 		return v
 	}
 	if cl.status != 0 {
 		applyHead(c, cl.status, cl.fields, cl.implied)
 	}
+	for i := 0; i < len(cl.respTrailers); i += 2 {
+		c.SetTrailer(cl.respTrailers[i], cl.respTrailers[i+1])
+	}
 	if len(cl.out) > 0 {
 		c.Write(cl.out) // an error here is the client's leaving, which the server records
 	}
-	x.release()
+	if recycle {
+		x.release()
+	} else if cap(cl.out) > 0 {
+		bufpool.Put(cl.out)
+		cl.out = nil
+	}
 	return nil
+}
+
+// endReads ends the read lane as the handler returns: a read still pending (a goroutine the
+// handler started reads the body still) fails with errHandlerDone, and so does any later one.
+// It reports whether the exchange may be recycled: not while a reading goroutine is between its
+// call and its result, which it reads from the exchange.
+func (x *exchange) endReads() bool {
+	x.mu.Lock()
+	if x.gone == nil {
+		x.gone = errHandlerDone
+	}
+	pending := x.rpending
+	if pending {
+		x.rcall.err = errHandlerDone
+		x.rpending = false
+	}
+	readers := x.readers
+	x.mu.Unlock()
+	if pending {
+		x.rdone <- struct{}{}
+	}
+	return readers == 0
 }
 
 // release clears the exchange and puts it and its buffer back. It runs on the loop once the
@@ -286,10 +396,13 @@ func (x *exchange) release() {
 	clear(x.params)
 	headFields := x.call.fields[:0]
 	clear(x.call.fields)
-	trailers := x.call.trailers[:0]
-	clear(x.call.trailers)
-	*x = exchange{done: x.done, fields: fields, params: params,
-		call:     call{fields: headFields, trailers: trailers},
+	trailers := x.rcall.trailers[:0]
+	clear(x.rcall.trailers)
+	respTrailers := x.call.respTrailers[:0]
+	clear(x.call.respTrailers)
+	*x = exchange{done: x.done, rdone: x.rdone, fields: fields, params: params,
+		call:     call{fields: headFields, respTrailers: respTrailers},
+		rcall:    call{trailers: trailers},
 		watchdog: x.watchdog, watchdogLoop: x.watchdogLoop, onClientWait: x.onClientWait}
 	exchanges.Put(x)
 }

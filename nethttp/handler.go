@@ -133,7 +133,8 @@ func (x *exchange) collect(c *core.Ctx) {
 	x.tls = c.TLS()
 	x.contentLength = c.ContentLength()
 	x.chunked = c.Chunked()
-	x.hasBody = x.chunked || x.contentLength > 0
+	// An HTTP/2 request's body may have no length: it is there until the stream's end.
+	x.hasBody = x.chunked || x.contentLength > 0 || x.proto == "HTTP/2.0" && !c.BodyDone()
 	for k, v := range c.Params() {
 		x.params = append(x.params, k, v)
 	}

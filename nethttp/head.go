@@ -50,13 +50,39 @@ func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, 
 			typed = true
 		case strings.EqualFold(k, "Transfer-Encoding"), strings.EqualFold(k, "Trailer"),
 			strings.HasPrefix(k, http.TrailerPrefix):
-			continue // the server frames the body; response trailers are not bridged
+			continue // the server frames the body; trailers go after it (see trailers)
 		}
 		for _, v := range vs {
 			dst = append(dst, k, cleanValue(v))
 		}
 	}
 	return dst, declLen, typed
+}
+
+// trailers appends the response's trailers to dst as name, value pairs, as net/http sends them:
+// the fields named with http.TrailerPrefix, and those the Trailer field declared before the
+// head went out, with the values they have when the handler returns. Several values of one
+// name are joined into one list; an invalid name is dropped, a value cleaned as a header's.
+func (w *responseWriter) trailers(dst []string) []string {
+	add := func(name string, vs []string) {
+		if len(vs) == 0 || !syntax.IsToken(name) {
+			return
+		}
+		v := cleanValue(vs[0])
+		for _, more := range vs[1:] {
+			v += ", " + cleanValue(more)
+		}
+		dst = append(dst, name, v)
+	}
+	for k, vs := range w.header {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			add(name, vs)
+		}
+	}
+	for _, decl := range w.declared {
+		add(decl, w.header[decl])
+	}
+	return dst
 }
 
 // cleanValue makes v safe to send, as net/http does: control bytes (CR and LF among them,

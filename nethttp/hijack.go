@@ -49,6 +49,8 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, errHandlerDone
 	case w.hijacked:
 		return nil, nil, http.ErrHijacked
+	case x.proto == "HTTP/2.0":
+		return nil, nil, http.ErrNotSupported // the connection carries other streams, as in net/http
 	case w.status != 0 && !w.headPending:
 		return nil, nil, errHijackStarted
 	}
@@ -58,7 +60,7 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if w.status != 0 && w.status != http.StatusSwitchingProtocols {
 		cl.out = w.hijackHead(cl.fields)
 	}
-	x.do()
+	x.do(false)
 	err, conn, end := cl.err, cl.conn, cl.waker
 	cl.status, cl.out, cl.err, cl.conn = 0, nil, nil, nil
 	if err != nil {

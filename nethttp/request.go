@@ -29,8 +29,11 @@ func (x *exchange) request(body *bodyReader) (*http.Request, error) {
 		Body:          http.NoBody,
 		TLS:           x.tls,
 	}
-	if x.proto == "HTTP/1.0" {
+	switch x.proto {
+	case "HTTP/1.0":
 		r.ProtoMinor = 0
+	case "HTTP/2.0":
+		r.ProtoMajor, r.ProtoMinor = 2, 0
 	}
 	switch {
 	case x.chunked:
@@ -43,7 +46,9 @@ func (x *exchange) request(body *bodyReader) (*http.Request, error) {
 	default:
 		r.ContentLength = 0
 	}
-	r.Close = shouldClose(r.ProtoMinor, r.Header["Connection"])
+	if r.ProtoMajor == 1 {
+		r.Close = shouldClose(r.ProtoMinor, r.Header["Connection"])
+	}
 	rc := r.WithContext(x.ctx)
 	for i := 0; i < len(x.params); i += 2 {
 		rc.SetPathValue(x.params[i], x.params[i+1])

@@ -25,7 +25,8 @@ package nethttp
 // watch arms the exchange's timer before a call that may wait for the client. It runs on the
 // loop, in the dwell handler. The timer is the exchange's, made on the first watch, and again
 // when a recycled exchange serves another loop: a loop's timers are its own.
-func (x *exchange) watch() {
+func (x *exchange) watch(cl *call) {
+	x.serve = cl
 	if x.watchdogLoop != x.loop {
 		x.watchdog = x.loop.AfterFunc(0, x.onClientWait)
 		x.watchdogLoop = x.loop
@@ -39,8 +40,9 @@ func (x *exchange) unwatch() { x.watchdog.Stop() }
 
 // clientWaits is the timer's function: it runs on the loop while the call it watched waits for
 // the client, and gives up the exchange's place in the pool for the rest of the wait. The call
-// belongs to the loop's side until it is answered, so waited is the loop's to set.
+// belongs to the loop's side until it is answered, so waited is the loop's to set; it is the
+// call being served, or the read that waits for the body (see awaitCall).
 func (x *exchange) clientWaits() {
-	x.call.waited = true
+	x.serve.waited = true
 	httpWorkers.Leave()
 }

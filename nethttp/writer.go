@@ -29,6 +29,8 @@ type responseWriter struct {
 	buf     []byte // written, not yet handed to the loop; from buffers
 	err     error  // sticky: what made a call fail
 
+	declared []string // the trailers the Trailer field named at WriteHeader, canonical
+
 	headPending bool // the head is in x.call.fields, not yet handed to the loop
 	sniff       bool // the Content-Type is to be sniffed from the first bytes
 
@@ -73,6 +75,13 @@ func (w *responseWriter) WriteHeader(code int) {
 	cl := &w.x.call
 	var typed bool
 	cl.fields, w.declLen, typed = w.snapshot(cl.fields[:0], false)
+	for _, v := range w.header["Trailer"] {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				w.declared = append(w.declared, http.CanonicalHeaderKey(name))
+			}
+		}
+	}
 	w.headPending = true
 	w.sniff = !typed && syntax.StatusAllowsBody(code)
 }
@@ -84,7 +93,7 @@ func (w *responseWriter) interim(code int) {
 	cl.kind = callInterim
 	cl.status = code
 	cl.fields, _, _ = w.snapshot(cl.fields[:0], true)
-	x.do()
+	x.do(false)
 	clear(cl.fields)
 	cl.fields, cl.status, cl.err = cl.fields[:0], 0, nil
 }
@@ -174,7 +183,7 @@ func (w *responseWriter) handOver(kind callKind, p []byte, flush bool) error {
 	cl.kind = kind
 	w.headInto(cl, p)
 	cl.out, cl.p, cl.flush = w.buf, p, flush
-	x.do()
+	x.do(false)
 	err := cl.err
 	cl.out, cl.p, cl.flush, cl.err = nil, nil, false, nil
 	w.nextBuffer(flush)
@@ -241,12 +250,13 @@ func (w *responseWriter) finish(panicV any) {
 			cl.implied = true
 		}
 		w.headInto(cl, nil)
+		cl.respTrailers = w.trailers(cl.respTrailers)
 	} else {
 		cl.status = 0
 	}
 	cl.out, cl.p = w.buf, nil // the loop gives the buffer back
 	w.x, w.buf = nil, nil
-	x.post()
+	x.post(false)
 }
 
 // ReadFrom copies src to the response (io.Copy uses it): a regular file larger than the buffer
@@ -312,7 +322,7 @@ func (w *responseWriter) sendFile(f *os.File, limit int64, lr *io.LimitedReader)
 	cl.kind = callSendFile
 	w.headInto(cl, nil)
 	cl.out, cl.file, cl.off, cl.len = w.buf, f, off, n
-	x.do()
+	x.do(false)
 	err = cl.err
 	cl.out, cl.file, cl.err = nil, nil, nil
 	w.nextBuffer(false)
