@@ -48,7 +48,7 @@ type h2conn struct {
 	blockEnd    bool   // the HEADERS frame ended the stream
 
 	blocked  []*h2stream // streams with DATA waiting for a window or for room in the queue
-	starting []*h2stream // streams whose handlers start once the frames at hand are handled
+	starting []h2start   // streams whose handlers start once the frames at hand are handled
 
 	preface   bool // the client's preface has been read
 	settings  bool // the client's first SETTINGS has been read
@@ -129,9 +129,9 @@ func (h *h2conn) Receive(hc *Conn, in []byte) int {
 		}
 	}
 	for i := 0; i < len(h.starting); i++ { // a handler may end the connection, never start one
-		s := h.starting[i]
-		h.starting[i] = nil
-		s.run()
+		st := h.starting[i]
+		h.starting[i] = h2start{}
+		st.run()
 	}
 	h.starting = h.starting[:0]
 	if h.closed {

@@ -56,6 +56,7 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 	if whole && !trailers && len(c.out.items) == 1 && c.out.items[0].kind == itemBytes && s.room(int(buffered)) == int(buffered) {
 		it := &c.out.items[0]
 		s.sendData(it.b[it.off:], true)
+		pool.Put(it.b)
 		c.out.drop(pool, 1)
 		c.out.size = 0
 	}

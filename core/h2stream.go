@@ -37,8 +37,42 @@ type h2stream struct {
 	draining  bool   // the response is complete and the client still sends (h2T.close)
 	drained   int64  // DATA dropped while draining
 	blocked   bool   // in h.blocked
+	released  bool   // the stream is over; it goes back to the loop once no Ctx holds its conn
 	trailers  []byte // the response's trailers, encoded, which end the stream (setTrailers)
 }
+
+// Streams are the loop's, reused: a stream goes back once it is over and its conn is no Ctx's
+// — a handler still under way when its stream was reset holds the conn until it returns
+// (conn.freeCtx), and finds it closed, never another stream.
+
+// getStream takes a stream from the loop's pool, or makes one.
+func (l *Loop) getStream() *h2stream {
+	if n := len(l.h2free); n > 0 {
+		s := l.h2free[n-1]
+		l.h2free[n-1] = nil
+		l.h2free = l.h2free[:n-1]
+		*s = h2stream{}
+		return s
+	}
+	return &h2stream{}
+}
+
+// recycle gives a released stream back to the loop once its conn is closed and no Ctx's. The
+// stream stays as it is, closed, until getStream takes it: its closer may still be reading it.
+func (s *h2stream) recycle() {
+	c := &s.c
+	if !s.released || c.state != stClosed || c.cx != nil {
+		return
+	}
+	s.released = false // once
+	s.h = nil          // nothing more of the connection is kept alive by the pool
+	if l := c.l; len(l.h2free) < h2StreamPoolMax {
+		l.h2free = append(l.h2free, s)
+	}
+}
+
+// h2StreamPoolMax bounds the idle streams a loop keeps.
+const h2StreamPoolMax = 1024
 
 // stream returns the stream a conn is (c.isStream): its conn is its first field, at offset 0
 // (TestTimerOwnersFirst), and a stream's conn is never anything else's.
@@ -53,7 +87,8 @@ func (c *conn) isStream() bool { return c.fd < 0 }
 func (h *h2conn) startStream(id uint32, end bool) {
 	l := h.l
 	pc := h.hc.c
-	s := &h2stream{h: h, id: id, declared: -1}
+	s := l.getStream()
+	s.h, s.id, s.declared = h, id, -1
 	s.c.fd = -1
 	s.st = h2.StateOpen
 	if end {
@@ -104,18 +139,27 @@ func (h *h2conn) startStream(id uint32, end bool) {
 	}
 	r.Adopt(&l.pool.Pool, head, fields, r.ScratchNeeded())
 	r.DecodePath()
-	l.h2headBuf = head[:0]
+	l.h2headBuf, l.fields = head[:0], fields[:0] // kept as grown, for the next head
+
 	c.state = stHandler
 	c.cx = cx
 	cx.begin()
 	cx.reqf |= reqHTTP2
-	h.starting = append(h.starting, s)
+	h.starting = append(h.starting, h2start{s, c.serial})
+}
+
+// An h2start is a stream whose handler is to start, and the serial of its conn then: a stream
+// that ended meanwhile may serve another already.
+type h2start struct {
+	s      *h2stream
+	serial uint32
 }
 
 // run runs the stream's handler, unless the stream ended before it could start.
-func (s *h2stream) run() {
+func (st h2start) run() {
+	s := st.s
 	c := &s.c
-	if c.state != stHandler || c.cx == nil || c.cx.state != ctxIdle {
+	if c.serial != st.serial || c.state != stHandler || c.cx == nil || c.cx.state != ctxIdle {
 		return
 	}
 	c.l.turnLeft = maxPipelined
@@ -250,7 +294,21 @@ func (s *h2stream) release() {
 	}
 	s.draining = false
 	s.dropBody()
-	s.h.streamEnded(s)
+	h := s.h
+	if s.blocked {
+		s.blocked = false
+		for i, b := range h.blocked {
+			if b == s {
+				n := copy(h.blocked[i:], h.blocked[i+1:])
+				h.blocked[i+n] = nil
+				h.blocked = h.blocked[:i+n]
+				break
+			}
+		}
+	}
+	s.released = true
+	h.streamEnded(s)
+	s.recycle()
 }
 
 // h2T is the transport of a stream's conn.

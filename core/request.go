@@ -211,6 +211,9 @@ func (c *conn) freeCtx() {
 		c.cx = nil
 		cx.body.end(c.l)
 		c.l.putCtx(cx)
+		if c.isStream() {
+			c.stream().recycle() // if it is over: its conn is no Ctx's any more
+		}
 	}
 }
 
