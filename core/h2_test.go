@@ -265,6 +265,27 @@ func TestH2ConnectionErrors(t *testing.T) {
 		{"HPACK index out of the table", func(c *h2client) {
 			c.write(h2.AppendHeaders(nil, 1, true, []byte{0xff, 0x7f}, h2.MinMaxFrameSize))
 		}, h2.CompressionError},
+		{"PING flood", func(c *h2client) {
+			var b []byte
+			for range h2CalmMax + 1 {
+				b = h2.AppendPing(b, false, [8]byte{})
+			}
+			c.write(b)
+		}, h2.EnhanceYourCalm},
+		{"empty CONTINUATION flood", func(c *h2client) {
+			b := h2.AppendHeader(nil, h2.Header{Length: 1, Type: h2.TypeHeaders, StreamID: 1})
+			b = append(b, 0x82)
+			for range h2CalmMax + 1 {
+				b = h2.AppendHeader(b, h2.Header{Type: h2.TypeContinuation, StreamID: 1})
+			}
+			c.write(b)
+		}, h2.EnhanceYourCalm},
+		{"rapid reset", func(c *h2client) {
+			for id := uint32(1); id < 2*h2FreeResets+4; id += 2 {
+				c.request(id, false, ":method", "POST", ":scheme", "http", ":path", "/echo")
+				c.write(h2.AppendRSTStream(nil, id, h2.Cancel))
+			}
+		}, h2.EnhanceYourCalm},
 		{"a closed stream's HEADERS", func(c *h2client) {
 			c.get(1, "/hello")
 			c.response(1)
@@ -279,6 +300,43 @@ func TestH2ConnectionErrors(t *testing.T) {
 				t.Fatalf("GOAWAY %v, want %v", code, tc.code)
 			}
 		})
+	}
+}
+
+// TestH2NotFlood: a client that works — thousands of requests, with PINGs, window updates and
+// a few resets among them — never runs out of the bounds a flood meets.
+func TestH2NotFlood(t *testing.T) {
+	_, addr := startServer(t, h2Handler(nil, nil), Options{})
+	c := dialH2(t, addr)
+	for i := range 3000 {
+		id := uint32(2*i + 1)
+		if i%10 == 9 {
+			c.request(id, false, ":method", "POST", ":scheme", "http", ":path", "/echo")
+			c.write(h2.AppendRSTStream(nil, id, h2.Cancel))
+			continue
+		}
+		c.get(id, "/hello")
+		c.write(h2.AppendPing(nil, false, [8]byte{byte(i)}))
+		c.write(h2.AppendWindowUpdate(nil, 0, 1))
+		if r := c.response(id); r.status != 200 {
+			t.Fatalf("request %d: %d", i, r.status)
+		}
+		delete(c.streams, id)
+	}
+	if c.goAway != nil {
+		t.Fatalf("GOAWAY %+v", *c.goAway)
+	}
+}
+
+// TestH2IdleTimeout: a connection with no stream for IdleTimeout says GOAWAY (NO_ERROR) and
+// closes.
+func TestH2IdleTimeout(t *testing.T) {
+	_, addr := startServer(t, h2Handler(nil, nil), Options{IdleTimeout: 20 * time.Millisecond})
+	c := dialH2(t, addr)
+	c.get(1, "/hello")
+	c.response(1)
+	if code := c.connError(); code != h2.NoError || c.goAway.last != 1 {
+		t.Fatalf("GOAWAY %v, last stream %d", code, c.goAway.last)
 	}
 }
 

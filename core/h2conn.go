@@ -50,6 +50,12 @@ type h2conn struct {
 	blocked  []*h2stream // streams with DATA waiting for a window or for room in the queue
 	starting []h2start   // streams whose handlers start once the frames at hand are handled
 
+	// Abuse bounds (see frame): the frames that carry no request the client may still send,
+	// and the streams it reset before their responses were complete, against those completed.
+	calm      int32
+	resets    int32
+	completed int32
+
 	preface   bool // the client's preface has been read
 	settings  bool // the client's first SETTINGS has been read
 	goingAway bool // GOAWAY sent: no new streams
@@ -87,7 +93,8 @@ func (c *conn) startH2() {
 	b = h2.AppendWindowUpdate(b, 0, h2ConnWindow-h2.DefaultWindow)
 	h.queue(b)
 	l.h2scratch = b[:0]
-	c.setReadDeadline(0)
+	c.setReadDeadline(l.opts.IdleTimeout) // until the first stream (see Timeout)
+	h.calm = h2CalmMax
 }
 
 // queue adds frames to the connection's output.
@@ -194,6 +201,11 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 	if !h.settings && (fh.Type != h2.TypeSettings || fh.Flags.Has(h2.FlagAck)) {
 		return &h2.ConnError{Code: h2.ProtocolError, Reason: "the client's preface is not followed by SETTINGS"}
 	}
+	if idle(fh) {
+		if h.calm--; h.calm < 0 {
+			return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many frames that carry no request"}
+		}
+	}
 	switch fh.Type {
 	case h2.TypeData:
 		return h.data(fh, p)
@@ -221,6 +233,32 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 		return h.windowUpdate(fh, p)
 	}
 	return nil // PUSH_PROMISE is refused by Check; unknown types are ignored (RFC 9113 §4.1)
+}
+
+// The bounds on what a client may make the server do for nothing. A frame that carries no
+// request — SETTINGS, PING, PRIORITY, WINDOW_UPDATE, RST_STREAM, an unknown type, a DATA,
+// HEADERS or CONTINUATION that carries nothing and ends nothing — costs the connection one of
+// h2CalmMax; every stream the client opens gives back h2CalmPerStream. Past the bound the
+// connection ends with GOAWAY ENHANCE_YOUR_CALM: a flood of them costs a bounded amount of work,
+// whatever the client reads (what they make the server write is bounded by the high-water mark
+// too: Receive stops while the output is over it). Resets (rapid reset, CVE-2023-44487): a
+// client may reset h2FreeResets streams before their responses are complete, and one more for
+// every two it lets complete.
+const (
+	h2CalmMax       = 1000
+	h2CalmPerStream = 10
+	h2FreeResets    = 200
+)
+
+// idle reports whether a frame carries no request (see h2CalmMax).
+func idle(fh h2.Header) bool {
+	switch fh.Type {
+	case h2.TypeData:
+		return fh.Length == 0 && !fh.Flags.Has(h2.FlagEndStream)
+	case h2.TypeHeaders, h2.TypeContinuation:
+		return fh.Length == 0 && !fh.Flags.Has(h2.FlagEndHeaders)
+	}
+	return true
 }
 
 func (h *h2conn) settingsFrame(fh h2.Header, p []byte) error {
@@ -282,6 +320,11 @@ func (h *h2conn) rstStream(fh h2.Header, p []byte) error {
 		return &h2.ConnError{Code: h2.ProtocolError, Reason: "RST_STREAM on an idle stream"}
 	}
 	if s := h.streams[fh.StreamID]; s != nil {
+		if !s.ended {
+			if h.resets++; h.resets > h2FreeResets+h.completed/2 {
+				return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many streams reset before their responses"}
+			}
+		}
 		s.peerReset()
 	}
 	return nil
@@ -497,8 +540,13 @@ func (h *h2conn) unblock() {
 // Drained: the queue has room again.
 func (h *h2conn) Drained(*Conn) { h.unblock() }
 
-// Timeout: not used; the streams keep their own deadlines.
-func (h *h2conn) Timeout(*Conn) {}
+// Timeout: the connection has had no stream for Options.IdleTimeout. It says GOAWAY, and closes.
+// (The streams keep deadlines of their own.)
+func (h *h2conn) Timeout(*Conn) {
+	if len(h.streams) == 0 {
+		h.goAway(h2.NoError, "idle")
+	}
+}
 
 // Shutdown sends GOAWAY: the streams under way finish, and the connection closes after them.
 func (h *h2conn) Shutdown(hc *Conn) {
@@ -530,7 +578,12 @@ func (h *h2conn) Closed(_ *Conn, err error) {
 // stream once it is going away.
 func (h *h2conn) streamEnded(s *h2stream) {
 	delete(h.streams, s.id)
-	if h.goingAway && len(h.streams) == 0 && !h.closed {
-		h.hc.Close()
+	if len(h.streams) > 0 || h.closed {
+		return
 	}
+	if h.goingAway {
+		h.hc.Close()
+		return
+	}
+	h.hc.c.setReadDeadline(h.l.opts.IdleTimeout)
 }

@@ -87,6 +87,10 @@ func (c *conn) isStream() bool { return c.fd < 0 }
 func (h *h2conn) startStream(id uint32, end bool) {
 	l := h.l
 	pc := h.hc.c
+	h.calm = min(h.calm+h2CalmPerStream, h2CalmMax)
+	if len(h.streams) == 0 {
+		h.hc.c.setReadDeadline(0) // not idle: the streams keep deadlines of their own
+	}
 	s := l.getStream()
 	s.h, s.id, s.declared = h, id, -1
 	s.c.fd = -1
@@ -444,6 +448,7 @@ func (h2T) close(c *conn, reset bool) {
 		if !s.ended {
 			s.sendData(nil, true)
 		}
+		s.h.completed++
 		if !s.remoteEnd {
 			s.dropBody()
 			s.draining = true
