@@ -228,7 +228,19 @@ func (c *conn) serve() {
 
 // outputBlocked reports whether the client has left so much output unread that the connection
 // takes no more requests for now.
-func (c *conn) outputBlocked() bool { return c.out.size > int64(c.l.opts.WriteHighWater) }
+func (c *conn) outputBlocked() bool { return c.out.size > c.highWater() }
+
+// highWater is the output a connection holds before its writer parks: Options.WriteHighWater.
+// An HTTP/2 stream's is a quarter of it (16 KiB at least), so that what the streams of one
+// connection hold for clients that do not read — each at its mark, until the write timeout
+// resets it — stays within a quarter of SETTINGS_MAX_CONCURRENT_STREAMS marks.
+func (c *conn) highWater() int64 {
+	hw := int64(c.l.opts.WriteHighWater)
+	if c.isStream() {
+		hw = max(hw/4, 16<<10)
+	}
+	return hw
+}
 
 // settle ends a turn on c: unparsed input moves out of the shared buffer, queued output is
 // written, and the poller is told what c waits for now.
@@ -295,7 +307,7 @@ func (c *conn) flush() {
 // afterSend updates deadlines, parked writers and closing after bytes were (or were not) written.
 func (c *conn) afterSend(progressed bool) {
 	l := c.l
-	if c.heldBack && c.out.size <= int64(l.opts.WriteHighWater/2) {
+	if c.heldBack && c.out.size <= c.highWater()/2 {
 		c.heldBack = false
 		l.pending = append(l.pending, c)
 	}
@@ -321,7 +333,7 @@ func (c *conn) afterSend(progressed bool) {
 		c.wdl = 0
 	}
 	c.armWriteDeadline()
-	if writer && c.out.size <= int64(l.opts.WriteHighWater/2) && !c.out.hasFile() {
+	if writer && c.out.size <= c.highWater()/2 && !c.out.hasFile() {
 		cx.wake(nil)
 	}
 	if c.state == stHandedOver {

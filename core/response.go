@@ -158,7 +158,7 @@ func (cx *Ctx) writeBody(p []byte) (int, error) {
 	}
 	c := cx.conn
 	if cx.resp&rfCommitted == 0 {
-		if cx.declLen < 0 && cx.written <= int64(cx.l.opts.WriteHighWater) {
+		if cx.declLen < 0 && cx.written <= c.highWater() {
 			// Held behind a placeholder for the head, which is written when the length is known.
 			c.out.reserveHead(&c.l.pool)
 			c.out.write(&cx.l.pool, p)
@@ -239,7 +239,7 @@ func (cx *Ctx) send(p []byte) error {
 // waitDrain parks a handler while its connection's queue is over the high-water mark.
 func (cx *Ctx) waitDrain() error {
 	c := cx.conn
-	for c.state != stClosed && c.out.size > int64(cx.l.opts.WriteHighWater) {
+	for c.state != stClosed && c.out.size > c.highWater() {
 		if !cx.inHandler() {
 			return nil // a continuation cannot park; the queue absorbs it
 		}
