@@ -1,5 +1,6 @@
-// Package core is dwell's HTTP/1.1 server: event loops that own every socket, a strict parser,
-// and handlers that run as coroutines, so that a handler that waits parks only itself.
+// Package core is dwell's HTTP/1.1 and HTTP/2 server: event loops that own every socket, a
+// strict parser, and handlers that run as coroutines, so that a handler that waits parks only
+// itself.
 //
 // # The data path
 //
@@ -40,6 +41,12 @@
 // A handler may hand its connection over (Ctx.HandOver, handover.go) to another owner of its
 // bytes, a Protocol such as a WebSocket, after a 101 or with nothing sent: the connection stays
 // on its loop, and its bytes go to the Protocol as they arrive.
+//
+// HTTP/2 is such a Protocol (h2conn.go), which the server hands a connection to itself when its
+// first bytes are HTTP/2's preface (h2c, or "h2" chosen by ALPN). Each stream is a request whose
+// Ctx has a conn of its own with no socket (h2stream.go): its transport carries the stream's
+// bytes as DATA frames within the flow-control windows, so the data path above serves a stream
+// unchanged, but for the head, a HEADERS frame (h2response.go).
 //
 // # Parking
 //
