@@ -67,7 +67,14 @@ func openWith(t *testing.T, s site, name string, setup ...func(u *user)) *user {
 // logged fails the test, unless expected says it is one of those the test causes (nil: none).
 func newTab(t *testing.T, b context.Context, who string, expected func(chromedp.ConsoleMessage) bool) *user {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(b, chromedp.WithNewBrowserContext())
+	return newTabWith(t, b, who, expected, chromedp.WithNewBrowserContext())
+}
+
+// newTabWith is newTab with the options of chromedp.NewContext: with none, and a tab's context
+// as b, the tab opens in the same browser context as that tab (its cookies, its connections).
+func newTabWith(t *testing.T, b context.Context, who string, expected func(chromedp.ConsoleMessage) bool, opts ...chromedp.ContextOption) *user {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b, opts...)
 	u := &user{t: t, ctx: ctx, blocked: map[string]map[string]bool{}}
 	// Following the console also enables the page's runtime, which evaluating scripts needs.
 	messages := chromedp.Console(ctx)

@@ -1,0 +1,67 @@
+package browser
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/dwellhttp/dwell/core/coretest"
+)
+
+// TestHTTPSTenTabsOneConnection: over HTTPS Chromium loads the page over HTTP/2, and ten tabs of
+// one profile that follow the room with long polls — more than the six HTTP/1.1 connections a
+// browser opens to one host, where the seventh tab would wait — stay live together on the one
+// HTTP/2 connection: a message reaches all ten, and every poll went over h2.
+func TestHTTPSTenTabsOneConnection(t *testing.T) {
+	if browser == nil {
+		t.Skip(noBrowser)
+	}
+	certFile, keyFile, spki, pool := tlsCert(t)
+	s := startHTTPSProgram(t, build(t, ".."), certFile, keyFile)
+	b := trustingBrowser(t, spki)
+	// The sockets the tabs try first fail, as the browser reports.
+	blockedSocket := func(m chromedp.ConsoleMessage) bool { return m.Source == "network" }
+	var tabs []*user
+	for i := range 10 {
+		name := fmt.Sprintf("Tab%d", i+1)
+		var u *user
+		if i == 0 {
+			u = newTab(t, b, name, blockedSocket) // a profile of its own, which the others share
+		} else {
+			u = newTabWith(t, tabs[0].ctx, name, blockedSocket)
+		}
+		blockSockets(u) // long polls: what a page without sockets keeps open
+		u.do(chromedp.Navigate(s.url()), chromedp.WaitVisible(chromedp.ID("text")))
+		tabs = append(tabs, u)
+	}
+	for _, u := range tabs {
+		u.waitTransport("long-poll")
+		if got := eval[string](u, `performance.getEntriesByType("navigation")[0].nextHopProtocol`); got != "h2" {
+			t.Fatalf("the page came over %q", got)
+		}
+	}
+	tlsClient := &http.Client{Timeout: coretest.Patience, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := tlsClient.Post(s.url()+"messages", "application/json", strings.NewReader(`{"name":"Gus","text":"to every tab"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("POST /messages: %d", resp.StatusCode)
+	}
+	for _, u := range tabs {
+		u.waitMessages(1)
+		if got := u.texts(); !equal(got, []string{"to every tab"}) {
+			t.Errorf("%q", got)
+		}
+		protos := eval[[]string](u, `performance.getEntriesByType("resource").filter(e => e.name.includes("/messages?after=")).map(e => e.nextHopProtocol)`)
+		for _, p := range protos {
+			if p != "h2" {
+				t.Errorf("a poll went over %q", p)
+			}
+		}
+	}
+}
