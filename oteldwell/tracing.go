@@ -141,8 +141,11 @@ func startAttributes(c *core.Ctx, method, norm, route string) []attribute.KeyVal
 }
 
 func protocolVersion(proto string) string {
-	if proto == "HTTP/1.0" {
+	switch proto {
+	case "HTTP/1.0":
 		return "1.0"
+	case "HTTP/2.0":
+		return "2"
 	}
 	return "1.1"
 }

@@ -224,3 +224,29 @@ func TestTwoServices(t *testing.T) {
 		t.Errorf("B's parent %v, A's span %v, A's parent %v", sb.Parent(), sa.SpanContext(), sa.Parent())
 	}
 }
+
+// TestTracingHTTP2: a request on an HTTP/2 stream says network.protocol.version "2".
+func TestTracingHTTP2(t *testing.T) {
+	tp, sr := newTracer()
+	sig, done := signal()
+	r := router.New()
+	r.Use(oteldwell.Tracing(oteldwell.Options{TracerProvider: tp}), sig)
+	r.GET("/h2", func(c *core.Ctx) { c.WriteString(c.Proto()) })
+	_, url := serve(t, r.Handler())
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get(url + "/h2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	coretest.Receive(t, "the response's end", done)
+	ended := sr.Ended()
+	if resp.ProtoMajor != 2 || len(ended) != 1 {
+		t.Fatalf("%s, %d spans", resp.Proto, len(ended))
+	}
+	if v := attrMap(ended[0].Attributes())["network.protocol.version"]; v != "2" {
+		t.Errorf("network.protocol.version %q, want 2", v)
+	}
+}
