@@ -100,7 +100,7 @@ func TestH2Hello(t *testing.T) {
 // as the handler reads it.
 func TestH2StreamsAreConcurrent(t *testing.T) {
 	woken := make(chan Waker, 1)
-	_, addr := startServer(t, h2Handler(woken, nil), Options{})
+	s, addr := startServer(t, h2Handler(woken, nil), Options{})
 	c := dialH2(t, addr)
 	c.get(1, "/park")
 	w := receive(t, "the parked handler's Waker", woken)
@@ -113,6 +113,9 @@ func TestH2StreamsAreConcurrent(t *testing.T) {
 	c.data(3, true, []byte("def"))
 	if r := c.response(3); string(r.body) != "abcdef" || r.fields["x-len"] != "6" {
 		t.Fatalf("echo: %q %v", r.body, r.fields)
+	}
+	if st := s.Stats().Total.Conns; st.HTTP2 != 1 || st.Streams != 1 || st.ParkedStreams != 1 || st.HandedOver != 0 {
+		t.Errorf("stats: %d HTTP/2 connections, %d streams, %d parked, %d handed over", st.HTTP2, st.Streams, st.ParkedStreams, st.HandedOver)
 	}
 	w.Wake(nil)
 	if r := c.response(1); string(r.body) != "woken" {

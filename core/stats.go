@@ -108,6 +108,10 @@ type ConnStates struct {
 	// HandedOver counts the connections handed over from HTTP to a Protocol (Ctx.HandOver): a
 	// WebSocket, a hijacked net/http connection.
 	HandedOver int
+	// HTTP2 counts the connections speaking HTTP/2. Their streams are requests, counted apart
+	// (not in Open): Streams those open, and of them ParkedStreams those whose handler is parked
+	// (or detached), as Parked counts connections.
+	HTTP2, Streams, ParkedStreams int
 	// TLS counts the open connections over TLS, whatever their state; TLSHandshaking those of
 	// them whose handshake has not ended yet (they are Idle).
 	TLS, TLSHandshaking int
@@ -326,6 +330,16 @@ func (l *Loop) countConn(n *ConnStates, c *conn) {
 	}
 	switch c.state {
 	case stHandedOver:
+		if h, ok := c.handed().p.(*h2conn); ok {
+			n.HTTP2++
+			for _, s := range h.streams {
+				n.Streams++
+				if cx := s.c.cx; cx != nil && cx.state != ctxRunning && cx.state != ctxIdle && cx.state != ctxReturned {
+					n.ParkedStreams++
+				}
+			}
+			break
+		}
 		n.HandedOver++
 	case stHandler:
 		switch c.cx.state {
@@ -402,6 +416,9 @@ func (t *LoopStats) add(ls *LoopStats) {
 	c.Writing += d.Writing
 	c.Closing += d.Closing
 	c.HandedOver += d.HandedOver
+	c.HTTP2 += d.HTTP2
+	c.Streams += d.Streams
+	c.ParkedStreams += d.ParkedStreams
 	c.TLS += d.TLS
 	c.TLSHandshaking += d.TLSHandshaking
 }

@@ -133,7 +133,7 @@ func (ins *serverInstruments) observe(obs metric.Observer, st core.LoopStats, po
 	}{
 		{"idle", n.Idle}, {"reading", n.Reading}, {"running", n.Running}, {"parked", n.Parked + n.Detached},
 		{"working", n.Working}, {"writing", n.Writing}, {"closing", n.Closing},
-		{"handed_over", n.HandedOver},
+		{"handed_over", n.HandedOver}, {"http2", n.HTTP2},
 	} {
 		obs.ObserveInt64(ins.conns, int64(c.n), with(stateKey.String(c.state)))
 	}

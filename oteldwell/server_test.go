@@ -94,14 +94,14 @@ func TestObserveServer(t *testing.T) {
 		t.Fatalf("dwell.server.connections is a %T, not an UpDownCounter", conns.Data)
 	}
 	states := sums(t, conns)
-	if len(states) != 8 {
+	if len(states) != 9 {
 		t.Errorf("states:\n\t%s", keys(states))
 	}
 	// The kept connection is idle; the malformed one's may still be closing.
 	if n := states[with("state=idle")]; n != 1 {
 		t.Errorf("%d idle connections, want 1 (%v)", n, states)
 	}
-	for _, st := range []string{"reading", "running", "parked", "working", "writing", "handed_over"} {
+	for _, st := range []string{"reading", "running", "parked", "working", "writing", "handed_over", "http2"} {
 		if n := states[with("state="+st)]; n != 0 {
 			t.Errorf("%d connections %s", n, st)
 		}

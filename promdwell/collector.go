@@ -99,7 +99,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		n     int
 	}{
 		{"idle", n.Idle}, {"reading", n.Reading}, {"running", n.Running}, {"parked", n.Parked + n.Detached},
-		{"working", n.Working}, {"writing", n.Writing}, {"closing", n.Closing}, {"handed_over", n.HandedOver},
+		{"working", n.Working}, {"writing", n.Writing}, {"closing", n.Closing}, {"handed_over", n.HandedOver}, {"http2", n.HTTP2},
 	} {
 		gauge(d.conns, float64(s.n), s.state)
 	}

@@ -17,8 +17,8 @@ var (
 	snapshotKeys = []string{"loops", "memory", "time", "total", "version"}
 	loopKeys     = []string{"accepted", "as_of", "bytes_in", "bytes_out", "conns", "longest_turn_seconds",
 		"loop", "panics", "rates", "refused", "requests", "stale", "stalls", "stopped", "tls", "turns"}
-	connsKeys = []string{"closing", "continuations", "handed_over", "idle", "open", "parked", "reading",
-		"running", "tls", "tls_handshaking", "working", "writing"}
+	connsKeys = []string{"closing", "continuations", "handed_over", "http2", "idle", "open", "parked",
+		"parked_streams", "reading", "running", "streams", "tls", "tls_handshaking", "working", "writing"}
 	refusedKeys = []string{"bad_request", "content_too_large", "expectation_failed", "header_fields_too_large",
 		"not_implemented", "other", "request_timeout", "total", "unavailable", "uri_too_long", "version_not_supported"}
 	tlsKeys    = []string{"handshake_failures", "handshakes", "handshakes_abandoned"}

@@ -85,6 +85,11 @@ type Conns struct {
 	Writing    int `json:"writing"`     // the response done, still queued for a slow client
 	Closing    int `json:"closing"`     // output sent, input drained before the close
 	HandedOver int `json:"handed_over"` // handed over to a Protocol: a WebSocket, a hijacked conn
+	HTTP2      int `json:"http2"`       // speaking HTTP/2: their streams are below, not in open
+	// Streams counts the HTTP/2 streams open, each a request; ParkedStreams those of them whose
+	// handler waits.
+	Streams       int `json:"streams"`
+	ParkedStreams int `json:"parked_streams"`
 	// TLS counts the connections over TLS, whatever their state; TLSHandshaking those of them
 	// still in their handshake.
 	TLS            int `json:"tls"`
@@ -183,6 +188,7 @@ func loopOf(ls *core.LoopStats) Loop {
 		Conns: Conns{
 			Open: c.Open, Idle: c.Idle, Reading: c.Reading, Running: c.Running, Parked: c.Parked + c.Detached,
 			Working: c.Working, Continuations: c.Detached, Writing: c.Writing, Closing: c.Closing, HandedOver: c.HandedOver,
+			HTTP2: c.HTTP2, Streams: c.Streams, ParkedStreams: c.ParkedStreams,
 			TLS: c.TLS, TLSHandshaking: c.TLSHandshaking,
 		},
 		Accepted: ls.Accepted,

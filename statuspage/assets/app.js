@@ -35,6 +35,9 @@
     ["Writing", (l) => l.conns.writing],
     ["Closing", (l) => l.conns.closing],
     ["Handed over", (l) => l.conns.handed_over],
+    ["HTTP/2", (l) => l.conns.http2],
+    ["Streams", (l) => l.conns.streams],
+    ["Parked streams", (l) => l.conns.parked_streams],
     ["TLS", (l) => l.conns.tls],
   ].map(([h, f]) => [h, (l) => fmtInt(f(l)), f]);
   const workColumns = [
