@@ -139,7 +139,7 @@ func (st *site) handshake(name string, pool *x509.CertPool, protos ...string) (t
 }
 
 // TestHTTPS: a client that trusts example.test's certificate gets the page over TLS, as
-// HTTP/1.1 though it offers h2: the certificate comes from the Manager's cache.
+// HTTP/2, which it offers: the certificate comes from the Manager's cache.
 func TestHTTPS(t *testing.T) {
 	st := startSite(t)
 	client := &http.Client{Timeout: coretest.Patience, Transport: &http.Transport{
@@ -154,7 +154,7 @@ func TestHTTPS(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || string(body) != "Hello over https, TLS 1.3, for example.test\n" ||
-		resp.Proto != "HTTP/1.1" || resp.TLS.NegotiatedProtocol != "http/1.1" ||
+		resp.Proto != "HTTP/2.0" || resp.TLS.NegotiatedProtocol != "h2" ||
 		resp.Header.Get("Strict-Transport-Security") == "" {
 		t.Errorf("GET /: %s %d %q %q", resp.Proto, resp.StatusCode, body, resp.Header)
 	}

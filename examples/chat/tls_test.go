@@ -53,7 +53,7 @@ func startProcess(t *testing.T, args ...string) *process {
 }
 
 // TestCommandTLS: with -cert and -key the command says it listens on https, serves the page and
-// the API over TLS — HTTP/1.1 to a client that offers h2 too — answers plaintext on its port
+// the API over TLS — HTTP/2 to a client that offers h2, as Go's does — answers plaintext on its port
 // with 400, and stops cleanly on SIGTERM.
 func TestCommandTLS(t *testing.T) {
 	crt := coretest.NewCertificate(t)
@@ -79,7 +79,7 @@ func TestCommandTLS(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(page), "<html") {
 		t.Fatalf("GET /: %d %q %.80q", resp.StatusCode, resp.Header.Get("Content-Type"), page)
 	}
-	if resp.TLS == nil || resp.Proto != "HTTP/1.1" || resp.TLS.NegotiatedProtocol != "http/1.1" {
+	if resp.TLS == nil || resp.Proto != "HTTP/2.0" || resp.TLS.NegotiatedProtocol != "h2" {
 		t.Fatalf("GET / came by %s, TLS %+v", resp.Proto, resp.TLS)
 	}
 

@@ -56,7 +56,7 @@ func startProcess(t *testing.T, dir string, args ...string) *process {
 }
 
 // TestCommandTLS: with -cert and -key the command says it listens on https and serves the API
-// over TLS — HTTP/1.1 to a client that offers h2 too — with its access log, and stops cleanly on
+// over TLS — HTTP/2 to a client that offers h2, as Go's does — with its access log, and stops cleanly on
 // SIGTERM.
 func TestCommandTLS(t *testing.T) {
 	crt := coretest.NewCertificate(t)
@@ -88,7 +88,7 @@ func TestCommandTLS(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		if resp.TLS == nil || resp.Proto != "HTTP/1.1" || resp.TLS.NegotiatedProtocol != "http/1.1" {
+		if resp.TLS == nil || resp.Proto != "HTTP/2.0" || resp.TLS.NegotiatedProtocol != "h2" {
 			t.Fatalf("%s %s came by %s, TLS %+v", method, url, resp.Proto, resp.TLS)
 		}
 		return resp, string(b)
