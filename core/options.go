@@ -107,10 +107,10 @@ type Options struct {
 	// with a TLS handshake, run on the loop with crypto/tls. It holds what a tls.Config holds
 	// for net/http's servers: Certificates, or GetCertificate (SNI, reloading), ClientAuth and
 	// ClientCAs (mutual TLS), session tickets, versions and cipher suites. The server uses a
-	// clone (and a clone of what GetConfigForClient returns); NextProtos is reduced to what it
-	// speaks, "http/1.1" (and any protocol of the configuration's that is not "h2", for a
-	// GetCertificate that answers it: ACME's "acme-tls/1"), so a client that offers only h2
-	// fails the handshake. What the configuration leaves zero follows Mozilla's intermediate
+	// clone (and a clone of what GetConfigForClient returns); NextProtos is what it speaks,
+	// "h2" (unless DisableHTTP2) then "http/1.1", followed by any other protocol of the
+	// configuration's, for a GetCertificate that answers it (ACME's "acme-tls/1"). What the
+	// configuration leaves zero follows Mozilla's intermediate
 	// profile rather than crypto/tls's defaults: MinVersion zero means TLS 1.2, and
 	// CipherSuites nil means TLS 1.2's ECDHE suites with AES-GCM or ChaCha20-Poly1305 only,
 	// without crypto/tls's CBC ones; a value set is used as it is. A plaintext request on the

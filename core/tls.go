@@ -402,6 +402,12 @@ func (t *tlsTransport) runBuffered() {
 			continue
 		}
 		c.onReadable(false)
+		if s.maybe && c.state != stClosed && t.lookup(c) == s {
+			// Not read after all — its output held back, its protocol paused, its handler
+			// busy — and crypto/tls still holds its input, which no readiness of the socket
+			// will announce: listed again, for when it wants input (wantsRead).
+			t.listBuffered(s)
+		}
 	}
 	t.spare = list[:0]
 }

@@ -47,8 +47,10 @@ func curl(t *testing.T, args ...string) []curlInfo {
 }
 
 // TestCurlTLS: curl, on OpenSSL, trusting the test's CA through --cacert, gets its answers
-// over TLS as HTTP/1.1 whatever it offers (ALPN offers http/1.1 only), at the TLS version it
-// asks for, two URLs over one kept-alive connection; without the CA it refuses the server.
+// over TLS as HTTP/1.1 when it asks for that (--http1.1: ALPN offers http/1.1 alone), and as
+// HTTP/2 when it offers h2 (--http2, and its default over TLS: ALPN chooses h2, the server's
+// first choice), at the TLS version it asks for, two URLs over one kept-alive connection in
+// either; without the CA it refuses the server.
 func TestCurlTLS(t *testing.T) {
 	p := newTLSPKI(t)
 	port := serveTLS(t, &tls.Config{Certificates: []tls.Certificate{p.leaf(t, "localhost")}})
@@ -75,10 +77,19 @@ func TestCurlTLS(t *testing.T) {
 	})
 
 	t.Run("http2 offered", func(t *testing.T) {
-		infos := curl(t, "--cacert", p.caFile, "--resolve", resolve, "--http2", url)
-		if len(infos) != 1 || infos[0].status != "200" || infos[0].httpVersion != "1.1" ||
-			!strings.Contains(infos[0].server, " alpn=http/1.1 ") {
-			t.Errorf("--http2: %+v", infos)
+		infos := curl(t, "--cacert", p.caFile, "--resolve", resolve, "--http2", url, url+"?again")
+		if len(infos) != 2 {
+			t.Fatalf("%d transfers: %+v", len(infos), infos)
+		}
+		for _, in := range infos {
+			if in.status != "200" || in.httpVersion != "2" ||
+				!strings.HasPrefix(in.server, "proto=HTTP/2.0 scheme=https version=TLS 1.3 alpn=h2 sni=localhost resumed=false ") {
+				t.Errorf("--http2: %+v", in)
+			}
+		}
+		// Both streams of one connection.
+		if infos[0].connects != "1" || infos[1].connects != "0" || peer(infos[0].server) != peer(infos[1].server) {
+			t.Errorf("not one connection: %+v", infos)
 		}
 	})
 
@@ -91,8 +102,10 @@ func TestCurlTLS(t *testing.T) {
 		{"TLS 1.3", []string{"--tlsv1.3"}, "TLS 1.3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// curl's default over TLS offers h2 (then http/1.1), and gets it.
 			infos := curl(t, append(append([]string{"--cacert", p.caFile, "--resolve", resolve}, tc.args...), url)...)
-			if len(infos) != 1 || infos[0].status != "200" || !strings.Contains(infos[0].server, " version="+tc.version+" ") {
+			if len(infos) != 1 || infos[0].status != "200" || infos[0].httpVersion != "2" ||
+				!strings.HasPrefix(infos[0].server, "proto=HTTP/2.0 scheme=https version="+tc.version+" alpn=h2 ") {
 				t.Errorf("%q: %+v", tc.args, infos)
 			}
 		})

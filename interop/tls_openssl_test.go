@@ -61,23 +61,33 @@ func TestOpenSSLVersions(t *testing.T) {
 	}
 }
 
-// TestOpenSSLALPN: the server's ALPN offers http/1.1 only. A client that offers only h2 is
-// refused with the no_application_protocol alert (RFC 7301 §3.2) rather than answered in a
-// protocol it did not ask for; one that offers h2 and http/1.1 gets http/1.1; one that offers
-// nothing negotiates nothing and is answered.
+// TestOpenSSLALPN: the server's ALPN offers h2 then http/1.1, and chooses by its own order. A
+// client that offers h2 gets it, and the HTTP/1.1 request s_client then sends is not answered
+// as one (RFC 9113 §3.4: a client that chose h2 must begin with HTTP/2's preface); one that
+// offers http/1.1 alone gets http/1.1 and is answered; one that offers only a protocol the
+// server does not speak is refused with the no_application_protocol alert (RFC 7301 §3.2)
+// rather than answered in a protocol it did not ask for; one that offers nothing negotiates
+// nothing and is answered. (HTTP/2 itself over TLS: h2_*_test.go.)
 func TestOpenSSLALPN(t *testing.T) {
 	p := newTLSPKI(t)
 	port := serveTLS(t, &tls.Config{Certificates: []tls.Certificate{p.leaf(t, "localhost")}})
 
-	out, err := sClient(t, p, port, "-alpn", "h2")
-	if _, ok := answered(out); err == nil || ok || !strings.Contains(out, "alert no application protocol") {
-		t.Errorf("-alpn h2: %v\n%s", err, out)
+	for _, offer := range []string{"h2", "h2,http/1.1"} {
+		out, _ := sClient(t, p, port, "-alpn", offer)
+		if _, ok := answered(out); ok || !strings.Contains(out, "ALPN protocol: h2") {
+			t.Errorf("-alpn %s: an HTTP/1.1 answer, or not h2:\n%s", offer, out)
+		}
 	}
 
-	out, err = sClient(t, p, port, "-alpn", "h2,http/1.1")
+	out, err := sClient(t, p, port, "-alpn", "http/1.1")
 	if line, ok := answered(out); err != nil || !ok || !strings.Contains(out, "ALPN protocol: http/1.1") ||
 		!strings.Contains(line, " alpn=http/1.1 ") {
-		t.Errorf("-alpn h2,http/1.1: %v\n%s", err, out)
+		t.Errorf("-alpn http/1.1: %v\n%s", err, out)
+	}
+
+	out, err = sClient(t, p, port, "-alpn", "spdy/3.1")
+	if _, ok := answered(out); err == nil || ok || !strings.Contains(out, "alert no application protocol") {
+		t.Errorf("-alpn spdy/3.1: %v\n%s", err, out)
 	}
 
 	out, err = sClient(t, p, port)
