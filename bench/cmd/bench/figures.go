@@ -29,7 +29,10 @@ type figureSpec struct {
 	// default; empty for plaintext. Their servers are tlsContenders, started to serve HTTPS.
 	tls string
 	// rl figures are the rate-limit ones (ratelimit.go): their servers are rlContenders.
-	rl      bool
+	rl bool
+	// h2 figures are the HTTP/2 ones (h2.go): their servers are h2Contenders, over TLS when tls
+	// is set too.
+	h2      bool
 	measure func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error)
 }
 
@@ -108,7 +111,10 @@ func (r *runner) runFigure(ctx context.Context, spec *figureSpec, servers []*ser
 	for _, m := range spec.metrics {
 		f.Metrics = append(f.Metrics, &Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Digits: m.Digits, Better: m.Better})
 	}
-	if spec.ws || spec.tls != "" || spec.rl {
+	if spec.h2 {
+		f.Refs = []string{h2Ref}
+	}
+	if spec.ws || spec.tls != "" || spec.rl || spec.h2 {
 		for _, s := range servers {
 			f.Servers = append(f.Servers, s.name)
 			if spec.ws && slices.Contains(wsPeers, s.name) || spec.rl && slices.Contains(rlPeers, s.name) {
@@ -176,6 +182,9 @@ func (r *runner) measureOnce(ctx context.Context, spec *figureSpec, m *measureme
 	if m.srv.ws {
 		key = "ws:" + key // a WebSocket contender may share an HTTP server's name
 	}
+	if spec.h2 {
+		key = "h2:" + key // so may an HTTP/2 one, started differently
+	}
 	if spec.tls != "" {
 		key = "tls-" + spec.tls + ":" + key
 	}
@@ -199,14 +208,17 @@ func brief(spec *figureSpec, vals map[string]float64) string {
 // as $WORK, $PORT and $PID, and tools by name.
 func (r *runner) display(argv []string, m *measurement) string {
 	s := shellJoin(argv)
-	for _, t := range []string{"taskset", "wrk"} {
-		s = strings.ReplaceAll(s, r.tools[t]+" ", t+" ")
+	for _, t := range []string{"taskset", "wrk", "h2load", "h2o"} {
+		if p := r.tools[t]; p != "" {
+			s = strings.ReplaceAll(s, p+" ", t+" ")
+		}
 	}
 	s = strings.ReplaceAll(s, r.work, "$WORK")
 	if m.rs != nil {
 		port := strconv.Itoa(m.rs.port)
 		s = strings.ReplaceAll(s, "127.0.0.1:"+port, "127.0.0.1:$PORT")
 		s = strings.ReplaceAll(s, "nginx-"+port+".conf", "nginx-$PORT.conf")
+		s = strings.ReplaceAll(s, "h2o-"+port+".conf", "h2o-$PORT.conf")
 		s = strings.ReplaceAll(s, "-pid "+strconv.Itoa(m.rs.pid), "-pid $PID")
 	}
 	return s
@@ -372,7 +384,7 @@ func startupFigure(ctx context.Context, r *runner, m *measurement) (map[string]f
 		return nil, err
 	}
 	if m.srv.isNginx() {
-		if err := r.nginxConf(port, false); err != nil {
+		if err := r.nginxConf(port, false, false); err != nil {
 			return nil, err
 		}
 	}

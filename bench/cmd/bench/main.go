@@ -13,6 +13,7 @@
 //	go run ./cmd/bench -quick -servers nethttp,fasthttp -figures hello,idle -out /tmp/perf
 //	go run ./cmd/bench -quick -figures ws -out /tmp/perf   # the WebSocket figures alone
 //	go run ./cmd/bench -figures tls,idle,park -out /tmp/perf # the HTTPS figures, plaintext memory beside
+//	go run ./cmd/bench -figures h2 -out /tmp/perf  # the HTTP/2 figures (h2.go): h2load, h2o, nginx, net/http
 package main
 
 import (
@@ -46,6 +47,7 @@ type config struct {
 	quick    bool
 	servers  []string
 	ws       []string
+	h2       []string
 	figures  []string
 	rounds   int
 	wrkSecs  int
@@ -59,12 +61,13 @@ type config struct {
 
 func parseFlags() (config, error) {
 	var c config
-	var servers, figs, ws string
+	var servers, figs, ws, h2 string
 	var rounds int
 	flag.BoolVar(&c.quick, "quick", false, "one short round of everything, for development (< 2 min)")
 	flag.StringVar(&servers, "servers", strings.Join(serverNames, ","), "servers to measure")
 	flag.StringVar(&ws, "ws", strings.Join(wsContenderNames(), ","), "WebSocket contenders to measure, or none")
-	flag.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure (http, tls and ws stand for all the plaintext HTTP, HTTPS or WebSocket ones)")
+	flag.StringVar(&h2, "h2", strings.Join(h2Contenders, ","), "HTTP/2 contenders to measure, or none")
+	flag.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure (http, tls, h2 and ws stand for all the plaintext HTTP/1.1, HTTPS, HTTP/2 or WebSocket ones)")
 	flag.IntVar(&rounds, "rounds", 0, "rounds (0: 3, or 1 with -quick)")
 	flag.StringVar(&c.out, "out", "", "directory for performance.md, perf.svg and perf.json (default ../docs)")
 	flag.StringVar(&c.allocs, "allocs", "", "`file` of go test -bench -benchmem output, sub-benchmarks named after servers, for the allocations row")
@@ -74,6 +77,9 @@ func parseFlags() (config, error) {
 	c.figures = expandFigures(splitList(figs))
 	var err error
 	if c.ws, err = wsWanted(ws); err != nil {
+		return c, err
+	}
+	if c.h2, err = h2Wanted(h2); err != nil {
 		return c, err
 	}
 	for _, s := range c.servers {
@@ -104,8 +110,8 @@ func parseFlags() (config, error) {
 	return c, nil
 }
 
-// expandFigures replaces the group names http, tls and ws by their figures (http: the
-// plaintext HTTP ones).
+// expandFigures replaces the group names http, tls, h2 and ws by their figures (http: the
+// plaintext HTTP/1.1 ones).
 func expandFigures(figs []string) []string {
 	var out []string
 	for _, f := range figs {
@@ -115,9 +121,11 @@ func expandFigures(figs []string) []string {
 			group = wsFigureIDs()
 		case "tls":
 			group = tlsFigureIDs()
+		case "h2":
+			group = h2FigureIDs()
 		case "http":
 			group = slices.DeleteFunc(figureIDs(), func(id string) bool {
-				return slices.Contains(wsFigureIDs(), id) || slices.Contains(tlsFigureIDs(), id)
+				return slices.Contains(wsFigureIDs(), id) || slices.Contains(tlsFigureIDs(), id) || slices.Contains(h2FigureIDs(), id)
 			})
 		default:
 			group = []string{f}
@@ -243,7 +251,7 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.prepareFiles(); err != nil {
 		return err
 	}
-	if hasTLS(r.cfg.figures) {
+	if hasTLS(r.cfg.figures) || hasH2TLS(r.cfg.figures) {
 		if err := r.prepareCert(); err != nil {
 			return err
 		}
@@ -257,9 +265,12 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var wsServers, rlServers []*server
+	var wsServers, rlServers, h2Servers []*server
 	if hasWS(r.cfg.figures) {
 		wsServers = r.buildWS(ctx, r.cfg.ws)
+	}
+	if hasH2(r.cfg.figures) {
+		h2Servers = r.buildH2(ctx, r.cfg.h2)
 	}
 	if hasRL(r.cfg.figures) {
 		rlServers = r.buildRL(ctx)
@@ -271,7 +282,7 @@ func (r *runner) run(ctx context.Context) error {
 		r.logf("leaving %s out: it takes part in none of the figures asked for", s.name)
 		return true
 	})
-	r.meta.Versions = mergeVersions(mergeVersions(mergeVersions(r.meta.Versions, servers), wsServers), rlServers)
+	r.meta.Versions = mergeVersions(mergeVersions(mergeVersions(mergeVersions(r.meta.Versions, servers), wsServers), rlServers), h2Servers)
 	r.fillMeta()
 	for _, s := range servers {
 		r.res.Servers = append(r.res.Servers, s.name)
@@ -291,6 +302,9 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		if spec.tls != "" {
 			run = slices.DeleteFunc(slices.Clone(servers), func(s *server) bool { return !slices.Contains(tlsContenders, s.name) })
+		}
+		if spec.h2 {
+			run = h2Servers
 		}
 		if err := r.runFigure(ctx, spec, run); err != nil {
 			return err

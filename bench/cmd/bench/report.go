@@ -162,6 +162,7 @@ func (r *runner) markdown() string {
 	}
 	b.WriteString("\n![Server CPU per keep-alive request and memory per idle connection](perf.svg)\n\n")
 	r.tlsSummary(&b)
+	r.h2Summary(&b)
 	r.wsSummary(&b)
 	r.versus(&b)
 
@@ -265,6 +266,7 @@ func (r *runner) setup(b *strings.Builder) {
 			serverCPU, loadCPU, fmtNum(float64(m.Conns), 0), m.WrkSeconds, r.wsWarm(), r.wsTicks())
 	}
 	r.tlsSetup(b)
+	r.h2Setup(b)
 	b.WriteString("\n")
 }
 
@@ -272,7 +274,8 @@ func (r *runner) rerun(b *strings.Builder) {
 	m := r.res.Meta
 	b.WriteString("## How to rerun\n\n")
 	b.WriteString("From the repository root, on a Debian machine with Go and at least 2 CPUs (the driver installs " +
-		"wrk and nginx-light with apt-get when they are missing):\n\n```sh\n")
+		"wrk, nginx-light, and for the HTTP/2 figures nghttp2-client (h2load) and h2o, with apt-get when they are " +
+		"missing):\n\n```sh\n")
 	mk := r.makeCommand()
 	switch m.Command {
 	case "go run ./cmd/bench":
@@ -285,13 +288,15 @@ func (r *runner) rerun(b *strings.Builder) {
 	fmt.Fprintf(b, "cd bench && %s   # exactly this run\n```\n\n", m.Command)
 	b.WriteString("The driver builds each server with `go build -o $WORK/bin/NAME ./servers/NAME` and the load tool " +
 		"with `go build -o $WORK/bin/load ./cmd/load`, where $WORK is a temporary directory; nginx is configured from " +
-		"`bench/nginx/nginx.conf.tmpl`. Servers start as:\n\n```sh\n")
+		"`bench/nginx/nginx.conf.tmpl` (and h2o, for the HTTP/2 figures, from `bench/h2o/h2o.conf.tmpl`). Servers " +
+		"start as:\n\n```sh\n")
 	for _, s := range r.res.Servers {
 		if c, ok := r.serverCmds[s]; ok {
 			b.WriteString(c + "\n")
 		}
 	}
 	r.tlsServerCommands(b)
+	r.h2ServerCommands(b)
 	r.wsServerCommands(b)
 	r.rlServerCommands(b)
 	b.WriteString("```\n\nEach figure then runs (first measurement shown; $PORT and $PID are the server's):\n\n")
@@ -336,6 +341,9 @@ func (r *runner) figureTable(b *strings.Builder, f *Figure) {
 			continue
 		}
 		refs, name := ratioRows(f.ID, mt.ID), refName
+		if len(f.Refs) > 0 {
+			refs = f.Refs
+		}
 		if len(f.Peers) > 0 {
 			refs, name = nil, func(ref string) string { return "best peer, " + ref }
 			if mt.Best != "" {
@@ -374,6 +382,14 @@ func (r *runner) figureTable(b *strings.Builder, f *Figure) {
 	for _, n := range sortedKeys(byNote) {
 		if strings.HasPrefix(f.ID, "tls-") {
 			fmt.Fprintf(b, "- %s: the handshakes negotiated %s.\n", strings.Join(byNote[n], ", "), n)
+			continue
+		}
+		if strings.HasPrefix(f.ID, "h2-") {
+			text := n
+			if strings.HasPrefix(n, "TLS") {
+				text = "the load tool's connections negotiated " + n
+			}
+			fmt.Fprintf(b, "- %s: %s.\n", strings.Join(byNote[n], ", "), text)
 			continue
 		}
 		fmt.Fprintf(b, "- %s: the server answered `Sec-WebSocket-Extensions: %s`.\n", strings.Join(byNote[n], ", "), n)

@@ -54,6 +54,9 @@ type Figure struct {
 	Peers   []string `json:"peers,omitempty"`
 	// Notes say something of a server under the table (the extension it agreed to).
 	Notes map[string]string `json:"notes,omitempty"`
+	// Refs are the servers the ratios are taken against when not the run's references (the
+	// HTTP/2 figures': dwell).
+	Refs []string `json:"refs,omitempty"`
 }
 
 // Metric is one number of a figure, sampled once per round for each server.
@@ -150,6 +153,9 @@ func (r *Results) summarize() {
 				}
 				sum := Summary{N: len(vals), Median: median(vals), Min: slices.Min(vals), Max: slices.Max(vals)}
 				refs := references
+				if len(f.Refs) > 0 {
+					refs = f.Refs
+				}
 				if m.Best != "" {
 					refs = []string{m.Best}
 				}

@@ -61,6 +61,10 @@ type server struct {
 	// ws marks a WebSocket contender (ws.go): it takes -addr and args, not -file.
 	ws   bool
 	args []string
+	// h2 marks an HTTP/2 contender (h2.go): nginx and h2o are configured for HTTP/2, and a Go
+	// server gets h2cArgs on plaintext (net/http's -h2c).
+	h2      bool
+	h2cArgs []string
 }
 
 func (s *server) isNginx() bool { return s.name == "nginx" }
@@ -70,6 +74,9 @@ func (s *server) isNginx() bool { return s.name == "nginx" }
 // says so for nginx).
 func (r *runner) argv(s *server, port int, tlsMode string) []string {
 	pin := []string{r.tools["taskset"], "-c", serverCPU}
+	if s.name == h2oName {
+		return r.h2oArgv(pin, s, port, tlsMode)
+	}
 	if s.isNginx() {
 		prefix := filepath.Join(r.work, "nginx")
 		return append(pin, s.bin, "-p", prefix+"/", "-c", filepath.Join(prefix, fmt.Sprintf("nginx-%d.conf", port)),
@@ -81,6 +88,8 @@ func (r *runner) argv(s *server, port int, tlsMode string) []string {
 	argv := append(pin, s.bin, "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-file", r.file)
 	if tlsMode != "" {
 		argv = append(argv, r.tlsArgs(tlsMode)...)
+	} else if s.h2 {
+		argv = append(argv, s.h2cArgs...)
 	}
 	return argv
 }
@@ -183,8 +192,8 @@ func (r *runner) goBuild(ctx context.Context, out, pkg string, tags ...string) e
 }
 
 // nginxConf renders the template for one port, serving HTTPS with the run's certificate when
-// secure is set.
-func (r *runner) nginxConf(port int, secure bool) error {
+// secure is set, and HTTP/2 (h2c on plaintext, h2 by ALPN over TLS) when h2 is.
+func (r *runner) nginxConf(port int, secure, h2 bool) error {
 	prefix := filepath.Join(r.work, "nginx")
 	if err := os.MkdirAll(prefix, 0o755); err != nil {
 		return err
@@ -201,7 +210,8 @@ func (r *runner) nginxConf(port int, secure bool) error {
 	// Room for the memory figures' connections, wrk's and the listener's, with a margin.
 	conns := r.cfg.conns + r.cfg.conns/4 + 1024
 	data := map[string]any{"Prefix": prefix, "Port": port, "File": r.file, "FSDir": r.fsDir, "Download": r.download,
-		"User": "", "Conns": conns, "Files": 2*conns + 64, "TLS": secure, "Cert": r.cert, "Key": r.key}
+		"User": "", "Conns": conns, "Files": 2*conns + 64, "TLS": secure, "Cert": r.cert, "Key": r.key,
+		"H2On": h2 && nginxHTTP2On(r.meta.Versions["nginx"]), "H2Listen": h2 && !nginxHTTP2On(r.meta.Versions["nginx"])}
 	if os.Geteuid() == 0 {
 		// The worker would otherwise drop to nobody, who may not read the work directory.
 		data["User"] = "root"
@@ -235,10 +245,14 @@ func (r *runner) startServer(ctx context.Context, s *server, tlsMode string) (*r
 	if err != nil {
 		return nil, err
 	}
-	if s.isNginx() {
-		if err := r.nginxConf(port, tlsMode != ""); err != nil {
-			return nil, err
-		}
+	switch {
+	case s.name == h2oName:
+		err = r.h2oConf(port, tlsMode != "")
+	case s.isNginx():
+		err = r.nginxConf(port, tlsMode != "", s.h2)
+	}
+	if err != nil {
+		return nil, err
 	}
 	argv := r.argv(s, port, tlsMode)
 	logPath := filepath.Join(r.work, fmt.Sprintf("%s-%d.log", s.name, port))
@@ -262,14 +276,21 @@ func (r *runner) startServer(ctx context.Context, s *server, tlsMode string) (*r
 }
 
 // waitReady waits for the "listening http://" line ("https://" over TLS; Go servers print it)
-// and then for a 200 to GET /hello, so a server is measured only once it serves.
+// and then for a 200 to GET /hello, so a server is measured only once it serves. An HTTP/2
+// contender is asked over HTTP/2 alone (h2c with prior knowledge, or h2 by ALPN), which a
+// plaintext nginx listener with http2 also needs: before 1.25.1 it speaks nothing else.
 func (r *runner) waitReady(ctx context.Context, rs *running) error {
 	deadline := time.Now().Add(15 * time.Second)
 	// The run's self-signed certificate is the load tool's to check.
-	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	if rs.srv.h2 {
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetHTTP2(true)
+		tr.Protocols.SetUnencryptedHTTP2(true)
+	}
+	client := &http.Client{Timeout: time.Second, Transport: tr}
 	defer client.CloseIdleConnections()
-	sawLine := rs.srv.isNginx()
+	sawLine := rs.srv.isNginx() || rs.srv.name == h2oName
 	for time.Now().Before(deadline) {
 		select {
 		case <-rs.t.done:
@@ -285,7 +306,7 @@ func (r *runner) waitReady(ctx context.Context, rs *running) error {
 			resp, err := client.Get(rs.scheme() + "://" + rs.addr + "/hello")
 			if err == nil {
 				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
+				if resp.StatusCode == http.StatusOK && (!rs.srv.h2 || resp.ProtoMajor == 2) {
 					return nil
 				}
 			}

@@ -13,11 +13,14 @@ import (
 // tools are the programs the driver runs and the Debian packages that provide them.
 var tools = []struct {
 	name, pkg string
-	optional  bool // nginx is one peer among several; without it the run goes on
+	optional  bool // nginx is one peer among several; without it the run goes on (h2load: without it the HTTP/2 load figures sit out)
 }{
 	{"wrk", "wrk", false},
 	{"taskset", "util-linux", false},
 	{"nginx", "nginx-light", true},
+	// The HTTP/2 figures' load generator and one of their peers (h2.go).
+	{"h2load", "nghttp2-client", true},
+	{"h2o", "h2o", true},
 }
 
 // lookTool finds a program on PATH or in the sbin directories, which a non-root PATH may lack.

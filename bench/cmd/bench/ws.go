@@ -358,10 +358,10 @@ func wsWanted(list string) ([]string, error) {
 }
 
 // hasHTTP reports whether any figure asked for is an HTTP one measured on the run's servers
-// (the WebSocket and rate-limit figures have contenders of their own).
+// (the WebSocket, rate-limit and HTTP/2 figures have contenders of their own).
 func hasHTTP(figs []string) bool {
 	for _, f := range figs {
-		if !slices.Contains(wsFigureIDs(), f) && !slices.Contains(rlFigureIDs(), f) {
+		if !slices.Contains(wsFigureIDs(), f) && !slices.Contains(rlFigureIDs(), f) && !slices.Contains(h2FigureIDs(), f) {
 			return true
 		}
 	}

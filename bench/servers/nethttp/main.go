@@ -1,11 +1,14 @@
 // Command nethttp is the net/http peer of the dwell benchmarks: the standard library server with
 // its defaults, one goroutine per connection. With -cert and -key it serves HTTPS with ServeTLS
 // (what ListenAndServeTLS does, on the listener it opened first; -curves picks the key
-// exchange), for the HTTPS figures.
+// exchange), for the HTTPS figures. Over TLS it offers HTTP/2 by ALPN, net/http's default;
+// -h2c adds HTTP/2 with prior knowledge on plaintext (http.Protocols' UnencryptedHTTP2), for the
+// HTTP/2 figures only, so that the HTTP/1.1 figures keep the server's defaults.
 package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"log"
 	"net"
@@ -19,6 +22,7 @@ import (
 
 func main() {
 	tf := peer.RegisterTLSFlags()
+	h2c := flag.Bool("h2c", false, "also serve HTTP/2 with prior knowledge (h2c) on plaintext")
 	f := peer.ParseFlags()
 	gate := peer.NewGate()
 	bufs := sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
@@ -73,6 +77,13 @@ func main() {
 		log.Fatal(err)
 	}
 	srv := &http.Server{Handler: mux}
+	if *h2c {
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetHTTP2(true)
+		p.SetUnencryptedHTTP2(true)
+		srv.Protocols = &p
+	}
 	if tf.Enabled() {
 		srv.TLSConfig = tf.Config()
 	}
