@@ -106,6 +106,9 @@ func TestH2FullDuplex(t *testing.T) {
 		t.Errorf("after the request's end: %q", rest)
 	}
 	resp.Body.Close()
+	// The read that waited for each line, between the writes, gave up its place in the pool
+	// once, and took it back once.
+	waitPoolIdle(t)
 }
 
 // TestH2Hijack: Hijack over HTTP/2 answers http.ErrNotSupported, as net/http's does, and the

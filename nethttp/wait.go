@@ -43,6 +43,9 @@ func (x *exchange) unwatch() { x.watchdog.Stop() }
 // belongs to the loop's side until it is answered, so waited is the loop's to set; it is the
 // call being served, or the read that waits for the body (see awaitCall).
 func (x *exchange) clientWaits() {
+	if x.serve.waited {
+		return // a read that waits again (a write came between its waits) gave its place up once
+	}
 	x.serve.waited = true
 	httpWorkers.Leave()
 }
