@@ -72,22 +72,31 @@ func parkedHeapStack(t *testing.T, n int, h Handler, parked *atomic.Int64, req s
 	return float64(dh) / float64(n), float64(ds) / float64(n)
 }
 
+// inProcessOfItsOwn reports whether the test is running in a process of its own with the
+// runtime's fixed 2 KiB stack start; if not, it runs the test so and reports false. Go starts
+// new goroutines with stacks sized to the average its last collection found (GODEBUG
+// adaptivestackstart), so in a process shared with other tests a footprint would depend on the
+// tests that ran before: it is dwell's own that is measured.
+func inProcessOfItsOwn(t *testing.T, name string) bool {
+	t.Helper()
+	if strings.Contains(os.Getenv("GODEBUG"), fixedStackStart) {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "GODEBUG="+strings.TrimPrefix(os.Getenv("GODEBUG")+","+fixedStackStart, ","))
+	out, err := cmd.CombinedOutput()
+	t.Logf("in a process of its own:\n%s", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return false
+}
+
 func TestParkedFootprint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
-	if !strings.Contains(os.Getenv("GODEBUG"), fixedStackStart) {
-		// Go starts new goroutines with stacks sized to the average its last collection found
-		// (GODEBUG adaptivestackstart), so in this process the figure would depend on the
-		// tests that ran before. It is dwell's own that is measured: in a process of its own,
-		// with the runtime's fixed 2 KiB start.
-		cmd := exec.Command(os.Args[0], "-test.run=^TestParkedFootprint$", "-test.v")
-		cmd.Env = append(os.Environ(), "GODEBUG="+strings.TrimPrefix(os.Getenv("GODEBUG")+","+fixedStackStart, ","))
-		out, err := cmd.CombinedOutput()
-		t.Logf("in a process of its own:\n%s", out)
-		if err != nil {
-			t.Fatal(err)
-		}
+	if !inProcessOfItsOwn(t, "TestParkedFootprint") {
 		return
 	}
 	const poll = "GET /messages?after=0 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: Go-http-client/1.1\r\nAccept-Encoding: gzip\r\n\r\n"

@@ -5,10 +5,7 @@ package core
 import (
 	"io"
 	"net"
-	"os"
-	"os/exec"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"unsafe"
@@ -25,14 +22,7 @@ func TestH2ParkedFootprint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
-	if !strings.Contains(os.Getenv("GODEBUG"), fixedStackStart) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestH2ParkedFootprint$", "-test.v")
-		cmd.Env = append(os.Environ(), "GODEBUG="+strings.TrimPrefix(os.Getenv("GODEBUG")+","+fixedStackStart, ","))
-		out, err := cmd.CombinedOutput()
-		t.Logf("in a process of its own:\n%s", out)
-		if err != nil {
-			t.Fatal(err)
-		}
+	if !inProcessOfItsOwn(t, "TestH2ParkedFootprint") {
 		return
 	}
 	const conns, perConn = 20, h2MaxStreams

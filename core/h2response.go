@@ -84,8 +84,6 @@ func (cx *Ctx) appendFieldBlock(b []byte, status int, length int64, noBody, whol
 // appendH2Fields appends the handler's fields, their names in lower case, less those HTTP/2
 // forbids.
 func (cx *Ctx) appendH2Fields(b []byte) []byte {
-	l := cx.l
-	name := l.h2name[:0]
 	for fields := cx.fieldBytes(); len(fields) > 0; {
 		end := bytes.Index(fields, crlf)
 		if end < 0 {
@@ -97,16 +95,23 @@ func (cx *Ctx) appendH2Fields(b []byte) []byte {
 		if colon <= 0 {
 			continue
 		}
-		name = append(name[:0], line[:colon]...)
-		for i, ch := range name {
-			name[i] = syntax.Lower(ch)
-		}
+		name := cx.l.lowerName(line[:colon])
 		if !connectionSpecific(name) {
 			b = h2.AppendField(b, name, bytes.TrimLeft(line[colon+1:], " \t"), false)
 		}
 	}
-	l.h2name = name[:0]
 	return b
+}
+
+// lowerName returns name in lower case, as HTTP/2 sends field names (RFC 9113 §8.2.1), in the
+// loop's scratch: valid until the next call.
+func (l *Loop) lowerName(name []byte) []byte {
+	lower := l.h2name[:0]
+	for _, ch := range name {
+		lower = append(lower, syntax.Lower(ch))
+	}
+	l.h2name = lower
+	return lower
 }
 
 // connectionSpecific reports whether a (lower-case) field name is one HTTP/2 forbids (RFC 9113

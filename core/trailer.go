@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
@@ -85,14 +86,9 @@ func (cx *Ctx) appendTrailerLines(b []byte) []byte {
 // appendTrailerBlock appends the trailers as an HTTP/2 field block, their names in lower case.
 func (cx *Ctx) appendTrailerBlock(b []byte) []byte {
 	t := cx.x.rare.trailers
-	name := cx.l.h2name[:0]
 	for i := 0; i < len(t); i += 2 {
-		name = append(name[:0], t[i]...)
-		for j, ch := range name {
-			name[j] = syntax.Lower(ch)
-		}
-		b = h2.AppendField(b, name, []byte(t[i+1]), false)
+		// Viewing the strings as bytes is safe: lowerName and AppendField copy them.
+		b = h2.AppendField(b, cx.l.lowerName(alias.Bytes(t[i])), alias.Bytes(t[i+1]), false)
 	}
-	cx.l.h2name = name[:0]
 	return b
 }
