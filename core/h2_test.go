@@ -388,3 +388,27 @@ func TestH2Disabled(t *testing.T) {
 		}
 	}
 }
+
+// TestH2InvalidPreface: on a port that speaks h2c, a first line naming no HTTP version may be
+// a damaged preface, so the connection closes without an HTTP/1.1 answer (RFC 9113 §3.4); with
+// h2c off, or for a line that is HTTP/1.x however malformed, the answer is the usual 400.
+func TestH2InvalidPreface(t *testing.T) {
+	const line = "INVALID CONNECTION PREFACE\r\n\r\n"
+	_, addr := startServer(t, helloHandler, Options{})
+	c := dial(t, addr)
+	c.Send(line)
+	c.ExpectEOF()
+
+	c = dial(t, addr)
+	c.Send("GET / http/1.1\r\nHost: x\r\n\r\n")
+	if resp, _ := c.Response("GET"); resp.StatusCode != 400 {
+		t.Errorf("lower-case version: %d", resp.StatusCode)
+	}
+
+	_, addr = startServer(t, helloHandler, Options{DisableH2C: true})
+	c = dial(t, addr)
+	c.Send(line)
+	if resp, _ := c.Response("GET"); resp.StatusCode != 400 {
+		t.Errorf("h2c off: %d", resp.StatusCode)
+	}
+}

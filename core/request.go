@@ -252,6 +252,13 @@ func (c *conn) reject(rej *wire.Reject) {
 		l.log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.remoteAddr())
 	}
 	l.refused(rej.Status)
+	if rej == wire.ErrNotHTTP && c.offersH2() && !c.secure() {
+		// On a port that speaks h2c with prior knowledge, a line naming no HTTP version may be a
+		// damaged HTTP/2 preface, and its client cannot read an HTTP/1.1 answer: RFC 9113 §3.4
+		// lets the connection close without a word.
+		c.close(ErrClosed)
+		return
+	}
 	if l.opts.WriteRefusal == nil || !l.shapeReject(c, rej) {
 		writeReject(c, rej)
 	}

@@ -69,20 +69,9 @@ type h2specReport struct {
 // h2specSummary is h2spec's last line: "145 tests, 144 passed, 0 skipped, 1 failed".
 var h2specSummary = regexp.MustCompile(`(?m)^(\d+) tests, (\d+) passed, (\d+) skipped, (\d+) failed$`)
 
-// h2specKnown is the one case that fails over h2c, and why it may.
-//
-// 3.5 #2, "Sends invalid connection preface", writes "INVALID CONNECTION PREFACE\r\n\r\n" and
-// expects the connection to be closed without an answer. Over TLS it is: the client chose h2,
-// and anything but the preface ends the connection. But the plaintext port serves HTTP/1.1 as
-// well as h2c with prior knowledge, telling them apart by the first bytes, and that line is
-// not the preface: it is an HTTP/1.1 request line (method "INVALID", target "CONNECTION", a
-// version that is not HTTP/1.x), which is answered 400, as any server of both protocols on
-// one port must answer it. h2spec reads the answer as a frame header and reports an error.
-func h2specKnown(secure bool, pkg, desc string) bool {
-	return !secure && pkg == "http2/3.5" && desc == "Sends invalid connection preface"
-}
-
-// TestH2spec: every h2spec case passes over TLS; over h2c, every case but h2specKnown.
+// TestH2spec: every h2spec case passes, over TLS and over h2c. (3.5 #2 sends "INVALID CONNECTION
+// PREFACE" and wants the connection closed without an answer, which the plaintext port, serving
+// HTTP/1.1 and h2c on one port, does for a line that names no HTTP version: see conn.reject.)
 func TestH2spec(t *testing.T) {
 	h2spec := h2specPath(t)
 	s := serveH2(t)
@@ -101,8 +90,7 @@ func TestH2spec(t *testing.T) {
 		}
 		out, errOut, err := runToolOut(t, nil, h2spec, args...)
 		out += errOut
-		// h2spec exits 1 when a case fails, which the known case does over h2c: the report
-		// says which.
+		// h2spec exits 1 when a case fails: the report says which.
 		raw, rerr := os.ReadFile(junit)
 		var report h2specReport
 		if rerr == nil {
@@ -113,7 +101,7 @@ func TestH2spec(t *testing.T) {
 			t.Fatalf("h2spec %q: %v; report: %v\n%s", args, err, rerr, out)
 		}
 
-		cases, skipped, known := 0, 0, 0
+		cases, skipped := 0, 0
 		for _, suite := range report.Suites {
 			for _, c := range suite.Cases {
 				cases++
@@ -121,8 +109,6 @@ func TestH2spec(t *testing.T) {
 				case c.Skipped != nil:
 					skipped++
 				case c.Failure == nil && c.Error == nil:
-				case h2specKnown(secure, c.Package, c.Desc):
-					known++
 				default:
 					msg := c.Failure
 					if msg == nil {
@@ -137,10 +123,10 @@ func TestH2spec(t *testing.T) {
 		if n, _ := strconv.Atoi(sum[1]); n != cases || cases < 140 {
 			t.Errorf("%d cases in the report, %s in the summary %q, want the same and at least 140", cases, sum[1], sum[0])
 		}
-		if failed, _ := strconv.Atoi(sum[4]); failed != known && !t.Failed() {
-			t.Errorf("summary %q: %d failed, the report %d", sum[0], failed, known)
+		if failed, _ := strconv.Atoi(sum[4]); failed != 0 && !t.Failed() {
+			t.Errorf("summary %q: the report finds no failure", sum[0])
 		}
-		t.Logf("h2spec: %s (%d skipped; %d known failure)", sum[0], skipped, known)
+		t.Logf("h2spec: %s (%d skipped)", sum[0], skipped)
 		if t.Failed() {
 			t.Logf("h2spec's output:\n%s", out)
 		}

@@ -17,6 +17,7 @@ var (
 	errMethod           = &Reject{400, "invalid method"}
 	errTarget           = &Reject{400, "invalid request-target"}
 	errVersion          = &Reject{400, "malformed HTTP version"}
+	ErrNotHTTP          = &Reject{400, "request line names no HTTP version"}
 	errVersionSupported = &Reject{505, "HTTP version not supported"}
 	errLineEnding       = &Reject{400, "line not ended by CRLF"}
 	errObsFold          = &Reject{400, "obsolete line folding"}
@@ -137,6 +138,10 @@ func parseRequestLine(r *Request, b []byte) (int, *Reject) {
 	i++
 	// RFC 9112 §2.3: HTTP-version = "HTTP" "/" DIGIT "." DIGIT, case-sensitive.
 	v := b[i:]
+	if len(v) >= 5 && !equalFoldPrefix(v, "http/") {
+		// Not HTTP/1.x at all (a damaged HTTP/2 preface, say): see conn.reject.
+		return 0, ErrNotHTTP
+	}
 	if len(v) < 10 || string(v[:5]) != "HTTP/" || !isDigit(v[5]) || v[6] != '.' || !isDigit(v[7]) {
 		return 0, errVersion
 	}
