@@ -218,7 +218,11 @@ func (c *conn) serve() {
 				return
 			}
 		case stHandedOver:
-			c.deliver()
+			if c.isStream() {
+				c.readHandedStream()
+			} else {
+				c.deliver()
+			}
 			return
 		default:
 			return

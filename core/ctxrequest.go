@@ -103,6 +103,21 @@ func (cx *Ctx) Proto() string {
 	return "HTTP/1.1"
 }
 
+// ConnectProtocol returns the protocol an HTTP/2 extended CONNECT asks for (RFC 8441's
+// :protocol) — "websocket" for a WebSocket a browser opens on its HTTP/2 connection — and ""
+// for every other request. An extended CONNECT for "websocket" is served as the GET whose
+// upgrade it replaces (RFC 8441 §5): Method reports GET, routes for GET serve it, and
+// HandOver answers it (200, not 101) and hands its stream over. One for another protocol keeps
+// its method, CONNECT (see Options.AllowCONNECT). Options.DisableConnectProtocol stops clients
+// from sending any.
+func (cx *Ctx) ConnectProtocol() string {
+	cx.check("ConnectProtocol")
+	if c := cx.conn; cx.reqf&reqHTTP2 != 0 && c != nil && c.isStream() {
+		return c.stream().protocol
+	}
+	return ""
+}
+
 // Host returns the authority the request is for: the absolute-form target's, else the Host
 // header.
 func (cx *Ctx) Host() string {

@@ -25,6 +25,8 @@ type h2client struct {
 	window  int64              // connection window the server has granted past the default
 	pings   [][8]byte          // PING acknowledgements received
 	acks    int                // SETTINGS acknowledgements received
+	// settings holds the server's SETTINGS, once received (nil before).
+	settings map[h2.SettingID]uint32
 }
 
 type h2resp struct {
@@ -147,7 +149,12 @@ func (c *h2client) frame() (h2.Header, []byte, bool) {
 	case h2.TypeSettings:
 		if fh.Flags.Has(h2.FlagAck) {
 			c.acks++
+			break
 		}
+		if c.settings == nil {
+			c.settings = map[h2.SettingID]uint32{}
+		}
+		h2.Settings(p, func(st h2.Setting) error { c.settings[st.ID] = st.Value; return nil })
 	case h2.TypeWindowUpdate:
 		if fh.StreamID == 0 {
 			inc, _ := h2.WindowUpdate(fh, p)

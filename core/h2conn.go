@@ -85,11 +85,17 @@ func (c *conn) startH2() {
 	h.hc = c.handOverTo(h, true)
 	c.scan.Reset()
 	b := l.h2scratch[:0]
-	b = h2.AppendSettings(b,
-		h2.Setting{ID: h2.SettingMaxConcurrentStreams, Value: h2MaxStreams},
-		h2.Setting{ID: h2.SettingMaxHeaderListSize, Value: uint32(l.opts.MaxHeaderBytes)},
-		h2.Setting{ID: h2.SettingEnablePush, Value: 0},
-	)
+	settings := [...]h2.Setting{
+		{ID: h2.SettingMaxConcurrentStreams, Value: h2MaxStreams},
+		{ID: h2.SettingMaxHeaderListSize, Value: uint32(l.opts.MaxHeaderBytes)},
+		{ID: h2.SettingEnablePush, Value: 0},
+		{ID: h2.SettingEnableConnectProtocol, Value: 1}, // last: see DisableConnectProtocol
+	}
+	n := len(settings)
+	if l.opts.DisableConnectProtocol {
+		n--
+	}
+	b = h2.AppendSettings(b, settings[:n]...)
 	b = h2.AppendWindowUpdate(b, 0, h2ConnWindow-h2.DefaultWindow)
 	h.queue(b)
 	l.h2scratch = b[:0]
@@ -439,9 +445,10 @@ func (h *h2conn) endBlock() error {
 	l := h.l
 	b := &l.h2head
 	b.Reset(l.h2headBuf, l.fields)
-	check := h2.RequestCheck{StreamID: id}
+	check := h2.RequestCheck{StreamID: id, ConnectProtocol: !l.opts.DisableConnectProtocol}
 	var bad error
 	tooLarge := false
+	protocol := "" // an extended CONNECT's :protocol (RFC 8441)
 	err := h.dec.Decode(block, func(name, value []byte, _ bool) error {
 		if bad != nil || tooLarge {
 			return nil // the block is decoded to its end all the same: the table must follow it
@@ -462,6 +469,8 @@ func (h *h2conn) endBlock() error {
 				b.Target(value)
 			case ":authority":
 				b.Authority(value)
+			case ":protocol":
+				protocol = connectProtocol(value)
 			}
 		case !b.Field(name, value):
 			tooLarge = true
@@ -488,8 +497,23 @@ func (h *h2conn) endBlock() error {
 		h.answer(id, 431)
 		return nil
 	}
-	h.startStream(id, end)
+	if protocol == "websocket" {
+		// RFC 8441 §5: the extended CONNECT stands for HTTP/1.1's GET with Upgrade: websocket,
+		// and is served as that GET (a route for it, a handler's Method), its stream handed over
+		// as the connection would be (Ctx.ConnectProtocol, HandOver).
+		b.Method([]byte("GET"))
+	}
+	h.startStream(id, end, protocol)
 	return nil
+}
+
+// connectProtocol returns an extended CONNECT's :protocol as a string: WebSocket's, the one
+// browsers send, without a copy.
+func connectProtocol(v []byte) string {
+	if string(v) == "websocket" {
+		return "websocket"
+	}
+	return string(v)
 }
 
 // trailers decodes the field block that ends stream id's request (s nil: a stream that has
@@ -556,7 +580,16 @@ func (h *h2conn) Shutdown(hc *Conn) {
 	h.goingAway = true
 	h.queue(h2.AppendGoAway(h.l.h2scratch[:0], h.maxID, h2.NoError, nil))
 	for _, s := range h.streams {
-		if cx := s.c.cx; cx != nil && cx.active() {
+		if s.draining {
+			s.endDrain() // its response is whole: the rest of its request is not waited for
+			continue
+		}
+		if s.c.state == stHandedOver {
+			// A stream handed over (a WebSocket's) ends its protocol's way, as a connection does.
+			p := s.hc
+			h.l.safely(func() { p.p.Shutdown(p) })
+		}
+		if cx := s.c.cx; cx != nil && cx.active() && s.c.state != stHandedOver {
 			cx.wakeForShutdown()
 		}
 	}

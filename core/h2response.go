@@ -62,6 +62,25 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 	}
 }
 
+// writeTunnelHeadH2 answers an extended CONNECT whose stream is handed over (HandOver): its
+// status (200 unless a 2xx was set) and the handler's fields, in a HEADERS frame that does not
+// end the stream, whose DATA is the tunnel's from now on (RFC 8441 §5).
+func (cx *Ctx) writeTunnelHeadH2() {
+	c := cx.conn
+	s := c.stream()
+	l := cx.l
+	status := 200
+	if cx.status != 0 {
+		status = int(cx.status)
+	}
+	block := cx.appendFieldBlock(l.h2block[:0], status, -1, true, false)
+	l.h2block = block[:0]
+	out := h2.AppendHeaders(l.h2scratch[:0], s.id, false, block, int(s.h.peerMaxFrame))
+	l.h2scratch = out[:0]
+	s.h.queue(out)
+	cx.resp |= rfCommitted
+}
+
 // appendFieldBlock appends the response's field block: :status, Date, the handler's fields (in
 // lower case, less the connection-specific ones), Content-Type and Content-Length.
 func (cx *Ctx) appendFieldBlock(b []byte, status int, length int64, noBody, whole bool) []byte {

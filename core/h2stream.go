@@ -39,6 +39,9 @@ type h2stream struct {
 	blocked   bool   // in h.blocked
 	released  bool   // the stream is over; it goes back to the loop once no Ctx holds its conn
 	trailers  []byte // the response's trailers, encoded, which end the stream (setTrailers)
+
+	protocol string // an extended CONNECT's :protocol (RFC 8441), or ""
+	hc       *Conn  // the Protocol's side, once an extended CONNECT has handed the stream over
 }
 
 // Streams are the loop's, reused: a stream goes back once it is over and its conn is no Ctx's
@@ -84,7 +87,7 @@ func (c *conn) isStream() bool { return c.fd < 0 }
 // startStream makes the request whose head the loop's builder holds that of new stream id. Its
 // handler starts once the frames that arrived with its head are handled (h2conn.Receive): a
 // stream's DATA, a reset or a window update that came along are known to it from the start.
-func (h *h2conn) startStream(id uint32, end bool) {
+func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	l := h.l
 	pc := h.hc.c
 	h.calm = min(h.calm+h2CalmPerStream, h2CalmMax)
@@ -92,7 +95,7 @@ func (h *h2conn) startStream(id uint32, end bool) {
 		h.hc.c.setReadDeadline(0) // not idle: the streams keep deadlines of their own
 	}
 	s := l.getStream()
-	s.h, s.id, s.declared = h, id, -1
+	s.h, s.id, s.declared, s.protocol = h, id, -1, protocol
 	s.c.fd = -1
 	s.st = h2.StateOpen
 	if end {
@@ -184,13 +187,14 @@ func (s *h2stream) receive(data []byte, end bool) error {
 		s.remoteEnd = true
 	}
 	cx := s.c.cx
+	handed := s.c.state == stHandedOver // its DATA is a Protocol's (handOverStream)
 	switch {
 	case len(data) == 0:
-	case s.draining || cx == nil:
+	case s.draining || cx == nil && !handed:
 		// No handler reads it any more: counted as read.
 		s.h.consumed(uint32(len(data)))
 		s.consumed(uint32(len(data)))
-	case cx.body.kind == bodyNone:
+	case !handed && cx.body.kind == bodyNone:
 		s.h.consumed(uint32(len(data)))
 		return &h2.StreamError{StreamID: s.id, Code: h2.ProtocolError, Reason: "DATA on a request that ended with its head"}
 	default:
@@ -211,10 +215,35 @@ func (s *h2stream) receive(data []byte, end bool) error {
 		}
 		return nil
 	}
+	if handed {
+		// A stream has no readiness of its own: its turn in the loop's pending list reads it.
+		s.c.l.pending = append(s.c.l.pending, &s.c)
+		return nil
+	}
 	if s.c.state == stHandler && cx != nil && (cx.parkedOn(parkRead) || cx.parkedOn(parkBody)) {
 		cx.wake(nil)
 	}
 	return nil
+}
+
+// readHandedStream gives a handed-over stream's Protocol the DATA that has arrived for it, in
+// the loop buffer as a connection's input is given (readHandedOver), until none is left — or
+// the protocol pauses, or its output is over the mark — and the client's END_STREAM as the end
+// of its input. What the protocol has not read is not counted as read: the stream's window
+// holds the client back.
+func (c *conn) readHandedStream() {
+	s := c.stream()
+	for c.state == stHandedOver && (len(s.rbuf) > s.roff || s.remoteEnd) {
+		if hc := c.handed(); hc.paused {
+			hc.unread = true // ResumeReading reads it
+			return
+		}
+		if c.heldBack || c.outputBlocked() {
+			c.heldBack = true // afterSend reads it once the client has taken enough
+			return
+		}
+		c.readHandedOver()
+	}
 }
 
 // consumed gives n bytes of the stream's window back once they are read.
@@ -436,7 +465,7 @@ func (h2T) close(c *conn, reset bool) {
 	s := c.stream()
 	switch {
 	case s.h.closed || s.rst:
-	case reset || !s.ended && (c.cx != nil && c.cx.active() || c.out.size > 0):
+	case reset || !s.ended && (c.cx != nil && c.cx.active() && !c.isHanded() || c.out.size > 0):
 		s.sendRST(h2.Cancel) // cut: its handler is under way, or its output was never sent
 	default:
 		if s.trailers != nil && !s.ended {
@@ -449,10 +478,13 @@ func (h2T) close(c *conn, reset bool) {
 			s.sendData(nil, true)
 		}
 		s.h.completed++
-		if !s.remoteEnd {
+		if !s.remoteEnd && !s.h.goingAway {
 			s.dropBody()
 			s.draining = true
 			return
+		}
+		if !s.remoteEnd {
+			s.sendRST(h2.NoError) // going away: the rest of the request is not waited for
 		}
 	}
 	s.release()

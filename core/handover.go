@@ -66,14 +66,16 @@ type Conn struct {
 }
 
 // ErrHandOverHTTP2 is what HandOver (and HandOverConn) return for a request on an HTTP/2
-// stream: its connection carries other streams, and is not the request's to give. (The net/http
-// bridge's Hijack answers http.ErrNotSupported then, as net/http's does over HTTP/2.)
+// stream other than an extended CONNECT's: its connection carries other streams, and is not the
+// request's to give. (The net/http bridge's Hijack answers http.ErrNotSupported then, as
+// net/http's does over HTTP/2.)
 var ErrHandOverHTTP2 = errors.New("dwell: HandOver on an HTTP/2 stream: the connection is not the request's own")
 
 // errHandOver says why a request's connection cannot be handed over.
 var (
 	errHandOverBody     = errors.New("dwell: HandOver before the request body was read to its end")
 	errHandOverResponse = errors.New("dwell: HandOver after a response other than a 101 started")
+	errHandOverTunnel   = errors.New("dwell: HandOver of an extended CONNECT's stream with a status other than 2xx")
 )
 
 // HandOver hands the request's connection to p: from the end of the loop's turn on, its bytes
@@ -92,22 +94,37 @@ var (
 // ErrClosed, the end of a shutdown's grace period with ErrShutdown, and its completion hooks
 // run when it ends. Either way the connection is p's until it closes; the request's response
 // can no longer be written.
+//
+// On an HTTP/2 stream opened by an extended CONNECT (RFC 8441; see ConnectProtocol), what is
+// handed over is the stream: with no status set, or a 2xx one (not 101), the response's HEADERS
+// go out without ending the stream, and from then on the stream's DATA is p's input and what p
+// writes leaves as DATA, within the stream's flow-control windows; Close ends the stream
+// (END_STREAM), Abort resets it, the client's END_STREAM is the end of its input. The request
+// body not read yet is not in the way: it is the start of p's input.
 func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 	if !cx.owned() {
 		return nil, cx.misused("HandOver")
 	}
 	c := cx.conn
+	tunnel := c.isStream() && c.stream().protocol != "" // an extended CONNECT's stream
 	switch {
 	case c.state == stClosed:
 		return nil, ErrClosed
-	case c.isStream():
+	case c.isStream() && !tunnel:
 		return nil, ErrHandOverHTTP2
-	case !cx.body.complete():
+	case !tunnel && !cx.body.complete():
 		return nil, errHandOverBody
-	case cx.resp&rfCommitted != 0 || cx.written != 0 || cx.status != 0 && cx.status != 101:
+	case cx.resp&rfCommitted != 0 || cx.written != 0:
+		return nil, errHandOverResponse
+	case tunnel && cx.status != 0 && (cx.status < 200 || cx.status > 299):
+		return nil, errHandOverTunnel
+	case !tunnel && cx.status != 0 && cx.status != 101:
 		return nil, errHandOverResponse
 	}
-	if cx.status == 101 {
+	switch {
+	case tunnel:
+		cx.writeTunnelHeadH2()
+	case cx.status == 101:
 		cx.writeSwitch()
 	}
 	cx.resp |= rfFinished
@@ -120,10 +137,14 @@ func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 func (c *conn) handOverTo(p Protocol, deliver bool) *Conn {
 	hc := &Conn{c: c, p: p, serial: c.serial}
 	l := c.l
-	for int(c.fd) >= len(l.handed) {
-		l.handed = appendDoubling(l.handed, nil)
+	if c.isStream() {
+		c.stream().hc = hc
+	} else {
+		for int(c.fd) >= len(l.handed) {
+			l.handed = appendDoubling(l.handed, nil)
+		}
+		l.handed[c.fd] = hc
 	}
-	l.handed[c.fd] = hc
 	c.state = stHandedOver
 	c.rdl, c.drainLeft = 0, 0
 	if deliver {
@@ -172,11 +193,30 @@ func (cx *Ctx) writeSwitch() {
 	cx.resp |= rfCommitted
 }
 
-// handed returns the Conn a handed-over c belongs to.
-func (c *conn) handed() *Conn { return c.l.handed[c.fd] }
+// handed returns the Conn a handed-over c belongs to: the loop keeps a connection's by its
+// descriptor, a stream keeps its own.
+func (c *conn) handed() *Conn {
+	if c.isStream() {
+		return c.stream().hc
+	}
+	return c.l.handed[c.fd]
+}
+
+// setHanded sets (or, with nil, forgets) the Conn a handed-over c belongs to.
+func (c *conn) setHanded(hc *Conn) {
+	if c.isStream() {
+		c.stream().hc = hc
+	} else {
+		c.l.handed[c.fd] = hc
+	}
+}
 
 // isHanded reports whether c has been handed over and is not closed yet (it may be closing).
 func (c *conn) isHanded() bool {
+	if c.isStream() {
+		hc := c.stream().hc
+		return hc != nil && hc.serial == c.serial
+	}
 	l := c.l
 	return c.fd >= 0 && int(c.fd) < len(l.handed) && l.handed[c.fd] != nil && l.handed[c.fd].serial == c.serial
 }
@@ -237,7 +277,7 @@ func (c *conn) readHandedOver() {
 // it has gone under half the high-water mark after being over it.
 func (c *conn) afterHandedSend() {
 	hc := c.handed()
-	if hc.over && c.out.size <= int64(c.l.opts.WriteHighWater/2) {
+	if hc.over && c.out.size <= c.highWater()/2 {
 		hc.over = false
 		if hc.remote != nil {
 			hc.remote.drained()
@@ -249,14 +289,14 @@ func (c *conn) afterHandedSend() {
 // closeHanded tells a handed-over connection's protocol that it has closed: the last call.
 func (c *conn) closeHanded(err error) {
 	l := c.l
-	hc := l.handed[c.fd]
+	hc := c.handed()
 	if err == nil && !hc.closing {
 		err = ErrClosed // nil stays nil only after Close: a close of the protocol's own
 	}
 	if !hc.closing {
 		hc.reportEnd(err) // the connection ended by itself: the client left, a timeout
 	}
-	l.handed[c.fd] = nil
+	c.setHanded(nil)
 	hc.closed = true
 	if hc.remote != nil {
 		hc.remote.closed(err)
@@ -351,7 +391,7 @@ func (hc *Conn) queue(p []byte) {
 	} else {
 		c.out.write(&c.l.pool, p)
 	}
-	if c.out.size > int64(c.l.opts.WriteHighWater) && !hc.over {
+	if c.out.size > c.highWater() && !hc.over {
 		hc.over = true
 		if hc.remote != nil {
 			hc.remote.setOver()
@@ -391,8 +431,8 @@ func (l *Loop) flushHanded() {
 func (hc *Conn) Buffered() int { return int(hc.c.out.size) }
 
 // HighWater returns the output queued (Buffered) past which the protocol should wait for
-// Drained: Options.WriteHighWater.
-func (hc *Conn) HighWater() int { return hc.c.l.opts.WriteHighWater }
+// Drained: Options.WriteHighWater (a quarter of it, 16 KiB at least, on an HTTP/2 stream).
+func (hc *Conn) HighWater() int { return int(hc.c.highWater()) }
 
 // Close closes the connection once its queued output is written; Closed(c, nil) follows. A
 // client still sending then has the rest of its input read and discarded for a moment, as

@@ -78,6 +78,14 @@ type Options struct {
 	// proxy that must see HTTP/1.1, say. TLS listeners still offer "h2".
 	DisableH2C bool
 
+	// DisableConnectProtocol stops announcing SETTINGS_ENABLE_CONNECT_PROTOCOL on HTTP/2
+	// connections. By default it is announced, so that a browser opens a page's WebSockets on
+	// the page's HTTP/2 connection (RFC 8441's extended CONNECT; see Ctx.ConnectProtocol), which
+	// the websocket package accepts as it accepts HTTP/1.1's upgrade. Set it when WebSockets are
+	// served by code that needs HTTP/1.1's Upgrade and the connection of its own — a WebSocket
+	// library behind the net/http bridge, whose Hijack HTTP/2 does not offer.
+	DisableConnectProtocol bool
+
 	// DisableDeferAccept makes the listening sockets Listen opens hand over each connection as
 	// soon as its TCP handshake is done. By default, on Linux, they hand it over once its first
 	// bytes arrive (TCP_DEFER_ACCEPT, what nginx's "listen ... deferred" asks for): the loop then

@@ -110,7 +110,8 @@ type ConnStates struct {
 	HandedOver int
 	// HTTP2 counts the connections speaking HTTP/2. Their streams are requests, counted apart
 	// (not in Open): Streams those open, and of them ParkedStreams those whose handler is parked
-	// (or detached), as Parked counts connections.
+	// (or detached), as Parked counts connections; a stream handed over (a WebSocket on an
+	// HTTP/2 connection) is open, never parked.
 	HTTP2, Streams, ParkedStreams int
 	// TLS counts the open connections over TLS, whatever their state; TLSHandshaking those of
 	// them whose handshake has not ended yet (they are Idle).
@@ -334,6 +335,9 @@ func (l *Loop) countConn(n *ConnStates, c *conn) {
 			n.HTTP2++
 			for _, s := range h.streams {
 				n.Streams++
+				if s.c.state == stHandedOver {
+					continue // a WebSocket's (RFC 8441): open, not a parked request
+				}
 				if cx := s.c.cx; cx != nil && cx.state != ctxRunning && cx.state != ctxIdle && cx.state != ctxReturned {
 					n.ParkedStreams++
 				}

@@ -60,6 +60,7 @@ func streamBytes(off, n int) []byte {
 //	GET /stream?n=N N bytes (h2StreamSize without n) of streamBytes, in pieces of
 //	                h2StreamPiece, each flushed
 //	/info           tlsInfo's line: the protocol, and the TLS connection's version and ALPN
+//	GET /ws         a WebSocket echo: over HTTP/2, opened by an extended CONNECT (RFC 8441)
 func h2Handler(c *core.Ctx) {
 	switch c.Path() {
 	case "/hello":
@@ -105,6 +106,8 @@ func h2Handler(c *core.Ctx) {
 		}
 	case "/info":
 		tlsInfo(c)
+	case "/ws":
+		wsEchoH2(c)
 	default:
 		c.SetStatus(404)
 	}

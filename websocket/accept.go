@@ -127,9 +127,13 @@ func upgrade(cx *core.Ctx, o *Options, ev *Events) (*Conn, error) {
 			cx.SetHeader("Sec-WebSocket-Extensions", response)
 		}
 	}
-	cx.SetStatus(101)
-	cx.SetHeader("Upgrade", "websocket")
-	cx.SetHeader("Sec-WebSocket-Accept", acceptKey(h.key))
+	if h.tunnel {
+		cx.SetStatus(200) // RFC 8441 §5: the stream is the connection; no key to answer
+	} else {
+		cx.SetStatus(101)
+		cx.SetHeader("Upgrade", "websocket")
+		cx.SetHeader("Sec-WebSocket-Accept", acceptKey(h.key))
+	}
 	hc, err := cx.HandOver((*protocol)(c))
 	if err != nil {
 		return nil, err
@@ -160,6 +164,7 @@ func refuse(cx *core.Ctx, status int, reason string) error {
 // in one pass over them without copies: the fields are the request's, borrowed for the
 // handshake.
 type handshake struct {
+	tunnel              bool   // an HTTP/2 extended CONNECT (RFC 8441): the stream is the connection
 	upgrade, connection bool   // Upgrade has websocket, Connection has upgrade
 	versions, keys      int    // how many Sec-WebSocket-Version and -Key fields
 	version, key        []byte // the last of each
@@ -173,9 +178,12 @@ type handshake struct {
 }
 
 // check checks a client's opening handshake and returns the status and reason of a refusal,
-// or 0.
+// or 0. Over HTTP/2 the handshake is an extended CONNECT (RFC 8441 §5), served as a GET: no
+// Upgrade, Connection or key (the stream is the connection, opened for WebSocket alone), the
+// rest as over HTTP/1.1.
 func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) {
 	h.sub = -1
+	h.tunnel = cx.ConnectProtocol() == "websocket"
 	for name, value := range cx.HeadersBytes() {
 		switch {
 		case syntax.EqualFold(name, "Upgrade"):
@@ -202,19 +210,24 @@ func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) 
 	switch {
 	case cx.Method() != "GET":
 		return 405, "an upgrade is a GET"
+	case h.tunnel:
 	case cx.Proto() != "HTTP/1.1":
-		return 400, "an upgrade needs HTTP/1.1"
+		return 400, "an upgrade needs HTTP/1.1, or HTTP/2's extended CONNECT"
 	case !h.upgrade:
 		return 426, "the request has no Upgrade: websocket"
 	case !h.connection:
 		return 400, "the request has no Connection: upgrade"
+	}
+	switch {
 	case h.versions != 1 || string(h.version) != "13":
 		return 426, "the server speaks WebSocket version 13"
+	case h.tunnel:
 	case cx.ContentLength() > 0 || cx.Chunked():
 		return 400, "an upgrade request has no body"
 	case h.keys != 1 || !validKey(h.key):
 		return 400, "Sec-WebSocket-Key is not one base64 encoding of 16 bytes"
-	case !originAllowed(h.origin, cx.HeaderBytes("Host"), o.Origins):
+	}
+	if !originAllowed(h.origin, cx.HeaderBytes("Host"), o.Origins) {
 		return 403, "origin not allowed"
 	}
 	return 0, ""

