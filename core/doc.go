@@ -46,7 +46,8 @@
 // first bytes are HTTP/2's preface (h2c, or "h2" chosen by ALPN). Each stream is a request whose
 // Ctx has a conn of its own with no socket (h2stream.go): its transport carries the stream's
 // bytes as DATA frames within the flow-control windows, so the data path above serves a stream
-// unchanged, but for the head, a HEADERS frame (h2response.go).
+// unchanged, but for the head, a HEADERS frame (h2response.go). A stream opened by an extended
+// CONNECT (RFC 8441, a WebSocket's) is handed over to a Protocol as a connection is.
 //
 // # Parking
 //

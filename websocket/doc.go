@@ -22,6 +22,16 @@
 // pings, the timeouts and the limits are handled alike, and a message can be sent to many
 // connections at once, framed (and compressed) once: see PreparedMessage and Group.
 //
+// # Over HTTP/2
+//
+// A browser opens its WebSockets on a page's HTTP/2 connection when the server allows it, as
+// dwell does by default (RFC 8441's extended CONNECT; core.Options.DisableConnectProtocol): the
+// WebSocket is then a stream of that connection. Accept and Serve take it as they take
+// HTTP/1.1's upgrade — the same handler, the same route for GET — answer it with 200 instead of
+// 101 (with no key to answer: the stream was opened for WebSocket alone), and the connection's
+// frames go as the stream's DATA, within its flow-control windows. Everything below holds alike;
+// the close of a WebSocket on a stream ends the stream, not the HTTP/2 connection.
+//
 // # What the protocol asks, and what happens
 //
 // A refused upgrade is an ordinary HTTP answer with a reason: 405 for a method other than GET,
