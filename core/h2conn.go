@@ -189,6 +189,10 @@ func (h *h2conn) goAway(code h2.ErrCode, reason string) {
 	h.closed = true // the streams' ends send nothing more
 	h.endStreams(ErrClosed)
 	h.hc.SetErr(errH2Protocol)
+	if code == h2.EnhanceYourCalm {
+		h.hc.closeUnread() // a flood: what follows it is not read
+		return
+	}
 	h.hc.Close()
 }
 

@@ -59,6 +59,13 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 		pool.Put(it.b)
 		c.out.drop(pool, 1)
 		c.out.size = 0
+		return
+	}
+	if whole {
+		// The body waits for a window, for as long as the client likes until the write
+		// timeout: it waits in a buffer of its size (a client that opens streams and no
+		// window holds a few hundred bytes a stream, not a chunk).
+		c.out.compact(pool)
 	}
 }
 

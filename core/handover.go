@@ -455,6 +455,21 @@ func (hc *Conn) Close() {
 	}
 }
 
+// closeUnread is Close without the read that lingers after the output for a client still
+// sending: for a client that broke the bounds of its protocol, whose flood is not worth two
+// more seconds of reading. Its last output still goes first.
+func (hc *Conn) closeUnread() {
+	if hc.closed || hc.closing {
+		return
+	}
+	hc.reportEnd(nil)
+	hc.closing = true
+	hc.c.closeAfterOutput(false)
+	if !hc.closed {
+		hc.flushLater()
+	}
+}
+
 // Abort closes the connection at once, its queued output dropped and the client told by a
 // reset: for a client that does not read, which would hold its output until the write timeout.
 // Closed(c, nil) follows, before Abort returns. It does nothing once the connection is closed.

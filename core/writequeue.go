@@ -419,6 +419,37 @@ func (q *writeQueue) consume(pool *outPool, n int) int {
 	return n
 }
 
+// compact moves what the queue holds into one buffer of its size, when that is smaller than
+// the buffers holding it: for a queue that may wait long for little — a whole response on an
+// HTTP/2 stream whose client keeps its window shut — so that it holds what it has to send, not
+// a chunk's worth. Only small queues of bytes are moved.
+func (q *writeQueue) compact(pool *outPool) {
+	n := int(q.size)
+	if n == 0 || n > compactMax {
+		return
+	}
+	held := 0
+	for _, it := range q.items {
+		if it.kind != itemBytes {
+			return
+		}
+		held += cap(it.b)
+	}
+	if held <= bufpool.SizeClass(n) {
+		return
+	}
+	b := pool.Get(n)
+	for _, it := range q.items {
+		b = append(b, it.b[it.off:]...)
+		pool.Put(it.b)
+	}
+	clear(q.items)
+	q.items = append(q.items[:0], outItem{b: b})
+}
+
+// compactMax is the most a queue holds for compact to move it.
+const compactMax = 2048
+
 // drop removes the first k items (already recycled).
 func (q *writeQueue) drop(pool *outPool, k int) {
 	switch k {

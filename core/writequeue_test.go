@@ -63,3 +63,29 @@ func TestSmallResponsesShareABuffer(t *testing.T) {
 		t.Fatalf("%d buffers, want 2", len(q.items))
 	}
 }
+
+// TestCompact: a little queued in chunks moves into one buffer of its size, partly sent bytes
+// left out; a queue as large as its buffers, or larger than compactMax, stays as it is.
+func TestCompact(t *testing.T) {
+	var pool outPool
+	var q writeQueue
+	q.write(&pool, []byte("hello"))
+	q.push(&pool, outItem{b: append(pool.Get(minChunkSize), ", world"...), off: 2})
+	q.size += 5
+	q.compact(&pool)
+	if got := queued(t, &q); got != "helloworld" || len(q.items) != 1 || cap(q.items[0].b) != 64 {
+		t.Fatalf("compacted: %q in %d items, a buffer of %d", got, len(q.items), cap(q.items[0].b))
+	}
+	q.compact(&pool) // its buffer is its size's already
+	if len(q.items) != 1 || cap(q.items[0].b) != 64 {
+		t.Fatalf("compacted again: %d items, a buffer of %d", len(q.items), cap(q.items[0].b))
+	}
+	q.release(&pool)
+
+	big := strings.Repeat("x", compactMax+1)
+	q.write(&pool, []byte(big))
+	q.compact(&pool)
+	if got := queued(t, &q); got != big || cap(q.items[0].b) != minChunkSize {
+		t.Fatalf("a queue over compactMax: a buffer of %d", cap(q.items[0].b))
+	}
+}

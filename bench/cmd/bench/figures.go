@@ -32,8 +32,14 @@ type figureSpec struct {
 	rl bool
 	// h2 figures are the HTTP/2 ones (h2.go): their servers are h2Contenders, over TLS when tls
 	// is set too.
-	h2      bool
-	measure func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error)
+	h2 bool
+	// once figures are measured in the first round only (the HTTP/2 abuse figures, h2abuse.go:
+	// ten seconds of an attack each, whose figures are against targets, not ratios).
+	once bool
+	// writeTimeout, when set, is the write timeout the figure's servers start with (the
+	// zero-window figure's: -write-timeout for the Go servers, send_timeout for nginx).
+	writeTimeout time.Duration
+	measure      func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error)
 }
 
 // measurement is one figure on one server in one round.
@@ -124,6 +130,9 @@ func (r *runner) runFigure(ctx context.Context, spec *figureSpec, servers []*ser
 	}
 	r.res.Figures = append(r.res.Figures, f)
 	for round := range r.cfg.rounds {
+		if spec.once && round > 0 {
+			break
+		}
 		for i := range servers {
 			s := servers[(i+round)%len(servers)]
 			if why, ok := s.lacks[spec.id]; ok {
@@ -166,6 +175,7 @@ func (r *runner) runFigure(ctx context.Context, spec *figureSpec, servers []*ser
 }
 
 func (r *runner) measureOnce(ctx context.Context, spec *figureSpec, m *measurement) (map[string]float64, error) {
+	r.writeTimeout = spec.writeTimeout // what the servers of this figure start with
 	if spec.selfStart {
 		return spec.measure(ctx, r, m)
 	}
@@ -187,6 +197,9 @@ func (r *runner) measureOnce(ctx context.Context, spec *figureSpec, m *measureme
 	}
 	if spec.tls != "" {
 		key = "tls-" + spec.tls + ":" + key
+	}
+	if spec.writeTimeout > 0 {
+		key = "wt:" + key // started with a write timeout of the figure's
 	}
 	if _, ok := r.serverCmds[key]; !ok {
 		r.serverCmds[key] = r.display(r.argv(m.srv, rs.port, spec.tls), m)

@@ -464,7 +464,8 @@ func h2ParkFigure(ctx context.Context, r *runner, m *measurement) (map[string]fl
 // h2ServerCommands writes, for the report, how the HTTP/2 contenders start.
 func (r *runner) h2ServerCommands(b *strings.Builder) {
 	for _, p := range []struct{ key, comment string }{
-		{"h2:", "# the HTTP/2 figures, h2c"}, {"tls-" + tlsX25519 + ":h2:", "# the HTTP/2 figures over TLS"}} {
+		{"h2:", "# the HTTP/2 figures, h2c"}, {"tls-" + tlsX25519 + ":h2:", "# the HTTP/2 figures over TLS"},
+		{"wt:tls-" + tlsX25519 + ":h2:", "# the zero-window abuse figure: over TLS, with a write timeout (h2abuse.go)"}} {
 		said := false
 		for _, s := range h2Contenders {
 			if c, ok := r.serverCmds[p.key+s]; ok {

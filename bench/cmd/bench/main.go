@@ -14,6 +14,7 @@
 //	go run ./cmd/bench -quick -figures ws -out /tmp/perf   # the WebSocket figures alone
 //	go run ./cmd/bench -figures tls,idle,park -out /tmp/perf # the HTTPS figures, plaintext memory beside
 //	go run ./cmd/bench -figures h2 -out /tmp/perf  # the HTTP/2 figures (h2.go): h2load, h2o, nginx, net/http
+//	go run ./cmd/bench -figures h2abuse -out /tmp/perf  # the HTTP/2 abuse figures alone (h2abuse.go)
 package main
 
 import (
@@ -67,7 +68,7 @@ func parseFlags() (config, error) {
 	flag.StringVar(&servers, "servers", strings.Join(serverNames, ","), "servers to measure")
 	flag.StringVar(&ws, "ws", strings.Join(wsContenderNames(), ","), "WebSocket contenders to measure, or none")
 	flag.StringVar(&h2, "h2", strings.Join(h2Contenders, ","), "HTTP/2 contenders to measure, or none")
-	flag.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure (http, tls, h2 and ws stand for all the plaintext HTTP/1.1, HTTPS, HTTP/2 or WebSocket ones)")
+	flag.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure (http, tls, h2 and ws stand for all the plaintext HTTP/1.1, HTTPS, HTTP/2 or WebSocket ones, h2abuse for the HTTP/2 abuse ones)")
 	flag.IntVar(&rounds, "rounds", 0, "rounds (0: 3, or 1 with -quick)")
 	flag.StringVar(&c.out, "out", "", "directory for performance.md, perf.svg and perf.json (default ../docs)")
 	flag.StringVar(&c.allocs, "allocs", "", "`file` of go test -bench -benchmem output, sub-benchmarks named after servers, for the allocations row")
@@ -110,8 +111,8 @@ func parseFlags() (config, error) {
 	return c, nil
 }
 
-// expandFigures replaces the group names http, tls, h2 and ws by their figures (http: the
-// plaintext HTTP/1.1 ones).
+// expandFigures replaces the group names http, tls, h2, h2abuse and ws by their figures (http:
+// the plaintext HTTP/1.1 ones; h2 holds the h2abuse ones).
 func expandFigures(figs []string) []string {
 	var out []string
 	for _, f := range figs {
@@ -123,6 +124,8 @@ func expandFigures(figs []string) []string {
 			group = tlsFigureIDs()
 		case "h2":
 			group = h2FigureIDs()
+		case "h2abuse":
+			group = h2AbuseFigureIDs()
 		case "http":
 			group = slices.DeleteFunc(figureIDs(), func(id string) bool {
 				return slices.Contains(wsFigureIDs(), id) || slices.Contains(tlsFigureIDs(), id) || slices.Contains(h2FigureIDs(), id)
@@ -205,6 +208,9 @@ type runner struct {
 	// retries is how many noisy wrk runs may still be repeated; the cap keeps a busy machine
 	// from pushing a run past its time budget.
 	retries int
+	// writeTimeout is the write timeout of the figure being measured (figureSpec.writeTimeout),
+	// which argv and nginxConf give the servers they start; zero for their defaults.
+	writeTimeout time.Duration
 }
 
 func (r *runner) logf(format string, args ...any) {

@@ -163,13 +163,17 @@ func (r *runner) markdown() string {
 	b.WriteString("\n![Server CPU per keep-alive request and memory per idle connection](perf.svg)\n\n")
 	r.tlsSummary(&b)
 	r.h2Summary(&b)
+	r.h2AbuseSummary(&b)
 	r.wsSummary(&b)
 	r.versus(&b)
 
 	b.WriteString("## What the figures mean\n\n")
 	for _, f := range res.Figures {
 		if text, ok := meanings[f.ID]; ok {
-			text = strings.ReplaceAll(text, "SIZE", fmt.Sprintf("%d", m.XferBytes))
+			if f.ID == "download" || f.ID == "upload" {
+				// Their SIZE is the run's; other texts may name SETTINGS_INITIAL_WINDOW_SIZE.
+				text = strings.ReplaceAll(text, "SIZE", fmt.Sprintf("%d", m.XferBytes))
+			}
 			fmt.Fprintf(&b, "- **%s.** %s\n", f.Title, text)
 		}
 	}

@@ -91,6 +91,9 @@ func (r *runner) argv(s *server, port int, tlsMode string) []string {
 	} else if s.h2 {
 		argv = append(argv, s.h2cArgs...)
 	}
+	if r.writeTimeout > 0 && s.h2 {
+		argv = append(argv, "-write-timeout", r.writeTimeout.String())
+	}
 	return argv
 }
 
@@ -211,7 +214,8 @@ func (r *runner) nginxConf(port int, secure, h2 bool) error {
 	conns := r.cfg.conns + r.cfg.conns/4 + 1024
 	data := map[string]any{"Prefix": prefix, "Port": port, "File": r.file, "FSDir": r.fsDir, "Download": r.download,
 		"User": "", "Conns": conns, "Files": 2*conns + 64, "TLS": secure, "Cert": r.cert, "Key": r.key,
-		"H2On": h2 && nginxHTTP2On(r.meta.Versions["nginx"]), "H2Listen": h2 && !nginxHTTP2On(r.meta.Versions["nginx"])}
+		"H2On": h2 && nginxHTTP2On(r.meta.Versions["nginx"]), "H2Listen": h2 && !nginxHTTP2On(r.meta.Versions["nginx"]),
+		"SendTimeout": nginxTimeout(r.writeTimeout)}
 	if os.Geteuid() == 0 {
 		// The worker would otherwise drop to nobody, who may not read the work directory.
 		data["User"] = "root"

@@ -19,12 +19,15 @@
 //	load ws-bcast -addr HOST:PORT -pid PID -n 5000 -ticks 50 -interval 100ms -size 128 [-stalled 1000]
 //	load h2-idle  -addr HOST:PORT -pid PID -n 5000 -at 1000,5000 -path /hello [-tls -cert FILE]
 //	load h2-park  -addr HOST:PORT -pid PID -conns 50 -streams 100 -at 1000,5000 -path /poll -release [-tls -cert FILE]
+//	load h2-abuse -addr HOST:PORT -pid PID -attack reset|continuation|settings|ping|priority|empty-data|zero-window -d 10s [-tls -cert FILE]
 //
 // tls-handshake opens connections in a loop, each a TLS handshake (full, or resumed with
 // -resume) and one request (tls.go).
 //
 // The h2-* modes speak HTTP/2, h2c with prior knowledge or h2 over TLS (h2.go): h2-idle holds
-// connections that each completed one request, h2-park parks many streams on each connection.
+// connections that each completed one request, h2-park parks many streams on each connection,
+// h2-abuse times a normal client's requests while an attacker (h2-attack, a child process of
+// its own) abuses the protocol (h2abuse.go).
 //
 // The ws-* modes speak WebSocket to the servers of package wspeer (bench/servers/*-ws), from
 // one epoll loop (ws-echo, ws-bcast; see wspoll.go) or plain blocking sockets (ws-idle).
@@ -63,6 +66,8 @@ var modes = map[string]func(ctx context.Context, args []string) (any, error){
 	"ws-bcast":      runWSBcast,
 	"h2-idle":       runH2Idle,
 	"h2-park":       runH2Park,
+	"h2-abuse":      runH2Abuse,
+	"h2-attack":     runH2Attack,
 }
 
 func main() {

@@ -2,11 +2,12 @@
 // the way the examples are: the router, package body for the upload and the file, and a
 // wait.Event for the long polls. With -cert and -key it serves HTTPS on its loops
 // (Options.TLSConfig, Server.ListenAndServeTLS; -curves picks the key exchange), for the
-// HTTPS figures.
+// HTTPS figures. -write-timeout sets Options.WriteTimeout (the zero-window abuse figure's).
 package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"log"
 	"strconv"
@@ -22,8 +23,9 @@ import (
 
 func main() {
 	tf := peer.RegisterTLSFlags()
+	wt := flag.Duration("write-timeout", 0, "Options.WriteTimeout (0: dwell's default, 30 s)")
 	f := peer.ParseFlags()
-	opts := core.Options{Addr: f.Addr}
+	opts := core.Options{Addr: f.Addr, WriteTimeout: *wt}
 	if tf.Enabled() {
 		opts.TLSConfig = tf.Config()
 	}

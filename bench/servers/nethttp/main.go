@@ -3,7 +3,9 @@
 // (what ListenAndServeTLS does, on the listener it opened first; -curves picks the key
 // exchange), for the HTTPS figures. Over TLS it offers HTTP/2 by ALPN, net/http's default;
 // -h2c adds HTTP/2 with prior knowledge on plaintext (http.Protocols' UnencryptedHTTP2), for the
-// HTTP/2 figures only, so that the HTTP/1.1 figures keep the server's defaults.
+// HTTP/2 figures only, so that the HTTP/1.1 figures keep the server's defaults. -write-timeout
+// sets http.Server.WriteTimeout (the zero-window abuse figure's; over HTTP/2 it is each
+// stream's, from its start, and a stream past it is reset).
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 func main() {
 	tf := peer.RegisterTLSFlags()
 	h2c := flag.Bool("h2c", false, "also serve HTTP/2 with prior knowledge (h2c) on plaintext")
+	wt := flag.Duration("write-timeout", 0, "http.Server.WriteTimeout (0: none, net/http's default)")
 	f := peer.ParseFlags()
 	gate := peer.NewGate()
 	bufs := sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
@@ -76,7 +79,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := &http.Server{Handler: mux}
+	srv := &http.Server{Handler: mux, WriteTimeout: *wt}
 	if *h2c {
 		var p http.Protocols
 		p.SetHTTP1(true)
