@@ -478,12 +478,12 @@ func (h2T) close(c *conn, reset bool) {
 			s.sendData(nil, true)
 		}
 		s.h.completed++
-		if !s.remoteEnd && !s.h.goingAway {
-			s.dropBody()
-			s.draining = true
-			return
-		}
 		if !s.remoteEnd {
+			if !s.h.goingAway {
+				s.dropBody()
+				s.draining = true
+				return
+			}
 			s.sendRST(h2.NoError) // going away: the rest of the request is not waited for
 		}
 	}

@@ -444,14 +444,8 @@ func (hc *Conn) HighWater() int { return int(hc.c.highWater()) }
 // handler that handed it over is still under way, its request ends without an error (Done.Err
 // nil, as for a response that went out whole), unless SetErr said why the protocol closes.
 func (hc *Conn) Close() {
-	if !hc.alive("Close") || hc.closing {
-		return
-	}
-	hc.reportEnd(nil) // unless SetErr reported an error first
-	hc.closing = true
-	hc.c.closeAfterOutput(true)
-	if !hc.closed {
-		hc.flushLater()
+	if hc.alive("Close") && !hc.closing {
+		hc.closeAfter(true)
 	}
 }
 
@@ -459,12 +453,17 @@ func (hc *Conn) Close() {
 // sending: for a client that broke the bounds of its protocol, whose flood is not worth two
 // more seconds of reading. Its last output still goes first.
 func (hc *Conn) closeUnread() {
-	if hc.closed || hc.closing {
-		return
+	if !hc.closed && !hc.closing {
+		hc.closeAfter(false)
 	}
-	hc.reportEnd(nil)
+}
+
+// closeAfter closes the connection once its queued output is written, lingering (linger) for
+// a client still sending.
+func (hc *Conn) closeAfter(linger bool) {
+	hc.reportEnd(nil) // unless SetErr reported an error first
 	hc.closing = true
-	hc.c.closeAfterOutput(false)
+	hc.c.closeAfterOutput(linger)
 	if !hc.closed {
 		hc.flushLater()
 	}
