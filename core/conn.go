@@ -20,10 +20,11 @@ type conn struct {
 
 	rdl, wdl int64 // read-side and write-side deadlines on the loop clock; 0 means none
 
-	in    []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
-	scan  wire.HeadScan
-	out   writeQueue
-	spill int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
+	in       []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
+	scan     wire.HeadScan
+	headSize uint16 // what a read for a request head takes (see headRead); 0: headReadFirst
+	out      writeQueue
+	spill    int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
 	drainLeft int32 // stDrain: unread body bytes the loop may still discard
 
@@ -147,16 +148,21 @@ func (c *conn) readInput() {
 	k := copy(l.buf, c.in)
 	c.dropSpill()
 	end := len(l.buf)
-	if c.state != stDrain {
-		// A request head, and what follows it: more than the head may stay unread for as long
-		// as the request's handler waits (see headRead), so no more is taken than the head
-		// needs at most, and the client's own flow control holds the rest.
-		end = min(end, k+headRead)
+	head := c.state != stDrain
+	if head {
+		// A request head, and what follows it: what follows may stay unread in memory for as
+		// long as the request's handler waits (see headRead), so no more is taken than the
+		// connection's heads have been seen to need, and the kernel and the client's own flow
+		// control hold the rest.
+		end = min(end, k+c.headReadSize())
 	}
 	if k < end {
 		n, e := c.tr().read(c, l.buf[k:end])
 		switch {
 		case n > 0:
+			if head && k+n == end {
+				c.growHeadRead()
+			}
 			k += n
 		case e == 0:
 			c.peerEOF = true
@@ -179,17 +185,40 @@ const maxPipelined = 64
 
 // Bounds on the input a connection holds while its request's handler waits (parked, detached or
 // streaming its response) and nothing reads it. Every read stops near what the request needs:
-// one for a request head takes at most headRead bytes (a larger head, a rare one, takes
-// several), one for a chunked body the rest of the chunk being read and headRead more (a
-// Content-Length body is read straight into the handler's buffer, never past its end). So at
-// most about headRead of the request's own body waits in memory for a handler that has not
-// read it yet, and about as much past the request's end — never more than one read took, the
-// loop's read buffer at most (after a drained body's read) — and the connection is not read
-// again until the handler wants input: the kernel holds the rest, and TCP's flow control holds
-// the client. What is past the request's end is kept whatever it looks like, since the handler
-// may hand the connection over (HandOver, a net/http Hijack), whose new owner gets those bytes
-// first; if it does not, they are the next request's, or refused as one.
-const headRead = 4 << 10
+// one for a request head takes the connection's head read size (a larger head takes several),
+// one for a chunked body the rest of the chunk being read and headRead more (a Content-Length
+// body is read straight into the handler's buffer, never past its end). So what waits in memory
+// for a handler that has not read it yet — the start of its own body, or bytes past the
+// request's end — is what the last read took past the head or the chunk: less than that read's
+// size, which is headReadFirst for a head that a new connection's first read holds whole, and
+// headRead at most (about headRead past a chunked body's end; after a drained body's read, what
+// that read took, the loop's read buffer at most).
+// The connection is not read again until the handler wants input: the kernel holds the rest,
+// and TCP's flow control holds the client. (Over TLS, crypto/tls holds what is left of the
+// record it last decrypted besides: see tlsTransport.) What is past the request's end is kept
+// whatever it looks like, since the handler may hand the connection over (HandOver, a net/http
+// Hijack), whose new owner gets those bytes first; if it does not, they are the next request's,
+// or refused as one.
+//
+// Bytes once read cannot be given back to the kernel, so a connection's head reads start small:
+// headReadFirst bytes take the whole head of most clients other than browsers (wrk's, curl's,
+// Go's) in one call, and a keep-alive client whose heads fit makes one read a request. A read
+// that fills its size says that the client sends more at once (a larger head, pipelined
+// requests), so the connection's head reads grow fourfold each time one does, up to headRead:
+// such a client makes a few more reads at its start, each in a turn of the loop of its own (two
+// more at most, for a head or a batch of requests of up to 4 KiB), and then one a head or a
+// batch, as it would with headRead from the first. They do not shrink again: on a connection
+// that has grown them, the bound above is headRead's.
+const (
+	headReadFirst = 256
+	headRead      = 4 << 10
+)
+
+// headReadSize is what c's next read for a request head takes.
+func (c *conn) headReadSize() int { return max(int(c.headSize), headReadFirst) }
+
+// growHeadRead grows c's head reads after one filled its size.
+func (c *conn) growHeadRead() { c.headSize = uint16(min(4*c.headReadSize(), headRead)) }
 
 // serve runs the requests in c.in until it runs out of input or a handler keeps the
 // connection: several pipelined requests are answered in one turn, and their responses leave

@@ -253,9 +253,10 @@ func (c *conn) reject(rej *wire.Reject) {
 	}
 	l.refused(rej.Status)
 	if rej == wire.ErrNotHTTP && c.offersH2() && !c.secure() {
-		// On a port that speaks h2c with prior knowledge, a line naming no HTTP version may be a
-		// damaged HTTP/2 preface, and its client cannot read an HTTP/1.1 answer: RFC 9113 §3.4
-		// lets the connection close without a word.
+		// On a port that speaks h2c with prior knowledge, a line naming no HTTP/1.x version at
+		// all may be a damaged HTTP/2 preface, and its client cannot read an HTTP/1.1 answer:
+		// RFC 9113 §3.4 lets the connection close without a word. (A malformed line that names
+		// HTTP/1.x is an HTTP/1.x client's mistake: it gets its 400, as on every other port.)
 		c.close(ErrClosed)
 		return
 	}

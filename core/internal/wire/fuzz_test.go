@@ -42,6 +42,11 @@ func FuzzParseHead(f *testing.F) {
 			if rej.Status < 400 || rej.Status > 505 {
 				t.Fatalf("reject status %d", rej.Status)
 			}
+			// Only a line naming no HTTP/1.x version may go unanswered (conn.reject).
+			line, _, _ := bytes.Cut(in[:n], []byte("\n"))
+			if rej == ErrNotHTTP && bytes.Contains(bytes.ToLower(line), []byte("http/1.")) {
+				t.Fatalf("%q, which names HTTP/1.x, refused as not HTTP", line)
+			}
 			return
 		}
 		var pool bufpool.Pool

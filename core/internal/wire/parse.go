@@ -17,7 +17,7 @@ var (
 	errMethod           = &Reject{400, "invalid method"}
 	errTarget           = &Reject{400, "invalid request-target"}
 	errVersion          = &Reject{400, "malformed HTTP version"}
-	ErrNotHTTP          = &Reject{400, "request line names no HTTP version"}
+	ErrNotHTTP          = &Reject{400, "request line names no HTTP/1.x version"}
 	errVersionSupported = &Reject{505, "HTTP version not supported"}
 	errLineEnding       = &Reject{400, "line not ended by CRLF"}
 	errObsFold          = &Reject{400, "obsolete line folding"}
@@ -138,8 +138,15 @@ func parseRequestLine(r *Request, b []byte) (int, *Reject) {
 	i++
 	// RFC 9112 §2.3: HTTP-version = "HTTP" "/" DIGIT "." DIGIT, case-sensitive.
 	v := b[i:]
-	if len(v) >= 5 && !equalFoldPrefix(v, "http/") {
-		// Not HTTP/1.x at all (a damaged HTTP/2 preface, say): see conn.reject.
+	if len(v) >= 5 && v[0] != '\r' && v[0] != '\n' && !equalFoldPrefix(v, "http/") {
+		// A version field that is there but no version. A line that still names HTTP/1.x
+		// somewhere is a malformed request line (a second space, junk before the method, a
+		// space in the target), whose client reads the 400; only one that names none cannot be
+		// HTTP/1.x at all (a damaged HTTP/2 preface, say): see conn.reject. (An empty version
+		// field is a line cut short: malformed HTTP version, below.)
+		if namesHTTP1(b) {
+			return 0, ErrRequestLine
+		}
 		return 0, ErrNotHTTP
 	}
 	if len(v) < 10 || string(v[:5]) != "HTTP/" || !isDigit(v[5]) || v[6] != '.' || !isDigit(v[7]) {
@@ -204,3 +211,15 @@ func parseField(b []byte, i int) (Field, int, *Reject) {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// namesHTTP1 reports whether the request line at the start of b (which holds a whole head, so
+// an LF ends the line) contains "HTTP/1.", in any case.
+func namesHTTP1(b []byte) bool {
+	const name = "http/1."
+	for i := 0; i+len(name) <= len(b) && b[i] != '\n'; i++ {
+		if equalFoldPrefix(b[i:], name) {
+			return true
+		}
+	}
+	return false
+}

@@ -239,6 +239,43 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
+// TestParseNotHTTP: a request line whose version field is no HTTP version is ErrNotHTTP — which
+// a port speaking h2c may close without an answer — only when the line names no HTTP/1.x version
+// anywhere, in any case; a line that does is a malformed HTTP/1.x request line and gets its 400.
+func TestParseNotHTTP(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		want      *Reject
+	}{
+		{"h2spec's invalid preface", "INVALID CONNECTION PREFACE\r\n\r\n", ErrNotHTTP},
+		{"three words", "GET / X\r\nHost: h\r\n\r\n", ErrNotHTTP},
+		{"HTTP/2 named", "GET / XHTTP/2.0\r\nHost: h\r\n\r\n", ErrNotHTTP},
+		{"HTTP/1. only in a field", "GET / X\r\nHost: HTTP/1.1\r\n\r\n", ErrNotHTTP},
+		{"two spaces", "GET /  HTTP/1.1\r\nHost: h\r\n\r\n", ErrRequestLine},
+		{"junk before the method", "Extra lineGET / HTTP/1.1\r\nHost: h\r\n\r\n", ErrRequestLine},
+		{"space in the target", "GET /a b HTTP/1.1\r\nHost: h\r\n\r\n", ErrRequestLine},
+		{"lower-case name after junk", "GET / x-http/1.1\r\nHost: h\r\n\r\n", ErrRequestLine},
+		{"mixed-case name after a space", "GET /  Http/1.0\r\nHost: h\r\n\r\n", ErrRequestLine},
+		{"name at the line's very end", "A B C HTTP/1.\r\n\r\n", ErrRequestLine},
+		{"lower-case version", "GET / http/1.1\r\nHost: h\r\n\r\n", errVersion},
+		{"trailing junk", "GET / HTTP/1.1x\r\nHost: h\r\n\r\n", errVersion},
+		{"empty version", "GET / \r\nHost: h\r\n\r\n", errVersion},
+		{"no version", "GET /\r\nHost: h\r\n\r\n", ErrRequestLine},
+		{"tab before the version", "GET /\tHTTP/1.1\r\nHost: h\r\n\r\n", errTarget},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, rej := parseRaw(t, tt.raw, 16<<10)
+			if rej != tt.want {
+				t.Fatalf("%q refused with %v, want %v", tt.raw, rej, tt.want)
+			}
+			if rej.Status != 400 {
+				t.Fatalf("%q refused with %d, want 400", tt.raw, rej.Status)
+			}
+		})
+	}
+}
+
 // TestScanByteAtATime feeds heads one byte at a time: the scanner must find the same end as in one
 // piece and refuse oversized heads before they are complete.
 func TestScanByteAtATime(t *testing.T) {

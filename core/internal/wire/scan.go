@@ -9,12 +9,13 @@ import (
 // HeadScan finds the end of a request head in bytes that arrive in pieces of any size. It keeps
 // only where it stopped, so a head trickled in a byte at a time is scanned once in all, not once
 // per byte (a slowloris client costs no CPU), and it enforces the size limits while the head is
-// still incomplete, so an oversized head is refused without being held.
+// still incomplete, so an oversized head is refused without being held. Every connection holds
+// one, so it keeps no more than it needs: whether the request line is complete is told by
+// firstLine, not by a count of lines.
 type HeadScan struct {
 	lineStart int32 // start of the line being scanned
 	pos       int32 // bytes of that line already searched for LF
-	lines     int32 // complete lines seen; 0 while in the request line
-	firstLine int32 // length of the request line, once seen
+	firstLine int32 // length of the request line, once seen; 0 while in the request line
 }
 
 // Outcomes of scan besides the head's length.
@@ -53,9 +54,9 @@ func (s *HeadScan) Scan(in []byte, max int) (n int, status int) {
 		if i < 0 {
 			s.pos = int32(len(in))
 			switch {
-			case s.lines == 0 && !startsWithMethod(in[:min(len(in), max+1)]):
+			case s.firstLine == 0 && !startsWithMethod(in[:min(len(in), max+1)]):
 				return ScanMore, 400
-			case len(in) > max && s.lines == 0:
+			case len(in) > max && s.firstLine == 0:
 				return ScanMore, 414
 			case len(in) > max:
 				return ScanMore, 431
@@ -65,8 +66,8 @@ func (s *HeadScan) Scan(in []byte, max int) (n int, status int) {
 		nl := int(s.pos) + i
 		start := int(s.lineStart)
 		empty := nl == start || (nl == start+1 && in[start] == '\r')
-		s.lines++
-		if s.lines == 1 {
+		requestLine := s.firstLine == 0
+		if requestLine {
 			if !startsWithMethod(in[:min(nl, max+1)]) {
 				return ScanMore, 400
 			}
@@ -75,12 +76,12 @@ func (s *HeadScan) Scan(in []byte, max int) (n int, status int) {
 		s.lineStart = int32(nl + 1)
 		s.pos = s.lineStart
 		if nl+1 > max+2 { // the final CRLF is not counted against the limit
-			if s.lines == 1 {
+			if requestLine {
 				return ScanMore, 414
 			}
 			return ScanMore, 431
 		}
-		if empty && s.lines > 1 {
+		if empty && !requestLine {
 			return nl + 1, 0
 		}
 	}
@@ -91,7 +92,7 @@ func (s *HeadScan) Reset() { *s = HeadScan{} }
 
 // Fresh reports whether the scanner has seen nothing of the head yet: the input starts at the
 // head's first byte, or at empty lines before it.
-func (s *HeadScan) Fresh() bool { return s.lines == 0 && s.pos == 0 }
+func (s *HeadScan) Fresh() bool { return s.firstLine == 0 && s.pos == 0 }
 
 // startsWithMethod reports whether the start of a request line can be a method: token bytes up
 // to the first space, or to the end of what has come.
