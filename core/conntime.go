@@ -79,7 +79,7 @@ func (c *conn) onDeadline(l *Loop) {
 			}
 		case stHandedOver:
 			hc := c.handed()
-			l.safely(func() { hc.p.Timeout(hc) })
+			hc.callProtocol(func() { hc.p.Timeout(hc) })
 		default:
 			c.close(nil)
 		}

@@ -107,7 +107,9 @@ func (cx *Ctx) Proto() string {
 // :protocol) — "websocket" for a WebSocket a browser opens on its HTTP/2 connection — and ""
 // for every other request. An extended CONNECT for "websocket" is served as the GET whose
 // upgrade it replaces (RFC 8441 §5): Method reports GET, routes for GET serve it, and
-// HandOver answers it (200, not 101) and hands its stream over. One for another protocol keeps
+// HandOver answers it (200, not 101) and hands its stream over — and only HandOver: any other
+// 2xx a handler gives it goes out as the server's 501 (ErrTunnelRefused), since the client
+// would read a 2xx as its tunnel open. One for another protocol keeps
 // its method, CONNECT (see Options.AllowCONNECT). Options.DisableConnectProtocol stops clients
 // from sending any.
 func (cx *Ctx) ConnectProtocol() string {

@@ -25,14 +25,17 @@ type Done struct {
 	// Err says why the response did not end normally: ErrClosed (the client left), ErrShutdown (the
 	// grace period of a shutdown ended), ErrDeadline (SetTimeout), ErrTimeout, a request body error
 	// (ErrBodyTooLarge, io.ErrUnexpectedEOF, a malformed chunked body) that the server answered,
-	// ErrAbortHandler, or a PanicError. It is nil for a response that went out whole.
+	// ErrAbortHandler, a PanicError, or ErrTunnelRefused (a 2xx to an HTTP/2 extended CONNECT
+	// from a handler that did not hand the stream over, answered 501). It is nil for a response
+	// that went out whole.
 	//
 	// A request that handed its connection over (Ctx.HandOver) and was still under way when the
 	// connection ended (a WebSocket handler that reads until the close) reports how it ended:
 	// nil when its Protocol closed it (a close handshake completed), or the error the Protocol
 	// gave (Conn.SetErr: a client that broke the protocol, a ping unanswered); ErrClosed when
 	// the client left without a word (a reset, a vanished client); ErrTimeout, ErrShutdown,
-	// ErrInputFull when the connection ended for them.
+	// ErrInputFull when the connection ended for them; ErrProtocolPanic when a method of its
+	// Protocol panicked.
 	Err error
 }
 

@@ -424,7 +424,7 @@ func (h *h2conn) Shutdown(hc *Conn) {
 		case s.c.state == stHandedOver:
 			// A stream handed over (a WebSocket's) ends its protocol's way, as a connection does.
 			p := s.hc
-			h.l.safely(func() { p.p.Shutdown(p) })
+			p.callProtocol(func() { p.p.Shutdown(p) })
 		case cx != nil && cx.active():
 			cx.wakeForShutdown()
 		}

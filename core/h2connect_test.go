@@ -47,12 +47,18 @@ func tunnelHandler(p Protocol, status int, errc chan<- error) Handler {
 // have allowed it.
 func (c *h2client) connect(id uint32) {
 	c.t.Helper()
+	c.connectTo(id, "/tunnel")
+}
+
+// connectTo opens stream id with an extended CONNECT for WebSocket to path.
+func (c *h2client) connectTo(id uint32, path string) {
+	c.t.Helper()
 	c.until("the server's SETTINGS", func() bool { return c.settings != nil })
 	if c.settings[h2.SettingEnableConnectProtocol] != 1 {
 		c.t.Fatalf("SETTINGS %v: no SETTINGS_ENABLE_CONNECT_PROTOCOL", c.settings)
 	}
 	c.request(id, false, ":method", "CONNECT", ":protocol", "websocket", ":scheme", "http",
-		":authority", "h", ":path", "/tunnel", "sec-websocket-version", "13")
+		":authority", "h", ":path", path, "sec-websocket-version", "13")
 }
 
 // TestH2ExtendedConnect: the stream's DATA is the protocol's input and its output leaves as
@@ -186,5 +192,83 @@ func TestH2ExtendedConnectRefused(t *testing.T) {
 		":authority", "h", ":path", "/tunnel")
 	if r := c.response(1); !r.rst || r.code != h2.ProtocolError {
 		t.Fatalf("extended CONNECT unannounced: reset %v, code %v, status %d", r.rst, r.code, r.status)
+	}
+}
+
+// TestH2ExtendedConnectNotHandedOver: a 2xx answers an extended CONNECT only when the handler
+// hands the stream over — the client reads it as the tunnel established (RFC 8441 §5). Any
+// other handler's 2xx, held whole or streaming, becomes the server's 501, which ends the
+// stream, and a streaming handler's writes fail after it; a handler's own refusal (403) goes
+// out as it is; the connection serves on, the tunnel of a handler that hands over included.
+func TestH2ExtendedConnectNotHandedOver(t *testing.T) {
+	p := newEcho("> ")
+	streamErr := make(chan error, 1)
+	done := make(chan Done, 1)
+	_, addr := startServer(t, func(c *Ctx) {
+		switch c.Path() {
+		case "/hello":
+			c.OnDone(func(d Done) { done <- d })
+			c.WriteString("Hello World")
+		case "/nothing":
+		case "/created":
+			c.SetStatus(201)
+			c.WriteString("made")
+		case "/length":
+			c.SetHeader("Content-Length", "11")
+			c.WriteString("Hello World")
+		case "/stream":
+			c.Flush()
+			for {
+				if _, err := c.WriteString("event\n"); err != nil {
+					streamErr <- err
+					return
+				}
+				if err := c.Flush(); err != nil {
+					streamErr <- err
+					return
+				}
+			}
+		case "/forbidden":
+			c.SetStatus(403)
+			c.WriteString("no")
+		case "/tunnel":
+			if _, err := c.HandOver(p); err != nil {
+				t.Errorf("HandOver: %v", err)
+			}
+		}
+	}, Options{})
+	c := dialH2(t, addr)
+	id := uint32(1)
+	for _, path := range []string{"/hello", "/nothing", "/created", "/length", "/stream"} {
+		c.connectTo(id, path)
+		r := c.response(id)
+		if r.status != 501 || !r.end || r.rst ||
+			!strings.HasPrefix(string(r.body), "501 Not Implemented") || strings.Contains(string(r.body), "Hello") {
+			t.Errorf("%s: status %d, fields %v, body %q, end %v, reset %v (%v)", path, r.status, r.fields, r.body, r.end, r.rst, r.code)
+		}
+		id += 2
+	}
+	if d := receive(t, "the refused request's end", done); d.Status != 501 || d.Err != ErrTunnelRefused {
+		t.Errorf("the refused request ended with %d, %v", d.Status, d.Err)
+	}
+	if err := receive(t, "the streaming handler's error", streamErr); !errors.Is(err, ErrClosed) {
+		t.Errorf("the streaming handler's write after the refusal: %v", err)
+	}
+	c.connectTo(id, "/forbidden")
+	if r := c.response(id); r.status != 403 || string(r.body) != "no" || r.rst {
+		t.Errorf("the handler's own refusal: status %d, body %q, reset %v", r.status, r.body, r.rst)
+	}
+	id += 2
+	c.connectTo(id, "/tunnel")
+	c.until("the tunnel's answer", func() bool { s := c.streams[id]; return s != nil && s.status != 0 })
+	r := c.streams[id]
+	if r.status != 200 || r.end {
+		t.Fatalf("the tunnel: status %d, end %v", r.status, r.end)
+	}
+	c.data(id, false, []byte("hi"))
+	c.until("the echo", func() bool { return string(r.body) == "> hi" })
+	c.get(id+2, "/hello")
+	if r := c.response(id + 2); r.status != 200 || string(r.body) != "Hello World" {
+		t.Fatalf("a GET after: status %d, body %q", r.status, r.body)
 	}
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
@@ -22,6 +23,10 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 	l := cx.l
 	pool := &l.pool
 	status := cx.statusCode()
+	if s.protocol != "" && status >= 200 && status <= 299 {
+		cx.refuseTunnel(!whole)
+		whole, status = true, cx.statusCode() // the refusal is whole, whatever the handler goes on to write
+	}
 	noBody := cx.noBody()
 	if noBody {
 		c.out.dropAfterHead(pool)
@@ -86,6 +91,46 @@ func (cx *Ctx) writeTunnelHeadH2() {
 	l.h2scratch = out[:0]
 	s.h.queue(out)
 	cx.resp |= rfCommitted
+}
+
+// An extended CONNECT (RFC 8441) asks for a tunnel, and a 2xx answer says that the tunnel is
+// open (§5): the client reads the stream's DATA as the tunnel's from then on. Only HandOver
+// opens one (writeTunnelHeadH2). Any other 2xx a handler gives — the page of a GET route, since
+// the extended CONNECT for WebSocket is served as the GET it stands for — would have the client
+// take a page for a tunnel, so the server refuses the tunnel in the handler's place. It does so
+// with a status, 501 Not Implemented (RFC 9110 §15.6.2: the resource does not implement what
+// the request asks of it), which it can always do: the head leaves here, so none has left yet.
+// A status says that the server understood the request and declines it, which a WebSocket
+// client reports as a failed handshake; RST_STREAM would say less — PROTOCOL_ERROR blames a
+// request that was well formed (the server announced SETTINGS_ENABLE_CONNECT_PROTOCOL), and
+// REFUSED_STREAM invites the client to try again. The handler's own refusals (400, 403, 404,
+// 426, any status but 2xx) refuse the tunnel already, and go out as they are.
+
+// ErrTunnelRefused is the Done.Err (and the Refusal.Err given to Options.WriteRefusal) of an
+// HTTP/2 extended CONNECT whose handler answered 2xx without handing its stream over
+// (Ctx.HandOver): the server answered 501 Not Implemented in its place, since a 2xx would
+// tell the client that the tunnel it asked for was open.
+var ErrTunnelRefused = errors.New("dwell: this resource opens no tunnel for an extended CONNECT")
+
+// refuseTunnel replaces the 2xx a handler gave an extended CONNECT without handing its stream
+// over with the server's 501, as the server's other answers replace a handler's response (its
+// body, body filter and content fields dropped), its trailers dropped too. A streaming handler
+// (streaming) goes on writing after this head, and what it writes must not reach the client as
+// the rest of the refusal: the refusal ends the stream at once — with its body when the windows
+// take it now, else with its head — so that the handler's next writes find the stream ended
+// and fail (ErrClosed), as after a client's reset.
+func (cx *Ctx) refuseTunnel(streaming bool) {
+	if x := cx.x; x != nil && x.rare != nil {
+		x.rare.trailers = x.rare.trailers[:0]
+	}
+	cx.serverError(501, "this resource opens no tunnel for an extended CONNECT", ErrTunnelRefused)
+	c := cx.conn
+	// The refusal's body is one buffer (errorResponse, shapedBody: at most maxRefusalBody), so
+	// it goes in one DATA frame, ending the stream, when the windows allow its length now.
+	if n := c.out.afterHead(); streaming && n > 0 && int64(c.stream().room(int(n))) != n {
+		c.out.dropAfterHead(&cx.l.pool)
+		cx.written = 0
+	}
 }
 
 // appendFieldBlock appends the response's field block: :status, Date, the handler's fields (in

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/h2"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
@@ -22,7 +23,9 @@ import (
 
 // A Protocol is what owns a connection once HTTP has handed it over (Ctx.HandOver). Its methods
 // are called on the connection's loop, one at a time, outside any request (they must not block,
-// and cannot park); a panic in one is logged and closes the connection.
+// and cannot park); a panic in one is logged and closes the connection at once, as Abort does
+// (an HTTP/2 stream handed over is reset), and Closed follows with ErrProtocolPanic — a panic in
+// Closed itself is logged, and nothing more is called.
 type Protocol interface {
 	// Receive gives the protocol the bytes that have arrived — those that came behind the
 	// request's head first — and returns how many it took: the rest are given again, with what
@@ -41,13 +44,20 @@ type Protocol interface {
 	Shutdown(c *Conn)
 	// Closed says that the connection has closed, and why: nil after Close, ErrClosed when the
 	// client left, ErrTimeout when its output made no progress for Options.WriteTimeout,
-	// ErrShutdown at the end of a shutdown's grace period, ErrInputFull. It is the last call.
+	// ErrShutdown at the end of a shutdown's grace period, ErrInputFull, ErrProtocolPanic after
+	// a panic in one of the protocol's methods. It is the last call.
 	Closed(c *Conn, err error)
 }
 
 // ErrInputFull closes a handed-over connection whose Protocol takes none of the bytes that fill
 // the loop's read buffer: it can make no progress.
 var ErrInputFull = errors.New("dwell: a handed-over connection's protocol took none of a full buffer")
+
+// ErrProtocolPanic is what Closed hears when one of the Protocol's own methods panicked: the
+// panic is logged and the connection closed at once, as Abort closes it (an HTTP/2 stream is
+// reset, INTERNAL_ERROR), so that a protocol whose state is now unknown is not called again
+// with the client's next bytes. The server goes on serving the other connections.
+var ErrProtocolPanic = errors.New("dwell: a handed-over connection's protocol panicked")
 
 // A Conn is a connection handed over from HTTP to a Protocol (Ctx.HandOver). Its methods must be
 // called on its loop — from the Protocol's own methods, a handler or continuation of that loop,
@@ -62,6 +72,7 @@ type Conn struct {
 	paused  bool    // PauseReading
 	unread  bool    // paused, and the client sent more: the socket's read interest is off
 	flushed bool    // in the loop's list of connections to flush at the end of the turn
+	failed  bool    // a method of p panicked: Closed hears ErrProtocolPanic
 	remote  *Remote // the goroutine side, once asked for (remote.go)
 }
 
@@ -100,7 +111,10 @@ var (
 // go out without ending the stream, and from then on the stream's DATA is p's input and what p
 // writes leaves as DATA, within the stream's flow-control windows; Close ends the stream
 // (END_STREAM), Abort resets it, the client's END_STREAM is the end of its input. The request
-// body not read yet is not in the way: it is the start of p's input.
+// body not read yet is not in the way: it is the start of p's input. A 2xx, which tells the
+// client that its tunnel is open, is HandOver's alone: any other 2xx a handler gives an extended
+// CONNECT (a GET route's page, say) goes out as the server's 501 Not Implemented
+// (ErrTunnelRefused), and its other statuses (400, 403, 404, 426) as they are.
 func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 	if !cx.owned() {
 		return nil, cx.misused("HandOver")
@@ -228,7 +242,7 @@ func (c *conn) deliver() {
 		return
 	}
 	used := 0
-	c.l.safely(func() { used = hc.p.Receive(hc, c.in) })
+	hc.callProtocol(func() { used = hc.p.Receive(hc, c.in) })
 	if c.state == stClosed {
 		return
 	}
@@ -282,7 +296,7 @@ func (c *conn) afterHandedSend() {
 		if hc.remote != nil {
 			hc.remote.drained()
 		}
-		c.l.safely(func() { hc.p.Drained(hc) })
+		hc.callProtocol(func() { hc.p.Drained(hc) })
 	}
 }
 
@@ -290,7 +304,10 @@ func (c *conn) afterHandedSend() {
 func (c *conn) closeHanded(err error) {
 	l := c.l
 	hc := c.handed()
-	if err == nil && !hc.closing {
+	switch {
+	case hc.failed:
+		err = ErrProtocolPanic
+	case err == nil && !hc.closing:
 		err = ErrClosed // nil stays nil only after Close: a close of the protocol's own
 	}
 	if !hc.closing {
@@ -301,7 +318,29 @@ func (c *conn) closeHanded(err error) {
 	if hc.remote != nil {
 		hc.remote.closed(err)
 	}
+	// Not callProtocol: a panic in the last call has nothing left to close.
 	l.safely(func() { hc.p.Closed(hc, err) })
+}
+
+// callProtocol runs f, a call of one of the Protocol's methods (Receive, Drained, Timeout,
+// Shutdown; not Closed, the last), on the loop. A panic in it is logged and closes the
+// connection at once, as Abort does — its queued output dropped, the client told by a reset (a
+// stream's RST_STREAM INTERNAL_ERROR, as net/http resets the stream of a handler that
+// panicked) — and Closed hears ErrProtocolPanic: the protocol's state is unknown after it, and a
+// connection left open would give it the client's next bytes, to panic again on each.
+func (hc *Conn) callProtocol(f func()) {
+	if !hc.c.l.safely(f) || hc.closed {
+		return
+	}
+	c := hc.c
+	hc.reportEnd(ErrProtocolPanic) // unless its end was told first (a Close before the panic)
+	hc.failed, hc.closing = true, true
+	if c.isStream() {
+		c.stream().sendRST(h2.InternalError)
+	} else {
+		c.ending = closeReset
+	}
+	c.close(ErrClosed) // a handler still under way wakes as when the client leaves
 }
 
 // How a handed-over connection's end ends the request that handed it over, when that request

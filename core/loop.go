@@ -170,9 +170,12 @@ func newLoop(s *Server, id int) (*Loop, error) {
 // testHookNewLoop, when set by a test, runs first in newLoop and fails it with its error.
 var testHookNewLoop func(id int) error
 
-// run is the loop's goroutine. Each iteration polls, then handles readiness, due timers, posted
-// tasks and parked handlers made ready — in that order, so that a handler is only ever resumed
-// from here, at the top of the loop, never from inside another handler.
+// run is the loop's goroutine. Each iteration polls, then handles what the poll reported in its
+// order — readiness of connections and listeners, and the inbox's wake-up, whose posted tasks
+// and Wakes run there, among the readiness — then TLS input crypto/tls already holds, due
+// timers, parked handlers made ready, connections with requests held over, and handshakes
+// waiting their turn. A handler is only ever resumed from here (runReady, after the tasks and
+// timers that made it ready), never from inside another handler.
 func (l *Loop) run() {
 	l.g = gid.Self()
 	l.goid.Store(gid.Number())
@@ -347,8 +350,10 @@ func (l *Loop) runPending() {
 }
 
 // safely runs f on the loop, logging a panic instead of letting it take the loop down: for
-// the callbacks the loop runs outside any request's coroutine (Post, AfterFunc, OnDone).
-func (l *Loop) safely(f func()) {
+// the callbacks the loop runs outside any request's coroutine (Post, AfterFunc, OnDone, a
+// Protocol's methods). It reports whether f panicked, for the callers that must not go on as if
+// it had not (a Protocol's connection closes: Conn.callProtocol); the others ignore it.
+func (l *Loop) safely(f func()) (panicked bool) {
 	l.enterApp()
 	defer func() {
 		if l.stall.Load() != nil {
@@ -356,11 +361,13 @@ func (l *Loop) safely(f func()) {
 		}
 		l.leaveApp()
 		if r := recover(); r != nil {
+			panicked = true
 			l.log.Error("dwell: panic in a function run by the loop", "loop", l.id, "panic", r,
 				"stack", string(debug.Stack()))
 		}
 	}()
 	f()
+	return false
 }
 
 // owns reports whether b is a view into the loop's shared read buffer. It compares addresses

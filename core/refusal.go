@@ -19,7 +19,8 @@ type Refusal struct {
 	Status int
 	// Err says what was wrong: a *RequestError for a request refused before any handler ran;
 	// ErrBodyTooLarge, ErrTimeout, a malformed chunked body or io.ErrUnexpectedEOF for a body
-	// that failed; ErrDeadline or ErrShutdown for a 503; a *PanicError for a 500; what the
+	// that failed; ErrDeadline or ErrShutdown for a 503; a *PanicError for a 500;
+	// ErrTunnelRefused for a 501 to an HTTP/2 extended CONNECT no handler handed over; what the
 	// caller of Ctx.Refuse gave (router.ErrNotFound, middleware.ErrRateLimited, a session
 	// error).
 	Err error

@@ -305,7 +305,7 @@ func (l *Loop) beginShutdown() {
 			c.closeAfterOutput(true)
 		case stHandedOver:
 			hc := c.handed()
-			l.safely(func() { hc.p.Shutdown(hc) })
+			hc.callProtocol(func() { hc.p.Shutdown(hc) })
 		}
 	}
 }

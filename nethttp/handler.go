@@ -80,6 +80,12 @@ import (
 // status and writes nothing leaves the server's own answer standing, where it has one: 413 for
 // a body over the limit, 503 at the end of a shutdown or past the request's deadline.
 //
+// An HTTP/2 extended CONNECT (RFC 8441, core.Ctx.ConnectProtocol: a browser's WebSocket over
+// HTTP/2) never reaches h, which could not open the tunnel it asks for: it is answered 501 Not
+// Implemented (core.ErrTunnelRefused) before h runs, as net/http's own server, by default,
+// serves none. WebSocket over HTTP/2 is a dwell handler's (websocket.Accept); over HTTP/1.1, h
+// upgrades with Hijack as above.
+//
 // Not bridged: response trailers (the Trailer field and http.TrailerPrefix are dropped),
 // a nil header value that suppresses a default field (Date, Content-Type). A response
 // flushed before its first byte gets dwell's default Content-Type, text/plain, where net/http
@@ -98,6 +104,10 @@ func Handler(h http.Handler) core.Handler {
 
 // serveHTTP serves c with h.
 func serveHTTP(c *core.Ctx, h http.Handler) {
+	if c.ConnectProtocol() != "" {
+		refuseTunnel(c)
+		return
+	}
 	x := exchanges.Get().(*exchange)
 	x.h = h
 	x.collect(c)
@@ -110,6 +120,30 @@ func serveHTTP(c *core.Ctx, h http.Handler) {
 	httpWorkers.Start(x)
 	if v := x.serveCalls(c); v != nil {
 		panic(v)
+	}
+}
+
+// refuseTunnel answers an HTTP/2 extended CONNECT (RFC 8441) in the net/http handler's place:
+// 501 Not Implemented, the answer core gives any 2xx of a handler that did not hand the stream
+// over (core.ErrTunnelRefused), in the server's refusal format when it has one.
+//
+// net/http's own server has two ways with such a request. By default it offers no extended
+// CONNECT (it sends no SETTINGS_ENABLE_CONNECT_PROTOCOL) and resets a stream that carries
+// :protocol as malformed (PROTOCOL_ERROR); with GODEBUG=http2xconnect=1 it hands the handler a
+// CONNECT whose r.Header has ":protocol", for a handler that answers 200 and then reads r.Body
+// and writes the response as the tunnel. Neither fits here. The client was invited — dwell
+// announces the setting for its own handlers, which hand the stream over (core.Ctx.HandOver,
+// websocket.Accept) — so its request is well formed, and a reset would blame it; and the
+// bridge has no tunnel to give a net/http handler: core serves an extended CONNECT for
+// WebSocket as the GET it stands for, so the handler (or a ReverseProxy's backend) would see a
+// GET with a body that never ends, and a 200 of its own opens nothing (Hijack is not supported
+// on an HTTP/2 stream). So the bridge keeps net/http's default — no extended CONNECT reaches a
+// handler — and says so with the status a client reports as a failed handshake.
+func refuseTunnel(c *core.Ctx) {
+	if !c.Refuse(http.StatusNotImplemented, core.ErrTunnelRefused) { // the server has no WriteRefusal
+		c.SetStatus(http.StatusNotImplemented)
+		c.SetHeader("Content-Type", "text/plain; charset=utf-8")
+		c.WriteString("501 Not Implemented: this resource opens no tunnel for an extended CONNECT\n")
 	}
 }
 

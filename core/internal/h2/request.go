@@ -15,9 +15,10 @@ type RequestCheck struct {
 	ConnectProtocol bool
 
 	seen    uint8 // the pseudo-header fields seen (pseudo* bits)
+	path    uint8 // the form of :path (path* values)
 	regular bool  // a regular field has been seen: no pseudo-header field may follow
 	connect bool  // :method is CONNECT
-	empty   bool  // :path was empty
+	options bool  // :method is OPTIONS
 }
 
 // The pseudo-header fields of a request (RFC 9113 §8.3.1; :protocol, RFC 8441 §4).
@@ -27,6 +28,15 @@ const (
 	pseudoAuthority
 	pseudoPath
 	pseudoProtocol
+)
+
+// The forms of a :path (RFC 9112 §3.2 names them): origin-form, which starts with "/", and the
+// asterisk-form of a server-wide OPTIONS are a request's (RFC 9113 §8.3.1); anything else —
+// empty, the absolute-form of a request to a proxy, an authority — is not.
+const (
+	pathOther uint8 = iota
+	pathOrigin
+	pathAsterisk
 )
 
 func (c *RequestCheck) malformed(reason string) error {
@@ -74,13 +84,21 @@ func (c *RequestCheck) pseudo(name, value []byte) error {
 	case ":method":
 		bit = pseudoMethod
 		c.connect = string(value) == "CONNECT"
+		c.options = string(value) == "OPTIONS"
 	case ":scheme":
 		bit = pseudoScheme
 	case ":authority":
 		bit = pseudoAuthority
 	case ":path":
 		bit = pseudoPath
-		c.empty = len(value) == 0
+		switch {
+		case len(value) > 0 && value[0] == '/':
+			c.path = pathOrigin
+		case string(value) == "*":
+			c.path = pathAsterisk
+		default:
+			c.path = pathOther
+		}
 	case ":protocol":
 		if !c.ConnectProtocol {
 			return c.malformed(":protocol without SETTINGS_ENABLE_CONNECT_PROTOCOL")
@@ -110,8 +128,11 @@ func (c *RequestCheck) checkValue(v []byte) error {
 }
 
 // End checks what the block as a whole must hold (§8.3.1, §8.5; RFC 8441 §4): :method, :scheme
-// and a non-empty :path for a request, :authority and neither of the others for CONNECT, all
-// four with :protocol for an extended CONNECT; nothing for trailers.
+// and :path for a request, :authority and neither of the others for CONNECT, all four with
+// :protocol for an extended CONNECT; nothing for trailers. A :path is origin-form, or "*" for
+// OPTIONS alone (an extended CONNECT's too is origin-form): an absolute-form one would carry an
+// authority of its own, which would override :authority — and so the Host field checked against
+// it — for whatever reads the request's target.
 func (c *RequestCheck) End() error {
 	if c.Trailers {
 		return nil
@@ -131,8 +152,13 @@ func (c *RequestCheck) End() error {
 	case c.seen&pseudoScheme == 0 || c.seen&pseudoPath == 0:
 		return c.malformed("no :scheme or no :path")
 	}
-	if c.empty {
-		return c.malformed("empty :path")
+	switch {
+	case c.path == pathOrigin:
+	case c.path == pathAsterisk && c.options:
+	case c.path == pathAsterisk:
+		return c.malformed(":path * on a method other than OPTIONS")
+	default:
+		return c.malformed(":path neither origin-form nor *")
 	}
 	return nil
 }

@@ -37,6 +37,18 @@ func TestRequestCheck(t *testing.T) {
 		{":protocol not enabled", ":method: CONNECT\n:protocol: websocket\n:scheme: https\n:path: /\n:authority: a\n", false, false, false},
 		{":protocol on a GET", get + ":protocol: websocket\n", false, true, false},
 		{"pseudo in trailers", ":path: /\n", true, false, false},
+		// §8.3.1: :path is origin-form, or * for OPTIONS; never absolute-form, whose authority
+		// would stand in for :authority (and the Host it was checked against).
+		{"OPTIONS *", ":method: OPTIONS\n:scheme: https\n:path: *\n:authority: example.com\n", false, false, true},
+		{"OPTIONS with a path", ":method: OPTIONS\n:scheme: https\n:path: /a\n", false, false, true},
+		{"* before :method", ":path: *\n:scheme: https\n:method: OPTIONS\n", false, false, true},
+		{"absolute-form :path", ":method: GET\n:scheme: http\n:path: http://evil.example/x\n:authority: localhost\n", false, false, false},
+		{"authority-form :path", ":method: GET\n:scheme: http\n:path: evil.example:80\n", false, false, false},
+		{"relative :path", ":method: GET\n:scheme: http\n:path: a/b\n", false, false, false},
+		{"* on a GET", ":method: GET\n:scheme: https\n:path: *\n", false, false, false},
+		{"*x on OPTIONS", ":method: OPTIONS\n:scheme: https\n:path: *x\n", false, false, false},
+		{"extended CONNECT to *", ":method: CONNECT\n:protocol: websocket\n:scheme: https\n:path: *\n:authority: a\n", false, true, false},
+		{"extended CONNECT, absolute-form", ":method: CONNECT\n:protocol: websocket\n:scheme: https\n:path: https://b/chat\n:authority: a\n", false, true, false},
 	} {
 		c := RequestCheck{StreamID: 5, Trailers: tc.trailers, ConnectProtocol: tc.protocol}
 		var err error
