@@ -66,12 +66,17 @@ test-browser:
 	@[ -n "$(CHROMIUM)" ] || { echo "no Chromium: install the Debian package chromium"; exit 1; }
 	cd $(BROWSER_TESTS) && go vet ./... && go run $(STATICCHECK) ./... && CHROME="$(CHROMIUM)" go test -race -count=1 ./...
 
-# Every fuzz target for a bounded time each (FUZZTIME, default 10s).
+# Every fuzz target for a bounded time each (FUZZTIME, default 10s): the main module's, and
+# those of the module that drives HTTP/2 connections with golang.org/x/net's encoder.
+FUZZ_MODULES := . core/internal/h2/xnettest
+
 fuzz:
-	@set -e; for pkg in $$(go list ./...); do \
-		for target in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-			echo "== $$pkg $$target"; \
-			go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	@set -e; for m in $(FUZZ_MODULES); do \
+		for pkg in $$(cd $$m && go list ./...); do \
+			for target in $$(cd $$m && go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+				echo "== $$pkg $$target"; \
+				(cd $$m && go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg); \
+			done; \
 		done; \
 	done
 

@@ -275,6 +275,13 @@ func TestH2ConnectionErrors(t *testing.T) {
 			}
 			c.write(b)
 		}, h2.EnhanceYourCalm},
+		{"WINDOW_UPDATE flood", func(c *h2client) {
+			var b []byte
+			for range h2CalmMax + 1 {
+				b = h2.AppendWindowUpdate(b, 0, 1)
+			}
+			c.write(b)
+		}, h2.EnhanceYourCalm},
 		{"empty CONTINUATION flood", func(c *h2client) {
 			b := h2.AppendHeader(nil, h2.Header{Length: 1, Type: h2.TypeHeaders, StreamID: 1})
 			b = append(b, 0x82)
@@ -403,6 +410,13 @@ func TestH2InvalidPreface(t *testing.T) {
 	c.Send("GET / http/1.1\r\nHost: x\r\n\r\n")
 	if resp, _ := c.Response("GET"); resp.StatusCode != 400 {
 		t.Errorf("lower-case version: %d", resp.StatusCode)
+	}
+
+	// A line that names HTTP/1.x is no preface, however malformed: its client reads the 400.
+	c = dial(t, addr)
+	c.Send("GET /  HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, _ := c.Response("GET"); resp.StatusCode != 400 {
+		t.Errorf("second space before the version: %d", resp.StatusCode)
 	}
 
 	_, addr = startServer(t, helloHandler, Options{DisableH2C: true})

@@ -46,19 +46,23 @@ type h2conn struct {
 	block       []byte
 	blockStream uint32 // its stream, 0 when none is under way
 	blockEnd    bool   // the HEADERS frame ended the stream
+	// blockRefused is the error of its stream the HEADERS frame was, answered once the block
+	// is decoded.
+	blockRefused error
 
 	blocked  []*h2stream // streams with DATA waiting for a window or for room in the queue
 	starting []h2start   // streams whose handlers start once the frames at hand are handled
 
-	// Abuse bounds (see frame): the frames that carry no request the client may still send,
+	// Abuse bounds (h2calm.go): the frames that carry no request the client may still send,
 	// and the streams it reset before their responses were complete, against those completed.
-	calm      int32
+	calm      h2calm
 	resets    int32
 	completed int32
 
 	preface   bool // the client's preface has been read
 	settings  bool // the client's first SETTINGS has been read
 	goingAway bool // GOAWAY sent: no new streams
+	shutdown  bool // the server is shutting down (Shutdown)
 	closed    bool
 }
 
@@ -100,7 +104,7 @@ func (c *conn) startH2() {
 	h.queue(b)
 	l.h2scratch = b[:0]
 	c.setReadDeadline(l.opts.IdleTimeout) // until the first stream (see Timeout)
-	h.calm = h2CalmMax
+	h.calm.start(l.turnNow)
 }
 
 // queue adds frames to the connection's output.
@@ -211,10 +215,8 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 	if !h.settings && (fh.Type != h2.TypeSettings || fh.Flags.Has(h2.FlagAck)) {
 		return &h2.ConnError{Code: h2.ProtocolError, Reason: "the client's preface is not followed by SETTINGS"}
 	}
-	if idle(fh) {
-		if h.calm--; h.calm < 0 {
-			return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many frames that carry no request"}
-		}
+	if !h.calm.take(fh, h.l.turnNow) {
+		return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many frames that carry no request"}
 	}
 	switch fh.Type {
 	case h2.TypeData:
@@ -235,7 +237,10 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 			h.queue(h2.AppendPing(h.l.h2scratch[:0], true, h2.Ping(p)))
 		}
 	case h2.TypeGoAway:
-		h.goingAway = true // the client opens no more streams; those under way finish
+		// The client is done with the connection: the streams under way finish, and the server
+		// says with a GOAWAY of its own which of them it took, so that a stream the client
+		// opens still is known not to be served (RFC 9113 §6.8), as at a shutdown.
+		h.stop()
 		if len(h.streams) == 0 {
 			h.hc.Close()
 		}
@@ -243,32 +248,6 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 		return h.windowUpdate(fh, p)
 	}
 	return nil // PUSH_PROMISE is refused by Check; unknown types are ignored (RFC 9113 §4.1)
-}
-
-// The bounds on what a client may make the server do for nothing. A frame that carries no
-// request — SETTINGS, PING, PRIORITY, WINDOW_UPDATE, RST_STREAM, an unknown type, a DATA,
-// HEADERS or CONTINUATION that carries nothing and ends nothing — costs the connection one of
-// h2CalmMax; every stream the client opens gives back h2CalmPerStream. Past the bound the
-// connection ends with GOAWAY ENHANCE_YOUR_CALM: a flood of them costs a bounded amount of work,
-// whatever the client reads (what they make the server write is bounded by the high-water mark
-// too: Receive stops while the output is over it). Resets (rapid reset, CVE-2023-44487): a
-// client may reset h2FreeResets streams before their responses are complete, and one more for
-// every two it lets complete.
-const (
-	h2CalmMax       = 1000
-	h2CalmPerStream = 10
-	h2FreeResets    = 200
-)
-
-// idle reports whether a frame carries no request (see h2CalmMax).
-func idle(fh h2.Header) bool {
-	switch fh.Type {
-	case h2.TypeData:
-		return fh.Length == 0 && !fh.Flags.Has(h2.FlagEndStream)
-	case h2.TypeHeaders, h2.TypeContinuation:
-		return fh.Length == 0 && !fh.Flags.Has(h2.FlagEndHeaders)
-	}
-	return true
 }
 
 func (h *h2conn) settingsFrame(fh h2.Header, p []byte) error {
@@ -348,6 +327,7 @@ func (h *h2conn) data(fh h2.Header, p []byte) error {
 	if err := h.recvWin.Receive(0, fh.Length); err != nil {
 		return err
 	}
+	h.calm.moved(int(fh.Length))
 	data, err := h2.Data(fh, p)
 	if err != nil {
 		return err
@@ -412,11 +392,11 @@ func (h *h2conn) Timeout(*Conn) {
 
 // Shutdown sends GOAWAY: the streams under way finish, and the connection closes after them.
 func (h *h2conn) Shutdown(hc *Conn) {
-	if h.goingAway {
+	if h.shutdown {
 		return
 	}
-	h.goingAway = true
-	h.queue(h2.AppendGoAway(h.l.h2scratch[:0], h.maxID, h2.NoError, nil))
+	h.shutdown = true
+	h.stop()
 	for _, s := range h.streams {
 		switch cx := s.c.cx; {
 		case s.draining:
@@ -431,6 +411,14 @@ func (h *h2conn) Shutdown(hc *Conn) {
 	}
 	if len(h.streams) == 0 {
 		hc.Close()
+	}
+}
+
+// stop takes no more streams, and says so with GOAWAY NO_ERROR naming the last it took.
+func (h *h2conn) stop() {
+	if !h.goingAway {
+		h.goingAway = true
+		h.queue(h2.AppendGoAway(h.l.h2scratch[:0], h.maxID, h2.NoError, nil))
 	}
 }
 

@@ -16,15 +16,12 @@ func (h *h2conn) headers(fh h2.Header, p []byte) error {
 	if id%2 == 0 {
 		return &h2.ConnError{Code: h2.ProtocolError, Reason: "HEADERS on a stream the client cannot open"}
 	}
-	block, _, err := h2.Headers(fh, p)
-	if err != nil {
-		var se *h2.StreamError
-		if !errors.As(err, &se) || id <= h.maxID {
-			return err
-		}
-		// A new stream that depends on itself: it is refused, and the block is still decoded
-		// below so that the HPACK table stays the client's.
-		defer h.fail(err)
+	// An error of the stream alone (one that depends on itself, trailers on a stream the client
+	// ended) refuses it only once its block is decoded (endBlock): the HPACK table must follow
+	// every block the client's encoder wrote, or the requests after it would be misread.
+	block, _, refused := h2.Headers(fh, p)
+	if refused != nil && !streamError(refused) {
+		return refused
 	}
 	if id <= h.maxID {
 		s := h.streams[id]
@@ -32,17 +29,27 @@ func (h *h2conn) headers(fh h2.Header, p []byte) error {
 			return &h2.ConnError{Code: h2.StreamClosed, Reason: "HEADERS on a closed stream"}
 		}
 		st, err := s.st.Recv(id, fh.Type, fh.Flags)
-		if err != nil {
+		switch {
+		case err == nil:
+			s.st = st
+		case !streamError(err):
 			return err
+		case refused == nil:
+			refused = err
 		}
-		s.st = st
 	}
 	h.block = append(h.block[:0], block...)
-	h.blockStream, h.blockEnd = id, fh.Flags.Has(h2.FlagEndStream)
+	h.blockStream, h.blockEnd, h.blockRefused = id, fh.Flags.Has(h2.FlagEndStream), refused
 	if fh.Flags.Has(h2.FlagEndHeaders) {
 		return h.endBlock()
 	}
 	return nil
+}
+
+// streamError reports whether err is an error of one stream, which the connection outlives.
+func streamError(err error) bool {
+	var se *h2.StreamError
+	return errors.As(err, &se)
 }
 
 func (h *h2conn) continuation(fh h2.Header, p []byte) error {
@@ -62,14 +69,14 @@ func (h *h2conn) continuation(fh h2.Header, p []byte) error {
 // endBlock decodes the field block assembled: a new stream's request head, or the trailers of
 // one under way.
 func (h *h2conn) endBlock() error {
-	id, end := h.blockStream, h.blockEnd
-	h.blockStream = 0
+	id, end, refused := h.blockStream, h.blockEnd, h.blockRefused
+	h.blockStream, h.blockRefused = 0, nil
 	block := h.block
 	if cap(h.block) > 16<<10 {
 		h.block = nil // a large block is not kept for the next
 	}
 	if s := h.streams[id]; s != nil || id <= h.maxID {
-		return h.trailers(s, id, block)
+		return h.trailers(s, id, block, refused)
 	}
 	h.maxID = id
 	l := h.l
@@ -79,6 +86,10 @@ func (h *h2conn) endBlock() error {
 	var bad error
 	tooLarge := false
 	protocol := "" // an extended CONNECT's :protocol (RFC 8441)
+	// The crumbs of a cookie split into fields of its own (RFC 9113 §8.2.3), joined again into
+	// one Cookie field as HTTP/1.1 sends it, which is what handlers, the bridge and proxies
+	// that pass the request on see.
+	cookie := l.h2cookie[:0]
 	err := h.dec.Decode(block, func(name, value []byte, _ bool) error {
 		if bad != nil || tooLarge {
 			return nil // the block is decoded to its end all the same: the table must follow it
@@ -86,11 +97,16 @@ func (h *h2conn) endBlock() error {
 		if bad = check.Field(name, value); bad != nil {
 			return nil
 		}
-		if b.Size()+len(name)+len(value) > l.opts.MaxHeaderBytes {
+		if b.Size()+len(cookie)+len(name)+len(value) > l.opts.MaxHeaderBytes {
 			tooLarge = true
 			return nil
 		}
 		switch {
+		case string(name) == "cookie":
+			if len(cookie) > 0 {
+				cookie = append(cookie, "; "...)
+			}
+			cookie = append(cookie, value...)
 		case len(name) > 0 && name[0] == ':':
 			switch string(name) {
 			case ":method":
@@ -107,6 +123,10 @@ func (h *h2conn) endBlock() error {
 		}
 		return nil
 	})
+	if len(cookie) > 0 && !tooLarge && !b.Field([]byte("cookie"), cookie) {
+		tooLarge = true
+	}
+	l.h2cookie = cookie[:0]
 	l.h2headBuf, l.fields = b.Buf[:0], b.Fields[:0]
 	if err != nil {
 		return err // COMPRESSION_ERROR: the table can no longer be trusted
@@ -116,6 +136,9 @@ func (h *h2conn) endBlock() error {
 	}
 	if h.goingAway {
 		return nil // after GOAWAY: not served, and the client knows (its id is past the last)
+	}
+	if refused != nil {
+		return refused
 	}
 	if bad != nil {
 		return bad
@@ -147,8 +170,9 @@ func connectProtocol(v []byte) string {
 }
 
 // trailers decodes the field block that ends stream id's request (s nil: a stream that has
-// ended, whose trailers only the HPACK table needs).
-func (h *h2conn) trailers(s *h2stream, id uint32, block []byte) error {
+// ended, whose trailers only the HPACK table needs; refused: the stream's error its HEADERS
+// frame was, reported once the block is decoded).
+func (h *h2conn) trailers(s *h2stream, id uint32, block []byte, refused error) error {
 	check := h2.RequestCheck{StreamID: id, Trailers: true}
 	var bad error
 	err := h.dec.Decode(block, func(name, value []byte, _ bool) error {
@@ -162,6 +186,9 @@ func (h *h2conn) trailers(s *h2stream, id uint32, block []byte) error {
 	}
 	if s == nil {
 		return nil
+	}
+	if refused != nil {
+		return refused
 	}
 	if bad != nil {
 		return bad

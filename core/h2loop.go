@@ -10,5 +10,6 @@ type h2state struct {
 	h2scratch []byte           // frames being built
 	h2block   []byte           // a field block being encoded
 	h2name    []byte           // a field name being lowered
+	h2cookie  []byte           // the crumbs of a request's cookie, being joined
 	h2free    []*h2stream      // streams to reuse (h2stream.recycle)
 }

@@ -90,7 +90,7 @@ func (c *conn) isStream() bool { return c.fd < 0 }
 func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	l := h.l
 	pc := h.hc.c
-	h.calm = min(h.calm+h2CalmPerStream, h2CalmMax)
+	h.calm.give(h2CalmPerStream)
 	if len(h.streams) == 0 {
 		h.hc.c.setReadDeadline(0) // not idle: the streams keep deadlines of their own
 	}
@@ -366,28 +366,41 @@ func (h2T) read(c *conn, p []byte) (int, netpoll.Errno) {
 	return 0, netpoll.EAGAIN
 }
 
-// writev frames the bytes as DATA, as many as the windows and the connection's queue allow.
+// writev frames the bytes as DATA, as many as the windows and the connection's queue allow. A
+// frame may span the queue's buffers: how the handler's writes fell into them does not make
+// the frames any smaller.
 func (h2T) writev(c *conn, iov *netpoll.IOVecs, _ bool) (int, netpoll.Errno) {
 	s := c.stream()
-	total := 0
+	left := 0
 	for i := 0; i < iov.Len(); i++ {
-		b := iov.At(i)
-		for len(b) > 0 {
-			n := s.room(len(b))
-			if n == 0 {
-				s.block()
-				if total == 0 {
-					if s.h.closed || s.ended {
-						return 0, netpoll.ECONNRESET
-					}
-					return 0, netpoll.EAGAIN
+		left += len(iov.At(i))
+	}
+	total := 0
+	i, off := 0, 0 // the next byte to send: iov.At(i)[off]
+	for left > 0 {
+		n := s.room(left)
+		if n == 0 {
+			s.block()
+			if total == 0 {
+				if s.h.closed || s.ended {
+					return 0, netpoll.ECONNRESET
 				}
-				return total, 0
+				return 0, netpoll.EAGAIN
 			}
-			s.sendData(b[:n], false)
-			b = b[n:]
-			total += n
+			return total, 0
 		}
+		s.dataHeader(n, false)
+		for k := n; k > 0; {
+			b := iov.At(i)[off:]
+			b = b[:min(len(b), k)]
+			s.h.queue(b)
+			k -= len(b)
+			if off += len(b); off == len(iov.At(i)) {
+				i, off = i+1, 0
+			}
+		}
+		left -= n
+		total += n
 	}
 	return total, 0
 }
@@ -399,27 +412,35 @@ func (s *h2stream) room(n int) int {
 		return 0
 	}
 	pc := h.hc.c
-	space := int64(pc.l.opts.WriteHighWater) - pc.out.size
-	if space <= 0 {
-		return 0
+	if pc.out.size >= int64(pc.l.opts.WriteHighWater) {
+		return 0 // Drained, once the client has read half
 	}
-	n = min(n, int(h.peerMaxFrame), int(space))
-	return h.sendWin.Allows(s.sendWin.Allows(n))
+	// A frame is not cut to the few bytes left under the mark, which a stream writing as fast
+	// as the client reads would meet at every turn, sending frames of a byte or two: the
+	// queue may go past the mark by one frame of what the stream holds.
+	return h.sendWin.Allows(s.sendWin.Allows(min(n, int(h.peerMaxFrame))))
 }
 
 // sendData queues one DATA frame, which room allowed.
 func (s *h2stream) sendData(b []byte, end bool) {
+	s.dataHeader(len(b), end)
+	s.h.queue(b)
+}
+
+// dataHeader queues the header of a DATA frame of n bytes, which room allowed, and takes them
+// from the windows; its payload is to follow.
+func (s *h2stream) dataHeader(n int, end bool) {
 	h := s.h
-	s.sendWin.Take(len(b))
-	h.sendWin.Take(len(b))
+	s.sendWin.Take(n)
+	h.sendWin.Take(n)
+	h.calm.sentData(n)
 	var hdr [h2.HeaderLen]byte
 	fl := h2.Flags(0)
 	if end {
 		fl = h2.FlagEndStream
 		s.ended = true
 	}
-	h.queue(h2.AppendHeader(hdr[:0], h2.Header{Length: uint32(len(b)), Type: h2.TypeData, Flags: fl, StreamID: s.id}))
-	h.queue(b)
+	h.queue(h2.AppendHeader(hdr[:0], h2.Header{Length: uint32(n), Type: h2.TypeData, Flags: fl, StreamID: s.id}))
 }
 
 // block puts the stream in line for a window or room.

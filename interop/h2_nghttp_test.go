@@ -161,3 +161,28 @@ func TestH2load(t *testing.T) {
 		}
 	})
 }
+
+// TestNghttpLongDownload: a 64 MiB response to nghttp with 64 KiB windows (-w 16 -W 16: the
+// stream's and the connection's), which it gives back as it reads — thousands of
+// WINDOW_UPDATEs on one stream, every one answering the server's own DATA — arrives whole and
+// in order, with no GOAWAY or RST_STREAM.
+func TestNghttpLongDownload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("64 MiB over each port")
+	}
+	s := serveH2(t)
+	nghttp := nghttp2Tool(t, "nghttp")
+	forEachPort(t, func(t *testing.T, secure bool) {
+		const size = 64 << 20
+		path := "/stream?n=" + strconv.Itoa(size)
+		url := s.url(secure, path)
+		if secure {
+			url = curlURL(s, true, path)
+		}
+		out, errOut, err := runToolOut(t, nghttpEnv(s), nghttp, "-w", "16", "-W", "16", url)
+		if err != nil || strings.Contains(errOut, "GOAWAY") || strings.Contains(errOut, "RST_STREAM") {
+			t.Fatalf("nghttp -w 16 -W 16: %v, %d of %d bytes\n%s", err, len(out), size, errOut)
+		}
+		sameBytes(t, "the response", []byte(out), streamBytes(0, size))
+	})
+}

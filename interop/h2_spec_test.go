@@ -71,7 +71,8 @@ var h2specSummary = regexp.MustCompile(`(?m)^(\d+) tests, (\d+) passed, (\d+) sk
 
 // TestH2spec: every h2spec case passes, over TLS and over h2c. (3.5 #2 sends "INVALID CONNECTION
 // PREFACE" and wants the connection closed without an answer, which the plaintext port, serving
-// HTTP/1.1 and h2c on one port, does for a line that names no HTTP version: see conn.reject.)
+// HTTP/1.1 and h2c on one port, does for a line that names no HTTP/1.x version: see
+// conn.reject.)
 func TestH2spec(t *testing.T) {
 	h2spec := h2specPath(t)
 	s := serveH2(t)

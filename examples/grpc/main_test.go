@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -20,9 +21,11 @@ import (
 
 	"github.com/dwellhttp/dwell/core/coretest"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 )
 
@@ -83,6 +86,105 @@ func TestCommandTLS(t *testing.T) {
 	if err := cmd.Wait(coretest.Patience); err != nil {
 		t.Fatalf("after SIGTERM: %v", err)
 	}
+}
+
+// TestLongStream: one reflection stream carries 20,000 request/response exchanges, over h2c
+// and over TLS — with grpc-go's client pinging as data arrives (its bandwidth estimator) and
+// giving back its windows as it reads — and every answer comes, on the stream it began on.
+func TestLongStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20,000 exchanges over each transport")
+	}
+	certFile, keyFile, pool := selfSigned(t)
+	for _, secure := range []bool{false, true} {
+		name, creds := "h2c", insecure.NewCredentials()
+		if secure {
+			more, _ := json.Marshal([]string{"-cert", certFile, "-key", keyFile})
+			t.Setenv("GRPC_MORE_ARGS", string(more))
+			name, creds = "tls", credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "localhost"})
+		}
+		t.Run(name, func(t *testing.T) {
+			cmd := coretest.StartCommand(t, "GRPC_RUN_MAIN", "1")
+			conn, err := grpc.NewClient(cmd.Addr, grpc.WithTransportCredentials(creds))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(t.Context())
+			if err != nil {
+				t.Fatalf("reflection: %v", err)
+			}
+			const exchanges = 20000
+			for i := range exchanges {
+				req := &reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_FileContainingSymbol{
+					FileContainingSymbol: "grpc.health.v1.Health"}}
+				if i%2 == 1 {
+					req.MessageRequest = &reflectionpb.ServerReflectionRequest_ListServices{}
+				}
+				if err := stream.Send(req); err != nil {
+					t.Fatalf("exchange %d: send: %v", i, err)
+				}
+				resp, err := stream.Recv()
+				if err != nil {
+					t.Fatalf("exchange %d: %v", i, err)
+				}
+				if got := len(resp.GetFileDescriptorResponse().GetFileDescriptorProto()) + len(resp.GetListServicesResponse().GetService()); got == 0 {
+					t.Fatalf("exchange %d: an empty answer %v", i, resp)
+				}
+			}
+			stream.CloseSend()
+			if _, err := stream.Recv(); err != io.EOF {
+				t.Fatalf("after %d exchanges, the stream's end: %v", exchanges, err)
+			}
+			cmd.Terminate()
+			if err := cmd.Wait(coretest.Patience); err != nil {
+				t.Fatalf("after SIGTERM: %v", err)
+			}
+		})
+	}
+}
+
+// TestKeepaliveIdleStream: a grpc-go client that pings every 10 s (its shortest keepalive),
+// with or without calls under way, keeps an idle Health/Watch stream and its connection for
+// five minutes: the pings never count as a flood. It takes that long, so it runs only when
+// DWELL_LONG_TESTS is set.
+func TestKeepaliveIdleStream(t *testing.T) {
+	if os.Getenv("DWELL_LONG_TESTS") == "" {
+		t.Skip("five minutes long: set DWELL_LONG_TESTS=1 to run it")
+	}
+	cmd := coretest.StartCommand(t, "GRPC_RUN_MAIN", "1")
+	conn, err := grpc.NewClient(cmd.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 5 * time.Second, PermitWithoutStream: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	watch, err := healthpb.NewHealthClient(conn).Watch(t.Context(), &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := watch.Recv(); err != nil || resp.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("Watch: %v, %v", resp, err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := watch.Recv() // nothing comes while the status stays SERVING
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		t.Fatalf("the idle stream ended: %v", err)
+	case <-time.After(5 * time.Minute):
+	}
+	resp, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{})
+	if err != nil || resp.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("a call after five minutes of pings: %v, %v", resp, err)
+	}
+	if s := conn.GetState(); s != connectivity.Ready {
+		t.Fatalf("the connection is %v", s)
+	}
+	cmd.Terminate()
+	cmd.Wait(coretest.Patience)
 }
 
 // checkServices asks the health service and reflection what a gRPC tool would.

@@ -90,7 +90,10 @@ func AppendHeader(dst []byte, h Header) []byte {
 // Check applies what RFC 9113 says of a frame's header alone, for a server receiving it: the
 // length within maxFrameSize (the server's SETTINGS_MAX_FRAME_SIZE) and the frame type's
 // fixed length, and the stream identifier zero or not as the type requires. A PUSH_PROMISE is
-// refused outright: a client cannot push (§8.4). An unknown type passes: it is ignored.
+// refused outright: a client cannot push (§8.4). An unknown type passes: it is ignored. Every
+// error it returns is a *ConnError, so that the frames behind one are never read: a wrong
+// length that is only the stream's error (PRIORITY's, §6.3) is PriorityFrame's to report, once
+// the frame has arrived whole and can be skipped.
 func (h Header) Check(maxFrameSize uint32) error {
 	if h.Length > maxFrameSize {
 		return connErr(FrameSizeError, h.Type.String()+" frame larger than SETTINGS_MAX_FRAME_SIZE")
@@ -104,9 +107,6 @@ func (h Header) Check(maxFrameSize uint32) error {
 	case TypePriority:
 		if !onStream {
 			return connErr(ProtocolError, "PRIORITY frame on stream 0")
-		}
-		if h.Length != 5 {
-			return streamErr(h.StreamID, FrameSizeError, "PRIORITY frame not 5 bytes long")
 		}
 	case TypeRSTStream:
 		if !onStream {

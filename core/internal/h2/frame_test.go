@@ -23,44 +23,38 @@ func TestHeaderRoundTrip(t *testing.T) {
 // TestCheck: what RFC 9113 §6 says of each frame type's header, for a server receiving it.
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		h      Header
-		code   ErrCode
-		stream bool // a stream error, not the connection's
+		name string
+		h    Header
+		code ErrCode
 	}{
-		{"DATA on a stream", Header{Type: TypeData, StreamID: 1, Length: 10}, NoError, false},
-		{"DATA on stream 0", Header{Type: TypeData}, ProtocolError, false},
-		{"DATA over the frame size", Header{Type: TypeData, StreamID: 1, Length: MinMaxFrameSize + 1}, FrameSizeError, false},
-		{"HEADERS on stream 0", Header{Type: TypeHeaders}, ProtocolError, false},
-		{"CONTINUATION on stream 0", Header{Type: TypeContinuation}, ProtocolError, false},
-		{"PRIORITY on stream 0", Header{Type: TypePriority, Length: 5}, ProtocolError, false},
-		{"PRIORITY of 6 bytes", Header{Type: TypePriority, StreamID: 3, Length: 6}, FrameSizeError, true},
-		{"RST_STREAM on stream 0", Header{Type: TypeRSTStream, Length: 4}, ProtocolError, false},
-		{"RST_STREAM of 3 bytes", Header{Type: TypeRSTStream, StreamID: 1, Length: 3}, FrameSizeError, false},
-		{"SETTINGS on a stream", Header{Type: TypeSettings, StreamID: 1}, ProtocolError, false},
-		{"SETTINGS ack with a payload", Header{Type: TypeSettings, Flags: FlagAck, Length: 6}, FrameSizeError, false},
-		{"SETTINGS of 7 bytes", Header{Type: TypeSettings, Length: 7}, FrameSizeError, false},
-		{"SETTINGS of 12 bytes", Header{Type: TypeSettings, Length: 12}, NoError, false},
-		{"PUSH_PROMISE", Header{Type: TypePushPromise, StreamID: 1, Length: 4}, ProtocolError, false},
-		{"PING on a stream", Header{Type: TypePing, StreamID: 1, Length: 8}, ProtocolError, false},
-		{"PING of 7 bytes", Header{Type: TypePing, Length: 7}, FrameSizeError, false},
-		{"GOAWAY on a stream", Header{Type: TypeGoAway, StreamID: 1, Length: 8}, ProtocolError, false},
-		{"GOAWAY of 7 bytes", Header{Type: TypeGoAway, Length: 7}, FrameSizeError, false},
-		{"WINDOW_UPDATE of 5 bytes", Header{Type: TypeWindowUpdate, StreamID: 1, Length: 5}, FrameSizeError, false},
-		{"WINDOW_UPDATE on stream 0", Header{Type: TypeWindowUpdate, Length: 4}, NoError, false},
-		{"an unknown type", Header{Type: 0x20, StreamID: 7, Length: 100}, NoError, false},
+		{"DATA on a stream", Header{Type: TypeData, StreamID: 1, Length: 10}, NoError},
+		{"DATA on stream 0", Header{Type: TypeData}, ProtocolError},
+		{"DATA over the frame size", Header{Type: TypeData, StreamID: 1, Length: MinMaxFrameSize + 1}, FrameSizeError},
+		{"HEADERS on stream 0", Header{Type: TypeHeaders}, ProtocolError},
+		{"CONTINUATION on stream 0", Header{Type: TypeContinuation}, ProtocolError},
+		{"PRIORITY on stream 0", Header{Type: TypePriority, Length: 5}, ProtocolError},
+		{"PRIORITY of 6 bytes: PriorityFrame's stream error", Header{Type: TypePriority, StreamID: 3, Length: 6}, NoError},
+		{"RST_STREAM on stream 0", Header{Type: TypeRSTStream, Length: 4}, ProtocolError},
+		{"RST_STREAM of 3 bytes", Header{Type: TypeRSTStream, StreamID: 1, Length: 3}, FrameSizeError},
+		{"SETTINGS on a stream", Header{Type: TypeSettings, StreamID: 1}, ProtocolError},
+		{"SETTINGS ack with a payload", Header{Type: TypeSettings, Flags: FlagAck, Length: 6}, FrameSizeError},
+		{"SETTINGS of 7 bytes", Header{Type: TypeSettings, Length: 7}, FrameSizeError},
+		{"SETTINGS of 12 bytes", Header{Type: TypeSettings, Length: 12}, NoError},
+		{"PUSH_PROMISE", Header{Type: TypePushPromise, StreamID: 1, Length: 4}, ProtocolError},
+		{"PING on a stream", Header{Type: TypePing, StreamID: 1, Length: 8}, ProtocolError},
+		{"PING of 7 bytes", Header{Type: TypePing, Length: 7}, FrameSizeError},
+		{"GOAWAY on a stream", Header{Type: TypeGoAway, StreamID: 1, Length: 8}, ProtocolError},
+		{"GOAWAY of 7 bytes", Header{Type: TypeGoAway, Length: 7}, FrameSizeError},
+		{"WINDOW_UPDATE of 5 bytes", Header{Type: TypeWindowUpdate, StreamID: 1, Length: 5}, FrameSizeError},
+		{"WINDOW_UPDATE on stream 0", Header{Type: TypeWindowUpdate, Length: 4}, NoError},
+		{"an unknown type", Header{Type: 0x20, StreamID: 7, Length: 100}, NoError},
 	} {
 		err := tc.h.Check(MinMaxFrameSize)
 		var ce *ConnError
-		var se *StreamError
 		switch {
 		case tc.code == NoError:
 			if err != nil {
 				t.Errorf("%s: %v, want nil", tc.name, err)
-			}
-		case tc.stream:
-			if !errors.As(err, &se) || se.Code != tc.code || se.StreamID != tc.h.StreamID {
-				t.Errorf("%s: %v, want a stream error %v on stream %d", tc.name, err, tc.code, tc.h.StreamID)
 			}
 		default:
 			if !errors.As(err, &ce) || ce.Code != tc.code {
@@ -80,13 +74,21 @@ func TestPayloads(t *testing.T) {
 	if _, err := Data(Header{Type: TypeData, Flags: FlagPadded, StreamID: 1, Length: 3}, []byte{3, 0, 0}); !errors.As(err, &ce) || ce.Code != ProtocolError {
 		t.Errorf("padding as long as the payload: %v, want PROTOCOL_ERROR", err)
 	}
-	// HEADERS with a priority on stream 3 that depends on itself.
-	_, _, err = Headers(Header{Type: TypeHeaders, Flags: FlagPriority, StreamID: 3, Length: 6}, []byte{0, 0, 0, 3, 15, 0x82})
+	// HEADERS with a priority on stream 3 that depends on itself: the stream's error, and the
+	// fragment, which must still be decoded.
+	block, pr, err := Headers(Header{Type: TypeHeaders, Flags: FlagPriority, StreamID: 3, Length: 6}, []byte{0, 0, 0, 3, 15, 0x82})
 	var se *StreamError
-	if !errors.As(err, &se) || se.Code != ProtocolError || se.StreamID != 3 {
-		t.Errorf("self-dependent HEADERS: %v, want a stream PROTOCOL_ERROR", err)
+	if !errors.As(err, &se) || se.Code != ProtocolError || se.StreamID != 3 || !bytes.Equal(block, []byte{0x82}) || pr.DependsOn != 3 {
+		t.Errorf("self-dependent HEADERS: % x, %+v, %v; want 82 and a stream PROTOCOL_ERROR", block, pr, err)
 	}
-	block, pr, err := Headers(Header{Type: TypeHeaders, Flags: FlagPriority | FlagPadded, StreamID: 3, Length: 8}, []byte{1, 0x80, 0, 0, 1, 15, 0x82, 0})
+	// PRIORITY of the wrong length: the stream's error alone (RFC 9113 §6.3).
+	for _, p := range [][]byte{{0, 0, 0, 1}, {0, 0, 0, 1, 15, 0}} {
+		h := Header{Type: TypePriority, StreamID: 3, Length: uint32(len(p))}
+		if _, err := PriorityFrame(h, p); !errors.As(err, &se) || se.Code != FrameSizeError || se.StreamID != 3 {
+			t.Errorf("PRIORITY of %d bytes: %v, want a stream FRAME_SIZE_ERROR", len(p), err)
+		}
+	}
+	block, pr, err = Headers(Header{Type: TypeHeaders, Flags: FlagPriority | FlagPadded, StreamID: 3, Length: 8}, []byte{1, 0x80, 0, 0, 1, 15, 0x82, 0})
 	if err != nil || !bytes.Equal(block, []byte{0x82}) || pr != (Priority{Exclusive: true, DependsOn: 1, Weight: 15}) {
 		t.Errorf("padded HEADERS with a priority: % x %+v %v", block, pr, err)
 	}

@@ -11,7 +11,7 @@ import (
 
 // FuzzFrames reads its input as a client's frames, as a server would: every header checked,
 // every payload of a known type taken apart. Nothing may panic; every error is a *ConnError or
-// a *StreamError with a code RFC 9113 defines; a frame header is sent back as read, but for the
+// a *StreamError with a code RFC 9113 defines, and Check's are all *ConnError; a frame header is sent back as read, but for the
 // reserved bit; a DATA frame without padding and a SETTINGS frame are sent back whole as read.
 // The corpus is testdata/fuzz/FuzzFrames.
 func FuzzFrames(f *testing.F) {
@@ -29,7 +29,10 @@ func FuzzFrames(f *testing.F) {
 			}
 			if err != nil {
 				checkErr(t, err)
-				return // a connection error ends it; a stream error's frame is skipped
+				if ce := (*ConnError)(nil); !errors.As(err, &ce) {
+					t.Fatalf("Check: %v, not a connection error: the frames behind it would be lost", err)
+				}
+				return // a connection error ends it
 			}
 			frame, p := in[:HeaderLen+h.Length], in[HeaderLen:HeaderLen+h.Length]
 			in = in[HeaderLen+h.Length:]

@@ -41,7 +41,9 @@ func parsePriority(id uint32, b []byte) (Priority, error) {
 }
 
 // Headers returns a HEADERS frame's field block fragment (RFC 9113 §6.2), and its priority when
-// FlagPriority is set.
+// FlagPriority is set. A stream that depends on itself is an error of the stream alone
+// (*StreamError), which comes with the fragment all the same: the block must still be decoded,
+// or the HPACK table the client's encoder keeps would no longer be the server's.
 func Headers(h Header, p []byte) (block []byte, pr Priority, err error) {
 	if p, err = unpad(h, p); err != nil {
 		return nil, pr, err
@@ -50,16 +52,20 @@ func Headers(h Header, p []byte) (block []byte, pr Priority, err error) {
 		if len(p) < 5 {
 			return nil, pr, connErr(FrameSizeError, "HEADERS frame too short for its priority")
 		}
-		if pr, err = parsePriority(h.StreamID, p[:5]); err != nil {
-			return nil, pr, err
-		}
+		pr, err = parsePriority(h.StreamID, p[:5])
 		p = p[5:]
 	}
-	return p, pr, nil
+	return p, pr, err
 }
 
-// PriorityFrame returns a PRIORITY frame's priority (RFC 9113 §6.3).
-func PriorityFrame(h Header, p []byte) (Priority, error) { return parsePriority(h.StreamID, p[:5]) }
+// PriorityFrame returns a PRIORITY frame's priority (RFC 9113 §6.3). One not 5 bytes long is an
+// error of its stream alone.
+func PriorityFrame(h Header, p []byte) (Priority, error) {
+	if len(p) != 5 {
+		return Priority{}, streamErr(h.StreamID, FrameSizeError, "PRIORITY frame not 5 bytes long")
+	}
+	return parsePriority(h.StreamID, p)
+}
 
 // RSTStream returns an RST_STREAM frame's error code (RFC 9113 §6.4).
 func RSTStream(p []byte) ErrCode { return ErrCode(be32(p)) }

@@ -8,3 +8,8 @@ require (
 	github.com/dwellhttp/dwell v0.0.0-00010101000000-000000000000
 	golang.org/x/net v0.62.0
 )
+
+require (
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)
