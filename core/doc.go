@@ -31,10 +31,13 @@
 //  8. the socket again. Unparsed leftovers move to a small pooled spill buffer between turns, so
 //     an idle connection holds no buffer at all.
 //
-// So one request is followed through four files: conn.go, request.go, response.go and
-// writequeue.go. The connection's side (conn.go, request.go, connbody.go, conntime.go) drives
-// the requests one after another and decides their fate; the Ctx's side (ctx.go,
-// ctxrequest.go, response.go, park.go) is what a handler sees, and reports what happened.
+// Its main line runs through four files — conn.go, request.go, response.go and writequeue.go —
+// but with what they call on the way (the transport, the parser in internal/wire, the
+// coroutines, timers, pools, hooks and stats) one request touches about twenty of core's files,
+// and an HTTP/2 stream's about forty. The connection's side (conn.go, request.go, connbody.go,
+// conntime.go) drives the requests one after another and decides their fate; the Ctx's side
+// (ctx.go, ctxrequest.go, response.go, park.go) is what a handler sees, and reports what
+// happened.
 //
 // # After HTTP
 //
@@ -45,9 +48,12 @@
 // HTTP/2 is such a Protocol (h2conn.go), which the server hands a connection to itself when its
 // first bytes are HTTP/2's preface (h2c, or "h2" chosen by ALPN). Each stream is a request whose
 // Ctx has a conn of its own with no socket (h2stream.go): its transport carries the stream's
-// bytes as DATA frames within the flow-control windows, so the data path above serves a stream
-// unchanged, but for the head, a HEADERS frame (h2response.go). A stream opened by an extended
-// CONNECT (RFC 8441, a WebSocket's) is handed over to a Protocol as a connection is.
+// bytes as DATA frames within the flow-control windows, so the data path above serves a
+// stream, though not unchanged: the head is a HEADERS frame (h2response.go), and the places
+// where a stream differs from a connection (it has no descriptor, no read buffer of the loop's,
+// a high-water mark of its own, no HTTP/1.1 framing) ask conn.isStream or reqHTTP2. A stream
+// opened by an extended CONNECT (RFC 8441, a WebSocket's) is handed over to a Protocol as a
+// connection is.
 //
 // # Parking
 //
