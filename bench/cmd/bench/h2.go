@@ -117,7 +117,7 @@ func h2Wanted(list string) ([]string, error) {
 			return nil, fmt.Errorf("unknown HTTP/2 contender %q (known: %s)", n, strings.Join(h2Contenders, ","))
 		}
 	}
-	slices.SortFunc(names, func(a, b string) int { return slices.Index(h2Contenders, a) - slices.Index(h2Contenders, b) })
+	slices.SortFunc(names, byOrder(h2Contenders))
 	return names, nil
 }
 
@@ -149,6 +149,8 @@ func (r *runner) buildH2(ctx context.Context, names []string) []*server {
 				s.version = "h2o " + s.version
 			}
 			s.lacks["h2-park"] = name + " has no long poll of its own"
+		case baseName:
+			s.bin, s.version = r.base.bin, r.base.version() // built by buildBase
 		default:
 			s.bin = filepath.Join(r.work, "bin", name)
 			if err := r.goBuild(ctx, s.bin, "./servers/"+name); err != nil {
@@ -188,7 +190,8 @@ func nginxHTTP2On(version string) bool {
 }
 
 // h2oConf renders bench/h2o/h2o.conf.tmpl for one port into $WORK/h2o, with the file it
-// answers /hello from and, for TLS, the OpenSSL configuration its argv names.
+// answers /hello from, the 254-byte file the other servers serve at /file (the tiny-window
+// abuse figure's) and, for TLS, the OpenSSL configuration its argv names.
 func (r *runner) h2oConf(port int, secure bool) error {
 	prefix := filepath.Join(r.work, "h2o")
 	if err := os.MkdirAll(prefix, 0o755); err != nil {
@@ -210,7 +213,7 @@ func (r *runner) h2oConf(port int, secure bool) error {
 		return err
 	}
 	defer f.Close()
-	data := map[string]any{"Prefix": prefix, "Port": port, "Hello": hello, "User": "",
+	data := map[string]any{"Prefix": prefix, "Port": port, "Hello": hello, "File": r.file, "User": "",
 		"Conns": r.cfg.conns + r.cfg.conns/4 + 1024, "TLS": secure, "Cert": r.cert, "Key": r.key}
 	if os.Geteuid() == 0 {
 		data["User"] = "root" // as for nginx: the work directory is private
@@ -467,7 +470,7 @@ func (r *runner) h2ServerCommands(b *strings.Builder) {
 		{"h2:", "# the HTTP/2 figures, h2c"}, {"tls-" + tlsX25519 + ":h2:", "# the HTTP/2 figures over TLS"},
 		{"wt:tls-" + tlsX25519 + ":h2:", "# the zero-window abuse figure: over TLS, with a write timeout (h2abuse.go)"}} {
 		said := false
-		for _, s := range h2Contenders {
+		for _, s := range withBase(h2Contenders) {
 			if c, ok := r.serverCmds[p.key+s]; ok {
 				if !said {
 					b.WriteString(p.comment + "\n")

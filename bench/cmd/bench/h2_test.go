@@ -88,7 +88,8 @@ func TestH2Groups(t *testing.T) {
 }
 
 // TestH2Templates renders nginx's and h2o's configurations for the HTTP/2 figures: http2 where
-// this nginx takes it, and h2o's TLS block only over TLS.
+// this nginx takes it; h2o's /hello and /file from the files given, and its TLS block only over
+// TLS.
 func TestH2Templates(t *testing.T) {
 	render := func(path string, data map[string]any) string {
 		t.Helper()
@@ -127,7 +128,8 @@ func TestH2Templates(t *testing.T) {
 		}
 	}
 	plain := render("h2o/h2o.conf.tmpl", base)
-	for _, want := range []string{"num-threads: 1\n", "max-connections: 7274\n", "port: 8080\n", "file.file: /w/hello.txt\n"} {
+	for _, want := range []string{"num-threads: 1\n", "max-connections: 7274\n", "port: 8080\n",
+		"      /hello:\n        file.file: /w/hello.txt\n", "      /file:\n        file.file: /f\n"} {
 		if !strings.Contains(plain, want) {
 			t.Errorf("h2o lacks %q:\n%s", want, plain)
 		}

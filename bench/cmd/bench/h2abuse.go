@@ -19,10 +19,13 @@ import (
 // are dwell's: RSS growth at most abuseTargetMiB and every normal request answered, p99 at most
 // abuseTargetP99ms.
 
-// abuse is one attack of the abuse figures.
+// abuse is one attack of the abuse figures: its streams per connection, for the attacks made of
+// streams, and the path they ask for.
 type abuse struct {
 	id, attack, name, title string
 	conns                   int
+	streams                 int
+	path                    string
 }
 
 // The abuse figures' load.
@@ -33,10 +36,14 @@ const (
 	// abusePace is the normal client's interval between requests: 500 a second, one at a time.
 	abusePace = 2 * time.Millisecond
 	// abuseFloodConns attack with each flood; abuseZWConns × abuseZWStreams streams hold zero
-	// windows.
+	// windows; abuseFloodConns × abuseTWStreams streams are kept open on 1-byte windows.
 	abuseFloodConns = 10
 	abuseZWConns    = 100
 	abuseZWStreams  = 100
+	abuseTWStreams  = 10
+	// abuseTWPath is what the tiny windows' streams ask for: the 254-byte file, 254 one-byte
+	// DATA frames a stream where /hello would be 11.
+	abuseTWPath = "/file"
 	// abuseWriteTimeout is the zero-window figure's write timeout, for every server that has
 	// one.
 	abuseWriteTimeout = 5 * time.Second
@@ -46,14 +53,18 @@ const (
 )
 
 var abuses = []abuse{
-	{"h2-abuse-reset", "reset", "rapid reset", "rapid reset (CVE-2023-44487): HEADERS then RST_STREAM", abuseFloodConns},
-	{"h2-abuse-continuation", "continuation", "CONTINUATION flood", "CONTINUATION flood (CVE-2024-27316): one field block that never ends", abuseFloodConns},
-	{"h2-abuse-settings", "settings", "SETTINGS flood", "SETTINGS flood, the ACKs never read", abuseFloodConns},
-	{"h2-abuse-ping", "ping", "PING flood", "PING flood, the ACKs never read", abuseFloodConns},
-	{"h2-abuse-priority", "priority", "PRIORITY flood", "PRIORITY flood on ever new streams", abuseFloodConns},
-	{"h2-abuse-empty-data", "empty-data", "empty DATA flood", "empty DATA flood on open streams", abuseFloodConns},
+	{"h2-abuse-reset", "reset", "rapid reset", "rapid reset (CVE-2023-44487): HEADERS then RST_STREAM", abuseFloodConns, 0, "/hello"},
+	{"h2-abuse-continuation", "continuation", "CONTINUATION flood", "CONTINUATION flood (CVE-2024-27316): one field block that never ends", abuseFloodConns, 0, "/hello"},
+	{"h2-abuse-settings", "settings", "SETTINGS flood", "SETTINGS flood, the ACKs never read", abuseFloodConns, 0, "/hello"},
+	{"h2-abuse-ping", "ping", "PING flood", "PING flood, the ACKs never read", abuseFloodConns, 0, "/hello"},
+	{"h2-abuse-priority", "priority", "PRIORITY flood", "PRIORITY flood on ever new streams", abuseFloodConns, 0, "/hello"},
+	{"h2-abuse-empty-data", "empty-data", "empty DATA flood", "empty DATA flood on open streams", abuseFloodConns, 0, "/hello"},
+	{"h2-abuse-window-update", "window-update", "WINDOW_UPDATE flood", "WINDOW_UPDATE flood, increments of 1 on the connection", abuseFloodConns, 0, "/hello"},
 	{"h2-abuse-zero-window", "zero-window", "zero-window streams", fmt.Sprintf("%d streams on each of %d connections, "+
-		"INITIAL_WINDOW_SIZE 0, no WINDOW_UPDATE ever; write timeout %s (h2o has none)", abuseZWStreams, abuseZWConns, spell(abuseWriteTimeout)), abuseZWConns},
+		"INITIAL_WINDOW_SIZE 0, no WINDOW_UPDATE ever; write timeout %s (h2o has none)", abuseZWStreams, abuseZWConns, spell(abuseWriteTimeout)),
+		abuseZWConns, abuseZWStreams, "/hello"},
+	{"h2-abuse-tiny-window", "tiny-window", "1-byte windows", fmt.Sprintf("1-byte windows: INITIAL_WINDOW_SIZE 1, %d streams of GET %s "+
+		"on each, every DATA frame's bytes given back at once", abuseTWStreams, abuseTWPath), abuseFloodConns, abuseTWStreams, abuseTWPath},
 }
 
 func abuseMetrics(zeroWindow bool) []Metric {
@@ -178,6 +189,9 @@ type abuseResult struct {
 		Responses   int64            `json:"responses"`
 		Opened      int64            `json:"opened"`
 		Held        int64            `json:"held"`
+		Ended       int64            `json:"ended"`
+		DataFrames  int64            `json:"data_frames"`
+		DataBytes   int64            `json:"data_bytes"`
 		FirstError  string           `json:"first_error"`
 	} `json:"attacker"`
 }
@@ -211,9 +225,10 @@ func (a *abuseResult) values(zeroWindow bool) map[string]float64 {
 	return v
 }
 
-// note says what the server sent the attacker (GOAWAY codes, resets), how its first connection
-// ended, and the normal client's first failure, if any.
-func (a *abuseResult) note() string {
+// note says what the server sent the attacker (GOAWAY codes, resets), with streams (the
+// tiny-window attack's) how its streams were answered, how its first connection ended, and the
+// normal client's first failure, if any.
+func (a *abuseResult) note(streams bool) string {
 	var sent []string
 	for _, k := range sortedKeys(a.Attacker.GoawayCodes) {
 		sent = append(sent, fmt.Sprintf("GOAWAY %s ×%s", k, fmtNum(float64(a.Attacker.GoawayCodes[k]), 0)))
@@ -224,6 +239,16 @@ func (a *abuseResult) note() string {
 	parts := []string{"the attacker received no GOAWAY and no RST_STREAM"}
 	if len(sent) > 0 {
 		parts[0] = "the server sent the attacker " + strings.Join(sent, ", ")
+	}
+	if streams {
+		// How the server framed its answers: one byte a DATA frame is what the windows allow.
+		p := fmt.Sprintf("the attacker opened %s streams, of which %s were answered whole, and read %s DATA frames "+
+			"carrying %s bytes", fmtNum(float64(a.Attacker.Opened), 0), fmtNum(float64(a.Attacker.Ended), 0),
+			fmtNum(float64(a.Attacker.DataFrames), 0), fmtNum(float64(a.Attacker.DataBytes), 0))
+		if a.Attacker.DataFrames > 0 {
+			p += fmt.Sprintf(" (%.2f a frame)", float64(a.Attacker.DataBytes)/float64(a.Attacker.DataFrames))
+		}
+		parts = append(parts, p)
 	}
 	if a.Attacker.FirstError != "" {
 		parts = append(parts, fmt.Sprintf("the first connection the server ended ended with %q", shortErr(a.Attacker.FirstError)))
@@ -245,6 +270,18 @@ func shortErr(s string) string {
 	return s
 }
 
+// abuseArgs are the load tool's arguments for one attack on the started server rs.
+func (r *runner) abuseArgs(a abuse, rs *running) []string {
+	args := []string{"h2-abuse", "-addr", rs.addr, "-pid", strconv.Itoa(rs.pid), "-attack", a.attack,
+		"-d", fmt.Sprintf("%ds", r.abuseSecs()), "-conns", strconv.Itoa(a.conns), "-path", "/hello",
+		"-attack-path", a.path, "-pace", abusePace.String(), "-server-cpu", serverCPU,
+		"-tls", "-cert", r.cert, "-curves", tlsX25519}
+	if a.streams > 0 {
+		args = append(args, "-streams", strconv.Itoa(a.streams))
+	}
+	return args
+}
+
 // h2AbuseFigure runs the load tool's h2-abuse mode against the started server. A run during
 // which CPU 0 was busy with something else is measured again, as the others are, but on a
 // server started afresh: an attack leaves the server's memory grown (its allocator keeps what
@@ -253,18 +290,11 @@ func h2AbuseFigure(a abuse) func(context.Context, *runner, *measurement) (map[st
 	return func(ctx context.Context, r *runner, m *measurement) (map[string]float64, error) {
 		zw := a.attack == "zero-window"
 		once := func(rs *running) (map[string]float64, string, error) {
-			args := []string{"h2-abuse", "-addr", rs.addr, "-pid", strconv.Itoa(rs.pid), "-attack", a.attack,
-				"-d", fmt.Sprintf("%ds", r.abuseSecs()), "-conns", strconv.Itoa(a.conns), "-path", "/hello",
-				"-attack-path", "/hello", "-pace", abusePace.String(), "-server-cpu", serverCPU,
-				"-tls", "-cert", r.cert, "-curves", tlsX25519}
-			if zw {
-				args = append(args, "-streams", strconv.Itoa(abuseZWStreams))
-			}
 			var res abuseResult
-			if err := r.runLoad(ctx, m, &res, args...); err != nil {
+			if err := r.runLoad(ctx, m, &res, r.abuseArgs(a, rs)...); err != nil {
 				return nil, "", err
 			}
-			return res.values(zw), res.note(), nil
+			return res.values(zw), res.note(a.attack == "tiny-window"), nil
 		}
 		vals, note, err := once(m.rs)
 		m.note = note
@@ -311,6 +341,21 @@ var abuseMeanings = map[string]string{
 	"empty-data": "Empty DATA flood: the HEADERS of a GET that leaves its stream open, then 0-length DATA " +
 		"frames on it, 1,000 to a stream (the last ending it) before the next stream: frames that carry " +
 		"nothing and cost the server a frame's work each.",
+	"window-update": fmt.Sprintf("WINDOW_UPDATE flood: on each of %d connections, WINDOW_UPDATE frames of "+
+		"increment 1 on the connection (stream 0), as fast as the server takes them, reading what the server "+
+		"sends (its GOAWAYs counted); when the server ends a connection the attacker opens another. Each frame "+
+		"is legal and costs the server a frame's work and an addition to its send window, and the client "+
+		"nothing; 10 s of increments of 1 stay far below the 2^31-1 a window may reach, so a server that takes "+
+		"them all is given no flow-control overflow to end the connection for.", abuseFloodConns),
+	"tiny-window": fmt.Sprintf("1-byte windows: on each of %d connections the attacker announces "+
+		"SETTINGS_INITIAL_WINDOW_SIZE 1 and keeps %d streams of GET %s (the 254-byte file) open, reading all "+
+		"the time and giving back the bytes of every DATA frame as soon as it reads it: a WINDOW_UPDATE of the "+
+		"frame's length on its stream (unless the frame ended the stream, whose window is then of no use) and "+
+		"one on the connection. The server can send each answer only one byte at a time, a DATA frame out and "+
+		"two WINDOW_UPDATEs in for every byte, 254 frames a stream; when a stream ends or is reset the attacker "+
+		"opens another, and when the server ends a connection, it opens another connection. The note under the "+
+		"table gives the streams opened and answered whole, and the DATA frames read with the bytes they "+
+		"carried: how much of that work the server did.", abuseFloodConns, abuseTWStreams, abuseTWPath),
 	"zero-window": fmt.Sprintf("Zero-window streams: %d connections (handshakes at the start), each announcing "+
 		"SETTINGS_INITIAL_WINDOW_SIZE 0, then opening %d streams of GET /hello (at most the server's "+
 		"SETTINGS_MAX_CONCURRENT_STREAMS) and never sending a WINDOW_UPDATE: no answer can send its body, "+
@@ -352,7 +397,7 @@ func (r *runner) h2AbuseSummary(b *strings.Builder) {
 	if len(rows) == 0 || len(servers) == 0 {
 		return
 	}
-	slices.SortFunc(servers, func(a, b string) int { return slices.Index(h2Contenders, a) - slices.Index(h2Contenders, b) })
+	slices.SortFunc(servers, byOrder(h2Contenders))
 	secs := r.abuseSecs()
 	b.WriteString("## HTTP/2 under abuse\n\n")
 	fmt.Fprintf(b, "Each HTTP/2 contender, alone on CPU %s and serving over TLS as in the h2-hello-tls figure, under "+

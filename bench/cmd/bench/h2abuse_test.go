@@ -14,7 +14,8 @@ import (
 // HTTP/2 over TLS, measured once, the zero-window one alone with a write timeout.
 func TestH2AbuseGroups(t *testing.T) {
 	ids := h2AbuseFigureIDs()
-	if len(ids) != len(abuses) || ids[0] != "h2-abuse-reset" || ids[len(ids)-1] != "h2-abuse-zero-window" {
+	if len(ids) != len(abuses) || ids[0] != "h2-abuse-reset" || ids[len(ids)-1] != "h2-abuse-tiny-window" ||
+		!slices.Contains(ids, "h2-abuse-window-update") || !slices.Contains(ids, "h2-abuse-zero-window") {
 		t.Fatalf("ids %v", ids)
 	}
 	if got := expandFigures([]string{"h2abuse"}); !slices.Equal(got, ids) {
@@ -135,15 +136,24 @@ func TestAbuseResult(t *testing.T) {
 	if v := res.values(false); len(v) != len(want) {
 		t.Errorf("the resets' times outside the zero-window figure: %v", v)
 	}
-	note := res.note()
+	note := res.note(false)
 	for _, s := range []string{`the server sent the attacker GOAWAY ENHANCE_YOUR_CALM "too many resets" ×3; `, `ended with "EOF"`, `first failure: "i/o timeout"`} {
 		if !strings.Contains(note, s) {
 			t.Errorf("note %q lacks %q", note, s)
 		}
 	}
+	if strings.Contains(note, "DATA frames") {
+		t.Errorf("a flood's note speaks of streams: %q", note)
+	}
 	var quiet abuseResult
-	if n := quiet.note(); n != "the attacker received no GOAWAY and no RST_STREAM" {
+	if n := quiet.note(false); n != "the attacker received no GOAWAY and no RST_STREAM" {
 		t.Errorf("note %q", n)
+	}
+	// The tiny-window attack's note says how the server framed its answers.
+	quiet.Attacker.Opened, quiet.Attacker.Ended, quiet.Attacker.DataFrames, quiet.Attacker.DataBytes = 1210, 1200, 304800, 304800
+	if n := quiet.note(true); n != "the attacker received no GOAWAY and no RST_STREAM; the attacker opened 1,210 streams, "+
+		"of which 1,200 were answered whole, and read 304,800 DATA frames carrying 304,800 bytes (1.00 a frame)" {
+		t.Errorf("tiny-window note %q", n)
 	}
 	// Every metric the figures declare is one the results fill in (the times of the resets
 	// when there were any).
@@ -153,6 +163,35 @@ func TestAbuseResult(t *testing.T) {
 			if _, ok := v[m.ID]; !ok && m.ID != "atk_first_rst_s" && m.ID != "atk_last_rst_s" {
 				t.Errorf("zero-window %v: no value for %s", zw, m.ID)
 			}
+		}
+	}
+}
+
+// TestAbuseArgs checks the load tool's command line for the attacks: the normal client on
+// /hello always, the tiny windows' streams on the 254-byte /file, the zero-window and
+// tiny-window streams per connection, and no -streams for a flood.
+func TestAbuseArgs(t *testing.T) {
+	r := &runner{cfg: config{quick: true}, cert: "/c.pem"}
+	rs := &running{addr: "127.0.0.1:8443", pid: 42}
+	byAttack := map[string]abuse{}
+	for _, a := range abuses {
+		byAttack[a.attack] = a
+	}
+	for attack, want := range map[string]string{
+		"window-update": "h2-abuse -addr 127.0.0.1:8443 -pid 42 -attack window-update -d 5s -conns 10 -path /hello -attack-path /hello " +
+			"-pace 2ms -server-cpu 0 -tls -cert /c.pem -curves x25519",
+		"tiny-window": "h2-abuse -addr 127.0.0.1:8443 -pid 42 -attack tiny-window -d 5s -conns 10 -path /hello -attack-path /file " +
+			"-pace 2ms -server-cpu 0 -tls -cert /c.pem -curves x25519 -streams 10",
+		"zero-window": "h2-abuse -addr 127.0.0.1:8443 -pid 42 -attack zero-window -d 5s -conns 100 -path /hello -attack-path /hello " +
+			"-pace 2ms -server-cpu 0 -tls -cert /c.pem -curves x25519 -streams 100",
+	} {
+		a, ok := byAttack[attack]
+		if !ok {
+			t.Errorf("no %s figure", attack)
+			continue
+		}
+		if got := strings.Join(r.abuseArgs(a, rs), " "); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", attack, got, want)
 		}
 	}
 }

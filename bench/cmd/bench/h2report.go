@@ -68,7 +68,7 @@ func (r *runner) h2Summary(b *strings.Builder) {
 			}
 		}
 	}
-	slices.SortFunc(servers, func(a, b string) int { return slices.Index(h2Contenders, a) - slices.Index(h2Contenders, b) })
+	slices.SortFunc(servers, byOrder(h2Contenders))
 	var rows []string
 	for _, row := range h2SummaryRows {
 		f := r.res.figure(row.fig)

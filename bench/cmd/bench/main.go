@@ -15,6 +15,7 @@
 //	go run ./cmd/bench -figures tls,idle,park -out /tmp/perf # the HTTPS figures, plaintext memory beside
 //	go run ./cmd/bench -figures h2 -out /tmp/perf  # the HTTP/2 figures (h2.go): h2load, h2o, nginx, net/http
 //	go run ./cmd/bench -figures h2abuse -out /tmp/perf  # the HTTP/2 abuse figures alone (h2abuse.go)
+//	go run ./cmd/bench -figures h2 -h2 dwell -base HEAD -out /tmp/perf  # dwell against its last commit (base.go)
 package main
 
 import (
@@ -58,22 +59,34 @@ type config struct {
 	out      string
 	allocs   string
 	keep     bool
+	// base is the git revision dwell is measured against (-base, base.go), "" for none.
+	base string
 }
 
+// parseFlags parses the command line into the driver's flags, which fillMeta reads back.
 func parseFlags() (config, error) {
+	return parseArgs(flag.CommandLine, os.Args[1:])
+}
+
+// parseArgs parses args with the flags defined on fs.
+func parseArgs(fs *flag.FlagSet, args []string) (config, error) {
 	var c config
 	var servers, figs, ws, h2 string
 	var rounds int
-	flag.BoolVar(&c.quick, "quick", false, "one short round of everything, for development (< 2 min)")
-	flag.StringVar(&servers, "servers", strings.Join(serverNames, ","), "servers to measure")
-	flag.StringVar(&ws, "ws", strings.Join(wsContenderNames(), ","), "WebSocket contenders to measure, or none")
-	flag.StringVar(&h2, "h2", strings.Join(h2Contenders, ","), "HTTP/2 contenders to measure, or none")
-	flag.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure (http, tls, h2 and ws stand for all the plaintext HTTP/1.1, HTTPS, HTTP/2 or WebSocket ones, h2abuse for the HTTP/2 abuse ones)")
-	flag.IntVar(&rounds, "rounds", 0, "rounds (0: 3, or 1 with -quick)")
-	flag.StringVar(&c.out, "out", "", "directory for performance.md, perf.svg and perf.json (default ../docs)")
-	flag.StringVar(&c.allocs, "allocs", "", "`file` of go test -bench -benchmem output, sub-benchmarks named after servers, for the allocations row")
-	flag.BoolVar(&c.keep, "keep", false, "keep the work directory (binaries, configs, server logs)")
-	flag.Parse()
+	fs.BoolVar(&c.quick, "quick", false, "one short round of everything, for development (< 2 min)")
+	fs.StringVar(&servers, "servers", strings.Join(serverNames, ","), "servers to measure")
+	fs.StringVar(&ws, "ws", strings.Join(wsContenderNames(), ","), "WebSocket contenders to measure, or none")
+	fs.StringVar(&h2, "h2", strings.Join(h2Contenders, ","), "HTTP/2 contenders to measure, or none")
+	fs.StringVar(&figs, "figures", strings.Join(figureIDs(), ","), "figures to measure (http, tls, h2 and ws stand for all the plaintext HTTP/1.1, HTTPS, HTTP/2 or WebSocket ones, h2abuse for the HTTP/2 abuse ones)")
+	fs.IntVar(&rounds, "rounds", 0, "rounds (0: 3, or 1 with -quick)")
+	fs.StringVar(&c.out, "out", "", "directory for performance.md, perf.svg and perf.json (default ../docs)")
+	fs.StringVar(&c.allocs, "allocs", "", "`file` of go test -bench -benchmem output, sub-benchmarks named after servers, for the allocations row")
+	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (binaries, configs, server logs)")
+	fs.StringVar(&c.base, "base", "", "git `revision` of the repository to measure dwell against, built as the contender "+baseName+
+		" and measured in every HTTP/1.1, HTTPS and HTTP/2 figure dwell is in (e.g. HEAD)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
 	c.servers = splitList(servers)
 	c.figures = expandFigures(splitList(figs))
 	var err error
@@ -98,9 +111,12 @@ func parseFlags() (config, error) {
 		c.servers = append(c.servers, baseline)
 	}
 	// Reports keep one column order whatever order the flag gave.
-	slices.SortFunc(c.servers, func(a, b string) int {
-		return slices.Index(serverNames, a) - slices.Index(serverNames, b)
-	})
+	slices.SortFunc(c.servers, byOrder(serverNames))
+	if c.base != "" {
+		if err := c.addBase(); err != nil {
+			return c, err
+		}
+	}
 	c.rounds, c.wrkSecs, c.xferSize, c.starts, c.conns = 3, 4, 512<<20, 5, 5000
 	if c.quick {
 		c.rounds, c.wrkSecs, c.xferSize, c.starts = 1, 1, 64<<20, 3
@@ -211,6 +227,8 @@ type runner struct {
 	// writeTimeout is the write timeout of the figure being measured (figureSpec.writeTimeout),
 	// which argv and nginxConf give the servers they start; zero for their defaults.
 	writeTimeout time.Duration
+	// base is the -base revision and dwell-base's binary (base.go), nil without -base.
+	base *baseTree
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -262,6 +280,12 @@ func (r *runner) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if r.cfg.base != "" {
+		// Built first: a base that cannot be had ends the run before anything is measured.
+		if err := r.buildBase(ctx); err != nil {
+			return fmt.Errorf("-base %s: %w", r.cfg.base, err)
+		}
+	}
 	r.logf("building servers into %s", r.work)
 	names := r.cfg.servers
 	if !hasHTTP(r.cfg.figures) && r.cfg.allocs == "" {
@@ -307,7 +331,7 @@ func (r *runner) run(ctx context.Context) error {
 			run = rlServers
 		}
 		if spec.tls != "" {
-			run = slices.DeleteFunc(slices.Clone(servers), func(s *server) bool { return !slices.Contains(tlsContenders, s.name) })
+			run = slices.DeleteFunc(slices.Clone(servers), func(s *server) bool { return !isTLSContender(s.name) })
 		}
 		if spec.h2 {
 			run = h2Servers

@@ -161,6 +161,7 @@ func (r *runner) markdown() string {
 		}
 	}
 	b.WriteString("\n![Server CPU per keep-alive request and memory per idle connection](perf.svg)\n\n")
+	r.baseSummary(&b)
 	r.tlsSummary(&b)
 	r.h2Summary(&b)
 	r.h2AbuseSummary(&b)
@@ -292,8 +293,11 @@ func (r *runner) rerun(b *strings.Builder) {
 	fmt.Fprintf(b, "cd bench && %s   # exactly this run\n```\n\n", m.Command)
 	b.WriteString("The driver builds each server with `go build -o $WORK/bin/NAME ./servers/NAME` and the load tool " +
 		"with `go build -o $WORK/bin/load ./cmd/load`, where $WORK is a temporary directory; nginx is configured from " +
-		"`bench/nginx/nginx.conf.tmpl` (and h2o, for the HTTP/2 figures, from `bench/h2o/h2o.conf.tmpl`). Servers " +
-		"start as:\n\n```sh\n")
+		"`bench/nginx/nginx.conf.tmpl` (and h2o, for the HTTP/2 figures, from `bench/h2o/h2o.conf.tmpl`). ")
+	if m.Base != nil {
+		b.WriteString(baseName + " is built from the base revision's tree, as the section against it says. ")
+	}
+	b.WriteString("Servers start as:\n\n```sh\n")
 	for _, s := range r.res.Servers {
 		if c, ok := r.serverCmds[s]; ok {
 			b.WriteString(c + "\n")

@@ -34,6 +34,14 @@ type Meta struct {
 	MemTotal   string            `json:"mem_total"`
 	Versions   map[string]string `json:"versions"`
 	Seconds    float64           `json:"seconds"`
+	// Base is the revision dwell was measured against (-base), when it was.
+	Base *BaseRevision `json:"base,omitempty"`
+}
+
+// BaseRevision is the -base revision as given and the commit it named when the run began.
+type BaseRevision struct {
+	Rev    string `json:"rev"`
+	Commit string `json:"commit"`
 }
 
 // Figure is one measurement (hello keep-alive, idle memory, ...) over every server and round.
@@ -158,6 +166,10 @@ func (r *Results) summarize() {
 				}
 				if m.Best != "" {
 					refs = []string{m.Best}
+				}
+				if srv == baseOf {
+					// dwell over its base revision, for the section of their own (base.go).
+					refs = append(slices.Clone(refs), baseName)
 				}
 				for _, ref := range refs {
 					if q, ok := m.ratio(ss, ref); ok {

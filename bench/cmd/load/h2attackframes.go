@@ -23,14 +23,37 @@ const (
 	attackPing         = "ping"
 	attackPriority     = "priority"
 	attackEmptyData    = "empty-data"
+	attackWindowUpdate = "window-update"
 	attackZeroWindow   = "zero-window"
+	attackTinyWindow   = "tiny-window"
 )
 
-var attacks = []string{attackReset, attackContinuation, attackSettings, attackPing, attackPriority, attackEmptyData, attackZeroWindow}
+var attacks = []string{attackReset, attackContinuation, attackSettings, attackPing, attackPriority, attackEmptyData,
+	attackWindowUpdate, attackZeroWindow, attackTinyWindow}
 
 // reads reports whether an attack reads what the server sends while it attacks: the SETTINGS and
 // PING floods never do, so the server's answers to them pile up on its side.
 func reads(attack string) bool { return attack != attackSettings && attack != attackPing }
+
+// streamAttack reports whether an attack is made of streams rather than a flood of frames: the
+// zero-window and tiny-window attacks open streams and read, and their reader is the one that
+// writes (the SETTINGS ACKs, the PINGs' answers, the tiny windows' WINDOW_UPDATEs and streams).
+func streamAttack(attack string) bool {
+	return attack == attackZeroWindow || attack == attackTinyWindow
+}
+
+// initialWindow is the SETTINGS_INITIAL_WINDOW_SIZE an attack announces, and whether it
+// announces one: 0 for zero-window, 1 for tiny-window, so that the server may send a stream's
+// answer one byte at a time.
+func initialWindow(attack string) (uint32, bool) {
+	switch attack {
+	case attackZeroWindow:
+		return 0, true
+	case attackTinyWindow:
+		return 1, true
+	}
+	return 0, false
+}
 
 // Sizes of the floods' frames.
 const (
@@ -46,8 +69,8 @@ const (
 )
 
 // abuseFrames writes one attack's frames to w: the client preface, then unit after unit of a
-// flood, or the zero-window streams. It keeps the attack's state (stream ids, the HPACK
-// encoder, the field block under way) and counts the frames it wrote.
+// flood, or the streams of zero-window and tiny-window. It keeps the attack's state (stream
+// ids, the HPACK encoder, the field block under way) and counts the frames it wrote.
 type abuseFrames struct {
 	attack    string
 	w         io.Writer
@@ -76,14 +99,14 @@ func newAbuseFrames(attack string, w io.Writer, scheme, authority, path string) 
 }
 
 // preface writes the client connection preface and the client's SETTINGS: ENABLE_PUSH 0, and
-// INITIAL_WINDOW_SIZE 0 for zero-window.
+// INITIAL_WINDOW_SIZE 0 for zero-window, 1 for tiny-window.
 func (a *abuseFrames) preface() error {
 	if _, err := io.WriteString(a.w, http2.ClientPreface); err != nil {
 		return err
 	}
 	settings := []http2.Setting{{ID: http2.SettingEnablePush, Val: 0}}
-	if a.attack == attackZeroWindow {
-		settings = append(settings, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+	if v, ok := initialWindow(a.attack); ok {
+		settings = append(settings, http2.Setting{ID: http2.SettingInitialWindowSize, Val: v})
 	}
 	a.frames++
 	return a.fr.WriteSettings(settings...)
@@ -100,7 +123,8 @@ func (a *abuseFrames) request() []byte {
 }
 
 // unit writes one unit of a flood: a HEADERS and its RST_STREAM, a CONTINUATION (the HEADERS
-// first), a SETTINGS, a PING, a PRIORITY, or a 0-length DATA (its stream's HEADERS first).
+// first), a SETTINGS, a PING, a PRIORITY, a 0-length DATA (its stream's HEADERS first), or a
+// WINDOW_UPDATE.
 func (a *abuseFrames) unit() error {
 	switch a.attack {
 	case attackReset:
@@ -159,11 +183,18 @@ func (a *abuseFrames) unit() error {
 		a.left--
 		a.frames++
 		return a.fr.WriteData(a.cur, a.left == 0, nil)
+	case attackWindowUpdate:
+		// Increments of 1 on the connection: legal, each a frame for the server to read and a
+		// window to add to, and at any rate a connection takes them, 10 s of them stay far
+		// below the 2^31-1 a window may reach, so the server has no overflow to end it for.
+		a.frames++
+		return a.fr.WriteWindowUpdate(0, 1)
 	}
 	return fmt.Errorf("%s is not a flood", a.attack)
 }
 
-// open writes n GETs, each on a new stream, each ending its side (the zero-window streams).
+// open writes n GETs, each on a new stream, each ending its side (the zero-window and
+// tiny-window streams).
 func (a *abuseFrames) open(n int) ([]uint32, error) {
 	ids := make([]uint32, 0, n)
 	for range n {
@@ -177,4 +208,18 @@ func (a *abuseFrames) open(n int) ([]uint32, error) {
 		ids = append(ids, id)
 	}
 	return ids, nil
+}
+
+// giveBack writes the WINDOW_UPDATEs that return a DATA frame's n flow-controlled bytes: on its
+// stream unless the frame ended the stream (a closed stream's window is of no more use), and
+// on the connection.
+func (a *abuseFrames) giveBack(stream uint32, n uint32, ended bool) error {
+	if !ended {
+		a.frames++
+		if err := a.fr.WriteWindowUpdate(stream, n); err != nil {
+			return err
+		}
+	}
+	a.frames++
+	return a.fr.WriteWindowUpdate(0, n)
 }

@@ -19,7 +19,7 @@
 //	load ws-bcast -addr HOST:PORT -pid PID -n 5000 -ticks 50 -interval 100ms -size 128 [-stalled 1000]
 //	load h2-idle  -addr HOST:PORT -pid PID -n 5000 -at 1000,5000 -path /hello [-tls -cert FILE]
 //	load h2-park  -addr HOST:PORT -pid PID -conns 50 -streams 100 -at 1000,5000 -path /poll -release [-tls -cert FILE]
-//	load h2-abuse -addr HOST:PORT -pid PID -attack reset|continuation|settings|ping|priority|empty-data|zero-window -d 10s [-tls -cert FILE]
+//	load h2-abuse -addr HOST:PORT -pid PID -attack reset|continuation|settings|ping|priority|empty-data|window-update|zero-window|tiny-window -d 10s [-tls -cert FILE]
 //
 // tls-handshake opens connections in a loop, each a TLS handshake (full, or resumed with
 // -resume) and one request (tls.go).
