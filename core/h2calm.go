@@ -38,17 +38,18 @@ const (
 	h2FreeResets    = 200
 )
 
-// h2calm is a connection's allowance of frames that carry no request.
+// h2calm is a connection's allowance of frames that carry no request. It is kept small, as
+// everything an idle connection holds is.
 type h2calm struct {
-	left  int32 // frames that carry no request the client may still send
-	bytes int32 // DATA bytes moved and not yet given back as allowance (< h2CalmBytes)
-	at    int64 // the loop time the allowance was last given back by the clock
+	left  int16 // frames that carry no request the client may still send
+	bytes uint8 // DATA bytes moved and not yet given back as allowance (< h2CalmBytes)
 	sent  bool  // the server has sent DATA since the client's last PING
+	at    int32 // the loop time, in h2CalmPeriods, the allowance was last given back by the clock
 }
 
 // start gives the connection its whole allowance at loop time now.
 func (a *h2calm) start(now int64) {
-	a.left, a.at = h2CalmMax, now
+	a.left, a.at = h2CalmMax, int32(now/int64(h2CalmPeriod))
 }
 
 // take counts a frame from the client at loop time now; it reports false once the allowance is
@@ -61,18 +62,17 @@ func (a *h2calm) take(fh h2.Header, now int64) bool {
 		a.sent = false
 		return true
 	}
-	if d := now - a.at; d >= int64(h2CalmPeriod) {
-		n := d / int64(h2CalmPeriod)
-		a.at += n * int64(h2CalmPeriod)
-		a.give(int32(min(n, h2CalmMax)))
+	if t := int32(now / int64(h2CalmPeriod)); t != a.at {
+		a.give(int(t - a.at))
+		a.at = t
 	}
 	a.left--
 	return a.left >= 0
 }
 
 // give gives n frames back, within the whole allowance.
-func (a *h2calm) give(n int32) {
-	a.left = min(a.left+n, h2CalmMax)
+func (a *h2calm) give(n int) {
+	a.left = int16(min(int(a.left)+n, h2CalmMax))
 }
 
 // sentData notes n bytes of DATA sent (see moved), and that a PING may follow.
@@ -83,9 +83,9 @@ func (a *h2calm) sentData(n int) {
 
 // moved gives back what n bytes of DATA, sent or received, earn.
 func (a *h2calm) moved(n int) {
-	total := int64(a.bytes) + int64(n)
-	a.give(int32(min(total/h2CalmBytes, h2CalmMax)))
-	a.bytes = int32(total % h2CalmBytes)
+	total := int(a.bytes) + n
+	a.give(total / h2CalmBytes)
+	a.bytes = uint8(total % h2CalmBytes)
 }
 
 // idle reports whether a frame carries no request (see h2calm).

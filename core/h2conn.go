@@ -39,16 +39,12 @@ type h2conn struct {
 
 	peerMaxFrame uint32 // SETTINGS_MAX_FRAME_SIZE of the client
 	peerWindow   uint32 // SETTINGS_INITIAL_WINDOW_SIZE of the client
+	blockStream  uint32 // the stream of the field block under way (block), 0 when none is
 	sendWin      h2.SendWindow
 	recvWin      h2.RecvWindow
 
 	// The field block being assembled from HEADERS and CONTINUATION frames.
-	block       []byte
-	blockStream uint32 // its stream, 0 when none is under way
-	blockEnd    bool   // the HEADERS frame ended the stream
-	// blockRefused is the error of its stream the HEADERS frame was, answered once the block
-	// is decoded.
-	blockRefused error
+	block []byte
 
 	blocked  []*h2stream // streams with DATA waiting for a window or for room in the queue
 	starting []h2start   // streams whose handlers start once the frames at hand are handled
@@ -58,6 +54,11 @@ type h2conn struct {
 	calm      h2calm
 	resets    int32
 	completed int32
+
+	// blockRefused is the code of the stream error the block's HEADERS frame was (0: none),
+	// answered once the block is decoded (h2conn.headers).
+	blockRefused h2.ErrCode
+	blockEnd     bool // the block's HEADERS frame ended the stream
 
 	preface   bool // the client's preface has been read
 	settings  bool // the client's first SETTINGS has been read

@@ -39,7 +39,11 @@ func (h *h2conn) headers(fh h2.Header, p []byte) error {
 		}
 	}
 	h.block = append(h.block[:0], block...)
-	h.blockStream, h.blockEnd, h.blockRefused = id, fh.Flags.Has(h2.FlagEndStream), refused
+	h.blockStream, h.blockEnd, h.blockRefused = id, fh.Flags.Has(h2.FlagEndStream), 0
+	var se *h2.StreamError
+	if errors.As(refused, &se) {
+		h.blockRefused = se.Code
+	}
 	if fh.Flags.Has(h2.FlagEndHeaders) {
 		return h.endBlock()
 	}
@@ -69,8 +73,12 @@ func (h *h2conn) continuation(fh h2.Header, p []byte) error {
 // endBlock decodes the field block assembled: a new stream's request head, or the trailers of
 // one under way.
 func (h *h2conn) endBlock() error {
-	id, end, refused := h.blockStream, h.blockEnd, h.blockRefused
-	h.blockStream, h.blockRefused = 0, nil
+	id, end := h.blockStream, h.blockEnd
+	var refused error
+	if h.blockRefused != 0 {
+		refused = &h2.StreamError{StreamID: id, Code: h.blockRefused, Reason: "refused, its field block decoded"}
+	}
+	h.blockStream, h.blockRefused = 0, 0
 	block := h.block
 	if cap(h.block) > 16<<10 {
 		h.block = nil // a large block is not kept for the next

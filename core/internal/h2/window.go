@@ -53,9 +53,9 @@ func (w *SendWindow) Take(n int) { *w -= SendWindow(n) }
 // client that keeps sending is not held up, and a handler that reads nothing holds the client
 // back rather than buffering: received but unconsumed bytes are never given back.
 type RecvWindow struct {
-	Size     uint32 // the window the server announced
 	left     int64  // what the client may still send
-	consumed uint32 // bytes consumed and not given back yet
+	Size     uint32 // the window the server announced
+	consumed uint32 // bytes consumed and not given back yet (beside Size: no padding, as every stream holds one)
 }
 
 // NewRecvWindow returns a window of size bytes.
