@@ -40,9 +40,8 @@ func (h *h2conn) headers(fh h2.Header, p []byte) error {
 	}
 	h.block = append(h.block[:0], block...)
 	h.blockStream, h.blockEnd, h.blockRefused = id, fh.Flags.Has(h2.FlagEndStream), 0
-	var se *h2.StreamError
-	if errors.As(refused, &se) {
-		h.blockRefused = se.Code
+	if refused != nil {
+		h.blockRefused = streamErrorCode(refused)
 	}
 	if fh.Flags.Has(h2.FlagEndHeaders) {
 		return h.endBlock()
@@ -51,9 +50,17 @@ func (h *h2conn) headers(fh h2.Header, p []byte) error {
 }
 
 // streamError reports whether err is an error of one stream, which the connection outlives.
-func streamError(err error) bool {
+func streamError(err error) bool { return streamErrorCode(err) != 0 }
+
+// streamErrorCode returns the code of err when it is an error of one stream, and 0 (NO_ERROR,
+// which none has) when it is not. It is called with an error only: what it takes the error
+// into is allocated, and the path of a request that is not refused allocates nothing.
+func streamErrorCode(err error) h2.ErrCode {
 	var se *h2.StreamError
-	return errors.As(err, &se)
+	if errors.As(err, &se) {
+		return se.Code
+	}
+	return 0
 }
 
 func (h *h2conn) continuation(fh h2.Header, p []byte) error {
