@@ -46,6 +46,17 @@
 // queue up instead of waiting), and the request's values (path, headers, query) are gone
 // once the handler returns, so copy what k needs before that.
 //
+// # From a goroutine
+//
+// A goroutine that is not a dwell handler — a net/http handler behind the bridge, a gRPC
+// server stream, a worker — waits with the Context forms, Topic.NextContext,
+// Event.WaitContext and Sequence.WaitContext: they block the goroutine until there is something
+// or its context ends, with the same cursors and errors as the handler's waits (ctx.Err() in
+// place of ErrTimeout, ErrClosed and ErrShutdown). The goroutines waiting on a Sequence share
+// one channel, which the next advance closes; no loop is involved and dwell starts no goroutine
+// for them. From a dwell handler, use the handler's forms: blocking its goroutine blocks its
+// loop.
+//
 // Functions taking a *core.Ctx must be called from that request's handler; After, Topic.OnNext
 // and Sequence.OnWait may also be called from a continuation, to wait again. Event.Fire,
 // Topic.Publish and Sequence.Advance may be called from anywhere.

@@ -1,6 +1,7 @@
 package wait
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -20,12 +21,20 @@ import (
 // are per loop and touched by their loop alone; a waiter is a node of five words, unlinked in
 // O(1) when its wait times out or its client leaves.
 //
+// A goroutine waits with WaitContext instead: the goroutines waiting on a Sequence share one
+// channel, which the next advance closes, so that waiting costs them their own goroutine and
+// nothing more, and no loop is involved.
+//
 // The zero value is a Sequence at 0, ready to use. A Sequence must not be copied after first
-// use. Value and Advance may be called from any goroutine; Wait and OnWait from a handler.
+// use. Value, Advance and WaitContext may be called from any goroutine; Wait and OnWait from a
+// handler.
 type Sequence struct {
 	mu    sync.Mutex
 	seq   uint64      // the value; raised by Advance
 	lists []*waitList // one per loop that has had waiters; see addLocked
+	// passed is closed by the next advance, for the goroutines in WaitContext; nil while none
+	// waits, so that an advance nobody waits for on a goroutine allocates nothing.
+	passed chan struct{}
 }
 
 // A waitList is the handlers of one loop waiting on one Sequence, in the order of their cursors.
@@ -88,6 +97,30 @@ func (s *Sequence) Wait(c *core.Ctx, after uint64, timeout time.Duration) error 
 	err := c.Suspend(timeout)
 	s.remove(c, w)
 	return err
+}
+
+// WaitContext is Wait for a goroutine: it blocks until the sequence is past after, and returns
+// nil then — at once when it already is — or ctx.Err() when ctx ends first. It holds nothing of
+// a loop's, so it may be called from any goroutine (a net/http handler behind the bridge, a
+// worker, a gRPC stream); not from a dwell handler, whose loop it would block: there, use Wait.
+func (s *Sequence) WaitContext(ctx context.Context, after uint64) error {
+	for {
+		s.mu.Lock()
+		if s.seq > after {
+			s.mu.Unlock()
+			return nil
+		}
+		if s.passed == nil {
+			s.passed = make(chan struct{})
+		}
+		passed := s.passed
+		s.mu.Unlock()
+		select {
+		case <-passed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // park links a waiter for c when the sequence has not passed after, and returns it; nil when
@@ -232,10 +265,15 @@ func (s *Sequence) dropIdleLocked() {
 	s.lists = keep
 }
 
-// notifyLocked posts a drain to every loop that has waiters and no drain pending. s.mu is held;
-// posting under it keeps an advance to one allocation-free pass, and the loop never takes s.mu
-// while it holds its inbox lock, so the order is safe.
+// notifyLocked wakes the goroutines in WaitContext and posts a drain to every loop that has
+// waiters and no drain pending. s.mu is held; posting under it keeps an advance to one
+// allocation-free pass, and the loop never takes s.mu while it holds its inbox lock, so the
+// order is safe.
 func (s *Sequence) notifyLocked() {
+	if s.passed != nil {
+		close(s.passed)
+		s.passed = nil
+	}
 	for _, wl := range s.lists {
 		if wl.n == 0 || wl.posted {
 			continue

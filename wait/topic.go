@@ -16,7 +16,7 @@ import (
 // than that gets every message still kept together with ErrMissed.
 //
 // Publish may be called from any goroutine; waiters are woken each on their own loop, with one
-// post per loop per burst of publishes.
+// post per loop per burst of publishes. Goroutines follow a topic with NextContext.
 //
 // A Topic made by NewStoredTopic continues a history kept elsewhere (the application's
 // database): its numbers go on from the store's last, and a cursor older than what it keeps in
@@ -36,8 +36,9 @@ func NewTopic[T any](history int) *Topic[T] {
 	return &Topic[T]{ring: make([]T, max(history, 1))}
 }
 
-// Publish appends v to the topic, wakes the handlers waiting for a message, and returns v's
-// sequence number. It may be called from any goroutine; it never waits for the waiters.
+// Publish appends v to the topic, wakes the handlers and goroutines waiting for a message,
+// and returns v's sequence number. It may be called from any goroutine; it never waits for the
+// waiters.
 func (t *Topic[T]) Publish(v T) uint64 {
 	t.h.mu.Lock()
 	t.h.seq++
@@ -92,6 +93,24 @@ func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, 
 		return nil, cursor, err
 	}
 	return t.sinceIn(c, cursor)
+}
+
+// NextContext is Next for a goroutine — a net/http handler behind the bridge, a gRPC server
+// stream, a worker: it blocks until there are messages after the cursor after and returns them,
+// as Next does, or returns none, the cursor to wait from next and ctx.Err() once ctx ends. A
+// stored topic's cursor older than its memory is read from the store on the calling goroutine,
+// with ctx. Following a topic is a loop of NextContext calls, each from the cursor the last
+// returned: nothing published between two calls is missed, as with Next.
+//
+// It holds nothing of a loop's: the goroutines waiting on a topic share one channel, which the
+// next publish closes. Call it from any goroutine but a dwell handler's, whose loop it would
+// block: there, use Next or OnNext.
+func (t *Topic[T]) NextContext(ctx context.Context, after uint64) ([]T, uint64, error) {
+	cursor := t.cursor(after)
+	if err := t.h.WaitContext(ctx, cursor); err != nil {
+		return nil, cursor, err
+	}
+	return t.since(ctx, cursor)
 }
 
 // cursor returns the cursor to follow the topic from after: after itself, or the last
@@ -168,6 +187,11 @@ func (w *nextCont[T]) wake(c *core.Ctx, err error) {
 // topic's cursor older than its memory it calls Store.Read, and so blocks while the store
 // answers: from a handler, use Next or OnNext, which read it on the worker pool.
 func (t *Topic[T]) Since(after uint64) ([]T, uint64, error) {
+	return t.since(context.Background(), after)
+}
+
+// since is Since reading the store, when it must, with ctx.
+func (t *Topic[T]) since(ctx context.Context, after uint64) ([]T, uint64, error) {
 	t.h.mu.Lock()
 	cursor := min(after, t.h.seq)
 	if cursor == t.h.seq {
@@ -176,7 +200,7 @@ func (t *Topic[T]) Since(after uint64) ([]T, uint64, error) {
 	}
 	if upto, stored := t.storedLocked(cursor); stored {
 		t.h.mu.Unlock()
-		return t.readStore(context.Background(), cursor, upto)
+		return t.readStore(ctx, cursor, upto)
 	}
 	defer t.h.mu.Unlock()
 	return t.sinceLocked(cursor)

@@ -49,6 +49,30 @@ func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, 
 	}
 }
 
+// NextContext is Next for a goroutine — a net/http handler behind the bridge, a gRPC server
+// stream, a worker: it blocks until there are messages after the cursor after and returns them,
+// as Next does, or returns none, the cursor to wait from next and ctx.Err() once ctx ends.
+// Cursors older than the process's memory are read from the stream on the calling goroutine,
+// with ctx. Following the topic is a loop of NextContext calls, each from the cursor the last
+// returned: nothing received between two calls is missed.
+//
+// It holds nothing of a loop's (see wait.Sequence.WaitContext). Call it from any goroutine but
+// a dwell handler's, whose loop it would block: there, use Next or OnNext.
+func (t *Topic[T]) NextContext(ctx context.Context, after uint64) ([]T, uint64, error) {
+	cursor := after
+	for {
+		msgs, last, err := t.Since(ctx, cursor)
+		if len(msgs) > 0 || err != nil {
+			return msgs, last, err
+		}
+		// None yet, or only messages Decode refused: wait for the next one received.
+		cursor = last
+		if err := t.seq.WaitContext(ctx, cursor); err != nil {
+			return nil, cursor, err
+		}
+	}
+}
+
 // deadlineOf returns when a wait of timeout ends; the zero time for no deadline.
 func deadlineOf(timeout time.Duration) time.Time {
 	if timeout <= 0 {
