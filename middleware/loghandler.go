@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// LogOptions configures NewLogHandler. The zero value is slog's defaults, a 32 KiB buffer and
-// lines written at most a second after they were logged.
+// LogOptions are the options of a LogHandler: slog's, and how its lines are buffered. The zero
+// value is slog's defaults, a 32 KiB buffer and lines written at most a second after they were
+// logged. NewHandler makes a LogHandler with them; NewLogHandler takes slog's alone.
 type LogOptions struct {
 	slog.HandlerOptions
 	// BufferSize is how many bytes of lines are held before they are written together: 0 means
@@ -37,12 +38,18 @@ type LogHandler struct {
 	stamps stampCache // the times of the access log's lines
 }
 
-// NewLogHandler returns a LogHandler writing to w; opts nil means the zero LogOptions.
-func NewLogHandler(w io.Writer, opts *LogOptions) *LogHandler {
-	var o LogOptions
+// NewLogHandler returns a LogHandler writing to w with slog's options opts (nil for slog's
+// defaults), as slog.NewJSONHandler takes them, and the default buffering (see LogOptions).
+func NewLogHandler(w io.Writer, opts *slog.HandlerOptions) *LogHandler {
+	o := LogOptions{}
 	if opts != nil {
-		o = *opts
+		o.HandlerOptions = *opts
 	}
+	return o.NewHandler(w)
+}
+
+// NewHandler returns a LogHandler writing to w with the options o.
+func (o LogOptions) NewHandler(w io.Writer) *LogHandler {
 	switch {
 	case o.BufferSize == 0:
 		o.BufferSize = 32 << 10

@@ -56,7 +56,7 @@ func record(msg string) slog.Record {
 // in order, each exactly as slog's JSONHandler writes it.
 func TestLogHandlerBuffers(t *testing.T) {
 	w := newWrites()
-	h := middleware.NewLogHandler(w, &middleware.LogOptions{FlushInterval: time.Hour})
+	h := middleware.LogOptions{FlushInterval: time.Hour}.NewHandler(w)
 	var want bytes.Buffer
 	std := slog.NewJSONHandler(&want, nil)
 	for _, msg := range []string{"one", "two", "three"} {
@@ -85,7 +85,7 @@ func TestLogHandlerBuffers(t *testing.T) {
 // only.
 func TestLogHandlerFull(t *testing.T) {
 	w := newWrites()
-	h := middleware.NewLogHandler(w, &middleware.LogOptions{BufferSize: 300, FlushInterval: time.Hour})
+	h := middleware.LogOptions{BufferSize: 300, FlushInterval: time.Hour}.NewHandler(w)
 	line := func() int {
 		var b bytes.Buffer
 		slog.NewJSONHandler(&b, nil).Handle(context.Background(), record("x"))
@@ -110,7 +110,7 @@ func TestLogHandlerFull(t *testing.T) {
 // logged, with no Flush.
 func TestLogHandlerFlushInterval(t *testing.T) {
 	w := newWrites()
-	h := middleware.NewLogHandler(w, &middleware.LogOptions{FlushInterval: 20 * time.Millisecond})
+	h := middleware.LogOptions{FlushInterval: 20 * time.Millisecond}.NewHandler(w)
 	slog.New(h).Info("first")
 	<-w.ch
 	slog.New(h).Info("second") // the timer is armed again for the next batch
@@ -125,7 +125,7 @@ func TestLogHandlerFlushInterval(t *testing.T) {
 // every line's of an unbuffered handler.
 func TestLogHandlerClose(t *testing.T) {
 	w := newWrites()
-	h := middleware.NewLogHandler(w, &middleware.LogOptions{FlushInterval: time.Hour})
+	h := middleware.LogOptions{FlushInterval: time.Hour}.NewHandler(w)
 	slog.New(h).Info("held")
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
@@ -136,11 +136,39 @@ func TestLogHandlerClose(t *testing.T) {
 	}
 
 	w = newWrites()
-	h = middleware.NewLogHandler(w, &middleware.LogOptions{BufferSize: -1})
+	h = middleware.LogOptions{BufferSize: -1}.NewHandler(w)
 	slog.New(h).Info("a")
 	slog.New(h).Info("b")
 	if got := w.all(); len(got) != 2 {
 		t.Fatalf("unbuffered: writes %q", got)
+	}
+}
+
+// TestLogHandlerSlogOptions: NewLogHandler takes slog's own options, as slog.NewJSONHandler
+// does: with Level Debug, debug records are logged, each line as slog's JSONHandler writes it.
+func TestLogHandlerSlogOptions(t *testing.T) {
+	var got, want bytes.Buffer
+	opts := &slog.HandlerOptions{Level: slog.LevelDebug}
+	h := middleware.NewLogHandler(&got, opts)
+	if !h.Enabled(context.Background(), slog.LevelDebug) {
+		t.Fatal("debug records not enabled")
+	}
+	r := record("details")
+	r.Level = slog.LevelDebug
+	if err := h.Handle(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := slog.NewJSONHandler(&want, opts).Handle(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("line %q, slog's %q", got.String(), want.String())
+	}
+	if middleware.NewLogHandler(&got, nil).Enabled(context.Background(), slog.LevelDebug) {
+		t.Fatal("debug records enabled by default")
 	}
 }
 
@@ -161,7 +189,7 @@ func TestLogHandlerError(t *testing.T) {
 // access log's too.
 func TestAccessLogLogHandler(t *testing.T) {
 	out := make(lines, 16)
-	h := middleware.NewLogHandler(out, &middleware.LogOptions{BufferSize: -1})
+	h := middleware.LogOptions{BufferSize: -1}.NewHandler(out)
 	tag := func(next core.Handler) core.Handler {
 		return func(c *core.Ctx) {
 			if c.Path() == "/tagged" {
@@ -191,14 +219,14 @@ func TestAccessLogLogHandler(t *testing.T) {
 	}
 
 	out = make(lines, 4)
-	h = middleware.NewLogHandler(out, &middleware.LogOptions{BufferSize: -1, HandlerOptions: slog.HandlerOptions{
+	h = middleware.LogOptions{BufferSize: -1, HandlerOptions: slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == "time" || a.Key == "duration" {
 				return slog.Attr{}
 			}
 			return a
 		},
-	}})
+	}}.NewHandler(out)
 	_, addr = coretest.Serve(t, chain(logged, middleware.AccessLog(slog.New(h))), core.Options{})
 	c = dialRaw(t, addr)
 	c.Send("GET /hello HTTP/1.1\r\nHost: h\r\n\r\n")
