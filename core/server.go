@@ -28,6 +28,10 @@ type Server struct {
 	shutdown bool
 	done     chan struct{} // closed when every loop has stopped
 	ready    chan struct{} // closed once serve has made the loops, failed to, or Shutdown came first
+	// onShutdown are RegisterOnShutdown's functions, started by the first Shutdown; stopping
+	// is set then, and a function registered later starts at once.
+	onShutdown []func()
+	stopping   bool
 
 	handed       atomic.Uint32 // ServeConn's connections so far: the next goes to loop handed % n
 	misuses      atomic.Int64  // calls refused by a Ctx that was not theirs (see owner.go)
@@ -251,6 +255,13 @@ func (s *Server) Addr() net.Addr {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.shutdown = true
+	if !s.stopping {
+		s.stopping = true
+		for _, f := range s.onShutdown {
+			go f()
+		}
+		s.onShutdown = nil
+	}
 	loops := s.loops
 	started := s.started
 	if !started {
@@ -281,6 +292,24 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		l.Post(l.forceShutdown)
 	}
 	return ctx.Err()
+}
+
+// RegisterOnShutdown registers f to be called, on a goroutine of its own, when Shutdown is first
+// called: at the start of the grace period, as net/http's Server.RegisterOnShutdown. It is how
+// work that the server cannot see learns that a shutdown has begun — the handlers behind the
+// net/http bridge (a gRPC server's streams, whose requests' contexts end only with the grace
+// period), goroutines following a topic, a connection pool of the application's — so that it
+// can end what would otherwise hold the shutdown until the grace period ends: f should start
+// that, and not wait for it. dwell's own waits need no hook (Ctx.WakeOnShutdown). A function
+// registered once Shutdown has been called starts at once.
+func (s *Server) RegisterOnShutdown(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		go f()
+		return
+	}
+	s.onShutdown = append(s.onShutdown, f)
 }
 
 // beginShutdown, on the loop: stop accepting, close what is idle, and let the rest finish.
