@@ -5,14 +5,16 @@ go 1.26.0
 replace github.com/dwellhttp/dwell => ../..
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/dwellhttp/dwell v0.0.0-00010101000000-000000000000
 	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
+	github.com/julienschmidt/httprouter v1.3.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
