@@ -2,6 +2,7 @@ package websocket
 
 import (
 	"errors"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -55,7 +56,8 @@ type Source[T any] interface {
 // Set the fields before the first Follow and do not change them after; a Feed must not be
 // copied after first use. Its methods may be called from any number of loops at once.
 type Feed[T any] struct {
-	// Topic is the source of the messages. Required.
+	// Topic is the source of the messages that Follow sends. A Feed whose connections follow
+	// topics of their own (a topic per build, per room) leaves it nil and calls FollowTopic.
 	Topic Source[T]
 
 	// Encode appends to b the data of the WebSocket message that carries msgs, oldest first,
@@ -108,13 +110,17 @@ type Feed[T any] struct {
 }
 
 // A preparedBatch is a batch of one message, encoded and framed once for every connection that
-// is given it: the batch that ends at last.
+// is given it: the batch of src that ends at last.
 type preparedBatch struct {
+	src  any // the Source, as a comparable value (see follower.shared)
 	last uint64
 	pm   PreparedMessage
 }
 
-var errFollowSequential = errors.New("websocket: Follow on a connection made by Accept; a Feed follows one made by Serve")
+var (
+	errFollowSequential = errors.New("websocket: Follow on a connection made by Accept; a Feed follows one made by Serve")
+	errNoTopic          = errors.New("websocket: Follow of a Feed without a Topic")
+)
 
 // Follow makes the event-style connection c follow the Feed's topic from the cursor after:
 // the messages after it at once, as Encode makes them, then the next ones as they come, until
@@ -137,10 +143,26 @@ var errFollowSequential = errors.New("websocket: Follow on a connection made by 
 //
 // Follow returns an error for a connection made by Accept, whose handler reads on.
 func (f *Feed[T]) Follow(cx *core.Ctx, c *Conn, after uint64) error {
+	return f.FollowTopic(cx, c, f.Topic, after)
+}
+
+// FollowTopic is Follow from the Source src rather than the Feed's Topic: one Feed serves the
+// connections of many topics — a topic per build, per room, chosen by the request — with the
+// same Encode and policy, and no map of Feeds for the application to keep. A message published
+// while several connections follow its topic is still encoded once for them; so that the
+// connections of one topic are told from another's, src is compared with ==: a pointer, as
+// *wait.Topic, or another comparable value (one that is not is followed without that sharing).
+func (f *Feed[T]) FollowTopic(cx *core.Ctx, c *Conn, src Source[T], after uint64) error {
+	if src == nil {
+		return errNoTopic
+	}
 	if c.ev == nil {
 		return errFollowSequential
 	}
-	w := &follower[T]{f: f, cx: cx, c: c, app: c.ev, cursor: after}
+	w := &follower[T]{f: f, src: src, cx: cx, c: c, app: c.ev, cursor: after}
+	if reflect.TypeOf(src).Comparable() {
+		w.shared = src
+	}
 	w.ev = *c.ev
 	w.ev.Drained = w.drained
 	w.took = w.take
@@ -154,6 +176,8 @@ func (f *Feed[T]) Follow(cx *core.Ctx, c *Conn, after uint64) error {
 // A follower is one connection following a Feed: what its request's continuations need.
 type follower[T any] struct {
 	f      *Feed[T]
+	src    Source[T]
+	shared any        // src when it is comparable: the key of the batches prepared once for all
 	cx     *core.Ctx  // the upgrade's request, detached on the topic or for Drained
 	drain  core.Waker // the detach for Drained (fDraining)
 	c      *Conn
@@ -191,7 +215,7 @@ func (w *follower[T]) run() {
 			}
 		}
 		w.flags |= fInline
-		w.f.Topic.OnNext(w.cx, w.cursor, w.timeout(), w.took)
+		w.src.OnNext(w.cx, w.cursor, w.timeout(), w.took)
 		w.flags &^= fInline
 		if w.flags&fTaken == 0 {
 			return // detached: take runs when the wait ends
@@ -271,8 +295,8 @@ func (w *follower[T]) sendBatch() bool {
 	for len(w.msgs) > 0 {
 		msgs, last := w.msgs, w.last
 		var r SendResult
-		if len(msgs) == 1 && w.err == nil && f.following.Load() > 1 {
-			r = c.sendPrepared(f.prepared(msgs, last))
+		if len(msgs) == 1 && w.err == nil && w.shared != nil && f.following.Load() > 1 {
+			r = c.sendPrepared(f.prepared(w.shared, msgs, last))
 		} else {
 			if f.Seq != nil {
 				// Start from as many as the last batch's size per message says fit, so that a
@@ -375,14 +399,14 @@ func (f *Feed[T]) encode(msgs []T, last uint64, err error) []byte {
 	return b
 }
 
-// prepared returns the batch of one message that ends at last, encoded and framed once for all
-// the connections given it: those woken by the same publish, on every loop, get the one made
-// first (a publish while others are being sent may make it again: the cache holds one).
-func (f *Feed[T]) prepared(msgs []T, last uint64) *PreparedMessage {
-	if p := f.cache.Load(); p != nil && p.last == last {
+// prepared returns the batch of one message of src that ends at last, encoded and framed once
+// for all the connections given it: those woken by the same publish, on every loop, get the one
+// made first (a publish while others are being sent may make it again: the cache holds one).
+func (f *Feed[T]) prepared(src any, msgs []T, last uint64) *PreparedMessage {
+	if p := f.cache.Load(); p != nil && p.last == last && p.src == src {
 		return &p.pm
 	}
-	p := &preparedBatch{last: last}
+	p := &preparedBatch{src: src, last: last}
 	b := f.encode(msgs, last, nil)
 	p.pm.plain = frame.AppendHeader(make([]byte, 0, frame.MaxHeaderSize+len(b)),
 		frame.Header{Fin: true, Opcode: frame.Opcode(f.typ()), Length: int64(len(b))})
