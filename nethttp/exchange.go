@@ -12,6 +12,7 @@ import (
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/bufpool"
+	"github.com/dwellhttp/dwell/internal/workers"
 )
 
 // An exchange is one request served by a net/http handler: what the loop collected for the
@@ -30,7 +31,8 @@ import (
 // Ctx.BodyReady says ReadBody will not wait. Each lane has at most one call in flight, so a
 // call needs no lock of its own: it belongs to whichever side holds the lane's turn.
 type exchange struct {
-	h http.Handler
+	h    http.Handler
+	pool *workers.Pool // the places h runs in (see Pool)
 
 	// Collected on the loop before the goroutine starts; read only by the goroutine.
 	method, target, proto, host, remote string
@@ -129,7 +131,7 @@ func (x *exchange) do(read bool) {
 		<-done
 		if cl.waited {
 			cl.waited = false
-			httpWorkers.Rejoin(done)
+			x.pool.Rejoin(done)
 		}
 	}
 }

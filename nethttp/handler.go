@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/internal/workers"
 )
 
 // Handler returns a dwell handler that serves each request with the net/http handler h:
@@ -99,17 +100,17 @@ func Handler(h http.Handler) core.Handler {
 	}
 	// A func literal, not a method value, which would add a wrapper's frame under the parked
 	// handler (see router.Router.Handler).
-	return func(c *core.Ctx) { serveHTTP(c, h) }
+	return func(c *core.Ctx) { serveHTTP(c, h, httpWorkers) }
 }
 
-// serveHTTP serves c with h.
-func serveHTTP(c *core.Ctx, h http.Handler) {
+// serveHTTP serves c with h, run in pool's places.
+func serveHTTP(c *core.Ctx, h http.Handler, pool *workers.Pool) {
 	if c.ConnectProtocol() != "" {
 		refuseTunnel(c)
 		return
 	}
 	x := exchanges.Get().(*exchange)
-	x.h = h
+	x.h, x.pool = h, pool
 	x.collect(c)
 	if x.target == "" {
 		// Every request has a target, but in a continuation the request's values are gone:
@@ -117,7 +118,7 @@ func serveHTTP(c *core.Ctx, h http.Handler) {
 		x.release()
 		panic(errNotInHandler)
 	}
-	httpWorkers.Start(x)
+	pool.Start(x)
 	if v := x.serveCalls(c); v != nil {
 		panic(v)
 	}

@@ -74,7 +74,7 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	x.mu.Lock()
 	x.gone = http.ErrHijacked // a later r.Body.Read fails, without a call
 	x.mu.Unlock()
-	httpWorkers.Leave()
+	x.pool.Leave()
 	return conn, bufio.NewReadWriter(bufio.NewReaderSize(conn, bufferSize), bufio.NewWriterSize(conn, bufferSize)), nil
 }
 
@@ -172,5 +172,5 @@ func (w *responseWriter) finishHijacked(panicV any) {
 		slog.Error("dwell: panic in a net/http handler after Hijack", "panic", panicV)
 	}
 	w.end.Wake(nil) // false once the loop has stopped: the request ended with it
-	httpWorkers.Rejoin(x.done)
+	x.pool.Rejoin(x.done)
 }

@@ -1,8 +1,10 @@
 package nethttp
 
 import (
+	"net/http"
 	"time"
 
+	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/workers"
 )
 
@@ -16,7 +18,8 @@ import (
 const DefaultWorkers = 4096
 
 // SetWorkers changes how many net/http handlers (Handler, router.HandleHTTP and Mount) may run at
-// once; n < 1 means DefaultWorkers. Requests beyond the bound wait their turn in order,
+// once — the places of the default pool, which the handlers of a Pool of their own do not
+// take; n < 1 means DefaultWorkers. Requests beyond the bound wait their turn in order,
 // their dwell handlers parked. It may be called at any time, from any goroutine; a smaller
 // bound lets the handlers running finish, and starts no more until they are under it.
 //
@@ -38,7 +41,47 @@ func SetWorkers(n int) {
 	httpWorkers.SetSize(n)
 }
 
-// httpWorkers runs the net/http handlers of every loop. Its idle goroutines wait workerIdle for
+// A Pool is a bound of their own for some net/http handlers: the handlers its Handler makes run
+// in its places, not in the default pool's (SetWorkers), under the same rules. It is for
+// handlers that hold their place for long — a gRPC server stream following a topic, an event
+// stream of a net/http library's — so that many of them cannot take the places the short
+// requests of every other bridged route need, nor those take theirs:
+//
+//	streams := nethttp.NewPool(100_000) // one goroutine each, as many as there are streams
+//	r.Handle("POST", "/feed.Feed/Follow", streams.Handler(grpcServer))
+//
+// A Pool's idle goroutines end as the default pool's do. A Pool must not be copied.
+type Pool struct {
+	w *workers.Pool
+}
+
+// NewPool returns a Pool of n places; n < 1 means DefaultWorkers.
+func NewPool(n int) *Pool {
+	if n < 1 {
+		n = DefaultWorkers
+	}
+	return &Pool{w: workers.New(n, workerIdle)}
+}
+
+// SetSize changes the pool's number of places, as SetWorkers does the default pool's; n < 1
+// means DefaultWorkers.
+func (p *Pool) SetSize(n int) {
+	if n < 1 {
+		n = DefaultWorkers
+	}
+	p.w.SetSize(n)
+}
+
+// Handler is the package's Handler, h running in the pool's places.
+func (p *Pool) Handler(h http.Handler) core.Handler {
+	if h == nil {
+		panic("dwell: nil http.Handler")
+	}
+	return func(c *core.Ctx) { serveHTTP(c, h, p.w) }
+}
+
+// httpWorkers is the default pool: it runs the net/http handlers of every loop made by Handler,
+// router.HandleHTTP and Mount. Its idle goroutines wait workerIdle for
 // the next request: keeping them spares each request a new goroutine and the growth of its
 // stack, which is what net/http's connection goroutines are spared too.
 var httpWorkers = workers.New(DefaultWorkers, workerIdle)

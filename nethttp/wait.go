@@ -47,5 +47,5 @@ func (x *exchange) clientWaits() {
 		return // a read that waits again (a write came between its waits) gave its place up once
 	}
 	x.serve.waited = true
-	httpWorkers.Leave()
+	x.pool.Leave()
 }

@@ -2,17 +2,28 @@ module github.com/dwellhttp/dwell/examples/grpc
 
 go 1.26.0
 
-replace github.com/dwellhttp/dwell => ../..
+replace (
+	github.com/dwellhttp/dwell => ../..
+	github.com/dwellhttp/dwell/promdwell => ../../promdwell
+)
 
 require (
 	github.com/coder/websocket v1.8.15
 	github.com/dwellhttp/dwell v0.0.0-00010101000000-000000000000
+	github.com/dwellhttp/dwell/promdwell v0.0.0-00010101000000-000000000000
+	github.com/prometheus/client_golang v1.25.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
 
 require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/julienschmidt/httprouter v1.3.0 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
