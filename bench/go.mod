@@ -4,12 +4,14 @@ go 1.26.0
 
 replace (
 	github.com/dwellhttp/dwell => ../
+	github.com/dwellhttp/dwell/examples/grpc => ../examples/grpc
 	github.com/dwellhttp/dwell/promdwell => ../promdwell
 )
 
 require (
 	github.com/coder/websocket v1.8.15
 	github.com/dwellhttp/dwell v0.0.0-00010101000000-000000000000
+	github.com/dwellhttp/dwell/examples/grpc v0.0.0-00010101000000-000000000000
 	github.com/dwellhttp/dwell/promdwell v0.0.0-00010101000000-000000000000
 	github.com/go-chi/httprate v0.16.1
 	github.com/gorilla/websocket v1.5.3
@@ -20,6 +22,7 @@ require (
 	github.com/valyala/fasthttp v1.78.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0
+	google.golang.org/grpc v1.85.0
 )
 
 require (
@@ -43,6 +46,7 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 )

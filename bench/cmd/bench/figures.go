@@ -30,6 +30,8 @@ type figureSpec struct {
 	tls string
 	// rl figures are the rate-limit ones (ratelimit.go): their servers are rlContenders.
 	rl bool
+	// grpc figures are the gRPC ones (grpc.go): their servers are grpcContenders.
+	grpc bool
 	// h2 figures are the HTTP/2 ones (h2.go): their servers are h2Contenders, over TLS when tls
 	// is set too.
 	h2 bool
@@ -120,10 +122,11 @@ func (r *runner) runFigure(ctx context.Context, spec *figureSpec, servers []*ser
 	if spec.h2 {
 		f.Refs = []string{h2Ref}
 	}
-	if spec.ws || spec.tls != "" || spec.rl || spec.h2 {
+	if spec.ws || spec.tls != "" || spec.rl || spec.h2 || spec.grpc {
 		for _, s := range servers {
 			f.Servers = append(f.Servers, s.name)
-			if spec.ws && slices.Contains(wsPeers, s.name) || spec.rl && slices.Contains(rlPeers, s.name) {
+			if spec.ws && slices.Contains(wsPeers, s.name) || spec.rl && slices.Contains(rlPeers, s.name) ||
+				spec.grpc && slices.Contains(grpcPeers, s.name) {
 				f.Peers = append(f.Peers, s.name)
 			}
 		}

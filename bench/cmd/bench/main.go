@@ -15,6 +15,7 @@
 //	go run ./cmd/bench -figures tls,idle,park -out /tmp/perf # the HTTPS figures, plaintext memory beside
 //	go run ./cmd/bench -figures h2 -out /tmp/perf  # the HTTP/2 figures (h2.go): h2load, h2o, nginx, net/http
 //	go run ./cmd/bench -figures h2abuse -out /tmp/perf  # the HTTP/2 abuse figures alone (h2abuse.go)
+//	go run ./cmd/bench -figures grpc -out /tmp/perf  # the gRPC figure (grpc.go): grpc-go, behind net/http, dwell
 //	go run ./cmd/bench -figures h2 -h2 dwell -base HEAD -out /tmp/perf  # dwell against its last commit (base.go)
 package main
 
@@ -127,7 +128,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (config, error) {
 	return c, nil
 }
 
-// expandFigures replaces the group names http, tls, h2, h2abuse and ws by their figures (http:
+// expandFigures replaces the group names http, tls, h2, h2abuse, grpc and ws by their figures (http:
 // the plaintext HTTP/1.1 ones; h2 holds the h2abuse ones).
 func expandFigures(figs []string) []string {
 	var out []string
@@ -142,9 +143,12 @@ func expandFigures(figs []string) []string {
 			group = h2FigureIDs()
 		case "h2abuse":
 			group = h2AbuseFigureIDs()
+		case "grpc":
+			group = grpcFigureIDs()
 		case "http":
 			group = slices.DeleteFunc(figureIDs(), func(id string) bool {
-				return slices.Contains(wsFigureIDs(), id) || slices.Contains(tlsFigureIDs(), id) || slices.Contains(h2FigureIDs(), id)
+				return slices.Contains(wsFigureIDs(), id) || slices.Contains(tlsFigureIDs(), id) || slices.Contains(h2FigureIDs(), id) ||
+					slices.Contains(grpcFigureIDs(), id)
 			})
 		default:
 			group = []string{f}
@@ -295,7 +299,7 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var wsServers, rlServers, h2Servers []*server
+	var wsServers, rlServers, h2Servers, grpcServers []*server
 	if hasWS(r.cfg.figures) {
 		wsServers = r.buildWS(ctx, r.cfg.ws)
 	}
@@ -305,6 +309,9 @@ func (r *runner) run(ctx context.Context) error {
 	if hasRL(r.cfg.figures) {
 		rlServers = r.buildRL(ctx)
 	}
+	if hasGRPC(r.cfg.figures) {
+		grpcServers = r.buildGRPC(ctx)
+	}
 	servers = slices.DeleteFunc(servers, func(s *server) bool {
 		if r.takesPart(s) {
 			return false
@@ -312,7 +319,7 @@ func (r *runner) run(ctx context.Context) error {
 		r.logf("leaving %s out: it takes part in none of the figures asked for", s.name)
 		return true
 	})
-	r.meta.Versions = mergeVersions(mergeVersions(mergeVersions(mergeVersions(r.meta.Versions, servers), wsServers), rlServers), h2Servers)
+	r.meta.Versions = mergeVersions(mergeVersions(mergeVersions(mergeVersions(mergeVersions(r.meta.Versions, servers), wsServers), rlServers), h2Servers), grpcServers)
 	r.fillMeta()
 	for _, s := range servers {
 		r.res.Servers = append(r.res.Servers, s.name)
@@ -329,6 +336,9 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		if spec.rl {
 			run = rlServers
+		}
+		if spec.grpc {
+			run = grpcServers
 		}
 		if spec.tls != "" {
 			run = slices.DeleteFunc(slices.Clone(servers), func(s *server) bool { return !isTLSContender(s.name) })

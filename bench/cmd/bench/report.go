@@ -307,6 +307,7 @@ func (r *runner) rerun(b *strings.Builder) {
 	r.h2ServerCommands(b)
 	r.wsServerCommands(b)
 	r.rlServerCommands(b)
+	r.grpcServerCommands(b)
 	b.WriteString("```\n\nEach figure then runs (first measurement shown; $PORT and $PID are the server's):\n\n")
 	for _, f := range r.res.Figures {
 		if len(f.Commands) == 0 {

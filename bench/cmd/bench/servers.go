@@ -65,6 +65,9 @@ type server struct {
 	// server gets h2cArgs on plaintext (net/http's -h2c).
 	h2      bool
 	h2cArgs []string
+	// grpc marks a gRPC contender (grpc.go): grpc-go's own server answers no GET, so it is ready
+	// once it says it listens, which it says once it does.
+	grpc bool
 }
 
 func (s *server) isNginx() bool { return s.name == "nginx" }
@@ -330,6 +333,9 @@ func (r *runner) waitReady(ctx context.Context, rs *running) error {
 		}
 		if !sawLine {
 			sawLine = hasLine(rs.log, "listening "+rs.scheme()+"://")
+		}
+		if sawLine && rs.srv.grpc {
+			return nil
 		}
 		if sawLine {
 			resp, err := client.Get(rs.scheme() + "://" + rs.addr + "/hello")

@@ -47,6 +47,13 @@ const (
 // tlsWorkers is how many connections the handshake figures keep in flight.
 const tlsWorkers = 8
 
+// tlsBurstClients connect at once in the burst figure, beside tlsBurstProbes keep-alive
+// connections opened before them.
+const (
+	tlsBurstClients = 1000
+	tlsBurstProbes  = 4
+)
+
 var tlsHandshakeMetrics = []Metric{
 	{ID: "cpu_us", Label: "server CPU per connection (handshake, one request, close)", Unit: "µs", Digits: 1},
 	{ID: "hps", Label: "connections per second", Unit: "conn/s"},
@@ -71,6 +78,13 @@ var tlsSpecs = []*figureSpec{
 		{ID: "base_mib", Label: "RSS with 1,000 parked requests", Unit: "MiB", Digits: 1},
 		{ID: "release_ms", Label: "time to answer all 5,000 after one release", Unit: "ms", Digits: 1},
 	}, measure: holdFigure("park", "/poll")},
+	{id: "tls-burst", title: fmt.Sprintf("HTTPS: %s clients connecting at once", fmtNum(tlsBurstClients, 0)), tls: tlsX25519,
+		metrics: []Metric{
+			{ID: "all_ms", Label: "until the last client has its answer (handshake and one GET)", Unit: "ms", Digits: 0},
+			{ID: "p50_ms", Label: "until the median client has it", Unit: "ms", Digits: 0},
+			{ID: "probe_p99_us", Label: "latency p99 of keep-alive connections already open, meanwhile", Unit: "µs"},
+			{ID: "cpu_ms", Label: "server CPU for the burst", Unit: "ms", Digits: 0},
+		}, measure: tlsBurstFigure},
 	{id: "tls-full-mlkem", title: "HTTPS: full handshake per connection, X25519MLKEM768", tls: tlsDefault,
 		metrics: tlsHandshakeMetrics, measure: tlsHandshakeFigure(false, tlsDefault)},
 	{id: "tls-resume-mlkem", title: "HTTPS: resumed handshake per connection, X25519MLKEM768", tls: tlsDefault,
@@ -148,6 +162,25 @@ func tlsHandshakeFigure(resume bool, curves string) func(context.Context, *runne
 		}
 		return r.quieter(m, once)
 	}
+}
+
+// tlsBurstFigure runs the load tool's tls-burst mode: tlsBurstClients goroutines released
+// together, each a full handshake and one GET /hello, its connection kept open until all are
+// done, while tlsBurstProbes keep-alive connections opened first keep asking.
+func tlsBurstFigure(ctx context.Context, r *runner, m *measurement) (map[string]float64, error) {
+	var res struct {
+		AllMs      float64 `json:"all_ms"`
+		P50Ms      float64 `json:"p50_ms"`
+		ProbeP99us float64 `json:"probe_p99_us"`
+		CPUms      float64 `json:"cpu_ms"`
+		Negotiated string  `json:"negotiated"`
+	}
+	if err := r.runLoad(ctx, m, &res, "tls-burst", "-addr", m.rs.addr, "-pid", strconv.Itoa(m.rs.pid), "-path", "/hello",
+		"-n", strconv.Itoa(tlsBurstClients), "-probes", strconv.Itoa(tlsBurstProbes), "-curves", tlsX25519, "-cert", r.cert); err != nil {
+		return nil, err
+	}
+	m.note = res.Negotiated
+	return map[string]float64{"all_ms": res.AllMs, "p50_ms": res.P50Ms, "probe_p99_us": res.ProbeP99us, "cpu_ms": res.CPUms}, nil
 }
 
 // prepareCert writes the run's certificate and key, $WORK/tls/cert.pem and key.pem: ECDSA

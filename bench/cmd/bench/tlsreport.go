@@ -49,6 +49,13 @@ var tlsMeanings = map[string]string{
 		"what a Go client or a current browser gets from a Go server that keeps Go's defaults. nginx's " +
 		"OpenSSL 3.0 has no ML-KEM.",
 	"tls-resume-mlkem": "The resumed-handshake figure with X25519MLKEM768, as above.",
+	"tls-burst": "A crowd connecting at once, as long-poll clients do when a service comes back: the load " +
+		"tool first opens 4 keep-alive connections that ask for /hello every 2 ms, then releases 1,000 " +
+		"goroutines together, each a new TCP connection, a full handshake (X25519) and one GET /hello, its " +
+		"connection kept open until all are done. The figures: the time from the release until the last " +
+		"client has its answer, and the median client's; the open connections' latency meanwhile (p99: " +
+		"whether they are still served); the server's CPU over the burst. The client's core does its half " +
+		"of every handshake too, the same for every server.",
 	"tls-idle": "The idle figure over HTTPS: each of the 1,000, then 5,000 connections completes a full " +
 		"handshake (X25519) and one GET /hello, reads its answer (and the session ticket before it) and " +
 		"idles; (RSS@5000 − RSS@1000) / 4000 is what an idle TLS keep-alive connection costs the server, " +

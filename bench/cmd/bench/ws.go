@@ -361,7 +361,8 @@ func wsWanted(list string) ([]string, error) {
 // (the WebSocket, rate-limit and HTTP/2 figures have contenders of their own).
 func hasHTTP(figs []string) bool {
 	for _, f := range figs {
-		if !slices.Contains(wsFigureIDs(), f) && !slices.Contains(rlFigureIDs(), f) && !slices.Contains(h2FigureIDs(), f) {
+		if !slices.Contains(wsFigureIDs(), f) && !slices.Contains(rlFigureIDs(), f) && !slices.Contains(h2FigureIDs(), f) &&
+			!slices.Contains(grpcFigureIDs(), f) {
 			return true
 		}
 	}

@@ -9,6 +9,8 @@
 //	load park     -addr HOST:PORT -pid PID -n 5000 -at 1000,5000 -path /poll -release
 //	load idle|park ... -tls -cert FILE [-curves x25519|default]   (over TLS)
 //	load tls-handshake -addr HOST:PORT -pid PID -c 8 -warm 1s -d 4s [-resume] -cert FILE
+//	load tls-burst -addr HOST:PORT -pid PID -n 1000 -probes 4 -cert FILE
+//	load grpc-streams -addr HOST:PORT -pid PID -streams 2000 -conns 20 -c 4 -d 4s -publish 5 [-rest /hello]
 //	load lat      -addr HOST:PORT -c 50 -d 4s -path /hello
 //	load upload   -addr HOST:PORT -pid PID -size 536870912 -path /upload
 //	load download -addr HOST:PORT -pid PID -size 536870912 -path /download
@@ -61,6 +63,8 @@ var modes = map[string]func(ctx context.Context, args []string) (any, error){
 	"startup":       runStartup,
 	"cpu":           runCPU,
 	"tls-handshake": runTLSHandshake,
+	"tls-burst":     runTLSBurst,
+	"grpc-streams":  runGRPCStreams,
 	"ws-idle":       runWSIdle,
 	"ws-echo":       runWSEcho,
 	"ws-bcast":      runWSBcast,
