@@ -20,11 +20,12 @@ func TestNextContext(t *testing.T) {
 	createStream(t, ncA)
 	a, b := newTopic(t, ncA, 4), newTopic(t, ncB, 4)
 	var want []string
+	var live uint64
 	for i := range 6 {
 		want = append(want, fmt.Sprint(i))
-		publish(t, a, want[i])
+		live = publish(t, a, want[i])
 	}
-	live := b.Last()
+	waitFor(t, "B has received everything", func() bool { return b.Last() == live })
 	fromZero, fromNow := make(chan string, 1), make(chan string, 1)
 	followTo := func(after uint64, n int, out chan<- string) {
 		var got []string
