@@ -43,7 +43,8 @@ var grpcMetrics = []Metric{
 	{ID: "rest_p99_base_us", Label: "REST GET p99, no stream", Unit: "µs", Better: "lower"},
 	{ID: "stream_kib", Label: "RSS per open stream", Unit: "KiB", Digits: 1, Better: "lower"},
 	{ID: "cpu_pct", Label: "server CPU with the streams open (probes and publishes)", Unit: "%", Digits: 0},
-	{ID: "delivered", Label: "messages the streams received while measured", Unit: ""},
+	{ID: "fanout_ms", Label: "a publish to every stream: from the last publish sent until the last stream had it", Unit: "ms", Digits: 1, Better: "lower"},
+	{ID: "lost", Label: "streams' copies of the messages missing 10 s after the last publish", Unit: ""},
 }
 
 var grpcSpecs = []*figureSpec{
@@ -117,7 +118,8 @@ func grpcStreamsFigure(ctx context.Context, r *runner, m *measurement) (map[stri
 		REST      float64 `json:"rest_p99_us"`
 		RSSBase   int64   `json:"rss_base_bytes"`
 		RSS       int64   `json:"rss_bytes"`
-		Delivered int64   `json:"delivered"`
+		FanoutMs  float64 `json:"fanout_ms"`
+		Lost      int64   `json:"lost"`
 		CPUPct    float64 `json:"cpu_pct"`
 	}
 	if err := r.runLoad(ctx, m, &res, args...); err != nil {
@@ -126,7 +128,10 @@ func grpcStreamsFigure(ctx context.Context, r *runner, m *measurement) (map[stri
 	vals := map[string]float64{
 		"unary_p99_us": res.Unary, "unary_p99_base_us": res.UnaryBase,
 		"stream_kib": float64(res.RSS-res.RSSBase) / 1024 / grpcStreams, "cpu_pct": res.CPUPct,
-		"delivered": float64(res.Delivered),
+		"lost": float64(res.Lost),
+	}
+	if res.Lost == 0 {
+		vals["fanout_ms"] = res.FanoutMs
 	}
 	if res.UnaryBase > 0 {
 		vals["unary_ratio"] = res.Unary / res.UnaryBase

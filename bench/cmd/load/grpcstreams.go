@@ -28,6 +28,9 @@ import (
 // times a second meanwhile. The figures: each probe's p99 both times and their ratio, and what
 // the server holds with the streams open.
 
+// tickText is the text of the messages published while measured.
+const tickText = "tick"
+
 // grpcStreamsResult is what grpc-streams prints.
 type grpcStreamsResult struct {
 	Mode      string  `json:"mode"`
@@ -39,8 +42,13 @@ type grpcStreamsResult struct {
 	REST      float64 `json:"rest_p99_us"`
 	RSSBase   int64   `json:"rss_base_bytes"`
 	RSS       int64   `json:"rss_bytes"`
-	Delivered int64   `json:"delivered"` // messages the streams received during the measurement
-	CPUPct    float64 `json:"cpu_pct"`   // the server's CPU while the streams were open
+	// Published is how many messages were published while measured; Lost how many of the
+	// streams' copies of them had not arrived 10 s after the last, which should be none; FanoutMs
+	// the time from the last publish until every stream had it.
+	Published int64   `json:"published"`
+	Lost      int64   `json:"lost"`
+	FanoutMs  float64 `json:"fanout_ms"`
+	CPUPct    float64 `json:"cpu_pct"` // the server's CPU while the streams were open
 }
 
 func runGRPCStreams(ctx context.Context, args []string) (any, error) {
@@ -129,6 +137,7 @@ func runGRPCStreams(ctx context.Context, args []string) (any, error) {
 	defer cancel()
 	var (
 		delivered atomic.Int64
+		lastRecv  atomic.Int64 // when a stream last received a message published while measured (UnixNano)
 		started   sync.WaitGroup
 		ended     sync.WaitGroup
 		streamErr atomic.Pointer[error]
@@ -146,12 +155,15 @@ func runGRPCStreams(ctx context.Context, args []string) (any, error) {
 				first := true
 				s, err := client.Follow(sctx, &feedpb.FollowRequest{After: 1 << 62})
 				for err == nil {
-					if _, err = s.Recv(); err == nil {
+					var m *feedpb.Message
+					if m, err = s.Recv(); err == nil {
 						if first {
 							first = false
 							started.Done()
-						} else {
+						}
+						if m.Text == tickText {
 							delivered.Add(1)
+							lastRecv.Store(time.Now().UnixNano())
 						}
 					}
 				}
@@ -181,11 +193,14 @@ func runGRPCStreams(ctx context.Context, args []string) (any, error) {
 		}
 		break
 	}
-	delivered.Store(0)
 
 	// The publisher, and the probes again.
 	pubCtx, stopPub := context.WithCancel(ctx)
-	var publishing sync.WaitGroup
+	var (
+		publishing sync.WaitGroup
+		published  atomic.Int64
+		lastAt     time.Time // when the last publish was sent, written by the publisher
+	)
 	publishing.Go(func() {
 		tick := time.NewTicker(time.Second / time.Duration(max(publishPerSec, 1)))
 		defer tick.Stop()
@@ -194,7 +209,11 @@ func runGRPCStreams(ctx context.Context, args []string) (any, error) {
 			case <-pubCtx.Done():
 				return
 			case <-tick.C:
-				feed.Publish(pubCtx, &feedpb.PublishRequest{Text: "tick"})
+				at := time.Now()
+				if _, err := feed.Publish(pubCtx, &feedpb.PublishRequest{Text: tickText}); err == nil {
+					lastAt = at
+					published.Add(1)
+				}
 			}
 		}
 	})
@@ -210,7 +229,17 @@ func runGRPCStreams(ctx context.Context, args []string) (any, error) {
 	res.RSS, _ = proc.RSS(cf.pid)
 	stopPub()
 	publishing.Wait()
-	res.Delivered = delivered.Load()
+	// Every stream's copy of every message published, and how long the last took to reach all:
+	// a second apart, the messages before it have reached every stream by then.
+	res.Published = published.Load()
+	want := res.Published * int64(streams)
+	for drain := time.Now().Add(10 * time.Second); delivered.Load() < want && time.Now().Before(drain); {
+		time.Sleep(time.Millisecond)
+	}
+	res.Lost = want - delivered.Load()
+	if res.Lost == 0 && res.Published > 0 {
+		res.FanoutMs = float64(lastRecv.Load()-lastAt.UnixNano()) / 1e6
+	}
 	if err := errors.Join(err, cpuErr); err != nil {
 		return nil, err
 	}
@@ -220,8 +249,8 @@ func runGRPCStreams(ctx context.Context, args []string) (any, error) {
 	res.CPUPct = float64(cpu1-cpu0) / float64(span) * 100
 	cancel()
 	ended.Wait()
-	logf("grpc-streams: %d streams; unary p99 %.0f µs (%.0f µs without), REST p99 %.0f µs (%.0f µs without); RSS %d KiB (%d KiB without); %d messages delivered",
-		streams, res.Unary, res.UnaryBase, res.REST, res.RESTBase, res.RSS>>10, res.RSSBase>>10, res.Delivered)
+	logf("grpc-streams: %d streams; unary p99 %.0f µs (%.0f µs without), REST p99 %.0f µs (%.0f µs without); RSS %d KiB (%d KiB without); %d published, %d copies lost, the last to all in %.1f ms",
+		streams, res.Unary, res.UnaryBase, res.REST, res.RESTBase, res.RSS>>10, res.RSSBase>>10, res.Published, res.Lost, res.FanoutMs)
 	return res, nil
 }
 

@@ -27,7 +27,7 @@ func TestGRPCStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := v.(*grpcStreamsResult)
-	if res.Streams != 30 || res.Unary <= 0 || res.UnaryBase <= 0 || res.UnaryRPS <= 0 || res.RSS <= 0 || res.Delivered <= 0 {
+	if res.Streams != 30 || res.Unary <= 0 || res.UnaryBase <= 0 || res.UnaryRPS <= 0 || res.RSS <= 0 || res.Published == 0 || res.Lost != 0 || res.FanoutMs <= 0 {
 		t.Fatalf("%+v", res)
 	}
 }
