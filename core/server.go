@@ -257,9 +257,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdown = true
 	if !s.stopping {
 		s.stopping = true
-		for _, f := range s.onShutdown {
-			go f()
-		}
+		startHooks(s.onShutdown...)
 		s.onShutdown = nil
 	}
 	loops := s.loops
@@ -306,10 +304,19 @@ func (s *Server) RegisterOnShutdown(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopping {
-		go f()
+		startHooks(f)
 		return
 	}
 	s.onShutdown = append(s.onShutdown, f)
+}
+
+// startHooks starts RegisterOnShutdown's functions, each on a goroutine of its own, as
+// net/http does: they are the application's code, which may block, and no work of dwell's runs
+// on these goroutines (the loops' and the stall watchdog's are the server's own).
+func startHooks(fs ...func()) {
+	for _, f := range fs {
+		go f()
+	}
 }
 
 // beginShutdown, on the loop: stop accepting, close what is idle, and let the rest finish.
