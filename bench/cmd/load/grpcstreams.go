@@ -94,27 +94,10 @@ func runGRPCStreams(ctx context.Context, args []string) (any, error) {
 			if err != nil {
 				return 0, 0, 0, err
 			}
-			var (
-				mu    sync.Mutex
-				all   []time.Duration
-				first error
-				wg    sync.WaitGroup
-			)
-			end := time.Now().Add(dur)
-			for range probes {
-				wg.Go(func() {
-					l, _, err := latWorker(ctx, d, request("GET", restPath, cf.addr, -1), end)
-					mu.Lock()
-					all = append(all, l...)
-					first = firstErr(first, err)
-					mu.Unlock()
-				})
+			all, _, err := latLoad(ctx, d, request("GET", restPath, cf.addr, -1), probes, time.Now().Add(dur))
+			if err != nil {
+				return 0, 0, 0, fmt.Errorf("REST: %w", err)
 			}
-			wg.Wait()
-			if first != nil {
-				return 0, 0, 0, fmt.Errorf("REST: %w", first)
-			}
-			slices.Sort(all)
 			rest = quantile(all, 0.99)
 		}
 		return unary, rest, perSec, nil

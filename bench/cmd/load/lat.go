@@ -56,30 +56,9 @@ func runLat(ctx context.Context, args []string) (any, error) {
 	}
 	req := request("GET", cf.path, cf.addr, -1, extra...)
 
-	var (
-		mu       sync.Mutex
-		all      []time.Duration
-		errs     int
-		firstErr error
-		wg       sync.WaitGroup
-	)
 	start := time.Now()
-	end := start.Add(dur)
-	for range conns {
-		wg.Go(func() {
-			lats, n, err := latWorker(ctx, d, req, end)
-			mu.Lock()
-			defer mu.Unlock()
-			all = append(all, lats...)
-			errs += n
-			if firstErr == nil {
-				firstErr = err
-			}
-		})
-	}
-	wg.Wait()
+	all, errs, firstErr := latLoad(ctx, d, req, conns, start.Add(dur))
 	elapsed := time.Since(start)
-	slices.Sort(all)
 	res := &latResult{
 		Mode: "lat", Path: cf.path, Conns: conns, Seconds: elapsed.Seconds(),
 		Requests: len(all), Errors: errs,
@@ -95,6 +74,33 @@ func runLat(ctx context.Context, args []string) (any, error) {
 	logf("lat: %d requests, %.0f req/s, p50 %.0f µs, p99 %.0f µs, p99.9 %.0f µs, %d errors",
 		res.Requests, res.ReqPerSec, res.P50us, res.P99us, res.P999us, res.Errors)
 	return res, nil
+}
+
+// latLoad runs conns connections' loops (latWorker) until end, and returns every latency,
+// sorted, the errors counted and the first error.
+func latLoad(ctx context.Context, d *dialer, req []byte, conns int, end time.Time) ([]time.Duration, int, error) {
+	var (
+		mu       sync.Mutex
+		all      []time.Duration
+		errs     int
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for range conns {
+		wg.Go(func() {
+			lats, n, err := latWorker(ctx, d, req, end)
+			mu.Lock()
+			defer mu.Unlock()
+			all = append(all, lats...)
+			errs += n
+			if firstErr == nil {
+				firstErr = err
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(all)
+	return all, errs, firstErr
 }
 
 // latWorker runs one connection's loop until end. It reconnects after an error or a close, so

@@ -258,20 +258,32 @@ func runTLSHandshake(ctx context.Context, args []string) (any, error) {
 // handshakeOnce is one connection of tls-handshake: dial, handshake, GET, answer, close. It
 // returns what the connection negotiated and whether it resumed a session.
 func handshakeOnce(ctx context.Context, d *dialer, cfg *tls.Config, br *bufio.Reader, req []byte) (string, bool, error) {
-	c, err := d.dial()
+	tc, err := tlsRequest(ctx, d, cfg, br, req, 5*time.Second)
 	if err != nil {
 		return "", false, err
 	}
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	tc := tls.Client(c, cfg)
 	defer tc.Close()
+	cs := tc.ConnectionState()
+	return negotiated(cs), cs.DidResume, nil
+}
+
+// tlsRequest dials, completes a TLS handshake and one request, whose answer must be the
+// hello, all within patience, and returns the open connection, br reading from it.
+func tlsRequest(ctx context.Context, d *dialer, cfg *tls.Config, br *bufio.Reader, req []byte, patience time.Duration) (*tls.Conn, error) {
+	c, err := d.dial()
+	if err != nil {
+		return nil, err
+	}
+	c.SetDeadline(time.Now().Add(patience))
+	tc := tls.Client(c, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
-		return "", false, fmt.Errorf("handshake: %w", err)
+		tc.Close()
+		return nil, fmt.Errorf("handshake: %w", err)
 	}
 	br.Reset(tc)
 	if _, err := exchange(tc, br, req, peer.Hello); err != nil {
-		return "", false, err
+		tc.Close()
+		return nil, err
 	}
-	cs := tc.ConnectionState()
-	return negotiated(cs), cs.DidResume, nil
+	return tc, nil
 }

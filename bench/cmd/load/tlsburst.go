@@ -131,7 +131,7 @@ func runTLSBurst(ctx context.Context, args []string) (any, error) {
 				return
 			}
 			if neg == "" {
-				neg = negotiated(c.(*tls.Conn).ConnectionState())
+				neg = negotiated(c.ConnectionState())
 			}
 			times, conns = append(times, took), append(conns, c)
 		})
@@ -168,21 +168,8 @@ func runTLSBurst(ctx context.Context, args []string) (any, error) {
 }
 
 // burstConnect dials, completes a full handshake and one GET, and returns the open connection.
-func burstConnect(ctx context.Context, d *dialer, cfg *tls.Config, req []byte) (net.Conn, *bufio.Reader, error) {
-	c, err := d.dial()
-	if err != nil {
-		return nil, nil, err
-	}
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	tc := tls.Client(c, cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		c.Close()
-		return nil, nil, fmt.Errorf("handshake: %w", err)
-	}
-	br := bufio.NewReaderSize(tc, 2048)
-	if _, err := exchange(tc, br, req, peer.Hello); err != nil {
-		tc.Close()
-		return nil, nil, err
-	}
-	return tc, br, nil
+func burstConnect(ctx context.Context, d *dialer, cfg *tls.Config, req []byte) (*tls.Conn, *bufio.Reader, error) {
+	br := bufio.NewReaderSize(nil, 2048)
+	tc, err := tlsRequest(ctx, d, cfg, br, req, 30*time.Second)
+	return tc, br, err
 }
