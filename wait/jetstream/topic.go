@@ -55,11 +55,10 @@ type Topic[T any] struct {
 	cc     natsjs.ConsumeContext
 	seq    wait.Sequence // mem.last, advanced with it under mu
 
-	mu       sync.Mutex
-	mem      history[T]
-	primeTo  uint64        // New waits until the consumer has delivered this one
-	primed   chan struct{} // closed then; nil after
-	received chan struct{} // closed at the next message received, for publishers waiting for theirs
+	mu      sync.Mutex
+	mem     history[T]
+	primeTo uint64        // New waits until the consumer has delivered this one
+	primed  chan struct{} // closed then; nil after
 }
 
 // New starts following cfg.Subject of cfg.Stream over nc and returns once the topic holds the
@@ -194,10 +193,6 @@ func (t *Topic[T]) receive(msg natsjs.Msg) {
 		close(t.primed)
 		t.primed = nil
 	}
-	if t.received != nil {
-		close(t.received)
-		t.received = nil
-	}
 	t.mu.Unlock()
 }
 
@@ -233,23 +228,11 @@ func (t *Topic[T]) Publish(ctx context.Context, data []byte) (uint64, error) {
 	return ack.Sequence, nil
 }
 
-// waitReceived waits until the consumer has delivered message seq, or ctx ends.
+// waitReceived waits until the consumer has delivered message seq, or ctx ends: until the
+// sequence, advanced with what the consumer delivers, has passed seq-1.
 func (t *Topic[T]) waitReceived(ctx context.Context, seq uint64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for t.mem.last < seq {
-		if t.received == nil {
-			t.received = make(chan struct{})
-		}
-		received := t.received
-		t.mu.Unlock()
-		select {
-		case <-received:
-		case <-ctx.Done():
-			t.mu.Lock()
-			return
-		}
-		t.mu.Lock()
+	if seq > 0 {
+		t.seq.WaitContext(ctx, seq-1)
 	}
 }
 
