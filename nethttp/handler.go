@@ -94,14 +94,7 @@ import (
 //
 // The returned handler must run as the request's handler (or inside its middleware), not from
 // a continuation (core.Ctx.Detach): there it panics.
-func Handler(h http.Handler) core.Handler {
-	if h == nil {
-		panic("dwell: nil http.Handler")
-	}
-	// A func literal, not a method value, which would add a wrapper's frame under the parked
-	// handler (see router.Router.Handler).
-	return func(c *core.Ctx) { serveHTTP(c, h, httpWorkers) }
-}
+func Handler(h http.Handler) core.Handler { return defaultPool.Handler(h) }
 
 // serveHTTP serves c with h, run in pool's places.
 func serveHTTP(c *core.Ctx, h http.Handler, pool *workers.Pool) {

@@ -34,12 +34,7 @@ const DefaultWorkers = 4096
 // it takes a place again only to return. So at most n goroutines run or wait idle (an idle one
 // ends 10 to 20 s after its last request), plus one for each bridged request whose handler is
 // waiting for its client or keeps a hijacked connection, which is at most one per connection.
-func SetWorkers(n int) {
-	if n < 1 {
-		n = DefaultWorkers
-	}
-	httpWorkers.SetSize(n)
-}
+func SetWorkers(n int) { defaultPool.SetSize(n) }
 
 // A Pool is a bound of their own for some net/http handlers: the handlers its Handler makes run
 // in its places, not in the default pool's (SetWorkers), under the same rules. It is for
@@ -77,14 +72,16 @@ func (p *Pool) Handler(h http.Handler) core.Handler {
 	if h == nil {
 		panic("dwell: nil http.Handler")
 	}
+	// A func literal, not a method value, which would add a wrapper's frame under the parked
+	// handler (see router.Router.Handler).
 	return func(c *core.Ctx) { serveHTTP(c, h, p.w) }
 }
 
-// httpWorkers is the default pool: it runs the net/http handlers of every loop made by Handler,
-// router.HandleHTTP and Mount. Its idle goroutines wait workerIdle for
-// the next request: keeping them spares each request a new goroutine and the growth of its
-// stack, which is what net/http's connection goroutines are spared too.
-var httpWorkers = workers.New(DefaultWorkers, workerIdle)
+// defaultPool runs the net/http handlers made by Handler, router.HandleHTTP and Mount, on every
+// loop. A pool's idle goroutines wait workerIdle for the next request: keeping them spares each
+// request a new goroutine and the growth of its stack, which is what net/http's connection
+// goroutines are spared too.
+var defaultPool = NewPool(DefaultWorkers)
 
 // workerIdle is how long a worker waits for work before it ends.
 const workerIdle = 10 * time.Second

@@ -18,7 +18,7 @@ import (
 // at its end (after the test's servers have stopped: cleanups run last registered first).
 func setHTTPWorkers(t *testing.T, n int) {
 	t.Helper()
-	old := httpWorkers.Size()
+	old := defaultPool.w.Size()
 	SetWorkers(n)
 	t.Cleanup(func() { SetWorkers(old) })
 }
@@ -314,7 +314,7 @@ type poolSnapshot struct {
 }
 
 func poolState() poolSnapshot {
-	s := httpWorkers.State()
+	s := defaultPool.w.State()
 	return poolSnapshot{s.Size, s.Busy, s.Idle, s.Waiting, s.Resuming, s.Queued}
 }
 
