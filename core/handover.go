@@ -388,21 +388,6 @@ func (hc *Conn) reportEnd(err error) {
 	}
 }
 
-// alive reports whether the Conn's connection is still open, and panics off its loop.
-func (hc *Conn) alive(op string) bool {
-	if !hc.c.l.onLoop() {
-		hc.offLoop(op)
-	}
-	return !hc.closed
-}
-
-// offLoop panics for a call of op off the Conn's loop. The panic's message is built here, not
-// in alive, which every call of a Conn's methods makes: a concatenation there costs a call
-// and, in a handler's coroutine, enough stack to make the runtime grow it.
-//
-//go:noinline
-func (hc *Conn) offLoop(op string) { panic(hc.c.l.offLoopError("Conn." + op)) }
-
 // Write queues a copy of p for the client. It never blocks: the bytes wait in the connection's
 // queue until the socket takes them, and Buffered says how many wait. Past the high-water mark
 // (Options.WriteHighWater) the connection is not read until its output has drained to half of

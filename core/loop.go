@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dwellhttp/dwell/core/internal/gid"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 	"github.com/dwellhttp/dwell/internal/alias"
@@ -177,8 +176,7 @@ var testHookNewLoop func(id int) error
 // waiting their turn. A handler is only ever resumed from here (runReady, after the tasks and
 // timers that made it ready), never from inside another handler.
 func (l *Loop) run() {
-	l.g = gid.Self()
-	l.goid.Store(gid.Number())
+	l.noteGoroutine()
 	l.labelLoop()
 	defer l.exit()
 	for {

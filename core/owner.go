@@ -91,7 +91,9 @@ func (s *Server) reportMisuse(l *Loop, err error) {
 }
 
 // onLoop reports whether the code running is l's: its goroutine, or the coroutine it has
-// switched into.
+// switched into. It diagnoses misuse and nothing else: what code does never depends on where it
+// runs, which its type says (a Conn and a Ctx are the loop's, a Remote and a Waker any
+// goroutine's), so this file is the only one that tells goroutines apart.
 func (l *Loop) onLoop() bool {
 	me := gid.Self()
 	if co := l.running.Load(); co != nil {
@@ -100,11 +102,20 @@ func (l *Loop) onLoop() bool {
 	return me == l.g
 }
 
+// noteGoroutine records the loop's goroutine, as the loop starts: for onLoop, and atomically
+// for mustBeOffLoop, whose callers may run before the loop has started.
+func (l *Loop) noteGoroutine() {
+	l.g = gid.Self()
+	l.goid.Store(gid.Number())
+}
+
+// noteGoroutine records the coroutine's goroutine, from inside it, before it is ever published
+// in Loop.running.
+func (co *coro) noteGoroutine() { co.g = gid.Self() }
+
 // OnLoop reports whether the code calling it runs on the loop: the loop's goroutine, or the
-// coroutine of a handler or continuation it has switched into. It may be called from any
-// goroutine: code that may run either way (a package's method callable from a handler and from
-// a goroutine of the application's) does the loop's work at once when it runs there, and
-// posts it (Post) otherwise.
+// coroutine of a handler or continuation it has switched into. It is for tests and assertions;
+// what dwell's own code does never depends on it.
 func (l *Loop) OnLoop() bool { return l.onLoop() }
 
 // mustBeOnLoop panics unless the code running is l's, for the calls that change what only the
@@ -114,6 +125,38 @@ func (l *Loop) mustBeOnLoop(op string) {
 		panic(l.offLoopError(op))
 	}
 }
+
+// mustBeOffLoop panics if the code running is on one of the server's loops, for the calls that
+// wait for the loops (Server.Stats, a Remote's): on a loop they would wait for themselves. It
+// compares goroutine numbers, which a loop publishes atomically, since the caller may run before
+// the loop has started; a running coroutine's identity (coro.g) is fixed before the coroutine is
+// published in l.running.
+func (l *Loop) mustBeOffLoop(op string) {
+	on := false
+	if co := l.running.Load(); co != nil {
+		on = co.g == gid.Self()
+	} else {
+		on = l.goid.Load() == gid.Number()
+	}
+	if on {
+		panic("dwell: " + op + " called on a loop, which it would wait for: call it from a goroutine of the application's (from a handler, through wait.Do)")
+	}
+}
+
+// alive reports whether the Conn's connection is still open, and panics off its loop.
+func (hc *Conn) alive(op string) bool {
+	if !hc.c.l.onLoop() {
+		hc.offLoop(op)
+	}
+	return !hc.closed
+}
+
+// offLoop panics for a call of op off the Conn's loop. The panic's message is built here, not
+// in alive, which every call of a Conn's methods makes: a concatenation there costs a call
+// and, in a handler's coroutine, enough stack to make the runtime grow it.
+//
+//go:noinline
+func (hc *Conn) offLoop(op string) { panic(hc.c.l.offLoopError("Conn." + op)) }
 
 // offLoopError is what a call of op off its loop panics with.
 func (l *Loop) offLoopError(op string) string {

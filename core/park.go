@@ -180,24 +180,35 @@ func (cx *Ctx) Waker() Waker {
 	return Waker{cx, cx.gen}
 }
 
-// Wake resumes the park the Waker was taken for with err, from any goroutine: the handler goes
-// on (or its continuation runs) on its loop, at the top of the loop's next iteration. It
-// reports false when the loop has stopped. A wake from the handler itself, before its park,
-// is kept for the park.
+// Wake resumes the park the Waker was taken for with err, from any goroutine: the wake is
+// posted to the request's loop, and the handler goes on (or its continuation runs) at the top of
+// the loop's next iteration. It reports false when the loop has stopped. A wake from the handler
+// itself, before its park, is kept for the park. Code that runs on the request's loop (a Post
+// callback, a timer, another request's handler or continuation there) wakes it without the
+// inbox with Loop.Wake.
 func (w Waker) Wake(err error) bool {
+	return w.c.l.inbox.post(task{w: w, err: err}) // a Ctx's loop never changes: reading it races nothing
+}
+
+// Wake resumes the park w was taken for with err, at once: the loop-side form of Waker.Wake,
+// for code that runs on l — a Post callback, a timer, a handler or continuation of l's — which
+// wakes a request of its own loop without the inbox's lock and wake-up. The woken handler runs
+// at the top of the loop's next iteration, never inside the caller. A wake that finds no park
+// of its kind is dropped, as a Waker's is; a handler waking itself, before its park, has the
+// wake kept for the park. Called off l, or with a Waker of another loop's request, it panics.
+func (l *Loop) Wake(w Waker, err error) {
 	cx := w.c
-	l := cx.l // a Ctx's loop never changes: reading it races nothing
-	if l.OnLoop() && l.current != cx {
-		// On the loop, wake at once rather than through the inbox: the park is there to be
-		// found now or never, since only the loop's own code could begin or end it. This spares
-		// the inbox's lock and wake-up; which way a wake goes is never what makes it right
-		// (OnLoop is exact: core/internal/gid).
-		if cx.gen == w.gen && cx.active() {
-			cx.resume(err)
-		}
-		return true
+	if cx.l != l {
+		panic("dwell: Loop.Wake with a Waker of another loop's request: use Waker.Wake")
 	}
-	return l.inbox.post(task{w: w, err: err})
+	l.mustBeOnLoop("Loop.Wake")
+	if l.current == cx {
+		l.inbox.post(task{w: w, err: err}) // its own handler, not parked yet: kept for the park
+		return
+	}
+	if cx.gen == w.gen && cx.active() {
+		cx.resume(err)
+	}
 }
 
 // Detach lets the handler return without finishing its response: the response stays open and

@@ -452,3 +452,41 @@ func TestDetachTimeout(t *testing.T) {
 	c.Close()
 	expectErr(t, gone, ErrClosed, "continuation not told of the disconnect")
 }
+
+// TestLoopWake: the loop-side wake ends a park at once from code of the request's loop (a Post
+// callback here), and is refused off the loop and with another loop's Waker.
+func TestLoopWake(t *testing.T) {
+	wakers := make(chan Waker, 1)
+	loops := make(chan *Loop, 1)
+	result := make(chan error, 1)
+	_, addr := startServer(t, func(c *Ctx) {
+		wakers <- c.Waker()
+		loops <- c.Loop()
+		result <- c.Suspend(0)
+	}, Options{Loops: 1})
+	c := dial(t, addr)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	w, l := receive(t, "the park", wakers), receive(t, "the loop", loops)
+	if v := panicValue(func() { l.Wake(w, nil) }); !strings.Contains(fmt.Sprint(v), "Loop.Wake called off its loop") {
+		t.Errorf("Loop.Wake off the loop: panicked with %v", v)
+	}
+	var other Loop
+	if v := panicValue(func() { other.Wake(w, nil) }); !strings.Contains(fmt.Sprint(v), "another loop's request") {
+		t.Errorf("Loop.Wake with another loop's Waker: panicked with %v", v)
+	}
+	mine := errors.New("the callback's wake")
+	if err := l.Post(func() { l.Wake(w, mine) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := receive(t, "the park's end", result); err != mine {
+		t.Errorf("the park ended with %v, want the callback's wake", err)
+	}
+	c.Response("GET")
+}
+
+// panicValue calls f and returns what it panicked with (nil if it returned).
+func panicValue(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
+}

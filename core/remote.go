@@ -11,9 +11,8 @@ import "sync"
 // A Remote is the goroutine side of a handed-over connection: Do runs code on its loop with its
 // Conn and waits for it, and WaitDrained waits while the connection's output is past its
 // high-water mark, as a write from a goroutine should before it writes more. Posts run in the
-// order they were made, so what one goroutine asks is done in its order. Its methods may be
-// called from any goroutine; from the connection's own loop they do not wait (Do runs f at once,
-// WaitDrained returns at once), since the loop cannot wait for itself.
+// order they were made, so what one goroutine asks is done in its order. Its methods are for
+// goroutines of the application's: code that runs on a loop, which cannot wait, has the Conn.
 type Remote struct {
 	hc *Conn // the loop's: used only in what runs on the loop
 	l  *Loop
@@ -27,9 +26,7 @@ type Remote struct {
 
 // Remote returns the goroutine side of hc, the same one each time. Call it on hc's loop.
 func (hc *Conn) Remote() *Remote {
-	if !hc.c.l.onLoop() {
-		hc.offLoop("Remote")
-	}
+	hc.alive("Remote")
 	if hc.remote == nil {
 		r := &Remote{hc: hc, l: hc.c.l, over: hc.over, done: hc.closed}
 		r.cond.L = &r.mu
@@ -40,15 +37,10 @@ func (hc *Conn) Remote() *Remote {
 
 // Do runs f with the connection's Conn on its loop, after what was posted to the loop before,
 // and waits for it to have run. It returns ErrClosed, without running f, once the connection
-// has closed. On the connection's own loop f runs at once.
+// has closed. Code that runs on a loop must not call it (it panics there): it would wait for
+// itself, or hold up its own loop; it uses the Conn, or posts (Loop.Post).
 func (r *Remote) Do(f func(hc *Conn)) error {
-	if r.l.onLoop() {
-		if r.hc.closed {
-			return ErrClosed
-		}
-		f(r.hc)
-		return nil
-	}
+	r.l.mustBeOffLoop("Remote.Do")
 	ran := make(chan bool, 1)
 	if r.l.Post(func() {
 		if r.hc.closed {
@@ -65,14 +57,13 @@ func (r *Remote) Do(f func(hc *Conn)) error {
 
 // WaitDrained waits while the connection's output is past its high-water mark, until the client
 // has taken enough of it (Protocol.Drained) or the connection closes; it returns nil, or once
-// closed ErrClosed. On the connection's own loop it does not wait.
+// closed ErrClosed. Code that runs on a loop must not call it (it panics there).
 func (r *Remote) WaitDrained() error {
+	r.l.mustBeOffLoop("Remote.WaitDrained")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.l.onLoop() {
-		for r.over && !r.done {
-			r.cond.Wait()
-		}
+	for r.over && !r.done {
+		r.cond.Wait()
 	}
 	if r.done {
 		return ErrClosed

@@ -2,15 +2,19 @@ package core
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 )
 
 // TestRemote: a goroutine reaches a handed-over connection through its Remote: Do runs on the
 // loop, in order; WaitDrained waits while the output is past the high-water mark, until the
-// client has taken it; after the close, both say ErrClosed.
+// client has taken it; after the close, both say ErrClosed. Code of the loop, which cannot wait,
+// is refused both.
 func TestRemote(t *testing.T) {
 	remotes := make(chan *Remote, 1)
+	onLoop := make(chan string, 2)
 	p := newEcho("")
 	_, addr := startServer(t, func(c *Ctx) {
 		c.SetStatus(101)
@@ -21,7 +25,14 @@ func TestRemote(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		remotes <- hc.Remote()
+		r := hc.Remote()
+		for _, call := range []func(){func() { r.Do(func(*Conn) {}) }, func() { r.WaitDrained() }} {
+			func() {
+				defer func() { onLoop <- fmt.Sprint(recover()) }()
+				call()
+			}()
+		}
+		remotes <- r
 	}, Options{WriteHighWater: 64 << 10})
 	cl := dial(t, addr)
 	cl.Send("GET / HTTP/1.1\r\nHost: h\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
@@ -29,10 +40,15 @@ func TestRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := receive(t, "the Remote", remotes)
+	for _, op := range []string{"Remote.Do", "Remote.WaitDrained"} {
+		if msg := <-onLoop; !strings.Contains(msg, op+" called on a loop") {
+			t.Errorf("%s from the handler: panicked with %q", op, msg)
+		}
+	}
 	big := bytes.Repeat([]byte("x"), 1<<20)
-	var onLoop bool
-	if err := r.Do(func(hc *Conn) { onLoop = hc.Loop().OnLoop(); hc.Write(big) }); err != nil || !onLoop {
-		t.Fatalf("Do: %v, on the loop %v", err, onLoop)
+	var ranOnLoop bool
+	if err := r.Do(func(hc *Conn) { ranOnLoop = hc.Loop().onLoop(); hc.Write(big) }); err != nil || !ranOnLoop {
+		t.Fatalf("Do: %v, on the loop %v", err, ranOnLoop)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- r.WaitDrained() }()

@@ -5,7 +5,6 @@ import (
 	"io"
 	"iter"
 
-	"github.com/dwellhttp/dwell/core/internal/gid"
 	"github.com/dwellhttp/dwell/core/internal/h2"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
@@ -284,7 +283,7 @@ type coro struct {
 	resume func() (struct{}, bool)
 	yield  func(struct{}) bool
 	ctx    *Ctx    // the request it runs, which owns it (see Ctx.owned)
-	g      uintptr // its goroutine (gid.Self), fixed before anyone can read it
+	g      uintptr // its goroutine (noteGoroutine, owner.go), fixed before anyone can read it
 }
 
 // A coro is four words (a 32-byte size class), kept by every parked request: the continuation a
@@ -305,7 +304,7 @@ func newCoro() *coro {
 	co := &coro{}
 	co.resume, _ = iter.Pull(func(yield func(struct{}) bool) {
 		co.yield = yield
-		co.g = gid.Self()
+		co.noteGoroutine()
 		yield(struct{}{}) // back to newCoro: the coroutine's identity is known before it runs anything
 		// A panic or a Goexit ends the coroutine: recoverHandler answers for the handler, with
 		// the handler's stack in the log, and the loop makes a new coroutine for the next one.

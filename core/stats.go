@@ -3,8 +3,6 @@ package core
 import (
 	"sync/atomic"
 	"time"
-
-	"github.com/dwellhttp/dwell/core/internal/gid"
 )
 
 // Server statistics. Each loop keeps its counters in plain fields that it alone writes
@@ -87,8 +85,9 @@ type ConnStates struct {
 	// Reading counts the connections that have sent part of a request head, or of the body of
 	// a request whose handler is done and which the loop discards.
 	Reading int
-	// Running counts the connections whose handler runs: only a Stats call from a handler sees
-	// one (its own), since the loop copies its statistics between handlers.
+	// Running counts the connections whose handler was running when the loop copied its
+	// statistics. A loop copies them between handlers' turns, so it is 0; it stays so that the
+	// states add up to Open whatever a later loop does.
 	Running int
 	// Parked counts the connections whose handler is parked: waiting for its body, for room
 	// to write, for a timer, an event or a Waker, or woken and about to resume.
@@ -182,56 +181,32 @@ func (l *Loop) refused(status int) {
 }
 
 // Stats returns the server's statistics: per loop, and their sum. It may be called from any
-// goroutine, at any time (before the server starts it returns zeros). It asks each loop for a
-// copy and waits for them — a turn of each loop at most, up to 100 ms; a loop that does not
-// answer by then is reported as it was last, marked Stale. From a handler it counts its own
-// loop's at once and parks the handler (only it, as any wait does) for the others'. From a
-// callback on a loop, which cannot wait, it reports the other loops as they were last, marked
-// Stale, and asks them for a fresh copy for the next call.
+// goroutine of the application's, at any time (before the server starts it returns zeros). It
+// asks each loop for a copy and waits for them — a turn of each loop at most, up to 100 ms; a
+// loop that does not answer by then is reported as it was last, marked Stale. Since it waits
+// for the loops, code that runs on a loop must not call it (it panics there): a handler calls it
+// through wait.Do, which parks the handler, not its loop, while a goroutine waits.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	loops := s.loops
 	s.mu.Unlock()
+	for _, l := range loops {
+		l.mustBeOffLoop("Server.Stats")
+	}
 	st := Stats{Loops: make([]LoopStats, len(loops))}
 	got := make([]bool, len(loops))
-	var me *Loop // the loop Stats is called on, if any
-	for i, l := range loops {
-		if l.calledOnLoop() {
-			me = l
-			st.Loops[i], got[i] = l.snapshot(false), true
-		}
-	}
 
-	// The other loops answer through their inboxes; the last to answer ends the wait: it
-	// closes done for a caller off the loops, and wakes the handler that called. pending holds
-	// a share of the caller's own until every loop has been asked, so that no answer ends a
-	// wait that is not to happen (a wake posted for a park that never comes would end the
-	// handler's next one).
+	// The loops answer through their inboxes; the last to answer ends the wait.
 	answers := make(chan statsAnswer, len(loops)) // never blocks a loop: late answers stay here
 	done := make(chan struct{})
-	var waker Waker
-	inHandler := me != nil && me.current != nil
-	if inHandler {
-		waker = me.current.Waker()
-	}
 	var pending atomic.Int32
-	pending.Store(1)
-	wakeWaiter := func() {
-		if inHandler {
-			waker.Wake(nil)
-		} else {
-			close(done)
-		}
-	}
+	pending.Store(1) // the caller's own share, until every loop has been asked
 	for i, l := range loops {
-		if got[i] {
-			continue
-		}
 		pending.Add(1)
 		err := l.Post(func() {
 			answers <- statsAnswer{i, l.snapshot(false)}
 			if pending.Add(-1) == 0 {
-				wakeWaiter()
+				close(done)
 			}
 		})
 		if err != nil {
@@ -242,12 +217,7 @@ func (s *Server) Stats() Stats {
 			st.Loops[i], got[i] = l.snapshot(true), true
 		}
 	}
-	switch {
-	case pending.Add(-1) == 0:
-		// Every loop asked has answered already: nothing to wait for, and no wake posted.
-	case inHandler:
-		me.current.Suspend(statsWait) // woken, timed out or the client gone: the rest are Stale
-	case me == nil:
+	if pending.Add(-1) != 0 {
 		t := time.NewTimer(statsWait)
 		select {
 		case <-done:
@@ -279,17 +249,6 @@ func (s *Server) Stats() Stats {
 type statsAnswer struct {
 	i  int
 	ls LoopStats
-}
-
-// calledOnLoop is onLoop for a caller that may run before the loop has started, whose own
-// record of its goroutine (l.g) is written then: it compares goroutine numbers, which the loop
-// publishes atomically for the stall watchdog. A running coroutine's identity (coro.g) is
-// fixed before the coroutine is published in l.running.
-func (l *Loop) calledOnLoop() bool {
-	if co := l.running.Load(); co != nil {
-		return co.g == gid.Self()
-	}
-	return l.goid.Load() == gid.Number()
 }
 
 // snapshot copies the loop's counters and counts its connections by state. It runs on the

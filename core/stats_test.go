@@ -2,7 +2,6 @@ package core
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -228,7 +227,8 @@ func TestStatsTLS(t *testing.T) {
 }
 
 // TestStatsStoppedAndStalled checks Stats on a stalled loop (its last copy, marked Stale), from
-// a handler, and once the server has stopped (final counts).
+// a goroutine a handler waits for, as wait.Do's is (its own loop answers while it is parked),
+// and once the server has stopped (final counts).
 func TestStatsStoppedAndStalled(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
@@ -239,10 +239,15 @@ func TestStatsStoppedAndStalled(t *testing.T) {
 		case "/block":
 			<-release // blocks the loop, on purpose
 		case "/stats":
-			st := srv.Load().Stats()
-			mu.Lock()
-			fromHandler = st
-			mu.Unlock()
+			w := c.Waker()
+			go func() {
+				st := srv.Load().Stats()
+				mu.Lock()
+				fromHandler = st
+				mu.Unlock()
+				w.Wake(nil)
+			}()
+			c.Suspend(0)
 		}
 	}, Options{Loops: 1, StallThreshold: time.Hour})
 	srv.Store(s)
@@ -250,8 +255,8 @@ func TestStatsStoppedAndStalled(t *testing.T) {
 	c.Send("GET /stats HTTP/1.1\r\nHost: h\r\n\r\n")
 	c.Response("GET")
 	mu.Lock()
-	if fromHandler.Total.Conns.Running != 1 || fromHandler.Total.Stale {
-		t.Errorf("from a handler: %+v", fromHandler.Total)
+	if fromHandler.Total.Conns.Parked != 1 || fromHandler.Total.Stale {
+		t.Errorf("for a parked handler: %+v", fromHandler.Total)
 	}
 	mu.Unlock()
 	before := s.Stats().Total
@@ -271,97 +276,39 @@ func TestStatsStoppedAndStalled(t *testing.T) {
 	}
 }
 
-// TestStatsFromHandlerParks checks that Stats called by a handler while another loop is
-// blocked parks that handler only: its loop serves another connection meanwhile, and the
-// handler gets the blocked loop's copy once that loop answers.
-func TestStatsFromHandlerParks(t *testing.T) {
-	defer func(d time.Duration) { statsWait = d }(statsWait)
-	statsWait = patience // the blocked loop answers when released, not by a timeout
-	blocked := make(chan struct{})
+// TestStatsRefusedOnLoop checks that Stats, which waits for every loop, panics when code of a
+// loop calls it — a handler, a Post callback — rather than holding its loop up, and says
+// where to call it instead.
+func TestStatsRefusedOnLoop(t *testing.T) {
 	var srv atomic.Pointer[Server]
-	var inStats atomic.Bool
-	release := make(chan struct{})
-	result := make(chan Stats, 1)
-	servedDuring := make(chan bool, 1)
+	refusal := func() (msg string) {
+		defer func() { msg, _ = recover().(string) }()
+		srv.Load().Stats()
+		return ""
+	}
+	fromHandler := make(chan string, 1)
+	loops := make(chan *Loop, 1)
 	s, addr := startServer(t, func(c *Ctx) {
-		switch c.Path() {
-		case "/block":
-			close(blocked)
-			<-release // blocks its loop, on purpose
-		case "/stats":
-			inStats.Store(true)
-			st := srv.Load().Stats()
-			inStats.Store(false)
-			result <- st
-		case "/during":
-			servedDuring <- inStats.Load()
-		}
-		fmt.Fprintf(c, "%p", c.Loop())
-	}, Options{Loops: 2, StallThreshold: time.Hour})
+		fromHandler <- refusal()
+		loops <- c.Loop()
+	}, Options{Loops: 1})
 	srv.Store(s)
-
-	// Two connections on one loop, one on the other.
-	byLoop := map[string][]*rawConn{}
-	var a, b []*rawConn
-	for i := 0; i < 200 && (a == nil || b == nil); i++ {
-		c := dial(t, addr)
-		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-		_, loop := c.Response("GET")
-		byLoop[loop] = append(byLoop[loop], c)
-		a, b = nil, nil
-		for _, cs := range byLoop {
-			if len(cs) >= 2 && a == nil {
-				a = cs
-			} else {
-				b = cs
-			}
+	c := dial(t, addr)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	c.Response("GET")
+	fromCallback := make(chan string, 1)
+	if err := receive(t, "the loop", loops).Post(func() { fromCallback <- refusal() }); err != nil {
+		t.Fatal(err)
+	}
+	for where, msg := range map[string]string{
+		"a handler":       receive(t, "the handler's call", fromHandler),
+		"a Post callback": receive(t, "the callback's call", fromCallback),
+	} {
+		if !strings.Contains(msg, "Server.Stats called on a loop") || !strings.Contains(msg, "wait.Do") {
+			t.Errorf("Stats from %s: panicked with %q", where, msg)
 		}
 	}
-	if a == nil || b == nil {
-		t.Skip("the connections did not spread over both loops")
-	}
-	b[0].Send("GET /block HTTP/1.1\r\nHost: h\r\n\r\n")
-	receive(t, "the loop blocked", blocked)
-	a[0].Send("GET /stats HTTP/1.1\r\nHost: h\r\n\r\n")
-	waitFor(t, "the handler in Stats", inStats.Load)
-	a[1].Send("GET /during HTTP/1.1\r\nHost: h\r\n\r\n")
-	a[1].Response("GET")
-	if !receive(t, "the other request", servedDuring) {
-		t.Error("the loop served nothing while its handler waited in Stats")
-	}
-	close(release)
-	b[0].Response("GET")
-	st := receive(t, "the stats", result)
-	a[0].Response("GET")
-	if st.Total.Stale || st.Total.Conns.Open != len(a)+len(b) {
-		t.Errorf("stats from a handler: stale %v, %d open; want %d", st.Total.Stale, st.Total.Conns.Open, len(a)+len(b))
-	}
-}
-
-// TestStatsThenPark checks that a handler's Stats leaves no wake behind: a park after it
-// lasts its whole time (it ended at once when a wake posted for a Stats that did not need to
-// park reached it), on one loop, where Stats never parks, and on two.
-func TestStatsThenPark(t *testing.T) {
-	for _, loops := range []int{1, 2} {
-		var srv atomic.Pointer[Server]
-		result := make(chan error, 1)
-		wakers := make(chan Waker, 1)
-		s, addr := startServer(t, func(c *Ctx) {
-			srv.Load().Stats()
-			wakers <- c.Waker()
-			result <- c.Suspend(0) // only the test's Waker ends it
-		}, Options{Loops: loops})
-		srv.Store(s)
-		c := dial(t, addr)
-		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-		w := receive(t, "the park", wakers)
-		// A stray wake would have ended the park with nil by now, or it comes at the same
-		// time as the test's: the test's carries an error of its own to tell them apart.
-		mine := errors.New("the test's wake")
-		w.Wake(mine)
-		if err := receive(t, "the park's end", result); err != mine {
-			t.Errorf("%d loops: the park after Stats ended with %v, not the test's wake", loops, err)
-		}
-		c.Response("GET")
+	if st := s.Stats().Total; st.Requests != 1 || st.Stale {
+		t.Errorf("from the test's goroutine: %+v", st)
 	}
 }

@@ -95,7 +95,10 @@ func Handler(s *core.Server, o Options) core.Handler {
 		c.SetHeader("Vary", "Accept")
 		switch f {
 		case formatJSON:
-			sn := take(s)
+			sn, err := take(c, s)
+			if err != nil {
+				return // the client left, or the shutdown's grace ended
+			}
 			body.WriteJSON(c, 200, &sn)
 		case formatSSE:
 			stream(c, s, interval)

@@ -104,9 +104,9 @@ func TestJSON(t *testing.T) {
 				t.Errorf("version %d, total's loop %d, stale %v, stopped %v, rates %v",
 					sn.Version, tot.Loop, tot.Stale, tot.Stopped, tot.Rates)
 			}
-			// This request's own connection is running (the snapshot is taken in its
-			// handler); the one that made the hellos is idle.
-			if want := (statuspage.Conns{Open: 2, Idle: 1, Running: 1}); tot.Conns != want {
+			// This request's own connection is working (its handler waits for a goroutine
+			// of wait's to take the snapshot); the one that made the hellos is idle.
+			if want := (statuspage.Conns{Open: 2, Idle: 1, Working: 1}); tot.Conns != want {
 				t.Errorf("connections %+v, want %+v", tot.Conns, want)
 			}
 			if tot.Requests != before.Requests+1 || tot.Accepted != before.Accepted+1 {

@@ -1,10 +1,12 @@
 package statuspage
 
 import (
+	"context"
 	"runtime/metrics"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
+	"github.com/dwellhttp/dwell/wait"
 )
 
 // Version is the version of the Snapshot's shape, which it carries as "version". Fields may be
@@ -79,7 +81,7 @@ type Conns struct {
 	Open       int `json:"open"`        // open connections
 	Idle       int `json:"idle"`        // waiting for a request, nothing to send
 	Reading    int `json:"reading"`     // part of a request head received, or a body being skipped
-	Running    int `json:"running"`     // the handler runs (only the snapshot's own request)
+	Running    int `json:"running"`     // the handler runs (0: the loops copy their counts between handlers)
 	Parked     int `json:"parked"`      // a request waits: a timer, an event, a body, room to write
 	Working    int `json:"working"`     // the handler waits for blocking work handed off (wait.Do)
 	Writing    int `json:"writing"`     // the response done, still queued for a slow client
@@ -163,10 +165,14 @@ var memoryMetrics = [...]string{
 	"/sched/goroutines:goroutines",
 }
 
-// take takes a snapshot of s. Called from a handler, it parks that handler while the other
-// loops copy their counters (see core.Server.Stats).
-func take(s *core.Server) Snapshot {
-	st := s.Stats()
+// take takes a snapshot of s for the handler of c, which it parks while a goroutine of wait's
+// waits for the loops to copy their counters (core.Server.Stats, which waits, is not for a
+// loop's code). It fails as wait.Call does: when the client left or a shutdown ended the wait.
+func take(c *core.Ctx, s *core.Server) (Snapshot, error) {
+	st, err := wait.Call(c, func(context.Context) (core.Stats, error) { return s.Stats(), nil })
+	if err != nil {
+		return Snapshot{}, err
+	}
 	sn := Snapshot{
 		Version: Version,
 		Time:    time.Now(),
@@ -177,7 +183,7 @@ func take(s *core.Server) Snapshot {
 	for i := range st.Loops {
 		sn.Loops[i] = loopOf(&st.Loops[i])
 	}
-	return sn
+	return sn, nil
 }
 
 // loopOf converts a loop's statistics to their JSON shape.

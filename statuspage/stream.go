@@ -29,7 +29,10 @@ func stream(c *core.Ctx, s *core.Server, interval time.Duration) {
 	var prev Snapshot
 	due := time.Now()
 	for n := 0; ; n++ {
-		sn := take(s)
+		sn, err := take(c, s)
+		if err != nil {
+			return // the client left, or a shutdown began
+		}
 		if n > 0 {
 			sn.addRates(&prev)
 		}

@@ -25,8 +25,8 @@ func TestStream(t *testing.T) {
 	checkCommonHeaders(t, resp.Header)
 
 	first := events.snapshot()
-	if first.Total.Rates != nil || first.Total.Conns.Running != 1 || len(first.Loops) != 2 {
-		t.Errorf("first event: rates %v, running %d, %d loops", first.Total.Rates, first.Total.Conns.Running, len(first.Loops))
+	if first.Total.Rates != nil || first.Total.Conns.Working != 1 || len(first.Loops) != 2 {
+		t.Errorf("first event: rates %v, working %d, %d loops", first.Total.Rates, first.Total.Conns.Working, len(first.Loops))
 	}
 
 	// Requests made now show in a later event, and in its rates.

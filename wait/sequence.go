@@ -288,8 +288,8 @@ func (s *Sequence) notifyLocked() {
 
 // drain runs on the list's loop: it wakes, oldest cursor first, every waiter whose cursor the
 // sequence has passed. A waking only makes a handler ready (and for a detached one, its
-// continuation), so nothing runs inside the loop over the list: a Waker's wake on its own loop
-// is made at once, without the inbox.
+// continuation), so nothing runs inside the loop over the list: the wake is the loop's own
+// (Loop.Wake), made at once, without the inbox.
 func (wl *waitList) drain() {
 	s := wl.s
 	s.mu.Lock()
@@ -299,7 +299,7 @@ func (wl *waitList) drain() {
 	woken := 0
 	for w := wl.head; w != nil && w.seq < seq; w = wl.head {
 		wl.cut(w)
-		w.w.Wake(nil)
+		wl.loop.Wake(w.w, nil)
 		woken++
 	}
 	s.mu.Lock()

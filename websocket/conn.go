@@ -162,7 +162,7 @@ func (s *seqSide) park() {
 }
 
 // wake ends the handler's park, on the loop.
-func (s *seqSide) wake() { s.wk.Wake(nil) }
+func (s *seqSide) wake() { s.cx.Loop().Wake(s.wk, nil) }
 
 // connRare holds what only some connections need: calls waiting from other goroutines, the
 // error the connection ended with, a message being written in pieces.
