@@ -89,7 +89,7 @@ func TestOtherRequestsCodeRefused(t *testing.T) {
 	}
 }
 
-// TestOnLoopOnlyOnTheLoop: OnLoop is true in a handler and in a Post callback, and false on
+// TestOnLoopOnlyOnTheLoop: onLoop, which diagnoses misuse of what is the loop's, is true in a handler and in a Post callback, and false on
 // any other goroutine — while the loop waits for events, and while it runs a handler (which
 // spins until the goroutine has asked), on every architecture.
 func TestOnLoopOnlyOnTheLoop(t *testing.T) {
@@ -101,12 +101,12 @@ func TestOnLoopOnlyOnTheLoop(t *testing.T) {
 		var asked atomic.Bool
 		var busy atomic.Bool
 		go func() {
-			busy.Store(l.OnLoop())
+			busy.Store(l.onLoop())
 			asked.Store(true)
 		}()
 		for !asked.Load() { // the loop is running this handler all along
 		}
-		results <- seen{l.OnLoop(), busy.Load()}
+		results <- seen{l.onLoop(), busy.Load()}
 		loops <- l
 		c.WriteString("ok")
 	}, Options{})
@@ -116,17 +116,17 @@ func TestOnLoopOnlyOnTheLoop(t *testing.T) {
 	s := receive(t, "the handler's answers", results)
 	l := receive(t, "the loop", loops)
 	if !s.handler || s.goroutineBusy {
-		t.Fatalf("OnLoop: %v in the handler, %v on a goroutine while the handler runs; want true, false", s.handler, s.goroutineBusy)
+		t.Fatalf("onLoop: %v in the handler, %v on a goroutine while the handler runs; want true, false", s.handler, s.goroutineBusy)
 	}
-	if l.OnLoop() {
-		t.Fatal("OnLoop: true on the test's goroutine while the loop waits")
+	if l.onLoop() {
+		t.Fatal("onLoop: true on the test's goroutine while the loop waits")
 	}
 	posted := make(chan bool, 1)
-	if err := l.Post(func() { posted <- l.OnLoop() }); err != nil {
+	if err := l.Post(func() { posted <- l.onLoop() }); err != nil {
 		t.Fatal(err)
 	}
 	if !receive(t, "the Post callback's answer", posted) {
-		t.Fatal("OnLoop: false in a Post callback")
+		t.Fatal("onLoop: false in a Post callback")
 	}
 }
 

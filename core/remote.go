@@ -24,6 +24,9 @@ type Remote struct {
 	err  error     // why it closed: nil after a close of its protocol's own (Close, Abort)
 }
 
+// remoteOnLoop is what a Remote's call on its connection's loop panics with, after its name.
+const remoteOnLoop = "a Remote is for goroutines, and code of the connection's loop uses the Conn"
+
 // Remote returns the goroutine side of hc, the same one each time. Call it on hc's loop.
 func (hc *Conn) Remote() *Remote {
 	hc.alive("Remote")
@@ -40,7 +43,7 @@ func (hc *Conn) Remote() *Remote {
 // has closed. Code that runs on a loop must not call it (it panics there): it would wait for
 // itself, or hold up its own loop; it uses the Conn, or posts (Loop.Post).
 func (r *Remote) Do(f func(hc *Conn)) error {
-	r.l.mustBeOffLoop("Remote.Do")
+	r.l.mustBeOffLoop("Remote.Do", remoteOnLoop)
 	ran := make(chan bool, 1)
 	if r.l.Post(func() {
 		if r.hc.closed {
@@ -55,11 +58,21 @@ func (r *Remote) Do(f func(hc *Conn)) error {
 	return nil
 }
 
+// Post runs f with the connection's Conn on its loop, after what was posted to the loop before,
+// without waiting for it; f runs even once the connection has closed (the Conn's methods then
+// report it, Write refusing), so that a protocol can still answer its goroutines from what it
+// kept. It returns ErrShutdown, without running f, when the loop has stopped. Code that runs on
+// the connection's loop must not call it (it panics there): it has the Conn.
+func (r *Remote) Post(f func(hc *Conn)) error {
+	r.l.mustBeOffLoop("Remote.Post", remoteOnLoop)
+	return r.l.Post(func() { f(r.hc) })
+}
+
 // WaitDrained waits while the connection's output is past its high-water mark, until the client
 // has taken enough of it (Protocol.Drained) or the connection closes; it returns nil, or once
 // closed ErrClosed. Code that runs on a loop must not call it (it panics there).
 func (r *Remote) WaitDrained() error {
-	r.l.mustBeOffLoop("Remote.WaitDrained")
+	r.l.mustBeOffLoop("Remote.WaitDrained", remoteOnLoop)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.over && !r.done {

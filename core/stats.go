@@ -191,7 +191,7 @@ func (s *Server) Stats() Stats {
 	loops := s.loops
 	s.mu.Unlock()
 	for _, l := range loops {
-		l.mustBeOffLoop("Server.Stats")
+		l.mustBeOffLoop("Server.Stats", "it waits for the loops; call it from a goroutine of the application's (from a handler, through wait.Do)")
 	}
 	st := Stats{Loops: make([]LoopStats, len(loops))}
 	got := make([]bool, len(loops))

@@ -50,8 +50,8 @@ func (e *HandshakeError) Error() string {
 
 // Accept upgrades the request to a WebSocket connection in the sequential style: the handler
 // goes on with the connection, reading (ReadMessage, NextReader) and writing (WriteMessage,
-// NextWriter) with calls that park the handler alone while they wait. The connection may also
-// be given to other goroutines, and outlives the handler: it lasts until one side closes it
+// NextWriter) with calls that park the handler alone while they wait. Its Remote may be given
+// to other goroutines, and the connection outlives the handler: it lasts until one side closes it
 // (Close), its client vanishes or stops answering pings. A refused upgrade has been answered
 // (see the package doc) and returns a *HandshakeError. Call Accept from the handler, before
 // anything of the response is written; o may be nil.

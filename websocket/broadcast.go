@@ -50,13 +50,10 @@ func (pm *PreparedMessage) compressedFrame() []byte {
 }
 
 // SendPrepared sends a prepared message, as Send sends a message: at once, never waiting, the
-// slow-client policy applied, its result what Send's would be. It may be called from any
-// goroutine.
+// slow-client policy applied, its result what Send's would be. Goroutines use the Remote's.
 func (c *Conn) SendPrepared(pm *PreparedMessage) SendResult {
-	if c.hc.Loop().OnLoop() {
-		return c.sendPrepared(pm)
-	}
-	return c.post(func() { c.sendPrepared(pm) })
+	c.hc.MustBeOnLoop("websocket.Conn.SendPrepared", goroutinesUseRemote)
+	return c.sendPrepared(pm)
 }
 
 func (c *Conn) sendPrepared(pm *PreparedMessage) SendResult {
@@ -116,7 +113,7 @@ func (g *Group) on(l *core.Loop) *groupLoop {
 // Add adds c to the group. Broadcasts that begin after Add returns reach it.
 func (g *Group) Add(c *Conn) {
 	gl := g.on(c.Loop())
-	c.soon(func() {
+	c.Loop().Post(func() { // a stopped loop has closed the connection: nothing is left to do
 		if c.state == stateOpen {
 			gl.conns = append(gl.conns, c)
 		}
@@ -126,7 +123,7 @@ func (g *Group) Add(c *Conn) {
 // Remove takes c out of the group; a closed connection leaves by itself.
 func (g *Group) Remove(c *Conn) {
 	gl := g.on(c.Loop())
-	c.soon(func() {
+	c.Loop().Post(func() {
 		for i, m := range gl.conns {
 			if m == c {
 				gl.remove(i)

@@ -101,9 +101,11 @@ const (
 	stateClosed        // Closed has been called
 )
 
-// A Conn is a WebSocket connection on a dwell loop. Its methods may be called from any
-// goroutine unless their doc says otherwise; they run on the connection's loop, at once when
-// called there and posted otherwise.
+// A Conn is a WebSocket connection on a dwell loop, and the loop's: its methods are for code
+// the loop runs — the handler that upgraded, Events' functions, a continuation, a Loop.Post
+// callback or timer of its loop — and panic, saying so, when another goroutine calls them
+// (Subprotocol, Compressed and Loop, fixed at the upgrade, excepted). What an application
+// hands to its goroutines is the connection's Remote, whose every call posts to the loop.
 type Conn struct {
 	hc  *core.Conn
 	o   *Options
@@ -131,8 +133,8 @@ type Conn struct {
 	pongGrace  bool // the pong's deadline was moved once, for an unread message (timers.go)
 	readerWait bool // the handler is parked in a read
 	writerWait bool // the handler is parked in a write, for Drained
-	// pub is what other goroutines' Send and SendPrepared see of the connection without
-	// waiting for its loop (pubClosed, pubOver); the loop keeps it up to date.
+	// pub is what a Remote's Send and SendPrepared see of the connection without waiting for
+	// its loop (pubClosed, pubOver); the loop keeps it up to date.
 	pub atomic.Uint32
 	// msgSince is when the message in progress began, for Options.MessageTimeout: whole
 	// seconds since the process started, plus one (0: none), in the room the fields above
@@ -164,12 +166,13 @@ func (s *seqSide) park() {
 // wake ends the handler's park, on the loop.
 func (s *seqSide) wake() { s.cx.Loop().Wake(s.wk, nil) }
 
-// connRare holds what only some connections need: calls waiting from other goroutines, the
+// connRare holds what only some connections need: a Remote and its waiting reads, the
 // error the connection ended with, a message being written in pieces.
 type connRare struct {
 	err     error
-	readers []chan readResult // goroutines waiting in ReadMessage, oldest first
+	readers []chan readResult // goroutines waiting in a Remote's ReadMessage, oldest first
 	reader  *messageReader    // NextReader's, once it has been called
+	remote  *Remote           // the goroutine side, once Remote has been called
 }
 
 func (c *Conn) rareState() *connRare {
@@ -193,22 +196,20 @@ func (c *Conn) Compressed() bool { return c.flate != nil }
 // Loop returns the connection's loop.
 func (c *Conn) Loop() *core.Loop { return c.hc.Loop() }
 
-// RemoteAddr returns the client's address. Off the connection's loop it waits for the loop to
-// answer, so another loop's code should not call it (keep the address from the upgrade's
-// request instead).
+// RemoteAddr returns the client's address (the zero value once the connection has closed).
 func (c *Conn) RemoteAddr() netip.AddrPort {
-	var a netip.AddrPort
-	c.onLoop(func() { a = c.hc.RemoteAddr() })
-	return a
+	c.hc.MustBeOnLoop("websocket.Conn.RemoteAddr", goroutinesUseRemote)
+	return c.hc.RemoteAddr()
 }
 
-// Err returns why the connection closed, nil while it is open. Off the connection's loop it
-// waits for the loop to answer, so it is not for another loop's code.
+// Err returns why the connection closed, nil while it is open.
 func (c *Conn) Err() error {
-	var err error
-	c.onLoop(func() { err = c.closeErr() })
-	return err
+	c.hc.MustBeOnLoop("websocket.Conn.Err", goroutinesUseRemote)
+	return c.closeErr()
 }
+
+// goroutinesUseRemote ends the panic of a call of a Conn's method off its loop.
+const goroutinesUseRemote = "goroutines use the connection's Remote (Conn.Remote)"
 
 func (c *Conn) closeErr() error {
 	if c.rare != nil && c.rare.err != nil {
@@ -224,34 +225,6 @@ func (c *Conn) closeErr() error {
 func (c *Conn) setErr(err error) {
 	if r := c.rareState(); r.err == nil {
 		r.err = err
-	}
-}
-
-// onLoop runs f on the connection's loop: at once when called there, else posted, waiting for
-// it to have run — for the calls that return what the loop knows, made from goroutines (on
-// another loop, waiting would hold that loop up: those calls are not for another loop's
-// code). A loop that has stopped runs nothing: f is then not called.
-func (c *Conn) onLoop(f func()) {
-	l := c.hc.Loop()
-	if l.OnLoop() {
-		f()
-		return
-	}
-	done := make(chan struct{})
-	if l.Post(func() { f(); close(done) }) != nil {
-		return
-	}
-	<-done
-}
-
-// soon runs f on the connection's loop, at once when called there, else posted, without
-// waiting: for the calls that need no answer, which any code may make, another loop's too. A
-// loop's posts run in order, so what a goroutine asks soon is done before what it asks next.
-func (c *Conn) soon(f func()) {
-	if l := c.hc.Loop(); l.OnLoop() {
-		f()
-	} else {
-		l.Post(f) // a loop that has stopped has closed the connection: nothing is left to do
 	}
 }
 

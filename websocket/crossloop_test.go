@@ -13,14 +13,17 @@ import (
 // TestSendAcrossLoops: the code of one loop sends to a connection of another, which sends back
 // from its own loop, many times over: Send posts and never waits, so neither loop holds the
 // other up (had it waited for the other loop, the two would wait for each other), and every
-// message arrives, in order.
+// message arrives, in order. Each connection's Remote, taken on its loop, is what the other
+// loop's code sends with.
 func TestSendAcrossLoops(t *testing.T) {
 	var mu sync.Mutex
 	var conns []*Conn
+	remotes := map[*Conn]*Remote{}
 	ev := &Events{
 		Open: func(c *Conn) {
 			mu.Lock()
 			conns = append(conns, c)
+			remotes[c] = c.Remote()
 			mu.Unlock()
 		},
 		Message: func(c *Conn, typ MessageType, data []byte) {
@@ -29,7 +32,10 @@ func TestSendAcrossLoops(t *testing.T) {
 			mu.Unlock()
 			for _, o := range others {
 				if o != c {
-					if r := o.Send(typ, data); r != SendQueued && r != SendBackpressure {
+					mu.Lock()
+					ro := remotes[o]
+					mu.Unlock()
+					if r := ro.Send(typ, data); r != SendQueued && r != SendBackpressure {
 						t.Errorf("Send to another loop's connection: %v", r)
 					}
 				}
@@ -61,7 +67,7 @@ func TestSendAcrossLoops(t *testing.T) {
 		case conns[i].Loop() != conns[ia].Loop():
 			b, ib = c, i
 		default:
-			conns[i].Close(CloseNormal, "")
+			remotes[conns[i]].Close(CloseNormal, "")
 		}
 		mu.Unlock()
 		if i > 64 {

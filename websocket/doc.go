@@ -8,9 +8,10 @@
 // Accept is the sequential style, for code written as gorilla/websocket's is: the handler goes
 // on with the connection, reading messages (ReadMessage, NextReader) and writing them
 // (WriteMessage, NextWriter) with calls that park only the handler while they wait — for the
-// next message, for a slow client to take what was written. Those calls may also be made from
-// other goroutines; they are then run on the connection's loop, in order, and no two writes
-// ever interleave.
+// next message, for a slow client to take what was written. A Conn is the loop's; what the
+// handler hands to other goroutines is the connection's Remote, whose calls — the same reads
+// and writes — are posted to the connection's loop and run there in order, so that no two
+// writes ever interleave.
 //
 // Serve is the event style, for many connections that mostly wait: the handler returns at once,
 // and Events' functions run on the loop when a message arrives or the connection closes. A

@@ -20,13 +20,12 @@ type readResult struct {
 	mr   *messageReader // the connection's reader, for NextReader
 }
 
-// ReadMessage returns the next message: its type and its bytes, which are the caller's. In the
-// handler it parks the handler until a message comes; from another goroutine it waits for one.
-// It returns the error the connection closed with (a *CloseError for a close frame,
+// ReadMessage returns the next message: its type and its bytes, which are the caller's. It parks
+// the handler until a message comes. It returns the error the connection closed with (a *CloseError for a close frame,
 // ErrPongTimeout, core.ErrClosed for a client that vanished) once it has closed and no
 // message is left. It cannot be used on a connection of the event style (Serve), whose
 // messages go to Events.Message, nor from Events' functions or Loop.Post callbacks, which
-// cannot wait: it returns an error there.
+// cannot wait: it returns an error there. A goroutine reads with the Remote's ReadMessage.
 func (c *Conn) ReadMessage() (MessageType, []byte, error) {
 	r := c.next(false)
 	return r.typ, r.data, r.err
@@ -48,13 +47,10 @@ func (c *Conn) NextReader() (MessageType, io.Reader, error) {
 	return r.typ, r.mr, nil
 }
 
-// next waits for the next message, as the caller can: parked in the handler, on a channel from
-// elsewhere. With withReader, the result carries the connection's messageReader, made on the
-// loop the first time.
+// next waits for the next message, parked in the handler. With withReader, the result carries
+// the connection's messageReader, made the first time.
 func (c *Conn) next(withReader bool) readResult {
-	if !c.hc.Loop().OnLoop() {
-		return c.nextOffLoop(withReader)
-	}
+	c.hc.MustBeOnLoop("websocket.Conn.ReadMessage", goroutinesUseRemote)
 	if c.ev != nil {
 		return readResult{err: errEventStyle}
 	}
@@ -96,28 +92,6 @@ func resumeOnLoop(p any, _ []byte, _ int) int {
 func readerOnLoop(p any, _ []byte, _ int) int {
 	p.(*Conn).messageReader()
 	return 0
-}
-
-// nextOffLoop is next for a goroutine: it waits on a channel the loop answers. It is a function
-// of its own so that next's frame, which a parked handler keeps on its stack for as long as it
-// waits, is small.
-//
-//go:noinline
-func (c *Conn) nextOffLoop(withReader bool) readResult {
-	ch := make(chan readResult, 1)
-	var mr *messageReader
-	if c.hc.Loop().Post(func() {
-		if withReader {
-			mr = c.messageReader()
-		}
-		c.rareState().readers = append(c.rare.readers, ch)
-		c.serveReaders()
-	}) != nil {
-		return readResult{err: ErrClosed}
-	}
-	r := <-ch // sent after mr was set: the channel orders the two
-	r.mr = mr
-	return r
 }
 
 // take hands the message waiting in the buffer to its reader, and reads on.

@@ -2,9 +2,7 @@ package websocket
 
 import (
 	"errors"
-	"unicode/utf8"
 
-	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/bufpool"
 	"github.com/dwellhttp/dwell/websocket/internal/frame"
 )
@@ -49,24 +47,19 @@ var (
 	errCloseReasonLen = errors.New("websocket: a close reason over 123 bytes, or not UTF-8")
 )
 
-// Send queues a message for the client and says so at once: it never waits. It is the event
-// style's write (it may be called from Events' functions), and may be called from anywhere,
-// another loop's code among them. On the connection's loop it says what became of the
-// message: queued (SendQueued), queued past the high-water mark, the sender told to hold back
-// (SendBackpressure), refused by the slow-client policy (SendDropped), or too late
-// (SendClosed). Elsewhere data is copied and posted to the loop, which applies the policy when
-// it runs it, and the result is SendClosed or what the connection last said of its output:
-// SendBackpressure while it is over the mark, else SendQueued. The type must be Text or
-// Binary; a Text message is sent as it is, its UTF-8 the caller's to ensure.
+// Send queues a message for the client and says what became of it at once: it never waits. It
+// is the event style's write (Events' functions call it), and any code of the connection's
+// loop may call it: queued (SendQueued), queued past the high-water mark, the sender told to
+// hold back (SendBackpressure), refused by the slow-client policy (SendDropped), or too late
+// (SendClosed). The type must be Text or Binary; a Text message is sent as it is, its UTF-8
+// the caller's to ensure. Goroutines, another loop's code among them, send with the Remote's
+// Send.
 func (c *Conn) Send(typ MessageType, data []byte) SendResult {
 	if typ != Text && typ != Binary {
 		panic(errBadType)
 	}
-	if c.hc.Loop().OnLoop() {
-		return c.send(typ, data, true)
-	}
-	own := append([]byte(nil), data...)
-	return c.post(func() { c.send(typ, own, true) })
+	c.hc.MustBeOnLoop("websocket.Conn.Send", goroutinesUseRemote)
+	return c.send(typ, data, true)
 }
 
 // send queues a data message on the loop, compressed when that was negotiated and it is long
@@ -103,18 +96,6 @@ func (c *Conn) queue(op frame.Opcode, payload []byte, compressed, bounded bool) 
 	return SendQueued
 }
 
-// post runs the send f on the connection's loop, for a caller elsewhere, without waiting for
-// it: what the result can say at once is what the loop last published.
-func (c *Conn) post(f func()) SendResult {
-	if c.pub.Load()&pubClosed != 0 || c.hc.Loop().Post(f) != nil {
-		return SendClosed
-	}
-	if c.pub.Load()&pubOver != 0 {
-		return SendBackpressure
-	}
-	return SendQueued
-}
-
 // dropSlow ends the connection of a client that does not read its messages, at once: a close
 // frame would wait behind the output the client is not reading, holding it until the write
 // timeout.
@@ -145,31 +126,15 @@ const smallFrame = frame.MaxControlPayload
 
 // WriteMessage sends a whole message: the sequential style's write. In the handler it returns
 // once the message is queued and the connection's output is under the server's high-water
-// mark, parking the handler while a slow client catches up; from another goroutine it waits
-// the same way, on the loop's word; from Events' functions or a Loop.Post callback, which
-// cannot wait, it queues the message and returns. Writes from any number of goroutines are
-// sent whole, one after another, never interleaved. It returns ErrClosed (or why the
-// connection closed) once it has closed or begun to. Code of another loop must not wait, and
-// should use Send instead.
+// mark, parking the handler while a slow client catches up; from Events' functions or a
+// Loop.Post callback, which cannot wait, it queues the message and returns. It returns
+// ErrClosed (or why the connection closed) once it has closed or begun to. A goroutine writes
+// with the Remote's WriteMessage, which waits the same way.
 func (c *Conn) WriteMessage(typ MessageType, data []byte) error {
 	if typ != Text && typ != Binary {
 		return errBadType
 	}
-	l := c.hc.Loop()
-	if !l.OnLoop() {
-		err := ErrClosed // unless the loop runs the write
-		var r *core.Remote
-		c.onLoop(func() {
-			err = c.sendErr(c.send(typ, data, false)) // bounded by the wait below
-			if err == nil && c.hc.Buffered() > c.hc.HighWater() {
-				r = c.hc.Remote() // made for the first goroutine that has to wait
-			}
-		})
-		if r != nil {
-			r.WaitDrained() // until the output drains or the connection closes
-		}
-		return err
-	}
+	c.hc.MustBeOnLoop("websocket.Conn.WriteMessage", goroutinesUseRemote)
 	if c.seq == nil || !c.seq.cx.MayPark() {
 		return c.sendErr(c.send(typ, data, true)) // code that cannot wait: bounded as Send is
 	}
@@ -222,16 +187,14 @@ func (c *Conn) awaitDrain() error {
 // client answers with its own, or after Options.CloseTimeout. Reads go on until then. code is
 // CloseNormal, CloseGoingAway, one of the other codes a server may send (1001-1003,
 // 1007-1011, 1012, 1013) or one of 3000-4999; reason is UTF-8, at most 123 bytes. Close
-// returns at once, and does nothing once the connection is closing. It may be called from any
-// goroutine.
+// returns at once, and does nothing once the connection is closing. Goroutines close with the
+// Remote's Close.
 func (c *Conn) Close(code uint16, reason string) error {
-	if !frame.ValidCloseCode(code) {
-		return errBadCloseCode
+	if err := checkClose(code, reason); err != nil {
+		return err
 	}
-	if len(reason) > frame.MaxControlPayload-2 || !utf8.ValidString(reason) {
-		return errCloseReasonLen
-	}
-	c.soon(func() { c.startClose(code, reason) })
+	c.hc.MustBeOnLoop("websocket.Conn.Close", goroutinesUseRemote)
+	c.startClose(code, reason)
 	return nil
 }
 

@@ -120,12 +120,13 @@ func TestGoroutines(t *testing.T) {
 		if err != nil {
 			return
 		}
+		r := c.Remote() // the goroutines' side of the connection
 		var wg sync.WaitGroup
 		for w := range writers {
 			wg.Go(func() {
 				for i := range each {
 					msg := bytes.Repeat([]byte{byte('a' + w)}, 1000+i)
-					if err := c.WriteMessage(Text, msg); err != nil {
+					if err := r.WriteMessage(Text, msg); err != nil {
 						t.Error(err)
 						return
 					}
@@ -137,11 +138,11 @@ func TestGoroutines(t *testing.T) {
 		for range 2 {
 			wg.Go(func() {
 				for {
-					typ, m, err := c.ReadMessage()
+					typ, m, err := r.ReadMessage()
 					if err != nil {
 						return
 					}
-					c.WriteMessage(typ, m)
+					r.WriteMessage(typ, m)
 				}
 			})
 		}

@@ -7,8 +7,8 @@ import (
 )
 
 // NextWriter returns a writer for one message of type typ: what is written to it is gathered,
-// and sent as one message when it is closed (with WriteMessage's waiting). Writers of several
-// goroutines each gather their own message: messages never interleave. Close sends the
+// and sent as one message when it is closed (with WriteMessage's waiting): in the handler, as
+// WriteMessage is (goroutines use the Remote's NextWriter). Close sends the
 // message, and must be called; writing after it fails. A writer is one small allocation (it
 // may be kept by a caller past its Close, so it is never reused); WriteMessage is the way
 // that allocates nothing.
@@ -22,6 +22,7 @@ func (c *Conn) NextWriter(typ MessageType) (io.WriteCloser, error) {
 // A messageWriter gathers a message for NextWriter, in a message buffer.
 type messageWriter struct {
 	c   *Conn
+	r   *Remote // a Remote's writer: sent with the Remote's WriteMessage
 	typ MessageType
 	buf []byte
 }
@@ -40,8 +41,13 @@ func (w *messageWriter) Close() error {
 	if c == nil {
 		return ErrClosed
 	}
-	err := c.WriteMessage(w.typ, w.buf)
+	var err error
+	if w.r != nil {
+		err = w.r.WriteMessage(w.typ, w.buf)
+	} else {
+		err = c.WriteMessage(w.typ, w.buf)
+	}
 	bufpool.Put(w.buf)
-	w.c, w.buf = nil, nil
+	w.c, w.r, w.buf = nil, nil, nil
 	return err
 }

@@ -98,8 +98,9 @@ func (s *socket) message(conn *websocket.Conn, typ websocket.MessageType, data [
 // one back on the loop.
 func (s *socket) store(conn *websocket.Conn) {
 	p := s.posts[0]
+	r := conn.Remote() // what the goroutine sends with
 	go func() {
-		conn.Send(websocket.Text, s.ch.storePost(p))
+		r.Send(websocket.Text, s.ch.storePost(p))
 		conn.Loop().Post(func() {
 			s.posts[0] = socketPost{}
 			s.posts = s.posts[1:]
