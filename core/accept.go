@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
@@ -129,9 +130,9 @@ func (l *Loop) open(fd, ln int) {
 	}
 	c := &conn{fd: int32(fd), serial: l.serial, l: l, events: netpoll.WatchRead | netpoll.WatchHangup,
 		via: viaListener(ln, l.lns[ln].tls)}
-	c.tm.init(timerConn)
+	c.tm.Init(timerConn)
 	for fd >= len(l.conns) {
-		l.conns = appendDoubling(l.conns, nil)
+		l.conns = engine.AppendDoubling(l.conns, nil)
 	}
 	l.conns[fd] = c
 	l.nconns++

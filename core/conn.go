@@ -441,7 +441,7 @@ func (c *conn) close(err error) {
 	l := c.l
 	handed := c.isHanded()
 	c.state = stClosed
-	l.timers.stop(&c.tm)
+	l.timers.Stop(&c.tm)
 	stream := c.isStream()
 	if !stream {
 		l.conns[c.fd] = nil
@@ -467,7 +467,7 @@ func (c *conn) close(err error) {
 			cx.clientGone(err)
 		}
 	}
-	if !stream && l.acceptPaused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.armed() {
+	if !stream && l.acceptPaused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
 		l.listen()
 	}
 }

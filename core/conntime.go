@@ -52,8 +52,8 @@ func (c *conn) waitReadable(cx *Ctx) error {
 // earlier is left alone and re-armed when it fires (onDeadline): moving a deadline later, as every
 // keep-alive request does, costs no heap operation.
 func (c *conn) armTimer(when int64) {
-	if !c.tm.armed() || c.tm.when > when {
-		c.l.timers.set(&c.tm, when)
+	if !c.tm.Armed() || c.tm.When() > when {
+		c.l.timers.Set(&c.tm, when)
 	}
 }
 
@@ -92,6 +92,6 @@ func (c *conn) onDeadline(l *Loop) {
 		next = c.wdl
 	}
 	if next != 0 {
-		l.timers.set(&c.tm, next)
+		l.timers.Set(&c.tm, next)
 	}
 }

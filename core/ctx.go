@@ -163,7 +163,7 @@ func (l *Loop) getCtx(c *conn) *Ctx {
 		l.ctxs = l.ctxs[:n-1]
 	} else {
 		cx = &Ctx{l: l}
-		cx.tm.init(timerCtx)
+		cx.tm.Init(timerCtx)
 	}
 	cx.conn = c
 	cx.req = wire.Request{ContentLength: -1}
@@ -222,7 +222,7 @@ func (cx *Ctx) recycle() {
 	l := cx.l
 	cx.freeRequest()
 	cx.clearHeaders()
-	l.timers.stop(&cx.tm)
+	l.timers.Stop(&cx.tm)
 	cx.gen++
 	cx.woken = 0
 	cx.detachK = nil

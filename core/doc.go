@@ -60,7 +60,8 @@
 // A handler parks by suspending its coroutine (Ctx.Suspend, a body read, a write to a slow
 // client) and the loop goes on with other connections. It becomes ready through:
 //
-//  1. a loop timer (timer.go, a 4-ary heap; the poller's timeout is the earliest deadline);
+//  1. a loop timer (timer.go, on the engine's 4-ary heap, internal/engine/timers.go; the
+//     poller's timeout is the earliest deadline);
 //  2. a posted task or Waker (inbox.go: a queue and a wake-up descriptor, from any goroutine);
 //  3. readiness of its socket, or its client leaving (ErrClosed), or a shutdown (ErrShutdown);
 //

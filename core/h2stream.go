@@ -108,7 +108,7 @@ func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	l.serial++
 	c := &s.c
 	c.serial, c.l, c.via = l.serial, l, pc.via
-	c.tm.init(timerConn)
+	c.tm.Init(timerConn)
 
 	cx := l.getCtx(c)
 	r := &cx.req

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/h2"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
@@ -155,7 +156,7 @@ func (c *conn) handOverTo(p Protocol, deliver bool) *Conn {
 		c.stream().hc = hc
 	} else {
 		for int(c.fd) >= len(l.handed) {
-			l.handed = appendDoubling(l.handed, nil)
+			l.handed = engine.AppendDoubling(l.handed, nil)
 		}
 		l.handed[c.fd] = hc
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 	"github.com/dwellhttp/dwell/internal/alias"
@@ -36,7 +37,7 @@ type Loop struct {
 	nreqs  int    // requests taken from the pool and not yet given back: running, parked or detached
 	serial uint32 // of the last connection opened
 
-	timers      timerHeap
+	timers      engine.Heap
 	ready       []*Ctx  // parked handlers to resume at the top of the next iteration
 	pending     []*conn // connections with requests held over from their last turn
 	coros       []*coro
@@ -143,7 +144,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		// growing copies them and leaves the old arrays as garbage, while the pages of a fresh
 		// allocation cost memory only once they are written.
 		conns:  make([]*conn, 0, initialConns),
-		timers: timerHeap{h: make([]*timer, 0, 2*initialConns)},
+		timers: engine.NewHeap(2 * initialConns),
 		epoch:  time.Now(),
 		done:   make(chan struct{}),
 	}
@@ -152,7 +153,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		l.tlsT = newTLSTransport(l, s.tlsConfig)
 	}
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
-	l.accTimer.t.init(timerFunc)
+	l.accTimer.t.Init(timerFunc)
 	err = p.Add(ib.wake.FD(), 0, netpoll.WatchRead)
 	if err == nil {
 		err = l.listen()
@@ -232,7 +233,7 @@ func (l *Loop) pollTimeout() int {
 	if len(l.ready) > 0 || len(l.pending) > 0 || l.tlsT != nil && (l.tlsT.wantsRead() || l.tlsT.handshakesWaiting()) {
 		return 0
 	}
-	when, ok := l.timers.next()
+	when, ok := l.timers.Next()
 	if !ok {
 		return -1
 	}
@@ -273,7 +274,7 @@ func (l *Loop) clock() int64 {
 
 func (l *Loop) runTimers() {
 	for {
-		t := l.timers.popDue(l.now)
+		t := l.timers.PopDue(l.now)
 		if t == nil {
 			return
 		}

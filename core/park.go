@@ -80,7 +80,7 @@ func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 		}
 	}
 	if d > 0 {
-		l.timers.set(&cx.tm, l.clock()+int64(d))
+		l.timers.Set(&cx.tm, l.clock()+int64(d))
 	}
 	cx.state = ctxParked
 	cx.park = kind
@@ -96,7 +96,7 @@ func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 // taken for it are spent, and it returns what the wake passed.
 func (cx *Ctx) endPark() error {
 	cx.park = parkNone
-	cx.l.timers.stop(&cx.tm)
+	cx.l.timers.Stop(&cx.tm)
 	cx.gen++
 	return cx.wakeErr()
 }
@@ -236,7 +236,7 @@ func (cx *Ctx) detach(d time.Duration, k func(*Ctx, error), deadlineIsSuccess bo
 		cx.park = parkAfter
 	}
 	if d > 0 {
-		l.timers.set(&cx.tm, l.clock()+int64(d))
+		l.timers.Set(&cx.tm, l.clock()+int64(d))
 	}
 }
 
@@ -308,7 +308,7 @@ func (cx *Ctx) SetTimeout(d time.Duration) {
 	}
 	if r.deadline == nil {
 		r.deadline = &Timer{l: cx.l, f: func() { cx.clientGone(ErrDeadline) }}
-		r.deadline.t.init(timerFunc)
+		r.deadline.t.Init(timerFunc)
 	}
 	r.deadline.reset(d)
 	r.deadlineAt = cx.l.now + int64(d) // reset has just read the clock

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
@@ -213,7 +214,7 @@ func (t *tlsTransport) state(c *conn) *tlsConn {
 	s := &tlsConn{t: t, c: c, fd: int(c.fd)}
 	s.tc = tls.Server(s, t.config)
 	for s.fd >= len(t.conns) {
-		t.conns = appendDoubling(t.conns, nil)
+		t.conns = engine.AppendDoubling(t.conns, nil)
 	}
 	t.conns[s.fd] = s
 	return s
