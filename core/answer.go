@@ -73,10 +73,10 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 		x.rare.filter = nil
 		x.rare.answered = err
 	}
-	c.out.dropAfterHead(pool)
+	c.out.DropAfterHead(pool)
 	cx.resp = rfClose
 	cx.status = uint16(status)
-	c.out.reserveHead(&c.l.pool)
+	c.out.ReserveHead(&c.l.pool)
 	if cx.l.opts.WriteRefusal != nil {
 		if err == nil && status == 500 {
 			err = &PanicError{cx.rare().panicV}
@@ -89,7 +89,7 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 	}
 	text := strconv.Itoa(status) + " " + StatusText(status) + ": " + msg + "\n"
 	if cx.reqf&reqHead == 0 {
-		c.out.write(pool, []byte(text))
+		c.out.Write(pool, []byte(text))
 	}
 	cx.written = int64(len(text))
 }
@@ -125,7 +125,7 @@ func (l *Loop) handlerPanic(cx *Ctx, r any) {
 // respondToPanic lets the request's OnPanic responder replace the server's 500. It runs where
 // the panic was recovered, but cannot park there: its writes queue.
 func (cx *Ctx) respondToPanic(f func(*Ctx, any), v any) {
-	cx.conn.out.dropAfterHead(&cx.l.pool)
+	cx.conn.out.DropAfterHead(&cx.l.pool)
 	cx.status, cx.written = 0, 0
 	current := cx.l.current
 	cx.l.current = nil
@@ -162,7 +162,7 @@ func writeReject(c *conn, rej *wire.Reject) {
 	l := c.l
 	pool := &l.pool
 	text := StatusText(rej.Status)
-	b := c.out.spare(pool, 200+len(rej.Reason)+len(text))
+	b := c.out.Spare(pool, 200+len(rej.Reason)+len(text))
 	b = wire.AppendStatusLine(b, rej.Status)
 	b = append(b, "Date: "...)
 	b = append(b, l.date[:]...)
@@ -175,7 +175,7 @@ func writeReject(c *conn, rej *wire.Reject) {
 	b = append(b, ": "...)
 	b = append(b, rej.Reason...)
 	b = append(b, '\n')
-	c.out.filled(pool, b)
+	c.out.Filled(pool, b)
 }
 
 // debugEnabled reports whether the loop's logger takes debug records, so that the values of

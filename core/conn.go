@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
@@ -23,7 +24,7 @@ type conn struct {
 	in       []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
 	scan     wire.HeadScan
 	headSize uint16 // what a read for a request head takes (see headRead); 0: headReadFirst
-	out      writeQueue
+	out      engine.WriteQueue
 	spill    int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
 	drainLeft int32 // stDrain: unread body bytes the loop may still discard
@@ -261,7 +262,7 @@ func (c *conn) serve() {
 
 // outputBlocked reports whether the client has left so much output unread that the connection
 // takes no more requests for now.
-func (c *conn) outputBlocked() bool { return c.out.size > c.highWater() }
+func (c *conn) outputBlocked() bool { return c.out.Size() > c.highWater() }
 
 // highWater is the output a connection holds before its writer parks: Options.WriteHighWater.
 // An HTTP/2 stream's is a quarter of it (16 KiB at least), so that what the streams of one
@@ -291,7 +292,7 @@ func (c *conn) settle() {
 		}
 	}
 	c.keepInput()
-	if c.out.size > 0 {
+	if c.out.Size() > 0 {
 		c.flush()
 		if c.state == stClosed {
 			return
@@ -329,7 +330,7 @@ func (c *conn) flush() {
 		c.close(ErrClosed)
 		return
 	}
-	progressed, err := c.out.send(c, nil)
+	progressed, err := c.out.Send(c.sender(), c.l.iov, &c.l.pool, nil)
 	if err != nil {
 		c.close(ErrClosed)
 		return
@@ -340,13 +341,13 @@ func (c *conn) flush() {
 // afterSend updates deadlines, parked writers and closing after bytes were (or were not) written.
 func (c *conn) afterSend(progressed bool) {
 	l := c.l
-	if c.heldBack && c.out.size <= c.highWater()/2 {
+	if c.heldBack && c.out.Size() <= c.highWater()/2 {
 		c.heldBack = false
 		l.pending = append(l.pending, c)
 	}
 	cx := c.cx
 	writer := cx != nil && cx.parkedOn(parkWrite)
-	if c.out.size == 0 {
+	if c.out.Size() == 0 {
 		c.wdl = 0
 		if writer {
 			cx.wake(nil)
@@ -366,7 +367,7 @@ func (c *conn) afterSend(progressed bool) {
 		c.wdl = 0
 	}
 	c.armWriteDeadline()
-	if writer && c.out.size <= c.highWater()/2 && !c.out.hasFile() {
+	if writer && c.out.Size() <= c.highWater()/2 && !c.out.HasFile() {
 		cx.wake(nil)
 	}
 	if c.state == stHandedOver {
@@ -410,7 +411,7 @@ func (c *conn) updateInterest() {
 	if c.peerEOF {
 		ev &^= netpoll.WatchRead | netpoll.WatchHangup
 	}
-	if c.out.size > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) || c.tr().holds(c) {
+	if c.out.Size() > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) || c.tr().holds(c) {
 		ev |= netpoll.WatchWrite // output to send, or a writer waiting for room to send from its own buffer
 	} else {
 		ev &^= netpoll.WatchWrite
@@ -453,7 +454,7 @@ func (c *conn) close(err error) {
 	c.tr().close(c, c.ending == closeReset)
 	c.in = nil
 	c.dropSpill()
-	c.out.release(&l.pool)
+	c.out.Release(&l.pool)
 	if handed {
 		c.closeHanded(err)
 	}
@@ -495,7 +496,7 @@ func (c *conn) closeAfterOutput(linger bool) {
 		c.ending = closeLinger
 	}
 	c.rdl = 0
-	if c.out.size == 0 {
+	if c.out.Size() == 0 {
 		c.finishClose()
 	}
 }

@@ -22,7 +22,7 @@ func (c *conn) sendContinue() {
 		return
 	}
 	if len(c.in) == 0 && c.state != stClosed {
-		c.out.insertBeforeHead(&c.l.pool, continue100)
+		c.out.InsertBeforeHead(&c.l.pool, continue100)
 		c.flush()
 	}
 }

@@ -39,8 +39,8 @@ func (cx *Ctx) Refuse(status int, err error) bool {
 	if x := cx.x; x != nil && x.rare != nil {
 		x.rare.filter = nil // a filter would go on writing (a compressor's trailer) after the answer
 	}
-	c.out.dropAfterHead(pool)
-	c.out.reserveHead(pool)
+	c.out.DropAfterHead(pool)
+	c.out.ReserveHead(pool)
 	cx.status = uint16(status)
 	if r.typeSet {
 		cx.addField("Content-Type", r.contentType, fieldContentType)
@@ -52,7 +52,7 @@ func (cx *Ctx) Refuse(status int, err error) bool {
 		cx.appendField(r.fields[i], r.fields[i+1])
 	}
 	if cx.reqf&reqHead == 0 {
-		c.out.write(pool, r.body)
+		c.out.Write(pool, r.body)
 	}
 	cx.written = int64(len(r.body)) // HEAD's too: its Content-Length is the body's
 	return true

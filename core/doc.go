@@ -25,13 +25,15 @@
 //     header.go's, and a body filter (filter.go) may stand in front of it;
 //  6. the request's end (request.go: endRequest), where the connection decides what follows:
 //     the next request, skipping the rest of an unread body, or the close;
-//  7. the connection's write queue (writequeue.go) of pooled chunks and file segments, where
+//  7. the connection's write queue (internal/engine/writequeue.go) of pooled chunks and file
+//     segments, sent through the connection's transport (transport.go), where
 //     pipelined responses gather and leave in one vectored write; above WriteHighWater a
 //     writing handler parks until the client has taken half;
 //  8. the socket again. Unparsed leftovers move to a small pooled spill buffer between turns, so
 //     an idle connection holds no buffer at all.
 //
-// Its main line runs through four files — conn.go, request.go, response.go and writequeue.go —
+// Its main line runs through four files — conn.go, request.go, response.go and the engine's
+// writequeue.go —
 // but with what they call on the way (the transport, the parser in internal/wire, the
 // coroutines, timers, pools, hooks and stats) one request touches about twenty of core's files,
 // and an HTTP/2 stream's about forty. The connection's side (conn.go, request.go, connbody.go,

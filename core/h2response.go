@@ -29,7 +29,7 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 	}
 	noBody := cx.noBody()
 	if noBody {
-		c.out.dropAfterHead(pool)
+		c.out.DropAfterHead(pool)
 	}
 	length := int64(-1)
 	switch {
@@ -44,8 +44,8 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 	}
 	block := cx.appendFieldBlock(l.h2block[:0], status, length, noBody, whole)
 	l.h2block = block[:0]
-	buffered := c.out.afterHead()
-	c.out.removeHead()
+	buffered := c.out.AfterHead()
+	c.out.RemoveHead()
 	cx.resp |= rfCommitted
 	// The end of the stream goes with the head when there is no body, or with the body's one
 	// DATA frame when the whole of it fits the windows now: a small response is two frames.
@@ -58,19 +58,16 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 		s.ended = true
 		return
 	}
-	if whole && !trailers && len(c.out.items) == 1 && c.out.items[0].kind == itemBytes && s.room(int(buffered)) == int(buffered) {
-		it := &c.out.items[0]
-		s.sendData(it.b[it.off:], true)
-		pool.Put(it.b)
-		c.out.drop(pool, 1)
-		c.out.size = 0
+	if body, ok := c.out.Whole(); whole && !trailers && ok && s.room(len(body)) == len(body) {
+		s.sendData(body, true)
+		c.out.Consume(pool, len(body))
 		return
 	}
 	if whole {
 		// The body waits for a window, for as long as the client likes until the write
 		// timeout: it waits in a buffer of its size (a client that opens streams and no
 		// window holds a few hundred bytes a stream, not a chunk).
-		c.out.compact(pool)
+		c.out.Compact(pool)
 	}
 }
 
@@ -127,8 +124,8 @@ func (cx *Ctx) refuseTunnel(streaming bool) {
 	c := cx.conn
 	// The refusal's body is one buffer (errorResponse, shapedBody: at most maxRefusalBody), so
 	// it goes in one DATA frame, ending the stream, when the windows allow its length now.
-	if n := c.out.afterHead(); streaming && n > 0 && int64(c.stream().room(int(n))) != n {
-		c.out.dropAfterHead(&cx.l.pool)
+	if n := c.out.AfterHead(); streaming && n > 0 && int64(c.stream().room(int(n))) != n {
+		c.out.DropAfterHead(&cx.l.pool)
 		cx.written = 0
 	}
 }

@@ -412,7 +412,7 @@ func (s *h2stream) room(n int) int {
 		return 0
 	}
 	pc := h.hc.c
-	if pc.out.size >= int64(pc.l.opts.WriteHighWater) {
+	if pc.out.Size() >= int64(pc.l.opts.WriteHighWater) {
 		return 0 // Drained, once the client has read half
 	}
 	// A frame is not cut to the few bytes left under the mark, which a stream writing as fast
@@ -486,7 +486,7 @@ func (h2T) close(c *conn, reset bool) {
 	s := c.stream()
 	switch {
 	case s.h.closed || s.rst:
-	case reset || !s.ended && (c.cx != nil && c.cx.active() && !c.isHanded() || c.out.size > 0):
+	case reset || !s.ended && (c.cx != nil && c.cx.active() && !c.isHanded() || c.out.Size() > 0):
 		s.sendRST(h2.Cancel) // cut: its handler is under way, or its output was never sent
 	default:
 		if s.trailers != nil && !s.ended {

@@ -195,7 +195,7 @@ func (cx *Ctx) writeSwitch() {
 	c := cx.conn
 	pool := &cx.l.pool
 	fields := cx.fieldBytes()
-	b := c.out.spare(pool, 128+len(fields))
+	b := c.out.Spare(pool, 128+len(fields))
 	b = wire.AppendStatusLine(b, 101)
 	if cx.resp&rfHasDate == 0 {
 		b = append(b, "Date: "...)
@@ -204,7 +204,7 @@ func (cx *Ctx) writeSwitch() {
 	}
 	b = append(b, fields...)
 	b = append(b, "Connection: Upgrade\r\n\r\n"...)
-	c.out.filled(pool, b)
+	c.out.Filled(pool, b)
 	cx.resp |= rfCommitted
 }
 
@@ -292,7 +292,7 @@ func (c *conn) readHandedOver() {
 // it has gone under half the high-water mark after being over it.
 func (c *conn) afterHandedSend() {
 	hc := c.handed()
-	if hc.over && c.out.size <= c.highWater()/2 {
+	if hc.over && c.out.Size() <= c.highWater()/2 {
 		hc.over = false
 		if hc.remote != nil {
 			hc.remote.drained()
@@ -407,16 +407,15 @@ func (hc *Conn) Write(p []byte) error {
 // queue is Write for the loop's own code, which is on the loop and knows the connection open.
 func (hc *Conn) queue(p []byte) {
 	c := hc.c
-	if c.out.size == 0 && len(p) >= smallChunkWrite && len(p) < minChunkSize {
+	if c.out.Size() == 0 && len(p) >= smallChunkWrite && len(p) < engine.MinChunkSize {
 		// A write alone in the queue, as a broadcast's frame is to each of thousands of
 		// connections in one turn, takes a buffer of its size rather than a chunk of
-		// minChunkSize: the pool keeps thousands of those, not of these.
-		c.out.push(&c.l.pool, outItem{b: append(c.l.pool.Get(len(p)), p...)})
-		c.out.size += int64(len(p))
+		// engine.MinChunkSize: the pool keeps thousands of those, not of these.
+		c.out.PushBuffer(&c.l.pool, append(c.l.pool.Get(len(p)), p...))
 	} else {
-		c.out.write(&c.l.pool, p)
+		c.out.Write(&c.l.pool, p)
 	}
-	if c.out.size > c.highWater() && !hc.over {
+	if c.out.Size() > c.highWater() && !hc.over {
 		hc.over = true
 		if hc.remote != nil {
 			hc.remote.setOver()
@@ -445,7 +444,7 @@ func (l *Loop) flushHanded() {
 		hc := l.toFlush[i]
 		l.toFlush[i] = nil
 		hc.flushed = false
-		if !hc.closed && hc.c.out.size > 0 {
+		if !hc.closed && hc.c.out.Size() > 0 {
 			hc.c.flush()
 		}
 	}
@@ -453,7 +452,7 @@ func (l *Loop) flushHanded() {
 }
 
 // Buffered returns how many bytes are queued and not yet taken by the client.
-func (hc *Conn) Buffered() int { return int(hc.c.out.size) }
+func (hc *Conn) Buffered() int { return int(hc.c.out.Size()) }
 
 // HighWater returns the output queued (Buffered) past which the protocol should wait for
 // Drained: Options.WriteHighWater (a quarter of it, 16 KiB at least, on an HTTP/2 stream).

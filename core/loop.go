@@ -46,7 +46,7 @@ type Loop struct {
 	spillFree   []int32      // free slots of spills
 	fields      []wire.Field // the field table of the head being parsed
 	chunkedFree []*wire.ChunkedDecoder
-	pool        outPool
+	pool        engine.OutPool
 	iov         *netpoll.IOVecs
 
 	epoch   time.Time
@@ -139,7 +139,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		srv: s, id: id, opts: &s.opts, log: s.opts.Logger,
 		poll: p, inbox: ib, lns: lns,
 		buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
-		iov: netpoll.NewIOVecs(maxIovecs),
+		iov: netpoll.NewIOVecs(engine.MaxIOVecs),
 		// The tables that grow with the connections start large enough for thousands of them:
 		// growing copies them and leaves the old arrays as garbage, while the pages of a fresh
 		// allocation cost memory only once they are written.

@@ -137,7 +137,7 @@ func writeShapedReject(c *conn, r *Refusal) {
 	for _, f := range r.fields {
 		n += len(f) + 2
 	}
-	b := c.out.spare(pool, 160+len(r.contentType)+n+len(r.body))
+	b := c.out.Spare(pool, 160+len(r.contentType)+n+len(r.body))
 	b = wire.AppendStatusLine(b, r.Status)
 	b = append(b, "Date: "...)
 	b = append(b, l.date[:]...)
@@ -154,7 +154,7 @@ func writeShapedReject(c *conn, r *Refusal) {
 	b = strconv.AppendInt(b, int64(len(r.body)), 10)
 	b = append(b, "\r\n\r\n"...)
 	b = append(b, r.body...)
-	c.out.filled(pool, b)
+	c.out.Filled(pool, b)
 }
 
 // shapedBody writes the fields and body of a refusal the application shaped into the
@@ -167,7 +167,7 @@ func (cx *Ctx) shapedBody(r *Refusal) int {
 		cx.appendField(r.fields[i], r.fields[i+1])
 	}
 	if cx.reqf&reqHead == 0 {
-		cx.conn.out.write(&cx.l.pool, r.body)
+		cx.conn.out.Write(&cx.l.pool, r.body)
 	}
 	return len(r.body)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/syntax"
@@ -78,7 +79,7 @@ func (cx *Ctx) sendInterim(code int) {
 	b := wire.AppendStatusLine(pool.Get(len(fields)+64), code)
 	b = append(b, fields...)
 	b = append(b, crlf...)
-	c.out.insertBeforeHead(pool, b)
+	c.out.InsertBeforeHead(pool, b)
 	pool.Put(b)
 	c.flush()
 }
@@ -160,8 +161,8 @@ func (cx *Ctx) writeBody(p []byte) (int, error) {
 	if cx.resp&rfCommitted == 0 {
 		if cx.declLen < 0 && cx.written <= c.highWater() {
 			// Held behind a placeholder for the head, which is written when the length is known.
-			c.out.reserveHead(&c.l.pool)
-			c.out.write(&cx.l.pool, p)
+			c.out.ReserveHead(&c.l.pool)
+			c.out.Write(&cx.l.pool, p)
 			return len(p), err
 		}
 		cx.writeHead(false)
@@ -184,11 +185,11 @@ func (cx *Ctx) stream(p []byte) error {
 	pool := &cx.l.pool
 	if cx.resp&rfChunked != 0 {
 		var hex [18]byte
-		c.out.write(pool, wire.AppendChunkSize(hex[:0], int64(len(p))))
+		c.out.Write(pool, wire.AppendChunkSize(hex[:0], int64(len(p))))
 		if err := cx.send(p); err != nil {
 			return err
 		}
-		c.out.write(pool, crlf)
+		c.out.Write(pool, crlf)
 		return nil
 	}
 	return cx.send(p)
@@ -204,12 +205,12 @@ const flushThreshold = 16 << 10
 // the high-water mark.
 func (cx *Ctx) send(p []byte) error {
 	c := cx.conn
-	if len(p) < minChunkSize && c.out.size+int64(len(p)) < flushThreshold {
-		c.out.write(&cx.l.pool, p)
+	if len(p) < engine.MinChunkSize && c.out.Size()+int64(len(p)) < flushThreshold {
+		c.out.Write(&cx.l.pool, p)
 		return cx.waitDrain()
 	}
 	for {
-		pn, progressed, err := c.out.sendFrom(c, p)
+		pn, progressed, err := c.out.SendFrom(c.sender(), c.l.iov, &c.l.pool, p)
 		if err != nil {
 			c.close(ErrClosed)
 			return ErrClosed
@@ -219,8 +220,8 @@ func (cx *Ctx) send(p []byte) error {
 		if len(p) == 0 {
 			return cx.waitDrain()
 		}
-		if !cx.inHandler() || len(p) < minChunkSize {
-			c.out.write(&cx.l.pool, p) // a continuation cannot park; a small rest is not worth it
+		if !cx.inHandler() || len(p) < engine.MinChunkSize {
+			c.out.Write(&cx.l.pool, p) // a continuation cannot park; a small rest is not worth it
 			c.updateInterest()
 			return cx.waitDrain()
 		}
@@ -239,7 +240,7 @@ func (cx *Ctx) send(p []byte) error {
 // waitDrain parks a handler while its connection's queue is over the high-water mark.
 func (cx *Ctx) waitDrain() error {
 	c := cx.conn
-	for c.state != stClosed && c.out.size > c.highWater() {
+	for c.state != stClosed && c.out.Size() > c.highWater() {
 		if !cx.inHandler() {
 			return nil // a continuation cannot park; the queue absorbs it
 		}
@@ -272,7 +273,7 @@ func (cx *Ctx) flushBody() error {
 		cx.writeHead(false)
 	}
 	c := cx.conn
-	progressed, err := c.out.send(c, nil)
+	progressed, err := c.out.Send(c.sender(), c.l.iov, &c.l.pool, nil)
 	if err != nil {
 		c.close(ErrClosed)
 		return ErrClosed
@@ -330,7 +331,7 @@ func (cx *Ctx) writeHead(whole bool) {
 	status := cx.statusCode()
 	noBody := cx.noBody()
 	if noBody {
-		c.out.dropAfterHead(pool)
+		c.out.DropAfterHead(pool)
 	}
 	http11 := cx.reqf&reqHTTP11 != 0
 	length := int64(-1)
@@ -357,7 +358,7 @@ func (cx *Ctx) writeHead(whole bool) {
 		cx.resp |= rfCloseDelimited | rfClose
 	}
 	close := c.closesAfter(cx)
-	buffered := c.out.afterHead()
+	buffered := c.out.AfterHead()
 	fields := cx.fieldBytes()
 
 	n := 200 + len(fields)
@@ -366,7 +367,7 @@ func (cx *Ctx) writeHead(whole bool) {
 	}
 	// More input behind this request means pipelined requests whose responses can follow
 	// this one in its buffer.
-	b := wire.AppendStatusLine(c.out.headRoom(pool, n, len(c.in) > 0), status)
+	b := wire.AppendStatusLine(c.out.HeadRoom(pool, n, len(c.in) > 0), status)
 	if cx.resp&rfHasDate == 0 {
 		b = append(b, "Date: "...)
 		b = append(b, l.date[:]...)
@@ -396,9 +397,9 @@ func (cx *Ctx) writeHead(whole bool) {
 	if chunkedBody {
 		b = wire.AppendChunkSize(b, buffered) // the body held so far becomes the first chunk
 	}
-	c.out.fillHead(pool, b)
+	c.out.FillHead(pool, b)
 	if chunkedBody {
-		c.out.write(pool, crlf)
+		c.out.Write(pool, crlf)
 	}
 	cx.resp |= rfCommitted
 }
@@ -420,14 +421,14 @@ func (cx *Ctx) completeResponse() {
 		cx.resp |= rfAbort // the deadline passed mid-response: it must reach the client cut
 	}
 	if cx.resp&rfAbort != 0 {
-		c.out.dropHead(&cx.l.pool) // a response not started is not sent at all
+		c.out.DropHead(&cx.l.pool) // a response not started is not sent at all
 		return
 	}
 	if cx.resp&rfCommitted == 0 {
 		cx.serverAnswer()
 		cx.writeHead(true)
 	} else if cx.resp&rfChunked != 0 && !cx.hasTrailers() {
-		c.out.write(&cx.l.pool, lastChunk)
+		c.out.Write(&cx.l.pool, lastChunk)
 	}
 	if cx.hasTrailers() {
 		cx.queueTrailers()

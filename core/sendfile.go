@@ -57,22 +57,22 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	pool := &cx.l.pool
 	if cx.resp&rfChunked != 0 {
 		var hex [18]byte
-		c.out.write(pool, wire.AppendChunkSize(hex[:0], n))
+		c.out.Write(pool, wire.AppendChunkSize(hex[:0], n))
 	}
 	if n <= copyFileMax {
 		return cx.copyFile(file, off, n)
 	}
-	c.out.appendFile(&c.l.pool, file, off, n)
+	c.out.AppendFile(&c.l.pool, file, off, n)
 	if cx.resp&rfChunked != 0 {
-		c.out.write(pool, crlf)
+		c.out.Write(pool, crlf)
 	}
-	progressed, err := c.out.send(c, nil)
+	progressed, err := c.out.Send(c.sender(), c.l.iov, &c.l.pool, nil)
 	if err != nil {
 		c.close(ErrClosed)
 		return ErrClosed
 	}
 	c.afterSend(progressed)
-	for c.state != stClosed && c.out.hasFile() {
+	for c.state != stClosed && c.out.HasFile() {
 		if err := cx.parkOnConn(parkWrite); err != nil {
 			cx.abandonFile()
 			return err
@@ -90,7 +90,7 @@ func (cx *Ctx) abandonFile() {
 	if c.state == stClosed {
 		return
 	}
-	c.out.dropFiles(&cx.l.pool)
+	c.out.DropFiles(&cx.l.pool)
 	cx.resp |= rfAbort | rfClose
 }
 
@@ -109,7 +109,7 @@ const copyFileMax = 16 << 10
 func (cx *Ctx) copyFile(f netpoll.File, off, n int64) error {
 	c := cx.conn
 	pool := &c.l.pool
-	b := c.out.spare(pool, int(n))[:n]
+	b := c.out.Spare(pool, int(n))[:n]
 	for got := 0; got < len(b); {
 		k, e := netpoll.Pread(f, b[got:], off+int64(got))
 		switch {
@@ -118,16 +118,16 @@ func (cx *Ctx) copyFile(f netpoll.File, off, n int64) error {
 		case e != 0 || k == 0: // k == 0: the file was truncated since its size was taken
 			// As with sendfile, the client gets what there was, then the close that tells it
 			// the body is incomplete.
-			c.out.filled(pool, b[:got])
-			c.out.send(c, nil)
+			c.out.Filled(pool, b[:got])
+			c.out.Send(c.sender(), c.l.iov, &c.l.pool, nil)
 			c.close(ErrClosed)
 			return ErrClosed
 		}
 		got += k
 	}
-	c.out.filled(pool, b)
+	c.out.Filled(pool, b)
 	if cx.resp&rfChunked != 0 {
-		c.out.write(pool, crlf)
+		c.out.Write(pool, crlf)
 	}
 	return cx.send(nil)
 }

@@ -322,14 +322,14 @@ func (l *Loop) countConn(n *ConnStates, c *conn) {
 	case stLinger:
 		n.Closing++
 	case stClosing:
-		if c.out.size > 0 {
+		if c.out.Size() > 0 {
 			n.Writing++
 		} else {
 			n.Closing++
 		}
 	default: // stIdle, stHead, stDrain
 		switch {
-		case c.out.size > 0:
+		case c.out.Size() > 0:
 			n.Writing++
 		case c.state == stIdle:
 			n.Idle++

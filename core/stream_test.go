@@ -117,7 +117,7 @@ func TestSlowReaderBoundsMemory(t *testing.T) {
 				t.Error(err)
 				break
 			}
-			peak = max(peak, c.conn.out.size)
+			peak = max(peak, c.conn.out.Size())
 		}
 		maxQueued <- peak
 	}, Options{WriteHighWater: hw})
@@ -321,7 +321,7 @@ func TestPipelinedFloodIsBounded(t *testing.T) {
 	var flooded *conn
 	_, addr := startServer(t, func(c *Ctx) {
 		mu.Lock()
-		maxOut = max(maxOut, c.conn.out.size)
+		maxOut = max(maxOut, c.conn.out.Size())
 		handled++
 		flooded = c.conn
 		mu.Unlock()

@@ -64,7 +64,7 @@ func (cx *Ctx) queueTrailers() {
 		c.stream().setTrailers(cx)
 	case cx.resp&rfChunked != 0:
 		b := cx.appendTrailerLines(cx.l.h2scratch[:0])
-		c.out.write(&cx.l.pool, b)
+		c.out.Write(&cx.l.pool, b)
 		cx.l.h2scratch = b[:0]
 	}
 }

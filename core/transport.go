@@ -3,6 +3,7 @@ package core
 import (
 	"crypto/tls"
 
+	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
@@ -51,6 +52,23 @@ func (c *conn) tr() transport {
 		return c.l.tlsT
 	}
 	return plain{}
+}
+
+// sender returns what carries c's queued output to the client, for the write queue: c's
+// transport, called with c.
+func (c *conn) sender() engine.Sender { return (*connSender)(c) }
+
+// A connSender is a conn as its write queue's engine.Sender: a conversion, never an allocation.
+type connSender conn
+
+func (s *connSender) Writev(iov *netpoll.IOVecs, more bool) (int, netpoll.Errno) {
+	c := (*conn)(s)
+	return c.tr().writev(c, iov, more)
+}
+
+func (s *connSender) Sendfile(f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
+	c := (*conn)(s)
+	return c.tr().sendfile(c, f, off, n)
 }
 
 // plain is the transport of a connection whose bytes are the socket's own.

@@ -1,11 +1,22 @@
-package core
+package engine
 
 import (
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
-// A writeQueue holds a connection's output in order until the socket takes it: byte chunks from
+// A Sender carries a queue's bytes to the client: a connection's transport (the socket's own
+// calls, or TLS's records, or an HTTP/2 stream's DATA frames). Its calls never block: a full
+// socket is EAGAIN.
+type Sender interface {
+	// Writev writes the buffers of iov in order; more says more is to follow at once (a file
+	// segment), so that the kernel may hold a short segment back for it.
+	Writev(iov *netpoll.IOVecs, more bool) (int, netpoll.Errno)
+	// Sendfile sends up to n bytes of f from *off, moving *off past what it sent.
+	Sendfile(f netpoll.File, off *int64, n int) (int, netpoll.Errno)
+}
+
+// A WriteQueue holds a connection's output in order until the socket takes it: byte chunks from
 // the loop's pool and file segments that go out with sendfile. Pipelined responses gather here
 // and leave together in one writev.
 //
@@ -13,14 +24,17 @@ import (
 // handler returns), the queue holds a placeholder for that head, followed by the body: output
 // before the placeholder (earlier responses) can be sent, nothing after it until the head
 // fills it. So a body is buffered where it will be sent from, and never copied again.
-type writeQueue struct {
-	items []outItem
+type WriteQueue struct {
+	items []item
 	size  int64 // bytes queued, file segments included
 }
 
-// An outItem is a pooled buffer whose unsent bytes are b[off:], a file segment, or the
+// Size returns the bytes queued, file segments included.
+func (q *WriteQueue) Size() int64 { return q.size }
+
+// An item is a pooled buffer whose unsent bytes are b[off:], a file segment, or the
 // placeholder for a response head.
-type outItem struct {
+type item struct {
 	b    []byte
 	off  int32
 	kind itemKind
@@ -37,16 +51,16 @@ const (
 	itemHead // placeholder for a response head not written yet
 )
 
-// An outPool is a loop's pool for its connections' output: the byte buffers, and the short
+// An OutPool is a loop's pool for its connections' output: the byte buffers, and the short
 // item arrays a queue's items live in. A queue takes an array when it gets its first item and
 // gives it back when it empties, so that an idle connection holds none (a WebSocket between
 // messages, a keep-alive connection between requests) and a busy one allocates none.
-type outPool struct {
+type OutPool struct {
 	bufpool.Pool
-	items []*[queueItems]outItem
+	items []*[queueItems]item
 }
 
-// queueItems is the length of the arrays an outPool lends: enough for a response's head, body
+// queueItems is the length of the arrays an OutPool lends: enough for a response's head, body
 // and a file segment, or a few pipelined responses; a queue that needs more grows its own.
 const queueItems = 4
 
@@ -55,14 +69,14 @@ const queueItems = 4
 const itemArraysMax = 4096
 
 // push appends it to the queue, taking an item array from the pool for the first.
-func (q *writeQueue) push(pool *outPool, it outItem) {
+func (q *WriteQueue) push(pool *OutPool, it item) {
 	if q.items == nil {
 		if n := len(pool.items); n > 0 {
 			q.items = pool.items[n-1][:0]
 			pool.items[n-1] = nil
 			pool.items = pool.items[:n-1]
 		} else {
-			q.items = new([queueItems]outItem)[:0]
+			q.items = new([queueItems]item)[:0]
 		}
 	}
 	q.items = append(q.items, it)
@@ -70,26 +84,28 @@ func (q *writeQueue) push(pool *outPool, it outItem) {
 
 // empty gives the emptied queue's item array back to the pool: the pool's own, that is; one
 // the queue grew itself is left to the collector.
-func (q *writeQueue) empty(pool *outPool) {
+func (q *WriteQueue) empty(pool *OutPool) {
 	clear(q.items)
 	if cap(q.items) == queueItems && len(pool.items) < itemArraysMax {
-		pool.items = append(pool.items, (*[queueItems]outItem)(q.items[:queueItems]))
+		pool.items = append(pool.items, (*[queueItems]item)(q.items[:queueItems]))
 	}
 	q.items = nil
 }
 
 const (
-	maxIovecs    = 64
-	minChunkSize = 4 << 10
-	maxChunkSize = 64 << 10
+	// MaxIOVecs is the most buffers one Writev carries: the size of the loop's IOVecs.
+	MaxIOVecs = 64
+	// MinChunkSize is the least a chunk of the queue holds, and MaxChunkSize the most.
+	MinChunkSize = 4 << 10
+	MaxChunkSize = 64 << 10
 )
 
-// write appends a copy of p.
-func (q *writeQueue) write(pool *outPool, p []byte) {
+// Write appends a copy of p.
+func (q *WriteQueue) Write(pool *OutPool, p []byte) {
 	for len(p) > 0 {
 		t := q.tail()
 		if t == nil || cap(t.b) == len(t.b) {
-			q.push(pool, outItem{b: pool.Get(min(max(len(p), minChunkSize), maxChunkSize))})
+			q.push(pool, item{b: pool.Get(min(max(len(p), MinChunkSize), MaxChunkSize))})
 			t = &q.items[len(q.items)-1]
 		}
 		n := copy(t.b[len(t.b):cap(t.b)], p)
@@ -100,7 +116,7 @@ func (q *writeQueue) write(pool *outPool, p []byte) {
 }
 
 // tail returns the last item if it is a byte item.
-func (q *writeQueue) tail() *outItem {
+func (q *WriteQueue) tail() *item {
 	if len(q.items) == 0 {
 		return nil
 	}
@@ -111,38 +127,56 @@ func (q *writeQueue) tail() *outItem {
 	return t
 }
 
-// spare returns the free space of the tail buffer, at least n bytes, as an empty slice to
+// Spare returns the free space of the tail buffer, at least n bytes, as an empty slice to
 // append to; filled then accounts for what was appended. The server's refusals and a small
 // file's bytes are written this way, straight into the queue (a response head goes into
-// headRoom's room and fillHead).
-func (q *writeQueue) spare(pool *outPool, n int) []byte {
+// HeadRoom's room and fillHead).
+func (q *WriteQueue) Spare(pool *OutPool, n int) []byte {
 	t := q.tail()
 	if t == nil || cap(t.b)-len(t.b) < n {
-		q.push(pool, outItem{b: pool.Get(min(max(n, minChunkSize), maxChunkSize))})
+		q.push(pool, item{b: pool.Get(min(max(n, MinChunkSize), MaxChunkSize))})
 		t = &q.items[len(q.items)-1]
 	}
 	return t.b[len(t.b):len(t.b)]
 }
 
-// filled accounts for bytes appended to the slice spare returned. If the appends outgrew it
+// PushBuffer queues b, a buffer of pool's, as it stands: the queue owns it from now on. A write
+// alone in the queue (a broadcast's frame to each of thousands of connections in one turn)
+// takes a buffer of its size this way rather than a chunk of MinChunkSize.
+func (q *WriteQueue) PushBuffer(pool *OutPool, b []byte) {
+	q.push(pool, item{b: b})
+	q.size += int64(len(b))
+}
+
+// Whole returns the unsent bytes of the queue when they are all in one buffer, for a caller
+// that sends them its own way and then gives them back with Consume.
+func (q *WriteQueue) Whole() ([]byte, bool) {
+	if len(q.items) != 1 || q.items[0].kind != itemBytes {
+		return nil, false
+	}
+	it := &q.items[0]
+	return it.b[it.off:], true
+}
+
+// Filled accounts for bytes appended to the slice spare returned. If the appends outgrew it
 // (the estimate was short), they are copied in instead (see inSpare).
-func (q *writeQueue) filled(pool *outPool, b []byte) {
+func (q *WriteQueue) Filled(pool *OutPool, b []byte) {
 	if n := len(q.items); n > 0 && q.inSpare(n-1, b) {
 		t := &q.items[n-1]
 		t.b = t.b[:len(t.b)+len(b)]
 		q.size += int64(len(b))
 		return
 	}
-	q.write(pool, b)
+	q.Write(pool, b)
 }
 
-// appendFile queues n bytes of the file f from offset off.
-func (q *writeQueue) appendFile(pool *outPool, f netpoll.File, off, n int64) {
-	q.push(pool, outItem{kind: itemFile, file: f, foff: off, fn: n})
+// AppendFile queues n bytes of the file f from offset off.
+func (q *WriteQueue) AppendFile(pool *OutPool, f netpoll.File, off, n int64) {
+	q.push(pool, item{kind: itemFile, file: f, foff: off, fn: n})
 	q.size += n
 }
 
-func (q *writeQueue) hasFile() bool {
+func (q *WriteQueue) HasFile() bool {
 	for i := range q.items {
 		if q.items[i].kind == itemFile {
 			return true
@@ -152,7 +186,7 @@ func (q *writeQueue) hasFile() bool {
 }
 
 // headAt returns the index of the head placeholder, or -1.
-func (q *writeQueue) headAt() int {
+func (q *WriteQueue) headAt() int {
 	for i := len(q.items) - 1; i >= 0; i-- {
 		if q.items[i].kind == itemHead {
 			return i
@@ -161,46 +195,46 @@ func (q *writeQueue) headAt() int {
 	return -1
 }
 
-// reserveHead appends the placeholder for a response head, unless there is one.
-func (q *writeQueue) reserveHead(pool *outPool) {
+// ReserveHead appends the placeholder for a response head, unless there is one.
+func (q *WriteQueue) ReserveHead(pool *OutPool) {
 	if q.headAt() < 0 {
-		q.push(pool, outItem{kind: itemHead})
+		q.push(pool, item{kind: itemHead})
 	}
 }
 
-// headRoom returns an empty slice with room for n bytes to build a response head in: the spare
+// HeadRoom returns an empty slice with room for n bytes to build a response head in: the spare
 // room of the buffer queued just before the head's placeholder, when there is that much —
 // pipelined responses then share one buffer, and leave as one — or else a pooled buffer, of
-// at least minChunkSize when more responses are expected to follow it (more).
-func (q *writeQueue) headRoom(pool *outPool, n int, more bool) []byte {
+// at least MinChunkSize when more responses are expected to follow it (more).
+func (q *WriteQueue) HeadRoom(pool *OutPool, n int, more bool) []byte {
 	if i := q.headAt(); i > 0 {
 		if prev := &q.items[i-1]; prev.kind == itemBytes && cap(prev.b)-len(prev.b) >= n {
 			return prev.b[len(prev.b):len(prev.b)]
 		}
 	}
 	if more {
-		n = max(n, minChunkSize)
+		n = max(n, MinChunkSize)
 	}
 	return pool.Get(n)
 }
 
 // inSpare reports whether b lies in the spare room of item j's buffer, where headRoom hands it
 // out. It compares addresses only; no pointer is made from them.
-func (q *writeQueue) inSpare(j int, b []byte) bool {
+func (q *WriteQueue) inSpare(j int, b []byte) bool {
 	it := &q.items[j]
 	return it.kind == itemBytes && len(b) > 0 && cap(it.b)-len(it.b) >= len(b) &&
 		&b[0] == &it.b[len(it.b):cap(it.b)][0]
 }
 
-// fillHead puts the head h (from headRoom) in the placeholder, or at the end when there is
+// FillHead puts the head h (from headRoom) in the placeholder, or at the end when there is
 // none. When h was built in the spare room of the buffer before the placeholder, that buffer
 // takes it and the placeholder goes. Either way a body of one small buffer right behind the
 // placeholder is moved in behind h, so that a small response goes out as one buffer.
-func (q *writeQueue) fillHead(pool *outPool, h []byte) {
+func (q *WriteQueue) FillHead(pool *OutPool, h []byte) {
 	i := q.headAt()
 	q.size += int64(len(h))
 	if i < 0 {
-		q.push(pool, outItem{b: h})
+		q.push(pool, item{b: h})
 		return
 	}
 	at := i // the item holding h
@@ -208,7 +242,7 @@ func (q *writeQueue) fillHead(pool *outPool, h []byte) {
 		at = i - 1
 		q.items[at].b = q.items[at].b[:len(q.items[at].b)+len(h)]
 	} else {
-		q.items[i] = outItem{b: h}
+		q.items[i] = item{b: h}
 	}
 	d := &q.items[at]
 	keep := at + 1 // the first item after d that stays
@@ -227,35 +261,35 @@ func (q *writeQueue) fillHead(pool *outPool, h []byte) {
 	q.items = q.items[:at+1+n]
 }
 
-// insertBeforeHead queues p ahead of the head placeholder (an interim 100 Continue must precede
+// InsertBeforeHead queues p ahead of the head placeholder (an interim 100 Continue must precede
 // the final response), or at the end when there is none.
-func (q *writeQueue) insertBeforeHead(pool *outPool, p []byte) {
+func (q *WriteQueue) InsertBeforeHead(pool *OutPool, p []byte) {
 	i := q.headAt()
 	if i < 0 {
-		q.write(pool, p)
+		q.Write(pool, p)
 		return
 	}
 	b := append(pool.Get(len(p)), p...)
-	q.push(pool, outItem{})
+	q.push(pool, item{})
 	copy(q.items[i+1:], q.items[i:])
-	q.items[i] = outItem{b: b}
+	q.items[i] = item{b: b}
 	q.size += int64(len(p))
 }
 
-// removeHead takes the head placeholder out of the queue, leaving what follows it in place: an
+// RemoveHead takes the head placeholder out of the queue, leaving what follows it in place: an
 // HTTP/2 stream's head goes out as a frame of its own.
-func (q *writeQueue) removeHead() {
+func (q *WriteQueue) RemoveHead() {
 	i := q.headAt()
 	if i < 0 {
 		return
 	}
 	copy(q.items[i:], q.items[i+1:])
-	q.items[len(q.items)-1] = outItem{}
+	q.items[len(q.items)-1] = item{}
 	q.items = q.items[:len(q.items)-1]
 }
 
-// afterHead returns the bytes queued behind the head placeholder: the body held so far.
-func (q *writeQueue) afterHead() int64 {
+// AfterHead returns the bytes queued behind the head placeholder: the body held so far.
+func (q *WriteQueue) AfterHead() int64 {
 	i := q.headAt()
 	if i < 0 {
 		return 0
@@ -267,9 +301,9 @@ func (q *writeQueue) afterHead() int64 {
 	return n
 }
 
-// dropAfterHead discards a body buffered behind the head placeholder (the handler's response is
+// DropAfterHead discards a body buffered behind the head placeholder (the handler's response is
 // being replaced by an error).
-func (q *writeQueue) dropAfterHead(pool *outPool) {
+func (q *WriteQueue) DropAfterHead(pool *OutPool) {
 	i := q.headAt()
 	if i < 0 {
 		return
@@ -284,22 +318,22 @@ func (q *writeQueue) dropAfterHead(pool *outPool) {
 	q.items = q.items[:i+1]
 }
 
-// dropHead discards the head placeholder and the body behind it: the response is abandoned
+// DropHead discards the head placeholder and the body behind it: the response is abandoned
 // before it started, so none of it goes out.
-func (q *writeQueue) dropHead(pool *outPool) {
+func (q *WriteQueue) DropHead(pool *OutPool) {
 	i := q.headAt()
 	if i < 0 {
 		return
 	}
-	q.dropAfterHead(pool)
-	q.items[i] = outItem{}
+	q.DropAfterHead(pool)
+	q.items[i] = item{}
 	q.items = q.items[:i]
 }
 
-// dropFiles discards the file segments still queued, and everything behind them: their files
+// DropFiles discards the file segments still queued, and everything behind them: their files
 // may be closed once SendFile returns, and a descriptor number outliving its file could send
 // whatever file is opened next under it.
-func (q *writeQueue) dropFiles(pool *outPool) {
+func (q *WriteQueue) DropFiles(pool *OutPool) {
 	for i := range q.items {
 		if q.items[i].kind != itemFile {
 			continue
@@ -316,7 +350,7 @@ func (q *writeQueue) dropFiles(pool *outPool) {
 	}
 }
 
-func (it *outItem) len() int64 {
+func (it *item) len() int64 {
 	switch it.kind {
 	case itemFile:
 		return it.fn
@@ -326,28 +360,27 @@ func (it *outItem) len() int64 {
 	return 0
 }
 
-// send writes queued items, then p, to c's socket until the socket is full or everything is
-// out; whatever of p is left is queued. It reports whether any byte was written.
-func (q *writeQueue) send(c *conn, p []byte) (progressed bool, err error) {
-	pn, progressed, err := q.sendFrom(c, p)
+// Send writes queued items, then p, with s until the socket is full or everything is out;
+// whatever of p is left is queued. It reports whether any byte was written. iov is the loop's,
+// of MaxIOVecs.
+func (q *WriteQueue) Send(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte) (progressed bool, err error) {
+	pn, progressed, err := q.SendFrom(s, iov, pool, p)
 	if err == nil {
-		q.write(&c.l.pool, p[pn:])
+		q.Write(pool, p[pn:])
 	}
 	return progressed, err
 }
 
-// sendFrom writes queued items, then p, until the socket is full, everything is out, or the
+// SendFrom writes queued items, then p, until the socket is full, everything is out, or the
 // head placeholder is reached, and returns how much of p went out; the rest of p is the
 // caller's to queue or to send later. Passing p here instead of queueing it first lets a large
-// write go from the handler's buffer straight to the kernel.
-func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err error) {
-	l := c.l
-	iov := l.iov
+// Write go from the handler's buffer straight to the kernel.
+func (q *WriteQueue) SendFrom(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte) (pn int, progressed bool, err error) {
 	for {
 		iov.Reset()
 		want := 0
 		i := 0
-		for ; i < len(q.items) && iov.Len() < maxIovecs-1; i++ {
+		for ; i < len(q.items) && iov.Len() < MaxIOVecs-1; i++ {
 			it := &q.items[i]
 			if it.kind != itemBytes {
 				break
@@ -364,7 +397,7 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 			if i == len(q.items) || q.items[i].kind == itemHead {
 				return pn, progressed, nil
 			}
-			done, e := q.sendFile(c, &q.items[i])
+			done, e := q.sendFile(s, &q.items[i])
 			if e != 0 {
 				return pn, progressed, netpoll.Error("sendfile", e)
 			}
@@ -372,12 +405,12 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 			if q.items[i].fn > 0 {
 				return pn, progressed, nil // socket full
 			}
-			q.drop(&l.pool, 1)
+			q.drop(pool, 1)
 			continue
 		}
 		var n int
 		var e netpoll.Errno
-		n, e = c.tr().writev(c, iov, !withP && i < len(q.items) && q.items[i].kind == itemFile)
+		n, e = s.Writev(iov, !withP && i < len(q.items) && q.items[i].kind == itemFile)
 		iov.Reset()
 		if e != 0 {
 			switch e {
@@ -389,16 +422,16 @@ func (q *writeQueue) sendFrom(c *conn, p []byte) (pn int, progressed bool, err e
 			return pn, progressed, netpoll.Error("writev", e)
 		}
 		progressed = progressed || n > 0
-		pn += q.consume(&l.pool, n)
+		pn += q.Consume(pool, n)
 		if n < want {
 			return pn, progressed, nil
 		}
 	}
 }
 
-// consume drops n written bytes from the front of the queue, recycling emptied buffers, and
+// Consume drops n sent bytes from the front of the queue, recycling emptied buffers, and
 // returns how many of the n were beyond the queue (taken from the caller's p).
-func (q *writeQueue) consume(pool *outPool, n int) int {
+func (q *WriteQueue) Consume(pool *OutPool, n int) int {
 	done := 0
 	for n > 0 && done < len(q.items) {
 		it := &q.items[done]
@@ -419,11 +452,11 @@ func (q *writeQueue) consume(pool *outPool, n int) int {
 	return n
 }
 
-// compact moves what the queue holds into one buffer of its size, when that is smaller than
+// Compact moves what the queue holds into one buffer of its size, when that is smaller than
 // the buffers holding it: for a queue that may wait long for little — a whole response on an
 // HTTP/2 stream whose client keeps its window shut — so that it holds what it has to send, not
 // a chunk's worth. Only small queues of bytes are moved.
-func (q *writeQueue) compact(pool *outPool) {
+func (q *WriteQueue) Compact(pool *OutPool) {
 	n := int(q.size)
 	if n == 0 || n > compactMax {
 		return
@@ -444,14 +477,14 @@ func (q *writeQueue) compact(pool *outPool) {
 		pool.Put(it.b)
 	}
 	clear(q.items)
-	q.items = append(q.items[:0], outItem{b: b})
+	q.items = append(q.items[:0], item{b: b})
 }
 
 // compactMax is the most a queue holds for compact to move it.
 const compactMax = 2048
 
 // drop removes the first k items (already recycled).
-func (q *writeQueue) drop(pool *outPool, k int) {
+func (q *WriteQueue) drop(pool *OutPool, k int) {
 	switch k {
 	case 0:
 		return
@@ -466,10 +499,10 @@ func (q *writeQueue) drop(pool *outPool, k int) {
 
 // sendFile sends from a file segment until the socket is full. A file that ends early (it was
 // truncated while being sent) is an error: the response can no longer match its length.
-func (q *writeQueue) sendFile(c *conn, it *outItem) (int64, netpoll.Errno) {
+func (q *WriteQueue) sendFile(s Sender, it *item) (int64, netpoll.Errno) {
 	var sent int64
 	for it.fn > 0 {
-		n, e := c.tr().sendfile(c, it.file, &it.foff, int(min(it.fn, 1<<30)))
+		n, e := s.Sendfile(it.file, &it.foff, int(min(it.fn, 1<<30)))
 		if e == netpoll.EINTR {
 			continue
 		}
@@ -489,8 +522,8 @@ func (q *writeQueue) sendFile(c *conn, it *outItem) (int64, netpoll.Errno) {
 	return sent, 0
 }
 
-// release recycles every queued buffer, unsent ones included: the connection is gone.
-func (q *writeQueue) release(pool *outPool) {
+// Release recycles every queued buffer, unsent ones included: the connection is gone.
+func (q *WriteQueue) Release(pool *OutPool) {
 	for i := range q.items {
 		if q.items[i].b != nil {
 			pool.Put(q.items[i].b)
