@@ -64,7 +64,8 @@
 //
 //  1. a loop timer (timer.go, on the engine's 4-ary heap, internal/engine/timers.go; the
 //     poller's timeout is the earliest deadline);
-//  2. a posted task or Waker (inbox.go: a queue and a wake-up descriptor, from any goroutine);
+//  2. a posted task or Waker (the engine's inbox.go: a queue and a wake-up descriptor, from
+//     any goroutine);
 //  3. readiness of its socket, or its client leaving (ErrClosed), or a shutdown (ErrShutdown);
 //
 // and the loop resumes it at the top of its next iteration, never from inside another handler.

@@ -24,7 +24,7 @@ type Loop struct {
 	log  *slog.Logger
 
 	poll  *netpoll.Poller
-	inbox *inbox
+	inbox *engine.Inbox[task]
 	tlsT  *tlsTransport // the transport of the connections that speak TLS (tls.go), or nil
 
 	lns       []loopListener // the server's listeners, each with its socket for this loop (listener.go)
@@ -130,7 +130,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 	if err != nil {
 		return fail(err)
 	}
-	ib, err := newInbox()
+	ib, err := engine.NewInbox[task]()
 	if err != nil {
 		p.Close()
 		return fail(err)
@@ -154,13 +154,13 @@ func newLoop(s *Server, id int) (*Loop, error) {
 	}
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
 	l.accTimer.t.Init(timerFunc)
-	err = p.Add(ib.wake.FD(), 0, netpoll.WatchRead)
+	err = p.Add(ib.FD(), 0, netpoll.WatchRead)
 	if err == nil {
 		err = l.listen()
 	}
 	if err != nil {
 		l.closeFds() // the listener too
-		ib.close()
+		ib.Close()
 		return nil, err
 	}
 	l.tick()
@@ -191,7 +191,7 @@ func (l *Loop) run() {
 		for i := range evs {
 			ev := &evs[i]
 			switch fd := ev.FD(); {
-			case fd == l.inbox.wake.FD():
+			case fd == l.inbox.FD():
 				l.runInbox()
 			default:
 				// An event for a descriptor this loop no longer owns is dropped: a connection
@@ -283,7 +283,7 @@ func (l *Loop) runTimers() {
 }
 
 func (l *Loop) runInbox() {
-	q := l.inbox.take()
+	q := l.inbox.Take()
 	for i := range q {
 		t := &q[i]
 		if t.f != nil {
@@ -294,7 +294,7 @@ func (l *Loop) runInbox() {
 			cx.resume(t.err)
 		}
 	}
-	l.inbox.recycle(q)
+	l.inbox.Recycle(q)
 }
 
 // runReady resumes the handlers woken since the last iteration. Handlers woken while this runs
@@ -375,12 +375,20 @@ func (l *Loop) owns(b []byte) bool {
 	return alias.Within(b, l.buf)
 }
 
+// A task is work posted to a loop from any goroutine: a function to run, or a wake-up for a
+// parked handler (kept apart from f so that waking allocates nothing).
+type task struct {
+	f   func()
+	w   Waker
+	err error
+}
+
 // Post runs f on the loop's goroutine, from any goroutine. Posts are never lost: f runs, in
 // order with the loop's other posts, unless the loop has stopped, which Post reports as
 // ErrShutdown. f runs outside any request: it must not block, and cannot park; a panic in it is
 // logged and the loop goes on.
 func (l *Loop) Post(f func()) error {
-	if !l.inbox.post(task{f: f}) {
+	if !l.inbox.Post(task{f: f}) {
 		return ErrShutdown
 	}
 	return nil
@@ -397,7 +405,7 @@ func (l *Loop) exit() {
 		co.end()
 	}
 	l.coros = nil
-	for _, t := range l.inbox.close() {
+	for _, t := range l.inbox.Close() {
 		if t.f != nil {
 			l.safely(t.f)
 		}

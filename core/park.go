@@ -187,7 +187,7 @@ func (cx *Ctx) Waker() Waker {
 // callback, a timer, another request's handler or continuation there) wakes it without the
 // inbox with Loop.Wake.
 func (w Waker) Wake(err error) bool {
-	return w.c.l.inbox.post(task{w: w, err: err}) // a Ctx's loop never changes: reading it races nothing
+	return w.c.l.inbox.Post(task{w: w, err: err}) // a Ctx's loop never changes: reading it races nothing
 }
 
 // Wake resumes the park w was taken for with err, at once: the loop-side form of Waker.Wake,
@@ -203,7 +203,7 @@ func (l *Loop) Wake(w Waker, err error) {
 	}
 	l.mustBeOnLoop("Loop.Wake")
 	if l.current == cx {
-		l.inbox.post(task{w: w, err: err}) // its own handler, not parked yet: kept for the park
+		l.inbox.Post(task{w: w, err: err}) // its own handler, not parked yet: kept for the park
 		return
 	}
 	if cx.gen == w.gen && cx.active() {

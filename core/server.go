@@ -220,7 +220,7 @@ func (s *Server) abandonStart(rest int) {
 			}
 		}
 		l.closeFds()
-		l.inbox.close()
+		l.inbox.Close()
 		close(l.done)
 	}
 	s.loops = nil

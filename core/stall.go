@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
 )
 
 // Stalls: application code that blocks the loop's thread (time.Sleep, a channel receive, a
@@ -20,11 +22,11 @@ import (
 // stall. The watchdog then takes the stack of the goroutine running the loop's code
 // (stallstack.go), while the stall goes on, and tells from it what the code is doing: blocked
 // (parked in the runtime, or in a system call) or running, and in which frame of application
-// code; and whether the machine was short of CPU meanwhile (stallcpu.go). Once the call has
-// returned or parked, the loop logs the stall once, with the request's route and path, and
-// counts it (Server.Stalls) — or, when no application code is to blame (the call was dwell's
-// own work on the application's behalf, or it waited for a CPU more than it ran), says so
-// instead, without counting it. A turn that runs past the threshold with no call to blame
+// code; and whether the machine was short of CPU meanwhile (internal/engine/stallcpu.go). Once
+// the call has returned or parked, the loop logs the stall once, with the request's route and
+// path, and counts it (Server.Stalls) — or, when no application code is to blame (the call was
+// dwell's own work on the application's behalf, or it waited for a CPU more than it ran), says
+// so instead, without counting it. A turn that runs past the threshold with no call to blame
 // is reported the same way, as the loop's own.
 
 // defaultStallThreshold is Options.StallThreshold's default.
@@ -34,10 +36,10 @@ const defaultStallThreshold = 200 * time.Millisecond
 // watchdog writes its fields before it publishes the note (Loop.stall) but for stack, which it
 // writes before it sets ready; the loop writes the rest, and reads stack once ready is set.
 type stallNote struct {
-	app   bool    // a call of application code ran for the threshold (else: a turn did)
-	seq   uint64  // the call's number (Loop.appSeq)
-	since int64   // loop clock: when the stall began, as far as the watchdog can tell
-	cpu   cpuMark // the schedulers' figures from before, to compare with after (stallcpu.go)
+	app   bool           // a call of application code ran for the threshold (else: a turn did)
+	seq   uint64         // the call's number (Loop.appSeq)
+	since int64          // loop clock: when the stall began, as far as the watchdog can tell
+	cpu   engine.CPUMark // the schedulers' figures from before, to compare with after (internal/engine/stallcpu.go)
 
 	stack loopStack // the stack taken while the stall went on
 	ready atomic.Bool
@@ -156,9 +158,9 @@ func (l *Loop) checkStall(threshold time.Duration) bool {
 	}
 	if start != w.marked && now-start >= int64(threshold)/4 {
 		w.marked = start // a long turn seen going on: what the schedulers say now, for later
-		w.cpu = readCPUMark(threshold)
+		w.cpu = engine.ReadCPUMark(threshold)
 	}
-	var cpu cpuMark
+	var cpu engine.CPUMark
 	if w.marked == start {
 		cpu = w.cpu
 	}
@@ -172,7 +174,7 @@ func (l *Loop) checkStall(threshold time.Duration) bool {
 	case start != w.noted && now-start >= int64(threshold) && pending == nil:
 		w.noted = start
 		n = &stallNote{seq: seq, since: start, cpu: cpu}
-		if seq&1 == 0 && cpu.starvedSince() != "" {
+		if seq&1 == 0 && cpu.StarvedSince() != "" {
 			n.ready.Store(true) // the loop's own work, or a wait for a CPU: no stack to take
 			l.stall.Store(n)
 			return false
@@ -218,7 +220,7 @@ var testHookStall func(*Loop)
 func (l *Loop) reportStall(n *stallNote) {
 	d := time.Duration(n.end - n.since)
 	st := &n.stack
-	starved := n.cpu.starvedSince()
+	starved := n.cpu.StarvedSince()
 	attrs := []any{"loop", l.id}
 	msg, blamed := "", true
 	switch {
@@ -307,7 +309,7 @@ type watched struct {
 	seq      uint64 // the loop's appSeq when last seen, first seen at seqAt (loop clock)
 	seqAt    int64
 	marked   int64 // the turn the scheduler's figures in cpu were taken in
-	cpu      cpuMark
+	cpu      engine.CPUMark
 	noted    int64  // the start of the last turn noted
 	appNoted uint64 // the last call noted
 	note     *stallNote

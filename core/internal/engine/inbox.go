@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"sync"
@@ -6,36 +6,32 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
-// A task is work posted to a loop from any goroutine: a function to run, or a wake-up for a
-// parked handler (kept apart from f so that waking allocates nothing).
-type task struct {
-	f   func()
-	w   Waker
-	err error
-}
-
-// An inbox is how other goroutines reach a loop: a mutex-guarded queue drained by the loop
+// An Inbox is how other goroutines reach a loop: a mutex-guarded queue drained by the loop
 // (double-buffered: the loop swaps in an empty slice and runs the full one outside the lock),
 // and a wake-up descriptor (an eventfd on Linux) signalled only when the queue goes from empty
 // to non-empty. One signal costs about a microsecond; a burst of posts pays it once.
-type inbox struct {
+type Inbox[T any] struct {
 	mu     sync.Mutex
-	queue  []task
-	spare  []task
+	queue  []T
+	spare  []T
 	closed bool
 	wake   *netpoll.Wakeup
 }
 
-func newInbox() (*inbox, error) {
+// FD returns the wake-up's descriptor, which the loop's poller watches.
+func (ib *Inbox[T]) FD() int { return ib.wake.FD() }
+
+// NewInbox makes an inbox and its wake-up descriptor.
+func NewInbox[T any]() (*Inbox[T], error) {
 	w, err := netpoll.NewWakeup()
 	if err != nil {
 		return nil, err
 	}
-	return &inbox{wake: w}, nil
+	return &Inbox[T]{wake: w}, nil
 }
 
-// post queues t and reports whether the loop will run it: false once the loop has stopped.
-func (ib *inbox) post(t task) bool {
+// Post queues t and reports whether the loop will run it: false once the loop has stopped.
+func (ib *Inbox[T]) Post(t T) bool {
 	ib.mu.Lock()
 	if ib.closed {
 		ib.mu.Unlock()
@@ -50,9 +46,9 @@ func (ib *inbox) post(t task) bool {
 	return true
 }
 
-// take clears the wake-up and returns the queued tasks; the caller hands the slice back with
-// recycle once it has run them.
-func (ib *inbox) take() []task {
+// Take clears the wake-up and returns the queued tasks; the caller hands the slice back with
+// Recycle once it has run them.
+func (ib *Inbox[T]) Take() []T {
 	ib.wake.Clear()
 	ib.mu.Lock()
 	q := ib.queue
@@ -62,15 +58,16 @@ func (ib *inbox) take() []task {
 	return q
 }
 
-func (ib *inbox) recycle(q []task) {
+// Recycle takes back the slice Take returned, once its tasks have run.
+func (ib *Inbox[T]) Recycle(q []T) {
 	clear(q)
 	ib.mu.Lock()
 	ib.spare = q[:0]
 	ib.mu.Unlock()
 }
 
-// close refuses later posts and returns what was queued but never run.
-func (ib *inbox) close() []task {
+// Close refuses later posts and returns what was queued but never run.
+func (ib *Inbox[T]) Close() []T {
 	ib.mu.Lock()
 	ib.closed = true
 	q := ib.queue

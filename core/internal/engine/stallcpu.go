@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"os"
@@ -20,8 +20,8 @@ import (
 // reported as what it may be, a loop that waited. A call parked or in a system call is blamed
 // whatever the machine does.
 
-// A cpuMark is what the schedulers said at one moment.
-type cpuMark struct {
+// A CPUMark is what the schedulers said at one moment. The zero value was never read.
+type CPUMark struct {
 	taken     bool
 	threshold time.Duration
 	goWaits   uint64            // goroutines that had waited threshold/2 or more to run
@@ -30,14 +30,14 @@ type cpuMark struct {
 
 const schedLatencies = "/sched/latencies:seconds"
 
-// readCPUMark reads the schedulers' figures.
-func readCPUMark(threshold time.Duration) cpuMark {
-	return cpuMark{taken: true, threshold: threshold, goWaits: goWaitsOver(threshold / 2), runQueue: runQueueWaits()}
+// ReadCPUMark reads the schedulers' figures, for a stall of threshold.
+func ReadCPUMark(threshold time.Duration) CPUMark {
+	return CPUMark{taken: true, threshold: threshold, goWaits: goWaitsOver(threshold / 2), runQueue: runQueueWaits()}
 }
 
-// starvedSince says how the machine was short of CPU since m was read, or "" if it was not
+// StarvedSince says how the machine was short of CPU since m was read, or "" if it was not
 // (or m was never read).
-func (m *cpuMark) starvedSince() string {
+func (m *CPUMark) StarvedSince() string {
 	if !m.taken {
 		return ""
 	}
