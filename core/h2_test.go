@@ -270,14 +270,14 @@ func TestH2ConnectionErrors(t *testing.T) {
 		}, h2.CompressionError},
 		{"PING flood", func(c *h2client) {
 			var b []byte
-			for range h2CalmMax + 1 {
+			for range h2.CalmMax + 1 {
 				b = h2.AppendPing(b, false, [8]byte{})
 			}
 			c.write(b)
 		}, h2.EnhanceYourCalm},
 		{"WINDOW_UPDATE flood", func(c *h2client) {
 			var b []byte
-			for range h2CalmMax + 1 {
+			for range h2.CalmMax + 1 {
 				b = h2.AppendWindowUpdate(b, 0, 1)
 			}
 			c.write(b)
@@ -285,13 +285,13 @@ func TestH2ConnectionErrors(t *testing.T) {
 		{"empty CONTINUATION flood", func(c *h2client) {
 			b := h2.AppendHeader(nil, h2.Header{Length: 1, Type: h2.TypeHeaders, StreamID: 1})
 			b = append(b, 0x82)
-			for range h2CalmMax + 1 {
+			for range h2.CalmMax + 1 {
 				b = h2.AppendHeader(b, h2.Header{Type: h2.TypeContinuation, StreamID: 1})
 			}
 			c.write(b)
 		}, h2.EnhanceYourCalm},
 		{"rapid reset", func(c *h2client) {
-			for id := uint32(1); id < 2*h2FreeResets+4; id += 2 {
+			for id := uint32(1); id < 2*h2.FreeResets+4; id += 2 {
 				c.request(id, false, ":method", "POST", ":scheme", "http", ":path", "/echo")
 				c.write(h2.AppendRSTStream(nil, id, h2.Cancel))
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/h2"
 )
 
-// The allowance of frames that carry no request (h2calm.go): what real clients send while a
+// The allowance of frames that carry no request (h2.Calm.go): what real clients send while a
 // long stream runs never spends it; floods of window updates and 1-byte windows still do.
 
 // readGranting reads frames until stream id has ended, giving back every DATA frame's bytes to
@@ -43,7 +43,7 @@ func (c *h2client) readGranting(id uint32, window int, every bool) *h2resp {
 // default 64 KiB windows that gives them back as it reads — after every frame, or once it has
 // read half a window — arrives whole, with no GOAWAY.
 func TestH2LongDownload(t *testing.T) {
-	const size = 16 << 20 // 1,024 frames of 16 KiB: over h2CalmMax window updates at every frame
+	const size = 16 << 20 // 1,024 frames of 16 KiB: over h2.CalmMax window updates at every frame
 	for _, every := range []bool{true, false} {
 		t.Run("every frame "+strconv.FormatBool(every), func(t *testing.T) {
 			_, addr := startServer(t, h2Handler(nil, nil), Options{})
@@ -65,7 +65,7 @@ func TestH2LongDownload(t *testing.T) {
 // pings after each answer, as gRPC's bandwidth estimator does, and gives the windows back once
 // half is read: the connection serves it to the end.
 func TestH2PingPong(t *testing.T) {
-	const exchanges = 3 * h2CalmMax
+	const exchanges = 3 * h2.CalmMax
 	h := func(c *Ctx) {
 		buf := make([]byte, 64)
 		for {
@@ -123,7 +123,7 @@ func TestH2TinyWindowFlood(t *testing.T) {
 	if c.goAway == nil || c.goAway.code != h2.EnhanceYourCalm {
 		t.Fatalf("after %d DATA frames: GOAWAY %+v, want ENHANCE_YOUR_CALM", frames, c.goAway)
 	}
-	if frames >= 2*h2CalmMax {
+	if frames >= 2*h2.CalmMax {
 		t.Fatalf("%d 1-byte DATA frames before the GOAWAY, over twice the allowance", frames)
 	}
 }

@@ -49,9 +49,9 @@ type h2conn struct {
 	blocked  []*h2stream // streams with DATA waiting for a window or for room in the queue
 	starting []h2start   // streams whose handlers start once the frames at hand are handled
 
-	// Abuse bounds (h2calm.go): the frames that carry no request the client may still send,
+	// Abuse bounds (h2.Calm.go): the frames that carry no request the client may still send,
 	// and the streams it reset before their responses were complete, against those completed.
-	calm      h2calm
+	calm      h2.Calm
 	resets    int32
 	completed int32
 
@@ -105,7 +105,7 @@ func (c *conn) startH2() {
 	h.queue(b)
 	l.h2scratch = b[:0]
 	c.setReadDeadline(l.opts.IdleTimeout) // until the first stream (see Timeout)
-	h.calm.start(l.turnNow)
+	h.calm.Start(l.turnNow)
 }
 
 // queue adds frames to the connection's output.
@@ -216,7 +216,7 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 	if !h.settings && (fh.Type != h2.TypeSettings || fh.Flags.Has(h2.FlagAck)) {
 		return &h2.ConnError{Code: h2.ProtocolError, Reason: "the client's preface is not followed by SETTINGS"}
 	}
-	if !h.calm.take(fh, h.l.turnNow) {
+	if !h.calm.Take(fh, h.l.turnNow) {
 		return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many frames that carry no request"}
 	}
 	switch fh.Type {
@@ -311,7 +311,7 @@ func (h *h2conn) rstStream(fh h2.Header, p []byte) error {
 	}
 	if s := h.streams[fh.StreamID]; s != nil {
 		if !s.ended {
-			if h.resets++; h.resets > h2FreeResets+h.completed/2 {
+			if h.resets++; h.resets > h2.FreeResets+h.completed/2 {
 				return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many streams reset before their responses"}
 			}
 		}
@@ -328,7 +328,7 @@ func (h *h2conn) data(fh h2.Header, p []byte) error {
 	if err := h.recvWin.Receive(0, fh.Length); err != nil {
 		return err
 	}
-	h.calm.moved(int(fh.Length))
+	h.calm.Moved(int(fh.Length))
 	data, err := h2.Data(fh, p)
 	if err != nil {
 		return err

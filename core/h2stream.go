@@ -90,7 +90,7 @@ func (c *conn) isStream() bool { return c.fd < 0 }
 func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	l := h.l
 	pc := h.hc.c
-	h.calm.give(h2CalmPerStream)
+	h.calm.Give(h2.CalmPerStream)
 	if len(h.streams) == 0 {
 		h.hc.c.setReadDeadline(0) // not idle: the streams keep deadlines of their own
 	}
@@ -433,7 +433,7 @@ func (s *h2stream) dataHeader(n int, end bool) {
 	h := s.h
 	s.sendWin.Take(n)
 	h.sendWin.Take(n)
-	h.calm.sentData(n)
+	h.calm.SentData(n)
 	var hdr [h2.HeaderLen]byte
 	fl := h2.Flags(0)
 	if end {
