@@ -1,6 +1,7 @@
 package core
 
 import (
+	"reflect"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -20,9 +21,9 @@ import (
 // The loop numbers those calls (appSeq: odd while one runs, two atomic additions a call), and
 // a call the watchdog sees running on two looks three quarters of the threshold apart is a
 // stall. The watchdog then takes the stack of the goroutine running the loop's code
-// (stallstack.go), while the stall goes on, and tells from it what the code is doing: blocked
-// (parked in the runtime, or in a system call) or running, and in which frame of application
-// code; and whether the machine was short of CPU meanwhile (internal/engine/stallcpu.go). Once
+// (internal/engine/stallstack.go), while the stall goes on, and tells from it what the code is
+// doing: blocked (parked in the runtime, or in a system call) or running, and in which frame of
+// application code; and whether the machine was short of CPU meanwhile (internal/engine/stallcpu.go). Once
 // the call has returned or parked, the loop logs the stall once, with the request's route and
 // path, and counts it (Server.Stalls) — or, when no application code is to blame (the call was
 // dwell's own work on the application's behalf, or it waited for a CPU more than it ran), says
@@ -41,7 +42,7 @@ type stallNote struct {
 	since int64          // loop clock: when the stall began, as far as the watchdog can tell
 	cpu   engine.CPUMark // the schedulers' figures from before, to compare with after (internal/engine/stallcpu.go)
 
-	stack loopStack // the stack taken while the stall went on
+	stack engine.LoopStack // the stack taken while the stall went on
 	ready atomic.Bool
 
 	end     int64 // loop clock: when the call returned or parked, or the turn ended
@@ -197,7 +198,7 @@ func (l *Loop) stillStalled() bool {
 
 // publishStack gives the note the stack taken for it, and has the loop run a turn, whose end
 // reports the stall.
-func (l *Loop) publishStack(stack loopStack) {
+func (l *Loop) publishStack(stack engine.LoopStack) {
 	w := &l.watched
 	n := w.note
 	w.note = nil
@@ -210,6 +211,39 @@ func (l *Loop) publishStack(stack loopStack) {
 }
 
 func noop() {}
+
+// loopSerial numbers the loops of the process, for their labels.
+var loopSerial atomic.Uint64
+
+// labelLoop gives the calling goroutine, the loop's, its profiler label (see
+// internal/engine/stallstack.go); the coroutines the loop makes inherit it.
+func (l *Loop) labelLoop() { engine.LabelGoroutine(l.label) }
+
+// loopFrames are the functions in which a loop's goroutines run its code: the loop's own, a
+// handler's coroutine, a TLS handshake's.
+var loopFrames = func() []string {
+	pkg := engine.FuncPkg(reflect.ValueOf(loopLabel).Pointer())
+	return []string{pkg + ".(*Loop).run", pkg + ".newCoro.func1", pkg + ".(*tlsConn).runHandshake"}
+}()
+
+// takeStacks reads the goroutine profile once and gives each stalled loop's note the stack of
+// its code, when it is found and the stall was still under way as the profile began: the
+// profile records each goroutine's stack as it was then (a goroutine that runs again before
+// the profile has read it records itself first), which is a moment after this checks.
+func takeStacks(loops []*Loop) {
+	under := make([]bool, len(loops))
+	for i, l := range loops {
+		under[i] = l.stillStalled()
+	}
+	p, err := engine.ReadProfile(loopFrames)
+	for i, l := range loops {
+		var st engine.LoopStack
+		if err == nil && under[i] {
+			st = p.LoopStack(l.label)
+		}
+		l.publishStack(st)
+	}
+}
 
 // testHookStall, when a test sets it, runs on the watchdog once it has noted a stall.
 var testHookStall func(*Loop)
@@ -224,20 +258,20 @@ func (l *Loop) reportStall(n *stallNote) {
 	attrs := []any{"loop", l.id}
 	msg, blamed := "", true
 	switch {
-	case st.taken && st.app != "" && st.blocked != "":
+	case st.Taken && st.App != "" && st.Blocked != "":
 		msg = "dwell: loop stalled: application code blocked the loop's thread (use wait.Do for blocking work)"
-		attrs = append(attrs, "blocked", d, "in", st.blocked, "frame", st.app)
-	case n.app && st.taken && st.app != "" && starved == "":
+		attrs = append(attrs, "blocked", d, "in", st.Blocked, "frame", st.App)
+	case n.app && st.Taken && st.App != "" && starved == "":
 		msg = "dwell: loop stalled: application code ran on the loop's thread for too long (use wait.Do for long computations)"
-		attrs = append(attrs, "ran", d, "frame", st.app)
-	case n.app && !st.taken && starved == "":
+		attrs = append(attrs, "ran", d, "frame", st.App)
+	case n.app && !st.Taken && starved == "":
 		msg = "dwell: loop stalled: application code blocked or ran on the loop's thread (it returned before its stack could be taken)"
 		attrs = append(attrs, "blocked", d)
 	default:
 		msg, blamed = "dwell: loop slow, not because of application code: "+slowReason(n, starved), false
 		attrs = append(attrs, "took", d)
-		if st.app != "" {
-			attrs = append(attrs, "frame", st.app)
+		if st.App != "" {
+			attrs = append(attrs, "frame", st.App)
 		}
 	}
 	if n.request {
@@ -248,8 +282,8 @@ func (l *Loop) reportStall(n *stallNote) {
 			attrs = append(attrs, "method", n.method, "path", n.path)
 		}
 	}
-	if st.taken {
-		attrs = append(attrs, "stack", st.text)
+	if st.Taken {
+		attrs = append(attrs, "stack", st.Text)
 	}
 	if blamed {
 		l.stalls.Add(1)
@@ -265,12 +299,12 @@ func slowReason(n *stallNote, starved string) string {
 	switch {
 	case starved != "":
 		return "it waited for a CPU (" + starved + ")"
-	case !st.taken:
+	case !st.Taken:
 		return "its own work (the turn ended before its stack could be taken)"
-	case st.app != "":
+	case st.App != "":
 		return "many short calls of application code, none of them for the threshold"
-	case st.own != "":
-		return "its own work (" + st.own + ")"
+	case st.Own != "":
+		return "its own work (" + st.Own + ")"
 	}
 	return "its own work"
 }
@@ -296,7 +330,7 @@ type stallState struct {
 	turnStart   atomic.Int64  // loop clock at the current turn's start; 0 while the loop polls
 	appSeq      atomic.Uint64 // calls of application code, twice: odd while one runs
 	goid        atomic.Uint64
-	label       string                    // the loop's goroutines' profiler label (stallstack.go)
+	label       string                    // the loop's goroutines' profiler label (labelLoop)
 	stall       atomic.Pointer[stallNote] // noted by the watchdog, for the loop to report
 	stalls      atomic.Int64
 	longestTurn atomic.Int64

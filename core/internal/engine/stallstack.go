@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync/atomic"
 )
 
 // The stack of a stalled loop. Go reads one goroutine's stack only from that goroutine, which
@@ -30,35 +29,32 @@ import (
 // labelKey is the profiler label that names a loop's goroutines.
 const labelKey = "dwell.loop"
 
-// loopSerial numbers the loops of the process, for their labels.
-var loopSerial atomic.Uint64
-
-// labelLoop gives the calling goroutine, the loop's, its label; the coroutines the loop makes
-// inherit it.
-func (l *Loop) labelLoop() {
-	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(labelKey, l.label)))
+// LabelGoroutine gives the calling goroutine, a loop's, the profiler label that names that
+// loop's goroutines; the goroutines and coroutines it starts inherit it.
+func LabelGoroutine(label string) {
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(labelKey, label)))
 }
 
-// A loopStack is what the watchdog read of a stalled loop's code.
-type loopStack struct {
-	taken   bool
-	text    string // the goroutine's frames, as a traceback prints them
-	app     string // the innermost frame of application code, "function (file:line)"; "" if none
-	own     string // the innermost frame of dwell's own code, when there is no application frame
-	blocked string // what the code waits in, when it is parked or in a system call; "" if running
+// A LoopStack is what the watchdog read of a stalled loop's code.
+type LoopStack struct {
+	Taken   bool
+	Text    string // the goroutine's frames, as a traceback prints them
+	App     string // the innermost frame of application code, "function (file:line)"; "" if none
+	Own     string // the innermost frame of dwell's own code, when there is no application frame
+	Blocked string // what the code waits in, when it is parked or in a system call; "" if running
 }
 
-// Where dwell's own code is, and the frames that tell the loop's goroutines from others.
+// Where dwell's own code is, and the frames that tell a loop's goroutine parked where the loop
+// parks it: waiting in its poll, or switched away from (a coroutine's yield, the loop waiting
+// for the coroutine it runs).
 var (
-	corePkg      = funcPkg(reflect.ValueOf(loopLabel).Pointer())
-	dwellModule  = strings.TrimSuffix(corePkg, "/core")
-	loopFrames   = []string{corePkg + ".(*Loop).run", corePkg + ".newCoro.func1", corePkg + ".(*tlsConn).runHandshake"}
+	dwellModule  = strings.TrimSuffix(FuncPkg(reflect.ValueOf(LabelGoroutine).Pointer()), "/core/internal/engine")
 	switchedAway = "runtime.coroswitch"
 	polling      = "/core/internal/netpoll.(*Poller).Wait"
 )
 
-// funcPkg returns the package path of the function at pc.
-func funcPkg(pc uintptr) string {
+// FuncPkg returns the package path of the function at pc.
+func FuncPkg(pc uintptr) string {
 	name := runtime.FuncForPC(pc).Name()
 	slash := strings.LastIndexByte(name, '/')
 	if dot := strings.IndexByte(name[slash+1:], '.'); dot >= 0 {
@@ -67,28 +63,20 @@ func funcPkg(pc uintptr) string {
 	return name
 }
 
-// takeStacks reads the goroutine profile once and gives each stalled loop's note the stack of
-// its code, when it is found and the stall was still under way as the profile began: the
-// profile records each goroutine's stack as it was then (a goroutine that runs again before
-// the profile has read it records itself first), which is a moment after this checks.
-func takeStacks(loops []*Loop) {
-	under := make([]bool, len(loops))
-	for i, l := range loops {
-		under[i] = l.stillStalled()
-	}
+// A Profile is the goroutine profile, read once for the stacks of every stalled loop.
+type Profile struct {
+	groups []*profileGroup
+	frames []string // the functions a loop's goroutine runs its code in (ReadProfile)
+}
+
+// ReadProfile reads the goroutine profile. loopFrames are the functions, by full name, in which
+// a loop's goroutines run the loop's code: the loop's own, its coroutines'.
+func ReadProfile(loopFrames []string) (*Profile, error) {
 	var buf bytes.Buffer
-	err := pprof.Lookup("goroutine").WriteTo(&buf, 1)
-	var groups []*profileGroup
-	if err == nil {
-		groups = profileGroups(buf.Bytes())
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 1); err != nil {
+		return nil, err
 	}
-	for i, l := range loops {
-		var st loopStack
-		if err == nil && under[i] {
-			st = findLoopStack(groups, l.label)
-		}
-		l.publishStack(st)
-	}
+	return &Profile{groups: profileGroups(buf.Bytes()), frames: loopFrames}, nil
 }
 
 // A profileGroup is one stack of the profile (debug=1: goroutines with the same stack and
@@ -171,7 +159,7 @@ func (g *profileGroup) has(suffix string) bool {
 
 // runsLoopCode reports whether the group is a goroutine of a loop's that runs the loop's code
 // now: the loop's own, or one of its coroutines, neither in its poll nor switched away.
-func (g *profileGroup) runsLoopCode() bool {
+func (g *profileGroup) runsLoopCode(loopFrames []string) bool {
 	if g.has(switchedAway) || g.has(polling) {
 		return false
 	}
@@ -183,18 +171,18 @@ func (g *profileGroup) runsLoopCode() bool {
 	return false
 }
 
-// findLoopStack finds the goroutine running the code of the loop labelled label and reads its
+// LoopStack finds the goroutine running the code of the loop labelled label and reads its
 // stack. A handler that replaced its goroutine's labels (pprof.Do) leaves its coroutine
 // unlabelled: then the one unlabelled goroutine running a loop's code is taken, if there is
 // only one.
-func findLoopStack(groups []*profileGroup, label string) loopStack {
+func (p *Profile) LoopStack(label string) LoopStack {
 	var found, unlabelled *profileGroup
 	others := 0
-	for _, g := range groups {
+	for _, g := range p.groups {
 		switch {
-		case g.label == label && g.runsLoopCode():
+		case g.label == label && g.runsLoopCode(p.frames):
 			found = g
-		case g.label == "" && g.runsLoopCode():
+		case g.label == "" && g.runsLoopCode(p.frames):
 			unlabelled = g
 			others += g.count
 		}
@@ -206,15 +194,15 @@ func findLoopStack(groups []*profileGroup, label string) loopStack {
 		found = unlabelled
 	}
 	if found == nil {
-		return loopStack{}
+		return LoopStack{}
 	}
 	return readStack(found.symbolized())
 }
 
 // readStack tells from a stalled goroutine's frames where it is: the innermost frame of
 // application code, what it waits in if it does not run, and the text of the whole.
-func readStack(frames []runtime.Frame) loopStack {
-	st := loopStack{taken: true}
+func readStack(frames []runtime.Frame) LoopStack {
+	st := LoopStack{Taken: true}
 	var b strings.Builder
 	parked, inSyscall := false, false
 	top := true // still in the runtime's frames at the top
@@ -235,30 +223,30 @@ func readStack(frames []runtime.Frame) loopStack {
 				strings.HasPrefix(name, "golang.org/x/sys/unix.") || name == "runtime.entersyscall":
 				inSyscall = true
 			case strings.HasPrefix(name, "runtime.") || strings.HasPrefix(name, "internal/"):
-				if parked && st.blocked == "" {
-					st.blocked = runtimeWait(name)
+				if parked && st.Blocked == "" {
+					st.Blocked = runtimeWait(name)
 				}
 				continue
 			}
 			top = false
 			switch {
 			case inSyscall:
-				st.blocked = "a system call"
-			case parked && st.blocked == "":
-				st.blocked = name
+				st.Blocked = "a system call"
+			case parked && st.Blocked == "":
+				st.Blocked = name
 			}
 		}
-		if st.app == "" && isApplication(f) {
-			st.app = name + " (" + f.File + ":" + strconv.Itoa(f.Line) + ")"
+		if st.App == "" && isApplication(f) {
+			st.App = name + " (" + f.File + ":" + strconv.Itoa(f.Line) + ")"
 		}
-		if st.own == "" && strings.HasPrefix(name, dwellModule+"/") {
-			st.own = name
+		if st.Own == "" && strings.HasPrefix(name, dwellModule+"/") {
+			st.Own = name
 		}
 	}
-	if parked && st.blocked == "" {
-		st.blocked = "the runtime"
+	if parked && st.Blocked == "" {
+		st.Blocked = "the runtime"
 	}
-	st.text = b.String()
+	st.Text = b.String()
 	return st
 }
 
