@@ -47,7 +47,7 @@ func TestCopy(t *testing.T) {
 			dst = &failingWriter{ok: 300 << 10}
 		}
 		if c.Path() == "/limit" {
-			c.LimitBody(1000)
+			c.Seam().LimitBody(1000)
 		}
 		n, err := body.Copy(c, dst, body.Reader(c))
 		results <- result{n, err, digest(buf.Bytes())}

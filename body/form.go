@@ -48,7 +48,7 @@ func ReadForm(c *core.Ctx, limit int64) (url.Values, error) {
 // NextPart and a part's Read return io.ErrUnexpectedEOF when the body ends before its closing
 // boundary: whatever was stored from that part is truncated. It refuses with an *Error: 415 a
 // body that is not multipart, 400 one without a boundary parameter. Bound the body with
-// core.Ctx.LimitBody (or Options.MaxBodyBytes): a part's header section may take up to the
+// core.Seam.LimitBody (or Options.MaxBodyBytes): a part's header section may take up to the
 // 10 MiB mime/multipart allows. Call it, and read the parts, from c's handler.
 func MultipartReader(c *core.Ctx) (*multipart.Reader, error) {
 	ct := c.Header("Content-Type")

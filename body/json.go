@@ -17,7 +17,7 @@ import (
 // json.Unmarshal does, ignores object keys that v has no field for.
 type JSONOptions struct {
 	// Limit bounds the body in bytes. Zero means DefaultLimit (1 MiB); negative means no bound
-	// of ReadJSON's own (core.Options.MaxBodyBytes and core.Ctx.LimitBody still apply).
+	// of ReadJSON's own (core.Options.MaxBodyBytes and core.Seam.LimitBody still apply).
 	Limit int64
 
 	// DisallowUnknownFields refuses (400) an object key that v has no field for, as
@@ -70,7 +70,7 @@ func WriteJSON(c *core.Ctx, status int, v any) error {
 // checkJSONType refuses a body that does not say it is JSON.
 func checkJSONType(c *core.Ctx) error {
 	ct, ok := c.LookupHeader("Content-Type")
-	if !ok && c.ContentLength() <= 0 && !c.Chunked() {
+	if !ok && c.ContentLength() <= 0 && !c.Seam().Chunked() {
 		return &Error{Status: 400, Msg: "request body is empty; want a JSON value"}
 	}
 	mt, params, err := mime.ParseMediaType(ct)

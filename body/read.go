@@ -37,7 +37,7 @@ func ReadAll(c *core.Ctx, max int64) ([]byte, error) {
 	if max > 0 && declared > max {
 		return nil, refuse(c)
 	}
-	if declared == 0 || c.BodyDone() {
+	if declared == 0 || c.Seam().BodyDone() {
 		// Nothing to read; a body error, if any, is still reported.
 		_, err := c.ReadBody(nil)
 		if err == io.EOF {
@@ -48,7 +48,7 @@ func ReadAll(c *core.Ctx, max int64) ([]byte, error) {
 	b := make([]byte, 0, firstSize(declared, max))
 	for {
 		if len(b) == cap(b) {
-			if c.BodyDone() {
+			if c.Seam().BodyDone() {
 				// A body that fills the buffer exactly: its io.EOF is still to come, but the
 				// buffer need not grow for it.
 				return b, nil

@@ -152,9 +152,9 @@ func (cx *Ctx) respondToPanic(f func(*Ctx, any), v any) {
 // one is cut short instead, see ErrAbortHandler); it writes a response as a handler does,
 // except that it cannot park. The header fields set before the panic stay, those describing
 // the content aside. The connection closes after the response. A later OnPanic replaces f.
-func (cx *Ctx) OnPanic(f func(c *Ctx, v any)) {
-	cx.check("OnPanic")
-	cx.rare().onPanic = f
+func (s Seam) OnPanic(f func(c *Ctx, v any)) {
+	s.cx.check("Seam().OnPanic")
+	s.cx.rare().onPanic = f
 }
 
 // writeReject queues the response to a request refused before its handler.

@@ -17,10 +17,11 @@ import (
 // A client that sent Expect: 100-continue gets its 100 Continue on the first ReadBody, so a
 // handler that refuses the request without reading never makes it send the body.
 //
-// Errors are sticky: ErrBodyTooLarge past Options.MaxBodyBytes or LimitBody (at once, before any
-// byte, for a declared length over it), a malformed chunked body, io.ErrUnexpectedEOF when the
-// client stops mid-body, ErrTimeout after Options.BodyTimeout without progress, ErrDeadline once
-// the request's deadline has passed, ErrClosed or ErrShutdown. ReadBody may park only in the
+// Errors are sticky: ErrBodyTooLarge past Options.MaxBodyBytes or Seam.LimitBody (at once,
+// before any byte, for a declared length over it), a malformed chunked body,
+// io.ErrUnexpectedEOF when the client stops mid-body, ErrTimeout after Options.BodyTimeout
+// without progress, ErrDeadline once the request's deadline has passed, ErrClosed or
+// ErrShutdown. ReadBody may park only in the
 // handler itself: from a continuation it returns ErrNotInHandler when it would have to wait, which
 // is not sticky.
 func (cx *Ctx) ReadBody(p []byte) (int, error) {
@@ -77,11 +78,16 @@ func (cx *Ctx) send100() {
 	}
 }
 
-// BodyReady reports whether ReadBody would return without parking for the client: bytes of the
+// BodyReady reports whether Ctx.ReadBody would return without parking for the client: bytes of the
 // body have arrived that it has not returned, or the body has ended or failed, or the client
 // has gone. (Over HTTP/1.1, bytes still in the socket are not seen: WaitBody waits for them.)
-func (cx *Ctx) BodyReady() bool {
-	cx.check("BodyReady")
+func (s Seam) BodyReady() bool {
+	s.cx.check("Seam().BodyReady")
+	return s.cx.bodyReady()
+}
+
+// bodyReady is BodyReady, for a caller that has checked its own.
+func (cx *Ctx) bodyReady() bool {
 	c := cx.conn
 	b := &cx.body
 	switch {
@@ -96,16 +102,17 @@ func (cx *Ctx) BodyReady() bool {
 
 // WaitBody parks the handler until body bytes arrive (or the body ends, or fails), a Waker
 // wakes it, or the client leaves; it returns at once when BodyReady. A client that sent
-// Expect: 100-continue gets its 100 Continue, as from ReadBody. It is for a handler that
+// Expect: 100-continue gets its 100 Continue, as from Ctx.ReadBody. It is for a handler that
 // reads the body while it waits for other work: a bridge serving a reading and a writing
 // goroutine at once, which must not sit in ReadBody while a write waits. It returns what the
 // Waker passed, nil when the body ended the wait, ErrClosed (or ErrShutdown) when the client
 // left, and ErrNotInHandler outside the handler itself.
-func (cx *Ctx) WaitBody() error {
+func (s Seam) WaitBody() error {
+	cx := s.cx
 	if !cx.owned() {
-		return cx.misused("WaitBody")
+		return cx.misused("Seam().WaitBody")
 	}
-	if cx.BodyReady() {
+	if cx.bodyReady() {
 		return nil
 	}
 	c := cx.conn
@@ -149,8 +156,9 @@ func (cx *Ctx) BodyErr() error {
 }
 
 // BodyDone reports whether the whole request body has been read.
-func (cx *Ctx) BodyDone() bool {
-	cx.check("BodyDone")
+func (s Seam) BodyDone() bool {
+	cx := s.cx
+	cx.check("Seam().BodyDone")
 	return cx.state != ctxIdle && cx.body.complete()
 }
 
@@ -159,8 +167,9 @@ func (cx *Ctx) BodyDone() bool {
 // fails at once, without a 100 Continue, and a chunked body fails as it crosses n; reads then
 // return ErrBodyTooLarge, and a handler that writes nothing gets a 413 from the server. It is
 // what a per-route body limit is built on.
-func (cx *Ctx) LimitBody(n int64) {
-	cx.check("LimitBody")
+func (s Seam) LimitBody(n int64) {
+	cx := s.cx
+	cx.check("Seam().LimitBody")
 	if n <= 0 {
 		return
 	}

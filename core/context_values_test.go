@@ -15,7 +15,7 @@ func TestSetValuesFrom(t *testing.T) {
 	got := make(chan []any, 1)
 	_, addr := startServer(t, func(c *Ctx) {
 		c.SetValue(otherKey{}, "first")
-		c.SetValuesFrom(context.WithValue(context.Background(), otherKey{}, "from the context"))
+		c.Seam().SetValuesFrom(context.WithValue(context.Background(), otherKey{}, "from the context"))
 		fromCtx := c.Context().Value(otherKey{})
 		direct := c.Value(otherKey{})
 		c.SetValue(otherKey{}, "last")
@@ -23,7 +23,7 @@ func TestSetValuesFrom(t *testing.T) {
 		var refused any
 		func() {
 			defer func() { refused = recover() }()
-			c.SetValuesFrom(context.WithValue(c.Context(), otherKey{}, "loop"))
+			c.Seam().SetValuesFrom(context.WithValue(c.Context(), otherKey{}, "loop"))
 		}()
 		got <- []any{fromCtx, direct, last, refused != nil}
 	}, Options{})
@@ -131,7 +131,7 @@ func TestValuesInlineAndContext(t *testing.T) {
 				break
 			}
 			if s := valueSteps[i]; s.from {
-				c.SetValuesFrom(context.WithValue(context.Background(), s.key, s.val))
+				c.Seam().SetValuesFrom(context.WithValue(context.Background(), s.key, s.val))
 			} else {
 				c.SetValue(s.key, s.val)
 			}

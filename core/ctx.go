@@ -18,15 +18,15 @@ type Handler func(c *Ctx)
 //
 // # Who may use it
 //
-// Only the request's own code, while the request lasts: its handler, its continuation
-// (Detach), and the hooks the server runs for it (OnDone, OnPanic, a body filter). A Ctx serves
-// the next request once its own has ended, so every method first checks its caller, and refuses
-// any other — a goroutine the handler started, a wait.Do function, a Loop.Post callback or a
-// timer, another request's handler, anything after the request ended — without touching the
-// Ctx: the methods that return an error return ErrOutsideRequest, the others panic with it,
-// and the first refusal of a server is logged with the caller's stack. Hand blocking work to
-// wait.Do and use its result in the handler; wake a parked handler from elsewhere with a Waker;
-// run code on the loop with Loop.Post. Loop may be called from anywhere.
+// Only the request's own code, while the request lasts: its handler, its continuation (Detach), and
+// the hooks the server runs for it (OnDone, Seam.OnPanic, a body filter). A Ctx serves the next
+// request once its own has ended, so every method first checks its caller (the Seam's too), and
+// refuses any other — a goroutine the handler started, a wait.Do function, a Loop.Post callback or
+// a timer, another request's handler, anything after the request ended — without touching the Ctx:
+// the methods that return an error return ErrOutsideRequest, the others panic with it, and the
+// first refusal of a server is logged with the caller's stack. Hand blocking work to wait.Do and
+// use its result in the handler; wake a parked handler from elsewhere with a Waker; run code on the
+// loop with Loop.Post. Loop may be called from anywhere.
 //
 // # Owned and borrowed values
 //

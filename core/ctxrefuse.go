@@ -13,7 +13,7 @@ import "strconv"
 // reports false: the caller then answers its own way, as it did before.
 //
 // What the handler prepared gives way, as it does to the server's own answers: the body held so
-// far, a body filter (WrapBody), and the header fields that describe the content
+// far, a body filter (Seam.WrapBody), and the header fields that describe the content
 // (Content-Type, Content-Encoding, caching); the other fields set so far stay (Allow, a request
 // id, CORS, WWW-Authenticate). Unlike the server's own refusals, the response keeps the
 // connection open, as any handler's response does. Write nothing after it. status is a 4xx or

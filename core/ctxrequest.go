@@ -106,14 +106,15 @@ func (cx *Ctx) Proto() string {
 // ConnectProtocol returns the protocol an HTTP/2 extended CONNECT asks for (RFC 8441's
 // :protocol) — "websocket" for a WebSocket a browser opens on its HTTP/2 connection — and ""
 // for every other request. An extended CONNECT for "websocket" is served as the GET whose
-// upgrade it replaces (RFC 8441 §5): Method reports GET, routes for GET serve it, and
-// HandOver answers it (200, not 101) and hands its stream over — and only HandOver: any other
-// 2xx a handler gives it goes out as the server's 501 (ErrTunnelRefused), since the client
-// would read a 2xx as its tunnel open. One for another protocol keeps
-// its method, CONNECT (see Options.AllowCONNECT). Options.DisableConnectProtocol stops clients
-// from sending any.
-func (cx *Ctx) ConnectProtocol() string {
-	cx.check("ConnectProtocol")
+// upgrade it replaces (RFC 8441 §5): Ctx.Method reports GET, routes for GET serve it, and
+// Ctx.HandOver answers it (200, not 101) and hands its stream over — and only HandOver: any
+// other 2xx a handler gives it goes out as the server's 501 (ErrTunnelRefused), since the
+// client would read a 2xx as its tunnel open. One for another protocol keeps its method,
+// CONNECT (see Options.AllowCONNECT). Options.DisableConnectProtocol stops clients from
+// sending any.
+func (s Seam) ConnectProtocol() string {
+	cx := s.cx
+	cx.check("Seam().ConnectProtocol")
 	if c := cx.conn; cx.reqf&reqHTTP2 != 0 && c != nil && c.isStream() {
 		return c.stream().protocol
 	}
@@ -204,9 +205,9 @@ func (cx *Ctx) ContentLength() int64 {
 }
 
 // Chunked reports whether the request body uses the chunked transfer coding.
-func (cx *Ctx) Chunked() bool {
-	cx.check("Chunked")
-	return cx.req.Has(wire.Chunked)
+func (s Seam) Chunked() bool {
+	s.cx.check("Seam().Chunked")
+	return s.cx.req.Has(wire.Chunked)
 }
 
 // RemoteAddr returns the client's address (the zero value once the connection is closed).
@@ -228,24 +229,14 @@ func (cx *Ctx) RemoteAddr() netip.AddrPort {
 // the router ("/todos/:id", not the path), or "" when no route matched (the router's own
 // redirects, 404, 405 and OPTIONS replies) or no router served it — as OpenTelemetry's
 // http.route, which is left unset for a request no route matched. It is what traces and logs
-// label a request by: a handful of values where paths would be without bound. RouteLabel also
-// tells the router's own answers apart.
+// label a request by: a handful of values where paths would be without bound. Seam.RouteLabel
+// also tells the router's own answers apart.
 func (cx *Ctx) Route() string {
 	cx.check("Route")
 	if name := cx.routeName(); strings.HasPrefix(name, "/") {
 		return name
 	}
 	return ""
-}
-
-// RouteLabel is Route for metrics, which count every request under some label: the pattern of
-// the route that matched, or, for a request the router answered itself, a label that no
-// pattern can be (patterns start with '/'): "(redirect)", "(options)", "(method not allowed)"
-// or "(not found)" (package router's Label constants); "" when no router served the request.
-// The router sets it before its middleware runs, for its own answers as for routes.
-func (cx *Ctx) RouteLabel() string {
-	cx.check("RouteLabel")
-	return cx.routeName()
 }
 
 // Param returns the value of the route parameter name, as set by the router that matched the

@@ -3,8 +3,8 @@ package core
 import "io"
 
 // A BodyWriter takes a response's body bytes: the response itself, or a filter in front of it
-// that WrapBody installed — a compressor, say — which writes what it makes to the BodyWriter
-// behind it.
+// that Seam.WrapBody installed — a compressor, say — which writes what it makes to the
+// BodyWriter behind it.
 type BodyWriter interface {
 	io.Writer
 	// Flush sends what was written so far on towards the client (see Ctx.Flush).
@@ -34,8 +34,9 @@ type Transparent interface {
 // or encoding sets the header fields that say so (Content-Encoding, and no Content-Length)
 // before its first write reaches the response. When the server replaces the response with an
 // error of its own (a request body that broke, say), it drops the filter without closing it.
-func (cx *Ctx) WrapBody(wrap func(next BodyWriter) BodyWriter) {
-	cx.check("WrapBody")
+func (s Seam) WrapBody(wrap func(next BodyWriter) BodyWriter) {
+	cx := s.cx
+	cx.check("Seam().WrapBody")
 	r := cx.rare()
 	next := r.filter
 	if next == nil {

@@ -15,7 +15,7 @@ import (
 // 500 with its text, and sent on errc.
 func tunnelHandler(p Protocol, status int, errc chan<- error) Handler {
 	return func(c *Ctx) {
-		if c.ConnectProtocol() == "" {
+		if c.Seam().ConnectProtocol() == "" {
 			if c.Path() == "/tunnel" {
 				_, err := c.HandOver(p)
 				errc <- err
@@ -24,9 +24,9 @@ func tunnelHandler(p Protocol, status int, errc chan<- error) Handler {
 			c.WriteString("hello")
 			return
 		}
-		if c.Method() != "GET" || c.ConnectProtocol() != "websocket" || c.Path() != "/tunnel" {
+		if c.Method() != "GET" || c.Seam().ConnectProtocol() != "websocket" || c.Path() != "/tunnel" {
 			c.SetStatus(400)
-			c.WriteString(c.Method() + " " + c.ConnectProtocol())
+			c.WriteString(c.Method() + " " + c.Seam().ConnectProtocol())
 			return
 		}
 		c.SetHeader("Sec-WebSocket-Protocol", "chat")

@@ -168,7 +168,7 @@ func (h *h2conn) endBlock() error {
 	if protocol == "websocket" {
 		// RFC 8441 §5: the extended CONNECT stands for HTTP/1.1's GET with Upgrade: websocket,
 		// and is served as that GET (a route for it, a handler's Method), its stream handed over
-		// as the connection would be (Ctx.ConnectProtocol, HandOver).
+		// as the connection would be (Seam.ConnectProtocol, HandOver).
 		b.Method([]byte("GET"))
 	}
 	h.startStream(id, end, protocol)

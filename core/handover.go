@@ -101,13 +101,13 @@ var (
 //
 // The handler may return at once — the connection then lives on without a coroutine, costing
 // its Conn and its state, and the request ends as usual (its completion hooks see the 101) —
-// or go on, parked (Suspend, Hold) while p wakes it, or detached (Detach, and the waits made
+// or go on, parked (Suspend, Seam.Hold) while p wakes it, or detached (Detach, and the waits made
 // of it, such as wait.Topic's OnNext), until it returns: the connection's close wakes it with
 // ErrClosed, the end of a shutdown's grace period with ErrShutdown, and its completion hooks
 // run when it ends. Either way the connection is p's until it closes; the request's response
 // can no longer be written.
 //
-// On an HTTP/2 stream opened by an extended CONNECT (RFC 8441; see ConnectProtocol), what is
+// On an HTTP/2 stream opened by an extended CONNECT (RFC 8441; see Seam.ConnectProtocol), what is
 // handed over is the stream: with no status set, or a 2xx one (not 101), the response's HEADERS
 // go out without ending the stream, and from then on the stream's DATA is p's input and what p
 // writes leaves as DATA, within the stream's flow-control windows; Close ends the stream

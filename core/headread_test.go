@@ -117,7 +117,7 @@ func TestHeadReadLeavesJunkInKernel(t *testing.T) {
 	const req = "GET /messages?after=0 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"
 	var parked atomic.Int64
 	s, addr := startServer(t, func(c *Ctx) {
-		c.WakeOnShutdown() // the test's end ends it
+		c.Seam().WakeOnShutdown() // the test's end ends it
 		parked.Add(1)
 		c.Suspend(0)
 	}, Options{})

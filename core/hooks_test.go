@@ -173,7 +173,7 @@ func TestWrapBody(t *testing.T) {
 	filters := make(chan *upperFilter, 4)
 	_, addr := startServer(t, func(c *Ctx) {
 		var f *upperFilter
-		c.WrapBody(func(next BodyWriter) BodyWriter {
+		c.Seam().WrapBody(func(next BodyWriter) BodyWriter {
 			f = &upperFilter{next: next}
 			return f
 		})
@@ -246,7 +246,7 @@ func TestWakeOnShutdown(t *testing.T) {
 	parked := make(chan struct{}, 2)
 	s, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/poll" {
-			c.WakeOnShutdown()
+			c.Seam().WakeOnShutdown()
 			parked <- struct{}{}
 			err := c.Suspend(0)
 			c.WriteString("poll: " + errString(err))
@@ -287,7 +287,7 @@ func errString(err error) string {
 func TestLimitBody(t *testing.T) {
 	errs := make(chan error, 2)
 	_, addr := startServer(t, func(c *Ctx) {
-		c.LimitBody(10)
+		c.Seam().LimitBody(10)
 		_, err := io.ReadAll(ctxBody{c})
 		errs <- err
 	}, Options{})
@@ -334,7 +334,7 @@ func TestOnPanic(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		c.SetHeader("X-Request-Id", "r")
 		c.SetHeader("Content-Type", "text/html") // describes content that never comes
-		c.OnPanic(func(c *Ctx, v any) {
+		c.Seam().OnPanic(func(c *Ctx, v any) {
 			switch c.Path() {
 			case "/silent":
 			case "/twice":

@@ -28,7 +28,7 @@ func TestLoopWaitsForHeldHandler(t *testing.T) {
 	woke := make(chan error, 1)
 	s := NewServer(func(c *Ctx) {
 		held <- parked{c.Waker(), c.Loop(), c.Context().Done()}
-		woke <- c.Hold()
+		woke <- c.Seam().Hold()
 	}, Options{Addr: "127.0.0.1:0", Logger: newTestLogger(&logBuffer{})})
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestSendFileAroundATransparentFilter(t *testing.T) {
 	filters := make(chan *countingFilter, 1)
 	_, addr := startServer(t, func(c *Ctx) {
 		f := &countingFilter{transparent: c.Path() == "/transparent"}
-		c.WrapBody(func(next BodyWriter) BodyWriter { f.next = next; return f })
+		c.Seam().WrapBody(func(next BodyWriter) BodyWriter { f.next = next; return f })
 		file, _ := os.Open(name)
 		defer file.Close()
 		c.SetHeader("Content-Length", strconv.Itoa(len(content)))

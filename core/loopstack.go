@@ -10,7 +10,7 @@ package core
 // handler waits: two switches, a fraction of a microsecond, and no allocation — the work is a
 // function and its arguments, not a closure.
 
-// loopWorkFunc is work a handler runs on its loop's stack (Ctx.OnLoopStack): f(p, b, n), whose
+// loopWorkFunc is work a handler runs on its loop's stack (Seam.OnLoopStack): f(p, b, n), whose
 // result is the handler's.
 type loopWorkFunc = func(p any, b []byte, n int) int
 

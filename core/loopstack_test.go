@@ -20,12 +20,12 @@ func TestOnLoopStack(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		var s seen
 		s.handlerG = gid.Self()
-		s.inHandler = c.MayPark()
-		ret := c.OnLoopStack(func(p any, b []byte, n int) int {
+		s.inHandler = c.Seam().MayPark()
+		ret := c.Seam().OnLoopStack(func(p any, b []byte, n int) int {
 			s := p.(*seen)
 			s.workG = gid.Self()
 			s.loopG = c.l.g
-			s.workInHandler = c.MayPark()
+			s.workInHandler = c.Seam().MayPark()
 			c.SetHeader("X-Work", string(b))
 			return n + 1
 		}, &s, []byte("on the loop"), 41)
@@ -33,7 +33,7 @@ func TestOnLoopStack(t *testing.T) {
 			t.Errorf("the work's result: %d, want 42", ret)
 		}
 		if c.Path() == "/panic" {
-			c.OnLoopStack(func(any, []byte, int) int { panic("in the work") }, nil, nil, 0)
+			c.Seam().OnLoopStack(func(any, []byte, int) int { panic("in the work") }, nil, nil, 0)
 			t.Error("the handler went on after its work panicked")
 		}
 		got <- s

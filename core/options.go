@@ -32,7 +32,7 @@ type Options struct {
 	// byte of it is read (and without a 100 Continue); a chunked body fails as it crosses it.
 	// Either way body reads return ErrBodyTooLarge, and a handler that then writes nothing gets
 	// a 413 from the server, through its middleware; the connection closes after the response.
-	// Ctx.LimitBody lowers the limit for one request. Zero or negative means no limit.
+	// Seam.LimitBody lowers the limit for one request. Zero or negative means no limit.
 	MaxBodyBytes int64
 
 	// WriteHighWater is how many response bytes may wait in a connection's write queue before a
@@ -80,7 +80,7 @@ type Options struct {
 
 	// DisableConnectProtocol stops announcing SETTINGS_ENABLE_CONNECT_PROTOCOL on HTTP/2
 	// connections. By default it is announced, so that a browser opens a page's WebSockets on
-	// the page's HTTP/2 connection (RFC 8441's extended CONNECT; see Ctx.ConnectProtocol), which
+	// the page's HTTP/2 connection (RFC 8441's extended CONNECT; see Seam.ConnectProtocol), which
 	// the websocket package accepts as it accepts HTTP/1.1's upgrade. Set it when WebSockets are
 	// served by code that needs HTTP/1.1's Upgrade and the connection of its own — a WebSocket
 	// library behind the net/http bridge, whose Hijack HTTP/2 does not offer.
@@ -129,7 +129,7 @@ type Options struct {
 	// a JSON API's errors as JSON — in place of their short plain text: the requests refused
 	// before any handler ran (400, 408, 414, 417, 431, 501, 505), and those the server answers
 	// for a handler (413 for a body over the limit, 408, 400 for a broken body, 503 past a
-	// deadline or at shutdown, 500 after a panic that no OnPanic responder answered). The
+	// deadline or at shutdown, 500 after a panic that no Seam.OnPanic responder answered). The
 	// status, the framing and the connection's handling stay the server's: see Refusal. It
 	// runs on the loop and must not block.
 	WriteRefusal func(r *Refusal)

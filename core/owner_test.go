@@ -156,7 +156,7 @@ func TestHooksAndResponderUseTheCtx(t *testing.T) {
 	statuses := make(chan string, 1)
 	_, addr := startServer(t, func(c *Ctx) {
 		c.OnDone(func(Done) { statuses <- fmt.Sprint(c.Status(), " ", c.ResponseHeader("X-Set")) })
-		c.OnPanic(func(c *Ctx, v any) {
+		c.Seam().OnPanic(func(c *Ctx, v any) {
 			c.SetStatus(503)
 			c.WriteString("answered for " + c.Path())
 		})

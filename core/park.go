@@ -34,7 +34,7 @@ const (
 // Suspend parks the handler until a Waker wakes it, and returns the error passed there; after
 // timeout (if > 0) it returns ErrTimeout. It returns early with ErrClosed when the
 // client goes away, with ErrShutdown when a shutdown's grace period ends (or, after
-// WakeOnShutdown, as soon as a shutdown begins), and with ErrDeadline when the request's own
+// Seam.WakeOnShutdown, as soon as a shutdown begins), and with ErrDeadline when the request's own
 // deadline (SetTimeout) passes; once the client has gone, Suspend returns that at once. It must
 // be called from the handler itself: elsewhere (a continuation, a callback, another goroutine)
 // it returns ErrNotInHandler.
@@ -45,14 +45,15 @@ func (cx *Ctx) Suspend(timeout time.Duration) error {
 	return cx.parkUntil(parkUser, timeout)
 }
 
-// Hold parks the handler like Suspend, but only a wake ends it (a Waker's, or the wake of a
+// Hold parks the handler like Ctx.Suspend, but only a wake ends it (a Waker's, or the wake of a
 // package built on core, such as wait's, for the park it made): a client leaving, a shutdown
 // or the request's deadline is recorded and returned once it ends, not acted on. It is for
 // waiting on work that must run to its end, such as a call already running on another
 // goroutine (wait.Do).
-func (cx *Ctx) Hold() error {
+func (s Seam) Hold() error {
+	cx := s.cx
 	if !cx.owned() {
-		return cx.misused("Hold")
+		return cx.misused("Seam().Hold")
 	}
 	err := cx.parkUntil(parkHold, 0)
 	if err == nil {
@@ -162,7 +163,7 @@ func (cx *Ctx) resume(err error) {
 	}
 }
 
-// A Waker wakes one particular park of a handler — its Suspend, Hold or Detach — from any
+// A Waker wakes one particular park of a handler — its Suspend, Seam.Hold or Detach — from any
 // goroutine, a Loop.Post callback and a timer included: it is the one way to wake a handler.
 // Take it before parking; once that park has ended (by a wake, a timeout, the client leaving)
 // the Waker does nothing, so it can never wake a later park, or a later request reusing the
@@ -174,7 +175,7 @@ type Waker struct {
 	gen uint32
 }
 
-// Waker returns a Waker for the handler's next (or current) Suspend, Hold or Detach.
+// Waker returns a Waker for the handler's next (or current) Suspend, Seam.Hold or Detach.
 func (cx *Ctx) Waker() Waker {
 	cx.check("Waker")
 	return Waker{cx, cx.gen}
@@ -214,7 +215,7 @@ func (l *Loop) Wake(w Waker, err error) {
 // Detach lets the handler return without finishing its response: the response stays open and
 // k runs later, on the loop, with c, when a Waker wakes it (with its error), after
 // timeout (if > 0) with ErrTimeout, when the client goes away (ErrClosed), when a shutdown's
-// grace period ends (ErrShutdown; or as soon as one begins, after WakeOnShutdown) or when the
+// grace period ends (ErrShutdown; or as soon as one begins, after Seam.WakeOnShutdown) or when the
 // request's deadline passes (ErrDeadline). k writes the rest of the response; when it returns,
 // the response is finished, unless k called Detach again. This is the continuation style: a
 // parked request costs its connection and its Ctx, not a coroutine — and since k receives c,
@@ -246,8 +247,9 @@ func (cx *Ctx) detach(d time.Duration, k func(*Ctx, error), deadlineIsSuccess bo
 // response can still be written; a handler that writes nothing gets a 503. It applies to Suspend
 // and Detach (and so to the waits of package wait built on them), not to Hold, body reads or
 // writes. Topic.Next calls it.
-func (cx *Ctx) WakeOnShutdown() {
-	cx.check("WakeOnShutdown")
+func (s Seam) WakeOnShutdown() {
+	cx := s.cx
+	cx.check("Seam().WakeOnShutdown")
 	cx.parkf |= parkShutdownWake
 	if cx.l.shutting && cx.state == ctxDetached {
 		cx.wakeForShutdown()
@@ -290,7 +292,7 @@ func (cx *Ctx) clientGone(err error) {
 
 // SetTimeout gives the request a deadline d from now (d <= 0 removes it). When it passes
 // before the response is complete, the request ends as if its time were up: its Context is
-// cancelled (with context.DeadlineExceeded), its waits end with ErrDeadline (Hold's only once
+// cancelled (with context.DeadlineExceeded), its waits end with ErrDeadline (Seam.Hold's only once
 // it is resumed) and its writes fail with ErrDeadline; if no response had started, the server
 // answers 503 when the handler returns, and if one had, the connection closes to cut it.
 func (cx *Ctx) SetTimeout(d time.Duration) {

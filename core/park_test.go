@@ -282,7 +282,7 @@ func TestHoldWaitsThroughDisconnect(t *testing.T) {
 			return
 		}
 		holds <- held{c.Waker(), c.Context()}
-		got <- c.Hold()
+		got <- c.Seam().Hold()
 	}, Options{})
 	c := dial(t, addr)
 	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")

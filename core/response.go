@@ -121,7 +121,7 @@ func (cx *Ctx) WriteString(s string) (int, error) {
 // client the handler parks, and resumes when the client has taken half. A client that is gone
 // makes Write return ErrClosed at once.
 //
-// With a body filter installed (WrapBody), p goes through it first.
+// With a body filter installed (Seam.WrapBody), p goes through it first.
 //
 // In a continuation (after Detach) Write cannot park: past the high-water mark bytes are
 // queued, so a continuation that writes a lot should write in steps (wait.After).
@@ -253,7 +253,7 @@ func (cx *Ctx) waitDrain() error {
 
 // Flush sends the response head, if it has not gone yet, and everything written so far, without
 // waiting for the client to take it. After Flush the body streams (see Write). With a body
-// filter installed (WrapBody), the filter's Flush runs first.
+// filter installed (Seam.WrapBody), the filter's Flush runs first.
 func (cx *Ctx) Flush() error {
 	if !cx.owned() {
 		return cx.misused("Flush")

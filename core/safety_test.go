@@ -269,7 +269,7 @@ func TestShutdownReturnsWhenItsContextEnds(t *testing.T) {
 			<-release
 			w.Wake(nil)
 		}()
-		c.Hold() // ends only when the test releases it
+		c.Seam().Hold() // ends only when the test releases it
 		c.WriteString("done")
 	}, Options{})
 	c := dial(t, addr)

@@ -6,12 +6,28 @@ import (
 	"time"
 )
 
-// What packages built on core need of a request beyond a handler's API: a router records its
-// match (SetRoute, SetParams), a package of waits checks its caller (CheckCaller), asks whether
-// it may park (MayPark), counts a wait for work as such (SetWorking), sleeps without a
-// coroutine (DetachFor) and does stack-hungry work off the handler's stack (OnLoopStack).
-// dwell's own router, wait, websocket and nethttp packages use these and nothing hidden, so a
-// package outside the module can do what they do.
+// A Seam is the plumbing of a request for the packages built on core: what a router, a package
+// of waits, a protocol, a body reader or a middleware needs of a request beyond a handler's
+// API. A router records its match (SetParams, SetRoute) and metrics read it (RouteLabel); a
+// package of waits checks its caller (CheckCaller), asks whether it may park (MayPark), parks
+// until its own wake (Hold), counts a wait for work as such (SetWorking), sleeps without a
+// coroutine (DetachFor), ends its waits at a shutdown's start (WakeOnShutdown) and does
+// stack-hungry work off the handler's stack (OnLoopStack); a protocol or a bridge reads what
+// framed the request (ConnectProtocol, Chunked) and waits for its body while it waits for
+// other work (BodyReady, WaitBody, BodyDone); a middleware bounds the body (LimitBody), filters
+// the response's (WrapBody), answers a panic (OnPanic) and hands a library's context values to
+// the handler (SetValuesFrom). dwell's own router, wait, websocket, body, nethttp and middleware
+// packages use these and nothing hidden, so that a package outside the module can do what they
+// do. A handler seldom needs one.
+//
+// A Seam is a Ctx seen from below, a value of one word: Ctx.Seam returns it without an
+// allocation. Its methods check their caller as the Ctx's own do (see Ctx): the request's own
+// code, while the request lasts.
+type Seam struct{ cx *Ctx }
+
+// Seam returns the request's plumbing for packages built on core (see Seam). It checks
+// nothing itself, and costs nothing: each of the Seam's methods checks its caller.
+func (cx *Ctx) Seam() Seam { return Seam{cx} }
 
 // A Param is a route parameter: its name, and its value in the request's path.
 type Param struct {
@@ -20,10 +36,12 @@ type Param struct {
 
 // SetParams sets the request's route parameters, as a router does once it has matched the
 // request; nil or empty clears them. The request keeps ps itself, not a copy, until it ends.
-// The values may be substrings of the request's path (PathBytes), borrowed as it is; the names
-// must be the router's own (its pattern's), since Params hands them out as they are.
-func (cx *Ctx) SetParams(ps []Param) {
-	cx.check("SetParams")
+// The values may be substrings of the request's path (RequestBytes.Path), borrowed as it is;
+// the names must be the router's own (its pattern's), since Ctx.Params hands them out as they
+// are.
+func (s Seam) SetParams(ps []Param) {
+	cx := s.cx
+	cx.check("Seam().SetParams")
 	if len(ps) == 0 {
 		if cx.x != nil {
 			cx.x.params = nil
@@ -52,8 +70,8 @@ func (cx *Ctx) Params() iter.Seq2[string, string] {
 // A Route names what served a request, for logs, traces and metrics: a route's pattern as it
 // was registered ("/todos/:id"), or a label for an answer of the router's own, which does not
 // begin with '/' ("(not found)"). A router makes one per route when it is built, and records
-// it on each request it routes (SetRoute): a request keeps a pointer, so that naming its route
-// costs it a word and no lookup.
+// it on each request it routes (Seam.SetRoute): a request keeps a pointer, so that naming its
+// route costs it a word and no lookup.
 type Route struct{ name string }
 
 // NewRoute returns a Route named name.
@@ -62,11 +80,21 @@ func NewRoute(name string) *Route { return &Route{name: name} }
 // Name returns the route's name: a pattern, or a label.
 func (r *Route) Name() string { return r.name }
 
-// SetRoute records that the request is served by r (nil: by no route), for Route and
+// SetRoute records that the request is served by r (nil: by no route), for Ctx.Route and
 // RouteLabel. A router sets it before its middleware runs.
-func (cx *Ctx) SetRoute(r *Route) {
-	cx.check("SetRoute")
-	cx.route = r
+func (s Seam) SetRoute(r *Route) {
+	s.cx.check("Seam().SetRoute")
+	s.cx.route = r
+}
+
+// RouteLabel is Ctx.Route for metrics, which count every request under some label: the pattern
+// of the route that matched, or, for a request the router answered itself, a label that no
+// pattern can be (patterns start with '/'): "(redirect)", "(options)", "(method not allowed)"
+// or "(not found)" (package router's Label constants); "" when no router served the request.
+// The router sets it (SetRoute) before its middleware runs, for its own answers as for routes.
+func (s Seam) RouteLabel() string {
+	s.cx.check("Seam().RouteLabel")
+	return s.cx.routeName()
 }
 
 // routeName returns the name of the request's route, "" when none was set.
@@ -82,7 +110,8 @@ func (cx *Ctx) routeName() string {
 // counted and logged as a refusal of the Ctx's own methods is. It is for a function that
 // touches something the request's loop owns (a wait list of its own, say) before it calls a
 // method of the Ctx, which would check too late.
-func (cx *Ctx) CheckCaller(op string) error {
+func (s Seam) CheckCaller(op string) error {
+	cx := s.cx
 	if !cx.owned() {
 		return cx.misused(op)
 	}
@@ -90,17 +119,19 @@ func (cx *Ctx) CheckCaller(op string) error {
 }
 
 // MayPark reports whether the code running is the request's handler, in its coroutine: the
-// only code that may park (Suspend, Hold, a body read). A package whose calls park when they
-// can, and queue or post otherwise, asks it first. It refuses nothing and logs nothing.
-func (cx *Ctx) MayPark() bool {
+// only code that may park (Ctx.Suspend, Hold, a body read). A package whose calls park when
+// they can, and queue or post otherwise, asks it first. It refuses nothing and logs nothing.
+func (s Seam) MayPark() bool {
+	cx := s.cx
 	return cx.l != nil && cx.owned() && cx.inHandler()
 }
 
 // SetWorking says whether the handler's parks wait for work it handed to another goroutine
 // (package wait's Do and Call set it around their Hold and Suspend): Server.Stats counts such a
 // parked request as Working rather than Parked. Nothing else about the park changes.
-func (cx *Ctx) SetWorking(working bool) {
-	cx.check("SetWorking")
+func (s Seam) SetWorking(working bool) {
+	cx := s.cx
+	cx.check("Seam().SetWorking")
 	if working {
 		cx.parkf |= parkWorking
 	} else {
@@ -108,12 +139,13 @@ func (cx *Ctx) SetWorking(working bool) {
 	}
 }
 
-// DetachFor is Detach for a request that waits for time itself to pass (wait.After): k runs
-// with a nil error once d has passed, and earlier, as after Detach, for a Waker, the client
-// leaving or a shutdown. d below a nanosecond is a nanosecond: k never runs before the handler
-// has returned.
-func (cx *Ctx) DetachFor(d time.Duration, k func(c *Ctx, err error)) {
-	cx.check("DetachFor")
+// DetachFor is Ctx.Detach for a request that waits for time itself to pass (wait.After): k
+// runs with a nil error once d has passed, and earlier, as after Detach, for a Waker, the
+// client leaving or a shutdown. d below a nanosecond is a nanosecond: k never runs before the
+// handler has returned.
+func (s Seam) DetachFor(d time.Duration, k func(c *Ctx, err error)) {
+	cx := s.cx
+	cx.check("Seam().DetachFor")
 	cx.detach(max(d, 1), k, true)
 }
 
@@ -125,7 +157,8 @@ func (cx *Ctx) DetachFor(d time.Duration, k func(c *Ctx, err error)) {
 // handler. It takes a function and its arguments rather than a closure so that the call
 // allocates nothing. Anywhere but in the handler's coroutine (a continuation, a hook), f runs
 // at once where it is called.
-func (cx *Ctx) OnLoopStack(f func(p any, b []byte, n int) int, p any, b []byte, n int) int {
-	cx.check("OnLoopStack")
+func (s Seam) OnLoopStack(f func(p any, b []byte, n int) int, p any, b []byte, n int) int {
+	cx := s.cx
+	cx.check("Seam().OnLoopStack")
 	return cx.onLoopStack(f, p, b, n)
 }

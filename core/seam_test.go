@@ -18,15 +18,15 @@ func TestRouteAndParams(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		path := string(c.PathBytes())
 		if !strings.HasPrefix(path, "/users/") {
-			c.SetRoute(label)
-			fmt.Fprintf(c, "route %q label %q", c.Route(), c.RouteLabel())
+			c.Seam().SetRoute(label)
+			fmt.Fprintf(c, "route %q label %q", c.Route(), c.Seam().RouteLabel())
 			return
 		}
 		// As a router does: the values are substrings of the request's path.
 		p := c.PathBytes()
 		id, file, _ := strings.Cut(string(p[len("/users/"):]), "/files")
-		c.SetParams([]Param{{"id", id}, {"path", file}})
-		c.SetRoute(route)
+		c.Seam().SetParams([]Param{{"id", id}, {"path", file}})
+		c.Seam().SetRoute(route)
 		var b strings.Builder
 		for k, v := range c.Params() {
 			fmt.Fprintf(&b, " %s=%s", k, v)
@@ -34,7 +34,7 @@ func TestRouteAndParams(t *testing.T) {
 				kept <- v
 			}
 		}
-		fmt.Fprintf(c, "route %q label %q param %q params%s", c.Route(), c.RouteLabel(), c.Param("id"), b.String())
+		fmt.Fprintf(c, "route %q label %q param %q params%s", c.Route(), c.Seam().RouteLabel(), c.Param("id"), b.String())
 	}, Options{Loops: 1})
 	conn := dial(t, addr)
 	conn.Send("GET /users/42/files/a/b HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -64,12 +64,12 @@ func TestCheckCallerAndMayPark(t *testing.T) {
 	got := make(chan seen, 1)
 	_, addr := startServer(t, func(c *Ctx) {
 		var s seen
-		s.handlerCheck, s.handlerPark = c.CheckCaller("test.Wait"), c.MayPark()
+		s.handlerCheck, s.handlerPark = c.Seam().CheckCaller("test.Wait"), c.Seam().MayPark()
 		done := make(chan error)
-		go func() { done <- c.CheckCaller("test.Wait") }()
+		go func() { done <- c.Seam().CheckCaller("test.Wait") }()
 		s.goroutineCheck = <-done
-		c.DetachFor(1, func(c *Ctx, err error) {
-			s.contCheck, s.contPark = c.CheckCaller("test.Wait"), c.MayPark()
+		c.Seam().DetachFor(1, func(c *Ctx, err error) {
+			s.contCheck, s.contPark = c.Seam().CheckCaller("test.Wait"), c.Seam().MayPark()
 			got <- s
 			c.WriteString(fmt.Sprint(err))
 		})

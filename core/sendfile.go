@@ -18,7 +18,7 @@ import (
 // left, a shutdown ended the wait) the connection is closed with whatever of the file was not
 // sent, since the body can no longer be completed. A file that turns out shorter than n
 // (truncated meanwhile) ends the connection with an error. With a body filter installed
-// (WrapBody) the file's bytes are read and written through the filter, unless it is
+// (Seam.WrapBody) the file's bytes are read and written through the filter, unless it is
 // Transparent. SendFile cannot be used
 // from a continuation (ErrNotInHandler).
 func (cx *Ctx) SendFile(f *os.File, off, n int64) error {

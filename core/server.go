@@ -247,7 +247,7 @@ func (s *Server) Addr() net.Addr {
 
 // Shutdown stops the server gracefully: it stops accepting, closes idle connections, and lets
 // running and parked handlers finish, closing each connection after its response; waits that
-// asked for it (Ctx.WakeOnShutdown: long polls, event streams) end at once with ErrShutdown.
+// asked for it (Seam.WakeOnShutdown: long polls, event streams) end at once with ErrShutdown.
 // It returns nil once every connection has closed. When ctx ends first, Shutdown returns
 // ctx.Err() at once, after telling the loops that the grace period is over: the handlers still
 // waiting are woken with ErrShutdown (their Context is cancelled) and their connections close
@@ -298,7 +298,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // net/http bridge (a gRPC server's streams, whose requests' contexts end only with the grace
 // period), goroutines following a topic, a connection pool of the application's — so that it
 // can end what would otherwise hold the shutdown until the grace period ends: f should start
-// that, and not wait for it. dwell's own waits need no hook (Ctx.WakeOnShutdown). A function
+// that, and not wait for it. dwell's own waits need no hook (Seam.WakeOnShutdown). A function
 // registered once Shutdown has been called starts at once.
 func (s *Server) RegisterOnShutdown(f func()) {
 	s.mu.Lock()

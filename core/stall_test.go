@@ -20,7 +20,7 @@ func TestStallIsReported(t *testing.T) {
 	route := NewRoute("/block/:n")
 	s, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/block/1" {
-			c.SetRoute(route)
+			c.Seam().SetRoute(route)
 			<-release // blocks the loop until the watchdog has noted it
 		}
 		c.WriteString("done")

@@ -36,9 +36,9 @@ func TestStatsConnStates(t *testing.T) {
 			c.WriteString("woken")
 		case "/work":
 			wakers <- c.Waker()
-			c.SetWorking(true)
-			c.Hold()
-			c.SetWorking(false)
+			c.Seam().SetWorking(true)
+			c.Seam().Hold()
+			c.Seam().SetWorking(false)
 			c.WriteString("worked")
 		case "/detach":
 			wakers <- c.Waker()

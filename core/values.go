@@ -74,16 +74,16 @@ func (cx *Ctx) Value(key any) any {
 }
 
 // SetValuesFrom makes the values of ctx the request's as well: c.Value(key) and
-// c.Context().Value(key) return ctx.Value(key) for a key that no later SetValue shadows. It is
-// for a middleware that hands the handler what a library stores in a context under a key of its
-// own — a tracing span (trace.ContextWithSpan), baggage — so that code given c.Context() finds
-// it. ctx carries only what to add: derive it from context.Background(), not from c.Context()
-// (that panics, as a lookup through it would never end). Its cancellation is ignored.
-func (cx *Ctx) SetValuesFrom(ctx context.Context) {
+// c.Context().Value(key) return ctx.Value(key) for a key that no later Ctx.SetValue shadows. It is
+// for a middleware that hands the handler what a library stores in a context under a key of its own
+// — a tracing span (trace.ContextWithSpan), baggage — so that code given c.Context() finds it. ctx
+// carries only what to add: derive it from context.Background(), not from c.Context() (that panics,
+// as a lookup through it would never end). Its cancellation is ignored.
+func (s Seam) SetValuesFrom(ctx context.Context) {
 	if ctx.Value(requestContextKey{}) != nil {
-		panic("dwell: SetValuesFrom with a context derived from a request's: derive it from context.Background()")
+		panic("dwell: Seam.SetValuesFrom with a context derived from a request's: derive it from context.Background()")
 	}
-	cx.SetValue(valuesFrom{}, ctx)
+	s.cx.SetValue(valuesFrom{}, ctx)
 }
 
 // valuesFrom is the key of the node SetValuesFrom adds: its value is a context to ask.

@@ -17,7 +17,7 @@ import (
 //   - method: the request method;
 //   - path: the request path, decoded, without the query (which may carry secrets);
 //   - route: the route's pattern ("/todos/:id"), or the router's label for its own answers
-//     ("(not found)", see core.Ctx.RouteLabel), when a router served the request;
+//     ("(not found)", see core.Seam.RouteLabel), when a router served the request;
 //   - status: the response status;
 //   - bytes: the body bytes sent, after compression (0 for HEAD);
 //   - duration: from the request's head being read to the response being queued whole for

@@ -22,7 +22,7 @@ func logged(c *core.Ctx) {
 		c.SetStatus(404)
 		c.WriteString("none")
 	case "/limit":
-		c.LimitBody(5)
+		c.Seam().LimitBody(5)
 		c.ReadBody(make([]byte, 10)) // the server answers 413
 	case "/later":
 		// Finished by a continuation, 300 ms later: the line says 202, and 300 ms or more.

@@ -2,7 +2,7 @@ package middleware
 
 import "github.com/dwellhttp/dwell/core"
 
-// BodyLimit bounds the request bodies of the routes it wraps to n bytes (core.Ctx.LimitBody),
+// BodyLimit bounds the request bodies of the routes it wraps to n bytes (core.Seam.LimitBody),
 // below the server's core.Options.MaxBodyBytes: a body declared longer is refused before any of
 // it is read (and without a 100 Continue), a chunked one as it crosses n. Reads then fail with
 // core.ErrBodyTooLarge; a handler that answers them itself (body.ReadJSON's 413 Error, say)
@@ -15,7 +15,7 @@ func BodyLimit(n int64) func(core.Handler) core.Handler {
 			return next
 		}
 		return func(c *core.Ctx) {
-			c.LimitBody(n)
+			c.Seam().LimitBody(n)
 			next(c)
 		}
 	}

@@ -85,7 +85,7 @@ func Compress(o CompressOptions) func(core.Handler) core.Handler {
 			}
 			f := z.filters.Get().(*gzipFilter)
 			f.c = c
-			c.WrapBody(f.install)
+			c.Seam().WrapBody(f.install)
 			next(c)
 		}
 	}

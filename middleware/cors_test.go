@@ -21,7 +21,7 @@ func TestCORS(t *testing.T) {
 		default:
 		}
 		if c.Path() == "/limit" {
-			c.LimitBody(1)
+			c.Seam().LimitBody(1)
 			c.ReadBody(make([]byte, 4))
 			return
 		}

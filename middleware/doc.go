@@ -10,8 +10,8 @@
 // continuation (core.Ctx.Detach, wait.After, wait.Topic.OnNext) alike, because each builds on
 // the core's hooks rather than on the handler returning: the access log on core.Ctx.OnDone,
 // which reports what really went out whoever wrote it (the server's own 413 or 503 included),
-// recovery on core.Ctx.OnPanic, compression on core.Ctx.WrapBody, the deadline on
-// core.Ctx.SetTimeout and the body limit on core.Ctx.LimitBody. Header fields a middleware
+// recovery on core.Seam.OnPanic, compression on core.Seam.WrapBody, the deadline on
+// core.Ctx.SetTimeout and the body limit on core.Seam.LimitBody. Header fields a middleware
 // sets before the handler runs (X-Request-Id, CORS) stay on the server's own error answers.
 //
 // A usual stack, outermost first:

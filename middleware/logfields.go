@@ -64,7 +64,7 @@ func (e *logEntry) capture(c *core.Ctx) {
 // captureLate reads, once the handler has returned, what middleware inside the access log or
 // the handler may have set, and the request id and route, which middleware outside it may have.
 func (e *logEntry) captureLate(c *core.Ctx) {
-	e.id, e.route = RequestID(c), c.RouteLabel()
+	e.id, e.route = RequestID(c), c.Seam().RouteLabel()
 	x, f := &e.extra, e.fields
 	if f&LogRemoteAddr != 0 {
 		x.remote = ClientIP(c)

@@ -20,7 +20,7 @@ func Recover(answer ErrorFunc) func(core.Handler) core.Handler {
 	respond := func(c *core.Ctx, v any) { answer(c, 500, "internal server error") }
 	return func(next core.Handler) core.Handler {
 		return func(c *core.Ctx) {
-			c.OnPanic(respond)
+			c.Seam().OnPanic(respond)
 			next(c)
 		}
 	}

@@ -27,7 +27,7 @@ func TestAssignRequestID(t *testing.T) {
 		case "/panic":
 			panic("boom")
 		case "/limit":
-			c.LimitBody(5)
+			c.Seam().LimitBody(5)
 			c.ReadBody(make([]byte, 10)) // fails: the server answers 413
 		case "/slow":
 			wait.Sleep(c, time.Minute) // past the deadline: the server answers 503

@@ -19,7 +19,7 @@ import (
 // handler's goroutine, and the calls that goroutine makes back to the loop, which alone may
 // touch the request's Ctx.
 //
-// The dwell handler parks in Ctx.Hold while the goroutine runs. A call — read body bytes, write
+// The dwell handler parks in Seam.Hold while the goroutine runs. A call — read body bytes, write
 // or flush response bytes, send a file, finish — is handed over under mu: the goroutine fills
 // in call, marks it pending and wakes the parked handler through its Waker; the handler serves
 // it on the loop (where it may park again, on a slow client) and answers on done; the goroutine
@@ -27,8 +27,8 @@ import (
 //
 // Reads have a lane of their own (rcall, rpending, rdone), so that a handler may read the body
 // on one goroutine while it writes on another — full duplex, as gRPC's streams do over HTTP/2:
-// a read waits for the body in Ctx.WaitBody, which a write call's wake ends, and is served once
-// Ctx.BodyReady says ReadBody will not wait. Each lane has at most one call in flight, so a
+// a read waits for the body in Seam.WaitBody, which a write call's wake ends, and is served once
+// Seam.BodyReady says ReadBody will not wait. Each lane has at most one call in flight, so a
 // call needs no lock of its own: it belongs to whichever side holds the lane's turn.
 type exchange struct {
 	h    http.Handler
@@ -233,7 +233,7 @@ func (x *exchange) awaitCall(c *core.Ctx) (read bool, err error) {
 			x.mu.Unlock()
 			return false, nil
 		}
-		if x.rpending && c.BodyReady() {
+		if x.rpending && c.Seam().BodyReady() {
 			x.mu.Unlock()
 			return true, nil
 		}
@@ -244,7 +244,7 @@ func (x *exchange) awaitCall(c *core.Ctx) (read bool, err error) {
 		if reading {
 			// The read waits for the client: the watch gives up the pool's place for it.
 			x.watch(&x.rcall)
-			err = c.WaitBody()
+			err = c.Seam().WaitBody()
 			x.unwatch()
 			x.mu.Lock()
 			x.parked = false
@@ -267,7 +267,7 @@ func (x *exchange) awaitCall(c *core.Ctx) (read bool, err error) {
 		// and the handler must be there to answer it. A client that leaves cancels the
 		// request's context, which is the goroutine's to watch, and fails the calls it makes
 		// after that at once.
-		if err := c.Hold(); err == core.ErrNotInHandler {
+		if err := c.Seam().Hold(); err == core.ErrNotInHandler {
 			x.abandon(errNotInHandler)
 			panic(errNotInHandler)
 		}
@@ -319,10 +319,10 @@ func (x *exchange) serveCall(c *core.Ctx, cl *call) {
 		}
 	case callRead:
 		cl.n, cl.err = c.ReadBody(cl.p)
-		if cl.err == nil && cl.n > 0 && c.BodyDone() {
+		if cl.err == nil && cl.n > 0 && c.Seam().BodyDone() {
 			cl.err = io.EOF // spares the goroutine a call for the end alone
 		}
-		if cl.err == io.EOF && c.Chunked() {
+		if cl.err == io.EOF && c.Seam().Chunked() {
 			for name, value := range c.Trailers() {
 				cl.trailers = append(cl.trailers, name, value)
 			}

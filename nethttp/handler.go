@@ -81,7 +81,7 @@ import (
 // status and writes nothing leaves the server's own answer standing, where it has one: 413 for
 // a body over the limit, 503 at the end of a shutdown or past the request's deadline.
 //
-// An HTTP/2 extended CONNECT (RFC 8441, core.Ctx.ConnectProtocol: a browser's WebSocket over
+// An HTTP/2 extended CONNECT (RFC 8441, core.Seam.ConnectProtocol: a browser's WebSocket over
 // HTTP/2) never reaches h, which could not open the tunnel it asks for: it is answered 501 Not
 // Implemented (core.ErrTunnelRefused) before h runs, as net/http's own server, by default,
 // serves none. WebSocket over HTTP/2 is a dwell handler's (websocket.Accept); over HTTP/1.1, h
@@ -98,7 +98,7 @@ func Handler(h http.Handler) core.Handler { return defaultPool.Handler(h) }
 
 // serveHTTP serves c with h, run in pool's places.
 func serveHTTP(c *core.Ctx, h http.Handler, pool *workers.Pool) {
-	if c.ConnectProtocol() != "" {
+	if c.Seam().ConnectProtocol() != "" {
 		refuseTunnel(c)
 		return
 	}
@@ -160,9 +160,9 @@ func (x *exchange) collect(c *core.Ctx) {
 	x.remote = c.RemoteAddr().String()
 	x.tls = c.TLS()
 	x.contentLength = c.ContentLength()
-	x.chunked = c.Chunked()
+	x.chunked = c.Seam().Chunked()
 	// An HTTP/2 request's body may have no length: it is there until the stream's end.
-	x.hasBody = x.chunked || x.contentLength > 0 || x.proto == "HTTP/2.0" && !c.BodyDone()
+	x.hasBody = x.chunked || x.contentLength > 0 || x.proto == "HTTP/2.0" && !c.Seam().BodyDone()
 	for k, v := range c.Params() {
 		x.params = append(x.params, k, v)
 	}

@@ -127,7 +127,7 @@ func (w *responseWriter) hijackHead(fields []string) []byte {
 // then goes on as HTTP, unchanged.
 func (x *exchange) hijack(c *core.Ctx, cl *call) bool {
 	switch {
-	case !c.BodyDone():
+	case !c.Seam().BodyDone():
 		// net/http hands the unread rest of the body to the hijacker as raw bytes; core hands
 		// over only a connection whose request is over.
 		cl.err = errHijackBody

@@ -156,7 +156,7 @@ func requestSize(c *core.Ctx) int64 {
 	if n := c.ContentLength(); n >= 0 {
 		return n
 	}
-	if c.Chunked() {
+	if c.Seam().Chunked() {
 		return -1
 	}
 	return 0

@@ -29,7 +29,7 @@ func todoRoutes(r *router.Router) {
 	})
 	r.GET("/panic", func(c *core.Ctx) { panic("boom") })
 	r.POST("/limited", func(c *core.Ctx) {
-		c.LimitBody(4)
+		c.Seam().LimitBody(4)
 		io.Copy(io.Discard, readerOf(c)) // over the limit: the server answers 413
 	})
 }

@@ -78,7 +78,7 @@ func (t *tracing) wrap(next core.Handler) core.Handler {
 		route := c.Route()
 		ctx, span := t.tracer.Start(ctx, t.names.Get(nameKey{norm, route}), serverKind,
 			trace.WithAttributes(startAttributes(c, method, norm, route)...))
-		c.SetValuesFrom(&spanContext{ctx})
+		c.Seam().SetValuesFrom(&spanContext{ctx})
 		if sc := span.SpanContext(); sc.HasTraceID() {
 			middleware.SetTraceID(c, sc.TraceID().String())
 		}
@@ -201,7 +201,7 @@ func (e *spanEntry) end(d core.Done) {
 // Span and for Metrics' exemplars.
 type spanKey struct{}
 
-// A spanContext is the context Tracing hands to core.Ctx.SetValuesFrom: the span (and the
+// A spanContext is the context Tracing hands to core.Seam.SetValuesFrom: the span (and the
 // caller's baggage) on a context of its own, which also answers spanKey with itself so that
 // this package finds it without making the request's Context.
 type spanContext struct{ context.Context }

@@ -22,7 +22,7 @@
 //
 // and http_server_active_requests, a gauge labelled by http_request_method and url_scheme.
 // http_route is the route's pattern ("/todos/:id"), or for the router's own answers its label
-// ("(not found)", "(method not allowed)", "(redirect)", "(options)": core.Ctx.RouteLabel), so
+// ("(not found)", "(method not allowed)", "(redirect)", "(options)": core.Seam.RouteLabel), so
 // that every request is counted once under a bounded set of values; "" when no router served
 // the request. Methods other than RFC 9110's, PATCH and QUERY are counted as "_OTHER", as
 // OpenTelemetry says, so that a client cannot make series without bound.

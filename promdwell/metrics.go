@@ -79,7 +79,7 @@ func (m *Metrics) Middleware(next core.Handler) core.Handler {
 		e.method = uint8(labels.MethodIndex(c.Method()))
 		e.https = c.Scheme() == "https"
 		e.requestSize = c.ContentLength()
-		if e.requestSize < 0 && !c.Chunked() {
+		if e.requestSize < 0 && !c.Seam().Chunked() {
 			e.requestSize = 0 // no body
 		}
 		e.active = &m.active[e.method][b2i(e.https)]
@@ -104,7 +104,7 @@ type entry struct {
 	done        func(core.Done) // e.record
 }
 
-func (e *entry) setRoute(c *core.Ctx) { e.route = c.RouteLabel() }
+func (e *entry) setRoute(c *core.Ctx) { e.route = c.Seam().RouteLabel() }
 
 func (e *entry) record(d core.Done) {
 	m := e.m

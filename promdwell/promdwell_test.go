@@ -27,7 +27,7 @@ func service(t *testing.T) (addr string, srv *core.Server, wake chan core.Waker)
 	r.GET("/todos", func(c *core.Ctx) { c.WriteString("[]") })
 	r.GET("/todos/:id", func(c *core.Ctx) { c.WriteString("{}") })
 	r.POST("/todos", func(c *core.Ctx) {
-		c.LimitBody(16)
+		c.Seam().LimitBody(16)
 		b := make([]byte, 64)
 		for {
 			_, err := c.ReadBody(b)

@@ -111,7 +111,7 @@ func TestDispatchAllocations(t *testing.T) {
 		}
 		n := testing.AllocsPerRun(1000, func() {
 			r.dispatch(&c, tc.method, tc.path)
-			c.SetParams(nil)
+			c.Seam().SetParams(nil)
 		})
 		t.Logf("%s %s: %v allocations", tc.method, tc.path, n)
 		if n != tc.max {

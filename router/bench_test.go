@@ -39,7 +39,7 @@ func BenchmarkRouteDwell50(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		q := &apiMix[i%len(apiMix)]
 		r.dispatch(&c, q.method, q.path)
-		c.SetParams(nil)
+		c.Seam().SetParams(nil)
 	}
 }
 
@@ -80,7 +80,7 @@ func BenchmarkRouteRatio(b *testing.B) {
 			for i := range batch {
 				q := &apiMix[i%len(apiMix)]
 				dr.dispatch(&c, q.method, q.path)
-				c.SetParams(nil)
+				c.Seam().SetParams(nil)
 			}
 		},
 		func() {
@@ -115,7 +115,7 @@ func benchOne(b *testing.B, method, path string) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.dispatch(&c, method, path)
-		c.SetParams(nil)
+		c.Seam().SetParams(nil)
 	}
 }
 

@@ -79,7 +79,7 @@
 //
 // Middleware reads what served the request, already set when it runs: Ctx.Route is the
 // pattern that matched ("/todos/:id"), "" for the router's own replies (as OpenTelemetry's
-// http.route is left unset then); Ctx.RouteLabel is the pattern too, and for the router's own
+// http.route is left unset then); Seam.RouteLabel is the pattern too, and for the router's own
 // replies a label saying which — LabelRedirect, LabelOptions, LabelMethodNotAllowed,
 // LabelNotFound — for metrics that count every request under some label.
 //

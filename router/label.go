@@ -4,7 +4,7 @@ import (
 	"github.com/dwellhttp/dwell/core"
 )
 
-// The route labels of the router's own answers, which Ctx.RouteLabel returns for a request no
+// The route labels of the router's own answers, which Seam.RouteLabel returns for a request no
 // route matched. Ctx.Route returns "" for them, as OpenTelemetry's http.route is left unset for
 // a request no route matched; metrics, which count every request under some label, tell them
 // apart by these, which no pattern can be (a pattern starts with '/'). The router's middleware
@@ -35,7 +35,7 @@ var (
 //go:noinline
 func (r *Router) labelMiss(c *core.Ctx) {
 	method, path := requestRoute(c)
-	c.SetRoute(r.missRoute(method, path))
+	c.Seam().SetRoute(r.missRoute(method, path))
 }
 
 // missRoute returns the Route of the answer to a request of method and path that no route

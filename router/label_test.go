@@ -19,9 +19,9 @@ type labelRecorder struct {
 
 func (lr *labelRecorder) middleware(next core.Handler) core.Handler {
 	return func(c *core.Ctx) {
-		before := c.Route() + "|" + c.RouteLabel()
+		before := c.Route() + "|" + c.Seam().RouteLabel()
 		c.OnDone(func(d core.Done) {
-			after := c.Route() + "|" + c.RouteLabel()
+			after := c.Route() + "|" + c.Seam().RouteLabel()
 			lr.mu.Lock()
 			lr.seen = append(lr.seen, before+" "+after+" "+strconv.Itoa(d.Status))
 			lr.mu.Unlock()
@@ -96,7 +96,7 @@ func TestRouteLabelsCustomAnswers(t *testing.T) {
 	lr := &labelRecorder{}
 	r := New()
 	r.Use(lr.middleware)
-	say := func(c *core.Ctx) { c.WriteString(c.RouteLabel()) }
+	say := func(c *core.Ctx) { c.WriteString(c.Seam().RouteLabel()) }
 	r.NotFound, r.MethodNotAllowed, r.GlobalOPTIONS = say, say, say
 	r.GET("/a", say)
 	addr := serve(t, r)

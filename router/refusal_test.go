@@ -28,7 +28,7 @@ func TestMissRefusal(t *testing.T) {
 	r := routes()
 	r.Use(func(next core.Handler) core.Handler {
 		return func(c *core.Ctx) {
-			label := c.RouteLabel()
+			label := c.Seam().RouteLabel()
 			c.OnDone(func(d core.Done) { labels <- fmt.Sprint(label, " ", d.Status, " ", d.Err) })
 			next(c)
 		}
@@ -88,9 +88,9 @@ func TestMissRefusalErr(t *testing.T) {
 		case rf.Ctx.Path() == "/panic":
 			panic("in WriteRefusal")
 		case errors.Is(rf.Err, router.ErrNotFound):
-			fmt.Fprintf(rf, "not found: %s %s", rf.Ctx.RouteLabel(), rf.Ctx.Path())
+			fmt.Fprintf(rf, "not found: %s %s", rf.Ctx.Seam().RouteLabel(), rf.Ctx.Path())
 		case errors.Is(rf.Err, router.ErrMethodNotAllowed):
-			fmt.Fprintf(rf, "not allowed: %s %s", rf.Ctx.RouteLabel(), rf.Ctx.Method())
+			fmt.Fprintf(rf, "not allowed: %s %s", rf.Ctx.Seam().RouteLabel(), rf.Ctx.Method())
 		}
 	}
 	_, addr := coretest.Serve(t, r.Handler(), core.Options{WriteRefusal: writeRefusal})

@@ -51,9 +51,9 @@ func (r *Router) lookup(c *core.Ctx, method, path string) (core.Handler, httprou
 			// path values.
 			ps = ps[:n-1]
 		}
-		c.SetParams(asParams(ps))
+		c.Seam().SetParams(asParams(ps))
 	case rt != nil:
-		c.SetRoute(rt.route)
+		c.Seam().SetRoute(rt.route)
 		return rt.final, nil
 	}
 	return nil, th
@@ -117,7 +117,7 @@ func (r *Router) matches(method, path string) (hit, tsr bool) {
 // out again here, which only those answers pay for.
 func (r *Router) handleMiss(c *core.Ctx) {
 	method, path := c.Method(), c.Path()
-	switch c.RouteLabel() {
+	switch c.Seam().RouteLabel() {
 	case LabelRedirect:
 		if to, code := r.redirectTarget(method, path); code != 0 {
 			sendRedirect(c, to, code)

@@ -20,7 +20,7 @@ import (
 func (rt *route) handle() httprouter.Handle {
 	return func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 		c := (*core.Ctx)(w.(*ctxCarrier))
-		c.SetRoute(rt.route)
+		c.Seam().SetRoute(rt.route)
 		rt.final(c)
 	}
 }

@@ -24,7 +24,7 @@ func stream(c *core.Ctx, s *core.Server, interval time.Duration) {
 	if c.Method() == "HEAD" {
 		return
 	}
-	c.WakeOnShutdown()
+	c.Seam().WakeOnShutdown()
 	buf := append([]byte(nil), "retry: 2000\n\n"...)
 	var prev Snapshot
 	due := time.Now()

@@ -27,7 +27,7 @@ func Call[T any](c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error
 // runtime.Goexit in fn makes CallOn return ErrGoexit.
 func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
-	if err := c.CheckCaller("wait.Call"); err != nil {
+	if err := c.Seam().CheckCaller("wait.Call"); err != nil {
 		return zero, err
 	}
 	// The result is written on the worker and read by the handler only after the worker's
@@ -38,9 +38,9 @@ func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)
 	if err := c.Loop().Post(j.start); err != nil {
 		return zero, err
 	}
-	c.SetWorking(true) // Server.Stats counts the wait as Working
+	c.Seam().SetWorking(true) // Server.Stats counts the wait as Working
 	err := c.Suspend(0)
-	c.SetWorking(false)
+	c.Seam().SetWorking(false)
 	switch e := err.(type) {
 	case nil:
 		return res.v, res.err

@@ -64,7 +64,7 @@ func Do(c *core.Ctx, fn func()) error { return defaultPool.Do(c, fn) }
 // Call Do from c's handler: from its continuation it returns core.ErrNotInHandler, and from code
 // that is not the request's own core.ErrOutsideRequest, without running fn.
 func (p *Pool) Do(c *core.Ctx, fn func()) error {
-	if err := c.CheckCaller("wait.Do"); err != nil {
+	if err := c.Seam().CheckCaller("wait.Do"); err != nil {
 		return err
 	}
 	j := &doJob{p: p, fn: fn, w: c.Waker()}
@@ -73,9 +73,9 @@ func (p *Pool) Do(c *core.Ctx, fn func()) error {
 	if err := c.Loop().Post(j.start); err != nil {
 		return err
 	}
-	c.SetWorking(true) // Server.Stats counts the wait as Working
-	err := c.Hold()
-	c.SetWorking(false)
+	c.Seam().SetWorking(true) // Server.Stats counts the wait as Working
+	err := c.Seam().Hold()
+	c.Seam().SetWorking(false)
 	if err == core.ErrNotInHandler {
 		j.cancelled = true
 		return err

@@ -82,10 +82,10 @@ func (s *Sequence) Advance(n uint64) {
 // Wait parks the handler until the sequence is past after, and returns nil then — at once,
 // without parking, when it already is. It returns ErrTimeout after timeout (timeout <= 0 means
 // no deadline), ErrClosed if the client goes away and ErrShutdown if a shutdown's grace period
-// ends first (or as soon as a shutdown begins, after core.Ctx.WakeOnShutdown). Call it from c's
+// ends first (or as soon as a shutdown begins, after core.Seam.WakeOnShutdown). Call it from c's
 // handler.
 func (s *Sequence) Wait(c *core.Ctx, after uint64, timeout time.Duration) error {
-	if err := c.CheckCaller("wait.Sequence.Wait"); err != nil {
+	if err := c.Seam().CheckCaller("wait.Sequence.Wait"); err != nil {
 		return err // before the waiter goes into the loop's list
 	}
 	w := s.park(c, after)
@@ -149,7 +149,7 @@ func (s *Sequence) park(c *core.Ctx, after uint64) *waiter {
 // the handler returns: copy what k needs before calling OnWait. Call OnWait from c's handler,
 // or from a continuation to wait again.
 func (s *Sequence) OnWait(c *core.Ctx, after uint64, timeout time.Duration, k func(c *core.Ctx, err error)) {
-	if err := c.CheckCaller("wait.Sequence.OnWait"); err != nil {
+	if err := c.Seam().CheckCaller("wait.Sequence.OnWait"); err != nil {
 		panic(err) // before the waiter goes into the loop's list
 	}
 	s.mu.Lock()

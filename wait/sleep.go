@@ -33,5 +33,5 @@ func Sleep(c *core.Ctx, d time.Duration) error {
 // queue up instead of waiting. The request's values (path, query, headers) are gone when the
 // handler returns: copy what k needs before calling After. Call After from c's handler.
 func After(c *core.Ctx, d time.Duration, k func(c *core.Ctx, err error)) {
-	c.DetachFor(d, k)
+	c.Seam().DetachFor(d, k)
 }

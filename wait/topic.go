@@ -82,12 +82,12 @@ func (t *Topic[T]) Last() uint64 { return t.h.Value() }
 // after itself unless after was ahead of the topic. Such a cursor (from before the restart of
 // a topic kept in memory alone, say) counts as the topic's last sequence, so the caller gets
 // the next message published and a cursor it can follow from there. ErrShutdown comes as soon
-// as a shutdown begins (core.Ctx.WakeOnShutdown), so that a long poll can answer "nothing
+// as a shutdown begins (core.Seam.WakeOnShutdown), so that a long poll can answer "nothing
 // yet" at once and its client poll again at another instance.
 //
 // The slice is the caller's. Call Next from c's handler.
 func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, uint64, error) {
-	c.WakeOnShutdown()
+	c.Seam().WakeOnShutdown()
 	cursor := t.cursor(after)
 	if err := t.h.Wait(c, cursor, timeout); err != nil {
 		return nil, cursor, err
@@ -137,7 +137,7 @@ func (t *Topic[T]) cursor(after uint64) uint64 {
 // query, headers) are gone once the handler returns: copy what k needs before calling OnNext.
 // Call OnNext from c's handler.
 func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k func(c *core.Ctx, msgs []T, last uint64, err error)) {
-	c.WakeOnShutdown()
+	c.Seam().WakeOnShutdown()
 	t.h.mu.Lock()
 	cursor := min(after, t.h.seq)
 	if cursor < t.h.seq {

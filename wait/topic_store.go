@@ -124,7 +124,7 @@ func (t *Topic[T]) sinceIn(c *core.Ctx, cursor uint64) ([]T, uint64, error) {
 // detaching the request while a worker of Do's pool reads, and waking it with the page.
 func (t *Topic[T]) readThen(c *core.Ctx, cursor, upto uint64, k func(*core.Ctx, []T, uint64, error)) {
 	r := &pageRead[T]{t: t, k: k, cursor: cursor, upto: upto, ctx: c.Context()}
-	if c.MayPark() {
+	if c.Seam().MayPark() {
 		if err := Do(c, r.read); err != nil {
 			k(c, nil, cursor, err)
 			return

@@ -60,7 +60,7 @@ func Accept(cx *core.Ctx, o *Options) (*Conn, error) {
 	// fresh coroutine has, and a handler that then parks for the connection's life would
 	// keep its stack grown, 2 KiB more per connection (see core/loopstack.go).
 	a := acceptCall{cx: cx, o: o}
-	cx.OnLoopStack(acceptOnLoop, &a, nil, 0)
+	cx.Seam().OnLoopStack(acceptOnLoop, &a, nil, 0)
 	c, err := a.c, a.err
 	if err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ type handshake struct {
 // rest as over HTTP/1.1.
 func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) {
 	h.sub = -1
-	h.tunnel = cx.ConnectProtocol() == "websocket"
+	h.tunnel = cx.Seam().ConnectProtocol() == "websocket"
 	for name, value := range cx.HeadersBytes() {
 		switch {
 		case syntax.EqualFold(name, "Upgrade"):
@@ -222,7 +222,7 @@ func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) 
 	case h.versions != 1 || string(h.version) != "13":
 		return 426, "the server speaks WebSocket version 13"
 	case h.tunnel:
-	case cx.ContentLength() > 0 || cx.Chunked():
+	case cx.ContentLength() > 0 || cx.Seam().Chunked():
 		return 400, "an upgrade request has no body"
 	case h.keys != 1 || !validKey(h.key):
 		return 400, "Sec-WebSocket-Key is not one base64 encoding of 16 bytes"

@@ -160,7 +160,7 @@ type seqSide struct {
 // park parks the handler in Hold, woken by wake.
 func (s *seqSide) park() {
 	s.wk = s.cx.Waker()
-	s.cx.Hold() // what ends it is the connection's state, which the caller reads again
+	s.cx.Seam().Hold() // what ends it is the connection's state, which the caller reads again
 }
 
 // wake ends the handler's park, on the loop.

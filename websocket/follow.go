@@ -168,7 +168,7 @@ func (f *Feed[T]) FollowTopic(cx *core.Ctx, c *Conn, src Source[T], after uint64
 	w.took = w.take
 	c.ev = &w.ev
 	f.following.Add(1)
-	cx.WakeOnShutdown()
+	cx.Seam().WakeOnShutdown()
 	w.run()
 	return nil
 }

@@ -193,7 +193,7 @@ func (s *inlineSource) OnNext(c *core.Ctx, after uint64, timeout time.Duration, 
 		k(c, []string{strconv.FormatUint(after+1, 10)}, after+1, nil)
 		return
 	}
-	c.WakeOnShutdown()
+	c.Seam().WakeOnShutdown()
 	c.Detach(timeout, func(c *core.Ctx, err error) { k(c, nil, after, err) })
 }
 

@@ -54,7 +54,7 @@ func (c *Conn) next(withReader bool) readResult {
 	if c.ev != nil {
 		return readResult{err: errEventStyle}
 	}
-	if c.seq == nil || !c.seq.cx.MayPark() {
+	if c.seq == nil || !c.seq.cx.Seam().MayPark() {
 		return readResult{err: errCannotWait}
 	}
 	for !c.ready {
@@ -72,11 +72,11 @@ func (c *Conn) next(withReader bool) readResult {
 	r := readResult{typ: MessageType(c.msgOp), data: c.msg}
 	c.msg, c.msgOp, c.ready = nil, 0, false
 	if c.state < stateDone {
-		cx.OnLoopStack(resumeOnLoop, c, nil, 0)
+		cx.Seam().OnLoopStack(resumeOnLoop, c, nil, 0)
 	}
 	if withReader {
 		if c.rare == nil || c.rare.reader == nil {
-			cx.OnLoopStack(readerOnLoop, c, nil, 0)
+			cx.Seam().OnLoopStack(readerOnLoop, c, nil, 0)
 		}
 		r.mr = c.rare.reader
 	}

@@ -135,14 +135,14 @@ func (c *Conn) WriteMessage(typ MessageType, data []byte) error {
 		return errBadType
 	}
 	c.hc.MustBeOnLoop("websocket.Conn.WriteMessage", goroutinesUseRemote)
-	if c.seq == nil || !c.seq.cx.MayPark() {
+	if c.seq == nil || !c.seq.cx.Seam().MayPark() {
 		return c.sendErr(c.send(typ, data, true)) // code that cannot wait: bounded as Send is
 	}
 	// In the handler's coroutine the write runs on the loop's stack: the output queue's
 	// frames, on top of the handler's own, would grow the stack the handler then keeps while
 	// it parks (see Accept). The message is queued whatever its size, and the handler waits
 	// for it to drain: what waits for the client is the high-water mark and one message.
-	if err := c.sendErr(SendResult(c.seq.cx.OnLoopStack(sendOnLoop, c, data, int(typ)))); err != nil {
+	if err := c.sendErr(SendResult(c.seq.cx.Seam().OnLoopStack(sendOnLoop, c, data, int(typ)))); err != nil {
 		return err
 	}
 	return c.awaitDrain()
@@ -168,7 +168,7 @@ func (c *Conn) sendErr(r SendResult) error {
 // awaitDrain parks the handler, when the code running is the handler, while the output is over
 // the high-water mark.
 func (c *Conn) awaitDrain() error {
-	if c.seq == nil || !c.seq.cx.MayPark() {
+	if c.seq == nil || !c.seq.cx.Seam().MayPark() {
 		return nil
 	}
 	for c.hc.Buffered() > c.hc.HighWater() && c.state < stateDone {

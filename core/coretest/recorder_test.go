@@ -89,7 +89,7 @@ func echo(c *core.Ctx) {
 			return // the server answers for the body (a 413, a 400)
 		}
 	}
-	fmt.Fprintf(c, "%d %v %s", c.ContentLength(), c.Chunked(), b)
+	fmt.Fprintf(c, "%d %v %s", c.ContentLength(), c.Seam().Chunked(), b)
 }
 
 // TestPostBody: a body read by the handler, with a Content-Length, or chunked when the test's
@@ -167,7 +167,7 @@ func TestWaitParkedTwice(t *testing.T) {
 // parks, and a shutdown (the test's own) ends its sleep.
 func TestSleep(t *testing.T) {
 	h := func(c *core.Ctx) {
-		c.WakeOnShutdown()
+		c.Seam().WakeOnShutdown()
 		d, _ := time.ParseDuration(c.Query("d"))
 		err := wait.Sleep(c, d)
 		fmt.Fprintf(c, "slept: %v", err)

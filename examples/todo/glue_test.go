@@ -33,7 +33,7 @@ func glue(db *sql.DB, sessions *session.Store[string]) (core.Handler, core.Optio
 			middleware.JSONError(c, 401, "sign in first")
 			return
 		}
-		c.LimitBody(16) // over it, the server's 413, in JSON (WriteRefusal)
+		c.Seam().LimitBody(16) // over it, the server's 413, in JSON (WriteRefusal)
 		if _, err := io.Copy(io.Discard, body.Reader(c)); err == nil {
 			c.SetStatus(201)
 		}

@@ -21,12 +21,12 @@ import (
 // after the cursor (its limits removed them); an error wrapping ErrUnavailable when they had to
 // be read from the stream and NATS could not answer; wait.ErrTimeout, wait.ErrClosed and
 // wait.ErrShutdown come with no messages and the cursor to poll from next. ErrShutdown comes as
-// soon as a shutdown begins (core.Ctx.WakeOnShutdown), so that a long poll answers at once and
+// soon as a shutdown begins (core.Seam.WakeOnShutdown), so that a long poll answers at once and
 // its client polls again at another instance.
 //
 // The slice is the caller's. Call Next from c's handler.
 func (t *Topic[T]) Next(c *core.Ctx, after uint64, timeout time.Duration) ([]T, uint64, error) {
-	c.WakeOnShutdown()
+	c.Seam().WakeOnShutdown()
 	msgs, cursor, err := t.collect(c, after)
 	if len(msgs) > 0 || err != nil {
 		return msgs, cursor, err
@@ -144,7 +144,7 @@ func (t *Topic[T]) Since(ctx context.Context, after uint64) ([]T, uint64, error)
 // headers) are gone once the handler returns: copy what k needs before calling OnNext. Call OnNext
 // from c's handler, or from a continuation to wait again.
 func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k func(c *core.Ctx, msgs []T, last uint64, err error)) {
-	c.WakeOnShutdown()
+	c.Seam().WakeOnShutdown()
 	msgs, cursor, ok := t.fromMemory(after)
 	var err error
 	if !ok {
