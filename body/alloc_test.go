@@ -18,7 +18,7 @@ func TestReadAllocatesNothing(t *testing.T) {
 	buf := make([]byte, 16<<10)
 	_, addr := coretest.Serve(t, func(c *core.Ctx) {
 		n := 0
-		if string(c.PathBytes()) == "/reader" { // compared without a copy
+		if string(c.Bytes().Path()) == "/reader" { // compared without a copy
 			r := body.Reader(c)
 			for {
 				k, err := r.Read(buf)

@@ -32,7 +32,7 @@ const indexName = "index.html"
 // path is trusted: build it from request data only with ServeRoot, which keeps it inside a
 // directory. As a precaution, a request whose path has a ".." segment is refused with 400.
 func ServeFile(c *core.Ctx, path string) {
-	if hasDotDot(c.PathBytes()) {
+	if hasDotDot(c.Bytes().Path()) {
 		fail(c, 400)
 		return
 	}

@@ -144,7 +144,7 @@ func (s *FS) index(c *core.Ctx, d *fsEntry) (*fsEntry, fs.File, int) {
 		return nil, nil, status
 	case e.dir:
 		return nil, nil, 404
-	case !bytes.HasSuffix(c.PathBytes(), []byte("/")):
+	case !bytes.HasSuffix(c.Bytes().Path(), []byte("/")):
 		if f != nil {
 			f.Close()
 		}
@@ -161,7 +161,8 @@ func (s *FS) index(c *core.Ctx, d *fsEntry) (*fsEntry, fs.File, int) {
 func (s *FS) send(c *core.Ctx, e *fsEntry, f fs.File) bool {
 	k := identity
 	if e.vary {
-		k = chooseCoding(c.HeaderBytes("Accept-Encoding"), e.available())
+		ae, _ := c.Bytes().Header("Accept-Encoding")
+		k = chooseCoding(ae, e.available())
 	}
 	r := &e.reps[k]
 	if r.at == nil && (k != identity || f == nil) {

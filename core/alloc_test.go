@@ -87,7 +87,7 @@ func TestSendFileAllocatesNothing(t *testing.T) {
 	defer f.Close()
 	_, addr := startServer(t, func(c *Ctx) {
 		n, length := int64(small), "254"
-		if string(c.PathBytes()) == "/large" { // compared without a copy
+		if string(c.Bytes().Path()) == "/large" { // compared without a copy
 			n, length = large, "262144"
 		}
 		c.SetHeader("Content-Length", length)

@@ -32,13 +32,13 @@ type Handler func(c *Ctx)
 //
 // Strings a Ctx returns (Method, Path, Query, Header, Param, ...) are the caller's to keep,
 // as bufio.Scanner's Text is: each call copies the value out of the request (Method returns
-// a constant for the common methods). The XxxBytes accessors are the zero-copy way, like
-// Scanner's Bytes: the slice points into the request's own memory and is borrowed (read it,
-// never modify it), valid until the handler returns (across parks included) and reused by a
-// later request after that.
-// Copy what you keep. In builds with the race detector a request's memory is never reused and
-// is overwritten with the text "dwell:freed " when the request ends, so a retained borrowed
-// slice shows as that text in the first test that reads it.
+// a constant for the common methods). Its Bytes view (RequestBytes) is the zero-copy way,
+// like Scanner's Bytes: c.Bytes().Header(name) is a slice of the request's own memory, and
+// borrowed (read it, never modify it), valid until the handler returns (across parks
+// included) and reused by a later request after that. Copy what you keep. In builds with the
+// race detector a request's memory is never reused and is overwritten with the text
+// "dwell:freed " when the request ends, so a retained borrowed slice shows as that text in the
+// first test that reads it.
 //
 // After a handler has detached (Detach, wait.After, Topic.OnNext), its request's values are
 // gone: in the continuation, the accessors return empty values, so copy (into the strings

@@ -8,24 +8,16 @@ import (
 	"github.com/dwellhttp/dwell/internal/syntax"
 
 	"github.com/dwellhttp/dwell/core/internal/wire"
-	"github.com/dwellhttp/dwell/internal/alias"
 )
 
-// The request side of a Ctx. Strings are owned copies; XxxBytes slices are borrowed (see Ctx)
-// and must not be modified.
+// The request side of a Ctx. Strings are owned copies; the slices of its Bytes view
+// (ctxbytes.go) are borrowed (see Ctx) and must not be modified.
 
 // Method returns the request method, such as "GET". The standard methods are returned as
 // constants, without an allocation.
 func (cx *Ctx) Method() string {
 	cx.check("Method")
 	return cx.req.MethodString()
-}
-
-// MethodBytes is Method without the copy an uncommon method costs. Borrowed: valid until the
-// handler returns.
-func (cx *Ctx) MethodBytes() []byte {
-	cx.check("MethodBytes")
-	return cx.req.Bytes(cx.req.Method)
 }
 
 // Target returns the request-target exactly as received, such as "/a%20b?x=1".
@@ -43,12 +35,6 @@ func (cx *Ctx) Path() string {
 		return "/"
 	}
 	return string(b)
-}
-
-// PathBytes is Path without the copy. Borrowed: valid until the handler returns.
-func (cx *Ctx) PathBytes() []byte {
-	cx.check("PathBytes")
-	return cx.req.Bytes(cx.req.Path)
 }
 
 // RawQuery returns the target's query without the "?", undecoded.
@@ -70,13 +56,6 @@ func (cx *Ctx) LookupQuery(name string) (string, bool) {
 	cx.check("LookupQuery")
 	v, ok := cx.req.QueryValue(name)
 	return string(v), ok
-}
-
-// QueryBytes is Query without the copy. Borrowed: valid until the handler returns.
-func (cx *Ctx) QueryBytes(name string) []byte {
-	cx.check("QueryBytes")
-	v, _ := cx.req.QueryValue(name)
-	return v
 }
 
 // QueryAll returns every value of the query parameter name, decoded, in the order received;
@@ -160,13 +139,6 @@ func (cx *Ctx) HeaderAll(name string) []string {
 	return all
 }
 
-// HeaderBytes is Header without the copy. Borrowed: valid until the handler returns.
-func (cx *Ctx) HeaderBytes(name string) []byte {
-	cx.check("HeaderBytes")
-	v, _ := cx.req.Lookup(name)
-	return v
-}
-
 // Headers iterates over the request's header fields in the order received, with names as
 // sent and values trimmed of surrounding whitespace.
 func (cx *Ctx) Headers() iter.Seq2[string, string] {
@@ -176,21 +148,6 @@ func (cx *Ctx) Headers() iter.Seq2[string, string] {
 		r := &cx.req
 		for _, f := range r.Fields() {
 			if !yield(string(r.Bytes(f.Name)), string(r.Bytes(f.Value))) {
-				return
-			}
-		}
-	}
-}
-
-// HeadersBytes is Headers without the copies: the names and values are borrowed, valid until
-// the handler returns.
-func (cx *Ctx) HeadersBytes() iter.Seq2[[]byte, []byte] {
-	cx.check("HeadersBytes")
-	return func(yield func([]byte, []byte) bool) {
-		cx.check("HeadersBytes")
-		r := &cx.req
-		for _, f := range r.Fields() {
-			if !yield(r.Bytes(f.Name), r.Bytes(f.Value)) {
 				return
 			}
 		}
@@ -242,20 +199,4 @@ func (cx *Ctx) Route() string {
 // Param returns the value of the route parameter name, as set by the router that matched the
 // request, or "". For the route "/users/:id" and the path "/users/42", Param("id") is "42"; a
 // catch-all's value starts with '/'.
-func (cx *Ctx) Param(name string) string { return string(cx.ParamBytes(name)) }
-
-// ParamBytes is Param without the copy. Borrowed: valid until the handler returns.
-func (cx *Ctx) ParamBytes(name string) []byte {
-	cx.check("ParamBytes")
-	if cx.x == nil {
-		return nil
-	}
-	for _, p := range cx.x.params {
-		if p.Key == name {
-			// The value is a substring of the request's path, in its arena: viewing it as bytes
-			// exposes no memory but the request's own, which the caller may not change.
-			return alias.Bytes(p.Value)
-		}
-	}
-	return nil
-}
+func (cx *Ctx) Param(name string) string { return string(cx.checkedParam("Param", name)) }

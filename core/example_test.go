@@ -93,16 +93,17 @@ func ExampleCtx_Detach() {
 	// 200 OK "hello ada, after dwell: timeout"
 }
 
-// The Bytes accessors give the request's own bytes without a copy, borrowed until the handler
+// The Bytes view gives the request's own bytes without a copy, borrowed until the handler
 // returns: fine to compare or parse, to be copied to be kept.
-func ExampleCtx_HeaderBytes() {
+func ExampleCtx_Bytes() {
 	var kept []string
 	url, stop := serve(func(c *core.Ctx) {
-		if bytes.Equal(c.HeaderBytes("X-Mode"), []byte("fast")) {
+		mode, _ := c.Bytes().Header("X-Mode")
+		if bytes.Equal(mode, []byte("fast")) {
 			c.WriteString("fast path")
 			return
 		}
-		kept = append(kept, string(c.HeaderBytes("X-Mode"))) // string(...) copies
+		kept = append(kept, string(mode)) // string(...) copies
 		c.WriteString("kept " + kept[len(kept)-1])
 	})
 	defer stop()

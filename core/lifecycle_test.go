@@ -80,12 +80,12 @@ func TestLoopWaitsForHeldHandler(t *testing.T) {
 	}
 }
 
-// TestHeadersBytesAndNoContentType: the borrowed field iterator sees what Headers does, and an
+// TestBytesHeadersAndNoContentType: the borrowed field iterator sees what Headers does, and an
 // empty Content-Type sends none.
-func TestHeadersBytesAndNoContentType(t *testing.T) {
+func TestBytesHeadersAndNoContentType(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		var b strings.Builder
-		for k, v := range c.HeadersBytes() {
+		for k, v := range c.Bytes().Headers() {
 			b.WriteString(string(k) + "=" + string(v) + ";")
 		}
 		c.SetHeader("Content-Type", "")

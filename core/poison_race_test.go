@@ -18,8 +18,8 @@ func TestRetainedBorrowedValueIsPoisoned(t *testing.T) {
 	var path string
 	_, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/keep" {
-			name = c.HeaderBytes("X-Name")
-			path = borrowString(c.PathBytes())
+			name, _ = c.Bytes().Header("X-Name")
+			path = borrowString(c.Bytes().Path())
 			c.WriteString("kept")
 			return
 		}
@@ -31,7 +31,7 @@ func TestRetainedBorrowedValueIsPoisoned(t *testing.T) {
 	c.Send("GET /read HTTP/1.1\r\nHost: h\r\nX-Name: eve\r\n\r\n")
 	_, body := c.Response("GET")
 	kept, keptPath, _ := strings.Cut(body, "|")
-	for what, v := range map[string]string{"HeaderBytes": kept, "a string of PathBytes": keptPath} {
+	for what, v := range map[string]string{"Bytes().Header": kept, "a string of Bytes().Path": keptPath} {
 		if len(v) == 0 || !strings.Contains(strings.Repeat(bufpool.PoisonPattern, 3), v) {
 			t.Errorf("retained %s reads %q after its request, want the poison %q", what, v, bufpool.PoisonPattern)
 		}

@@ -19,7 +19,8 @@ import (
 func TestDetachedResponseOwnsItsHeaders(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/wait" {
-			origin := borrowString(c.HeaderBytes("Origin")) // borrowed on purpose
+			b, _ := c.Bytes().Header("Origin")
+			origin := borrowString(b) // borrowed on purpose
 			c.SetHeader("Access-Control-Allow-Origin", origin)
 			c.detach(100*time.Millisecond, func(c *Ctx, err error) { c.WriteString("late") }, true)
 			return

@@ -16,14 +16,14 @@ func TestRouteAndParams(t *testing.T) {
 	route, label := NewRoute("/users/:id/files/*path"), NewRoute("(not found)")
 	kept := make(chan string, 1)
 	_, addr := startServer(t, func(c *Ctx) {
-		path := string(c.PathBytes())
+		path := string(c.Bytes().Path())
 		if !strings.HasPrefix(path, "/users/") {
 			c.Seam().SetRoute(label)
 			fmt.Fprintf(c, "route %q label %q", c.Route(), c.Seam().RouteLabel())
 			return
 		}
 		// As a router does: the values are substrings of the request's path.
-		p := c.PathBytes()
+		p := c.Bytes().Path()
 		id, file, _ := strings.Cut(string(p[len("/users/"):]), "/files")
 		c.Seam().SetParams([]Param{{"id", id}, {"path", file}})
 		c.Seam().SetRoute(route)

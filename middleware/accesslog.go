@@ -57,7 +57,7 @@ func AccessLog(logger *slog.Logger, fields ...LogField) func(core.Handler) core.
 			e.logger, e.direct, e.method = logger, direct, c.Method()
 			// The path is copied into the entry's own array, which the pool keeps: the line is
 			// written after the handler, whose borrowed bytes are gone by then.
-			e.pathBytes = append(e.pathBytes[:0], c.PathBytes()...)
+			e.pathBytes = append(e.pathBytes[:0], c.Bytes().Path()...)
 			e.fields = want
 			e.capture(c)
 			c.OnDone(e.done)

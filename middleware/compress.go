@@ -78,7 +78,9 @@ func Compress(o CompressOptions) func(core.Handler) core.Handler {
 	return func(next core.Handler) core.Handler {
 		return func(c *core.Ctx) {
 			c.AddHeader("Vary", "Accept-Encoding")
-			if c.Method() == "HEAD" || c.HeaderBytes("Range") != nil || !acceptsGzip(c.HeaderBytes("Accept-Encoding")) {
+			rng, _ := c.Bytes().Header("Range")
+			ae, _ := c.Bytes().Header("Accept-Encoding")
+			if c.Method() == "HEAD" || rng != nil || !acceptsGzip(ae) {
 				// Nothing to compress: no filter, so that a file still goes out with sendfile.
 				next(c)
 				return

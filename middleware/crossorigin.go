@@ -139,8 +139,8 @@ func (p *crossOriginPolicy) check(c *core.Ctx) string {
 	case "GET", "HEAD", "OPTIONS":
 		return ""
 	}
-	origin := c.HeaderBytes("Origin")
-	if site := c.HeaderBytes("Sec-Fetch-Site"); len(site) > 0 {
+	origin, _ := c.Bytes().Header("Origin")
+	if site, _ := c.Bytes().Header("Sec-Fetch-Site"); len(site) > 0 {
 		switch string(site) {
 		case "same-origin", "none":
 			return ""
@@ -175,7 +175,7 @@ func (p *crossOriginPolicy) exempt(c *core.Ctx, origin []byte) bool {
 	if len(p.bypass) == 0 {
 		return false
 	}
-	path := c.PathBytes()
+	path := c.Bytes().Path()
 	if !cleanPath(path) {
 		return false
 	}

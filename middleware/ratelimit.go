@@ -39,9 +39,9 @@ type RateLimitOptions struct {
 	// requests in any time shorter than Period. Negative panics.
 	Burst int
 
-	// Key returns the key a request is counted under: a session, an API token
-	// (c.HeaderBytes("Authorization")), a tenant. It may return bytes that are only borrowed
-	// (c.HeaderBytes, c.ParamBytes): RateLimit keeps a 64-bit hash of them, never the bytes.
+	// Key returns the key a request is counted under: a session, an API token (the
+	// Authorization field), a tenant. It may return bytes that are only borrowed (c.Bytes()'s):
+	// RateLimit keeps a 64-bit hash of them, never the bytes.
 	// All the requests for which it returns nothing share one limit. It runs in the handler
 	// and may park. Nil means the client's address as ClientIP gives it, IPv6 addresses
 	// grouped by IPv6Prefix.

@@ -141,7 +141,7 @@ func TestRateLimitKey(t *testing.T) {
 	var clock testClock
 	rl := middleware.RateLimit(middleware.RateLimitOptions{
 		Rate: 2, Period: time.Minute, Now: clock.Now, Name: "per-token",
-		Key: func(c *core.Ctx) []byte { return c.HeaderBytes("Authorization") },
+		Key: func(c *core.Ctx) []byte { v, _ := c.Bytes().Header("Authorization"); return v },
 	})
 	c := coretest.NewClient(t, rl(written), core.Options{})
 	for i, tc := range []struct {

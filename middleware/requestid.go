@@ -34,7 +34,7 @@ func AssignRequestID(next core.Handler) core.Handler {
 	return func(c *core.Ctx) {
 		var id string
 		var v any // id in an interface, for SetValue
-		if b := c.HeaderBytes(RequestIDHeader); validRequestID(b) {
+		if b, _ := c.Bytes().Header(RequestIDHeader); validRequestID(b) {
 			id, v = givenRequestID(b)
 		} else {
 			id, v = newRequestID()

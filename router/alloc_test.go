@@ -40,11 +40,11 @@ func allocRouter(h core.Handler) *Router {
 // allocations included (core's own budget for them is zero).
 func TestRouteAllocations(t *testing.T) {
 	r := allocRouter(func(c *core.Ctx) {
-		switch string(c.QueryBytes("read")) { // compared without a copy
+		switch v, _ := c.Bytes().Query("read"); string(v) { // compared without a copy
 		case "string":
 			c.WriteString(c.Param("number"))
 		case "bytes":
-			c.Write(c.ParamBytes("number"))
+			c.Write(c.Bytes().Param("number"))
 		}
 		c.WriteString("ok")
 	})

@@ -17,7 +17,7 @@
 //	/users/new          matches /users/new only, even beside /users/:id
 //
 // A parameter takes one path segment, a catch-all the rest of the path; handlers read them with
-// c.Param(name), or c.ParamBytes(name) without a copy. Matching runs on the request's decoded
+// c.Param(name), or c.Bytes().Param(name) without a copy. Matching runs on the request's decoded
 // path (core.Ctx.Path), so an escaped slash ("%2F") separates segments like a plain one.
 //
 // A route without parameters (a static route) may sit beside a parameter or a catch-all at the
@@ -100,6 +100,6 @@
 // # Borrowed values
 //
 // Parameter values are substrings of the request's path, which the router hands the Ctx
-// without a copy: c.Param returns an owned copy, c.ParamBytes the borrowed bytes, valid until
-// the handler returns (across parks included) and reused afterwards.
+// without a copy: c.Param returns an owned copy, c.Bytes().Param the borrowed bytes, valid
+// until the handler returns (across parks included) and reused afterwards.
 package router

@@ -25,7 +25,7 @@ func (r *Router) find(c *core.Ctx) (core.Handler, httprouter.Handle) {
 // the router only reads them, and the parameters it hands the handler are substrings of the
 // path, in the request's memory.
 func requestRoute(c *core.Ctx) (method, path string) {
-	return alias.String(c.MethodBytes()), alias.String(c.PathBytes())
+	return alias.String(c.Bytes().Method()), alias.String(c.Bytes().Path())
 }
 
 // lookup finds what serves method and path: the handler of a route without parameters, or the

@@ -16,15 +16,15 @@ func Call[T any](c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error
 // what fn returned: the form of Do for a database query or any call with a result, which needs
 // no variables shared with fn.
 //
-// Unlike Do, CallOn does not wait for fn when the request ends first: when the client leaves,
-// a shutdown's grace period ends or the request's deadline passes (core.Ctx.SetTimeout,
+// Unlike Do, CallOn does not wait for fn when the request ends first: when the client leaves, a
+// shutdown's grace period ends or the request's deadline passes (core.Ctx.SetTimeout,
 // middleware.Timeout), it returns at once the zero T and core.ErrClosed, core.ErrShutdown or
 // core.ErrDeadline — so that a deadline bounds the request even when fn is slow — while fn's
-// context is cancelled (it should return soon) and what fn returns later is dropped. Since fn
-// may outlive the handler, it must not use what the request lends until the handler returns
-// (the []byte of ParamBytes or HeaderBytes): the strings dwell hands out are the handler's to
-// keep and safe. fn must not touch c (refused: see Pool.Do); a panic in fn is raised again in the handler, and a
-// runtime.Goexit in fn makes CallOn return ErrGoexit.
+// context is cancelled (it should return soon) and what fn returns later is dropped. Since fn may
+// outlive the handler, it must not use what the request lends until the handler returns (the []byte
+// of c.Bytes()): the strings dwell hands out are the handler's to keep and safe. fn must not touch
+// c (refused: see Pool.Do); a panic in fn is raised again in the handler, and a runtime.Goexit in
+// fn makes CallOn return ErrGoexit.
 func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	if err := c.Seam().CheckCaller("wait.Call"); err != nil {

@@ -184,7 +184,7 @@ type handshake struct {
 func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) {
 	h.sub = -1
 	h.tunnel = cx.Seam().ConnectProtocol() == "websocket"
-	for name, value := range cx.HeadersBytes() {
+	for name, value := range cx.Bytes().Headers() {
 		switch {
 		case syntax.EqualFold(name, "Upgrade"):
 			h.upgrade = h.upgrade || hasToken(value, "websocket")
@@ -227,7 +227,7 @@ func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) 
 	case h.keys != 1 || !validKey(h.key):
 		return 400, "Sec-WebSocket-Key is not one base64 encoding of 16 bytes"
 	}
-	if !originAllowed(h.origin, cx.HeaderBytes("Host"), o.Origins) {
+	if host, _ := cx.Bytes().Header("Host"); !originAllowed(h.origin, host, o.Origins) {
 		return 403, "origin not allowed"
 	}
 	return 0, ""
@@ -238,9 +238,9 @@ func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) 
 //
 // The borrowed lines are lent to deflate.Negotiate as strings over the request's bytes, with no
 // copy (alias.String). A string's bytes must not change while it lives, and these do not: the
-// request's bytes stay as they are until the handler returns (HeadersBytes' contract), and the
-// handshake runs within the handler; Negotiate keeps nothing of its arguments past the call,
-// nor returns anything that refers to them, so the strings are gone when it returns.
+// request's bytes stay as they are until the handler returns (core.RequestBytes' contract), and the
+// handshake runs within the handler; Negotiate keeps nothing of its arguments past the call, nor
+// returns anything that refers to them, so the strings are gone when it returns.
 func (h *handshake) negotiate(cx *core.Ctx, allowContextTakeover bool) (deflate.Params, string, bool, error) {
 	if h.extensions > len(h.ext) {
 		return deflate.Negotiate(cx.HeaderAll("Sec-WebSocket-Extensions"), allowContextTakeover) // rare: it copies
