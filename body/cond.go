@@ -58,8 +58,8 @@ func makeETag(modtime time.Time, size int64) string {
 // precondition evaluates the request's preconditions in the order of RFC 9110 §13.2.2 and
 // returns 0 to go on, 304 (Not Modified) or 412 (Precondition Failed).
 func precondition(c *core.Ctx, v validators) int {
-	if im, ok := c.LookupHeader("If-Match"); ok {
-		if !etagListMatch(im, v.etag, true) {
+	if im, ok := c.Bytes().Header("If-Match"); ok {
+		if !etagListMatch(string(im), v.etag, true) {
 			return 412
 		}
 	} else if s := c.Header("If-Unmodified-Since"); s != "" && knownTime(v.modtime) {
@@ -69,8 +69,8 @@ func precondition(c *core.Ctx, v validators) int {
 		}
 	}
 	safe := c.Method() == "GET" || c.Method() == "HEAD"
-	if inm, ok := c.LookupHeader("If-None-Match"); ok {
-		if etagListMatch(inm, v.etag, false) {
+	if inm, ok := c.Bytes().Header("If-None-Match"); ok {
+		if etagListMatch(string(inm), v.etag, false) {
 			if safe {
 				return 304
 			}

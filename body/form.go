@@ -14,7 +14,8 @@ import (
 // returns its fields, decoded as url.ParseQuery does. It refuses with an *Error: 415 a body of
 // another Content-Type (before reading it), 413 one over the limit (as ReadJSON does), 400 a
 // malformed one (a bad percent escape, a semicolon separator). Query parameters of the target
-// are not included: read them with c.Query and c.QueryAll. Call ReadForm from c's handler.
+// are not included: read them with c.Query and c.Bytes().QueryValues. Call ReadForm from c's
+// handler.
 func ReadForm(c *core.Ctx, limit int64) (url.Values, error) {
 	ct := c.Header("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/x-www-form-urlencoded" {

@@ -69,7 +69,8 @@ func WriteJSON(c *core.Ctx, status int, v any) error {
 
 // checkJSONType refuses a body that does not say it is JSON.
 func checkJSONType(c *core.Ctx) error {
-	ct, ok := c.LookupHeader("Content-Type")
+	ctb, ok := c.Bytes().Header("Content-Type")
+	ct := string(ctb)
 	if !ok && c.ContentLength() <= 0 && !c.Seam().Chunked() {
 		return &Error{Status: 400, Msg: "request body is empty; want a JSON value"}
 	}

@@ -23,7 +23,10 @@ import (
 // not valid are skipped, and a value's surrounding double quotes are removed (Quoted says
 // they were there). The cookie is the caller's to keep.
 func Get(c *core.Ctx, name string) (*http.Cookie, error) {
-	lines := c.HeaderAll("Cookie")
+	var lines []string
+	for v := range c.Bytes().HeaderValues("Cookie") {
+		lines = append(lines, string(v))
+	}
 	if lines == nil {
 		return nil, http.ErrNoCookie
 	}

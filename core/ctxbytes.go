@@ -4,6 +4,7 @@ import (
 	"iter"
 
 	"github.com/dwellhttp/dwell/internal/alias"
+	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
 // A RequestBytes is the zero-copy way to read a request: its methods are the Ctx's request
@@ -47,6 +48,26 @@ func (b RequestBytes) Header(name string) ([]byte, bool) {
 	return cx.req.Lookup(name)
 }
 
+// HeaderValues iterates over the values of every header field named name (case-insensitive),
+// in the order received: the read for a field that may be sent on several lines (Cookie,
+// Accept, tracestate). The values of such a field are not split or joined: each line is one
+// value, as received.
+func (b RequestBytes) HeaderValues(name string) iter.Seq[[]byte] {
+	cx := b.cx
+	cx.check("Bytes().HeaderValues")
+	return func(yield func([]byte) bool) {
+		cx.check("Bytes().HeaderValues")
+		r := &cx.req
+		for _, f := range r.Fields() {
+			if f.Name.Len() == len(name) && syntax.EqualFold(borrowString(r.Bytes(f.Name)), name) {
+				if !yield(r.Bytes(f.Value)) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // Headers is Ctx.Headers without the copies: the request's header fields in the order
 // received, names as sent and values trimmed of surrounding whitespace.
 func (b RequestBytes) Headers() iter.Seq2[[]byte, []byte] {
@@ -70,6 +91,21 @@ func (b RequestBytes) Query(name string) ([]byte, bool) {
 	cx := b.cx
 	cx.check("Bytes().Query")
 	return cx.req.QueryValue(name)
+}
+
+// QueryValues iterates over every value of the query parameter name, decoded, in the order
+// received.
+func (b RequestBytes) QueryValues(name string) iter.Seq[[]byte] {
+	cx := b.cx
+	cx.check("Bytes().QueryValues")
+	return func(yield func([]byte) bool) {
+		cx.check("Bytes().QueryValues")
+		for v := range cx.req.QueryValues(name) {
+			if !yield(v) {
+				return
+			}
+		}
+	}
 }
 
 // Param is Ctx.Param without the copy: the value of the route parameter name, as set by the

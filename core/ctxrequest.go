@@ -5,8 +5,6 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/dwellhttp/dwell/internal/syntax"
-
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
@@ -44,29 +42,12 @@ func (cx *Ctx) RawQuery() string {
 }
 
 // Query returns the first value of the query parameter name, decoded ('+' is a space), or ""
-// when absent.
+// when absent. The Bytes view reads it without the copy, and also says whether it is there
+// (RequestBytes.Query) or reads every value (RequestBytes.QueryValues).
 func (cx *Ctx) Query(name string) string {
 	cx.check("Query")
 	v, _ := cx.req.QueryValue(name)
 	return string(v)
-}
-
-// LookupQuery is Query that also reports whether the parameter is present.
-func (cx *Ctx) LookupQuery(name string) (string, bool) {
-	cx.check("LookupQuery")
-	v, ok := cx.req.QueryValue(name)
-	return string(v), ok
-}
-
-// QueryAll returns every value of the query parameter name, decoded, in the order received;
-// nil when there is none.
-func (cx *Ctx) QueryAll(name string) []string {
-	cx.check("QueryAll")
-	var all []string
-	for v := range cx.req.QueryValues(name) {
-		all = append(all, string(v))
-	}
-	return all
 }
 
 // Proto returns "HTTP/2.0" for a request on an HTTP/2 stream, else "HTTP/1.1" or "HTTP/1.0".
@@ -110,33 +91,13 @@ func (cx *Ctx) Host() string {
 	return cx.Header("Host")
 }
 
-// Header returns the value of the first header field named name (case-insensitive), or "".
+// Header returns the value of the first header field named name (case-insensitive), or "". The
+// Bytes view reads it without the copy, and also says whether the field is there
+// (RequestBytes.Header) or reads every field of the name (RequestBytes.HeaderValues).
 func (cx *Ctx) Header(name string) string {
 	cx.check("Header")
 	v, _ := cx.req.Lookup(name)
 	return string(v)
-}
-
-// LookupHeader is Header that also reports whether the field is present.
-func (cx *Ctx) LookupHeader(name string) (string, bool) {
-	cx.check("LookupHeader")
-	v, ok := cx.req.Lookup(name)
-	return string(v), ok
-}
-
-// HeaderAll returns the values of every header field named name (case-insensitive), in the
-// order received; nil when there is none. The values of a field sent on several lines are not
-// split or joined: each line is one value, as received.
-func (cx *Ctx) HeaderAll(name string) []string {
-	cx.check("HeaderAll")
-	var all []string
-	r := &cx.req
-	for _, f := range r.Fields() {
-		if f.Name.Len() == len(name) && syntax.EqualFold(borrowString(r.Bytes(f.Name)), name) {
-			all = append(all, string(r.Bytes(f.Value)))
-		}
-	}
-	return all
 }
 
 // Headers iterates over the request's header fields in the order received, with names as

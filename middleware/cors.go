@@ -68,15 +68,16 @@ func CORS(o CORSOptions) func(core.Handler) core.Handler {
 	p := newCORSPolicy(o)
 	return func(next core.Handler) core.Handler {
 		return func(c *core.Ctx) {
-			origin, ok := c.LookupHeader("Origin")
+			ob, ok := c.Bytes().Header("Origin")
 			if !ok {
 				c.AddHeader("Vary", "Origin")
 				next(c)
 				return
 			}
+			origin := string(ob)
 			if c.Method() == "OPTIONS" {
-				if method, ok := c.LookupHeader("Access-Control-Request-Method"); ok {
-					p.preflight(c, origin, method)
+				if method, ok := c.Bytes().Header("Access-Control-Request-Method"); ok {
+					p.preflight(c, origin, string(method))
 					return
 				}
 			}

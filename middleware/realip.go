@@ -128,7 +128,11 @@ func RealIP(o RealIPOptions) func(core.Handler) core.Handler {
 		return func(c *core.Ctx) {
 			peer := c.RemoteAddr().Addr().Unmap()
 			if peer.IsValid() && isTrusted(peer) {
-				c.SetValue(ClientIPKey, clientBehind(c.HeaderAll(header), peer))
+				var fields []string
+				for v := range c.Bytes().HeaderValues(header) {
+					fields = append(fields, string(v))
+				}
+				c.SetValue(ClientIPKey, clientBehind(fields, peer))
 			}
 			next(c)
 		}

@@ -236,7 +236,13 @@ func (h carrier) Get(key string) string { return h.c.Header(key) }
 
 // Values returns every value of the field key, for a field sent on several lines (tracestate,
 // baggage).
-func (h carrier) Values(key string) []string { return h.c.HeaderAll(key) }
+func (h carrier) Values(key string) []string {
+	var all []string
+	for v := range h.c.Bytes().HeaderValues(key) {
+		all = append(all, string(v))
+	}
+	return all
+}
 
 // Set does nothing: a request's fields are read, never written.
 func (carrier) Set(string, string) {}

@@ -130,8 +130,8 @@ func navigates(c *core.Ctx) bool {
 	if m := c.Method(); m != "GET" && m != "HEAD" {
 		return false
 	}
-	for _, accept := range c.HeaderAll("Accept") {
-		for r := range strings.SplitSeq(accept, ",") {
+	for accept := range c.Bytes().HeaderValues("Accept") {
+		for r := range strings.SplitSeq(string(accept), ",") {
 			media, _, _ := strings.Cut(r, ";")
 			if syntax.EqualFold(strings.TrimSpace(media), "text/html") {
 				return true

@@ -82,8 +82,8 @@ func Handler(s *core.Server, o Options) core.Handler {
 		}
 		c.SetHeader("Cache-Control", "no-store")
 		c.SetHeader("X-Content-Type-Options", "nosniff")
-		if name, ok := c.LookupQuery("asset"); ok {
-			serveAsset(c, name)
+		if name, ok := c.Bytes().Query("asset"); ok {
+			serveAsset(c, string(name))
 			return
 		}
 		f, ok := format(c)
@@ -135,8 +135,8 @@ const (
 // stream when it names them with a higher quality than text/html, HTML otherwise, wildcards
 // included.
 func format(c *core.Ctx) (int, bool) {
-	if f, ok := c.LookupQuery("format"); ok {
-		switch f {
+	if f, ok := c.Bytes().Query("format"); ok {
+		switch string(f) {
 		case "html":
 			return formatHTML, true
 		case "json":
@@ -147,8 +147,8 @@ func format(c *core.Ctx) (int, bool) {
 		return 0, false
 	}
 	var html, json, sse float64 // the quality of each, 0 when not named
-	for _, field := range c.HeaderAll("Accept") {
-		for r := range strings.SplitSeq(field, ",") {
+	for field := range c.Bytes().HeaderValues("Accept") {
+		for r := range strings.SplitSeq(string(field), ",") {
 			typ, q := mediaRange(r)
 			switch typ {
 			case "text/html":

@@ -172,7 +172,7 @@ type handshake struct {
 	sub                 int // the chosen subprotocol's index in Options.Subprotocols, or -1
 	// extensions counts the Sec-WebSocket-Extensions field lines; ext holds the first ones,
 	// more than clients send (browsers send one line), so that permessage-deflate is
-	// negotiated without HeaderAll's copies.
+	// negotiated without copies of them.
 	extensions int
 	ext        [4][]byte
 }
@@ -234,7 +234,7 @@ func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) 
 }
 
 // negotiate negotiates permessage-deflate (RFC 7692) from the Sec-WebSocket-Extensions lines
-// check gathered, or from HeaderAll's copies of them when there are more lines than it keeps.
+// check gathered, or from copies of them when there are more lines than it keeps.
 //
 // The borrowed lines are lent to deflate.Negotiate as strings over the request's bytes, with no
 // copy (alias.String). A string's bytes must not change while it lives, and these do not: the
@@ -243,7 +243,11 @@ func (h *handshake) check(cx *core.Ctx, o *Options) (status int, reason string) 
 // returns anything that refers to them, so the strings are gone when it returns.
 func (h *handshake) negotiate(cx *core.Ctx, allowContextTakeover bool) (deflate.Params, string, bool, error) {
 	if h.extensions > len(h.ext) {
-		return deflate.Negotiate(cx.HeaderAll("Sec-WebSocket-Extensions"), allowContextTakeover) // rare: it copies
+		var lines []string // rare: copies
+		for v := range cx.Bytes().HeaderValues("Sec-WebSocket-Extensions") {
+			lines = append(lines, string(v))
+		}
+		return deflate.Negotiate(lines, allowContextTakeover)
 	}
 	var lines [len(h.ext)]string
 	for i, b := range h.ext[:h.extensions] {

@@ -132,11 +132,11 @@ var listenOnly = &websocket.Events{}
 // queryUint parses the query parameter name as a number, def when it is absent; false when it
 // is not a number.
 func queryUint(c *core.Ctx, name string, def uint64) (uint64, bool) {
-	v, ok := c.LookupQuery(name)
+	v, ok := c.Bytes().Query(name)
 	if !ok {
 		return def, true
 	}
-	n, err := strconv.ParseUint(v, 10, 64)
+	n, err := strconv.ParseUint(string(v), 10, 64)
 	return n, err == nil
 }
 

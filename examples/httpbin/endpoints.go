@@ -137,9 +137,9 @@ func drip(c *core.Ctx) {
 
 // queryInt reads an integer query parameter in [lo, hi], def when absent.
 func queryInt(c *core.Ctx, name string, def, hi int64) (int64, bool) {
-	s, present := c.LookupQuery(name)
+	s, present := c.Bytes().Query(name)
 	if !present {
 		return def, true
 	}
-	return intParam(s, 0, hi)
+	return intParam(string(s), 0, hi)
 }

@@ -78,8 +78,8 @@ func (a *app) answerChanges(c *core.Ctx, msgs []change, next uint64, err error) 
 // stream ends as soon as a shutdown begins; the client reconnects with its Last-Event-ID.
 func (a *app) events(c *core.Ctx) {
 	cursor := a.todos.changes.Last()
-	if v, ok := c.LookupHeader("Last-Event-ID"); ok {
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if v, ok := c.Bytes().Header("Last-Event-ID"); ok {
+		n, err := strconv.ParseUint(strings.TrimSpace(string(v)), 10, 64)
 		if err != nil {
 			fail(c, 400, "Last-Event-ID must be a sequence number")
 			return
@@ -137,10 +137,10 @@ func appendEvent(b []byte, m change) []byte {
 
 // queryUint parses the query parameter name as a non-negative integer; def when it is absent.
 func queryUint(c *core.Ctx, name string, def uint64) (uint64, bool) {
-	v, ok := c.LookupQuery(name)
+	v, ok := c.Bytes().Query(name)
 	if !ok {
 		return def, true
 	}
-	n, err := strconv.ParseUint(v, 10, 64)
+	n, err := strconv.ParseUint(string(v), 10, 64)
 	return n, err == nil
 }

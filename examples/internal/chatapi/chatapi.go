@@ -200,8 +200,8 @@ func AppendAnswer(b []byte, msgs []Entry, last uint64, epoch string) []byte {
 // Last-Event-ID, to this server or another, and is told the epoch again.
 func Events(c *core.Ctx, epoch string, last uint64, next func(*core.Ctx, uint64, time.Duration) ([]Entry, uint64, error)) {
 	cursor := last
-	if v, ok := c.LookupHeader("Last-Event-ID"); ok {
-		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
+	if v, ok := c.Bytes().Header("Last-Event-ID"); ok {
+		if n, err := strconv.ParseUint(strings.TrimSpace(string(v)), 10, 64); err == nil {
 			cursor = n
 		}
 	} else if n, ok := queryUint(c, "after", cursor); ok {
@@ -247,11 +247,11 @@ func Events(c *core.Ctx, epoch string, last uint64, next func(*core.Ctx, uint64,
 
 // queryUint parses the query parameter name as a non-negative integer; def when it is absent.
 func queryUint(c *core.Ctx, name string, def uint64) (uint64, bool) {
-	v, ok := c.LookupQuery(name)
+	v, ok := c.Bytes().Query(name)
 	if !ok {
 		return def, true
 	}
-	n, err := strconv.ParseUint(v, 10, 64)
+	n, err := strconv.ParseUint(string(v), 10, 64)
 	return n, err == nil
 }
 
