@@ -21,9 +21,8 @@ import (
 // before any byte, for a declared length over it), a malformed chunked body,
 // io.ErrUnexpectedEOF when the client stops mid-body, ErrTimeout after Options.BodyTimeout
 // without progress, ErrDeadline once the request's deadline has passed, ErrClosed or
-// ErrShutdown. ReadBody may park only in the
-// handler itself: from a continuation it returns ErrNotInHandler when it would have to wait, which
-// is not sticky.
+// ErrShutdown. ReadBody may park only in the handler itself: from a continuation it returns
+// ErrOutsideRequest when it would have to wait, which is not sticky.
 func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	if !cx.owned() {
 		return 0, cx.misused("ReadBody")
@@ -57,7 +56,7 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 		n, err := c.readBody(cx, p)
 		switch {
 		case err == errReadAgain:
-		case err == ErrNotInHandler, err == io.EOF:
+		case err == errReadBodyRefused, err == io.EOF:
 			return 0, err
 		case err != nil:
 			return 0, cx.failBody(err)
@@ -106,7 +105,7 @@ func (cx *Ctx) bodyReady() bool {
 // reads the body while it waits for other work: a bridge serving a reading and a writing
 // goroutine at once, which must not sit in ReadBody while a write waits. It returns what the
 // Waker passed, nil when the body ended the wait, ErrClosed (or ErrShutdown) when the client
-// left, and ErrNotInHandler outside the handler itself.
+// left, and ErrOutsideRequest outside the handler itself.
 func (s Seam) WaitBody() error {
 	cx := s.cx
 	if !cx.owned() {

@@ -102,7 +102,7 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 		return 0, ErrClosed
 	}
 	if !cx.inHandler() {
-		return 0, ErrNotInHandler
+		return 0, errReadBodyRefused
 	}
 	if err := c.waitReadable(cx); err != nil {
 		return 0, err

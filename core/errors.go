@@ -34,11 +34,45 @@ var (
 	// ErrBodyLength is returned by Write when the handler writes more than the Content-Length it
 	// declared.
 	ErrBodyLength = errors.New("dwell: response body longer than its declared Content-Length")
-	// ErrNotInHandler is returned by the calls that may park the handler — Suspend, Hold,
-	// SendFile, a ReadBody that would have to wait — when they are made outside the handler's
-	// own coroutine: from a continuation, a Loop.Post callback, a timer or another goroutine.
-	ErrNotInHandler = errors.New("dwell: a call that parks made outside the handler's coroutine")
 )
+
+// A parkRefused is ErrOutsideRequest for a call that parks the handler — Ctx.Suspend, a
+// Ctx.ReadBody that would have to wait, Ctx.SendFile, Seam.Hold, Seam.WaitBody — made by the
+// request's own code outside the handler's coroutine: from its continuation, a hook or work on
+// the loop's stack (Seam.OnLoopStack), none of which can park. Unlike the refusal of code that
+// is not the request's, it is no misuse (a package of waits meets it as a matter of course, and
+// does otherwise), so it is neither counted nor logged; and each call's is made once, so that
+// it costs no allocation.
+type parkRefused struct{ op string }
+
+func (e *parkRefused) Error() string {
+	return "dwell: Ctx." + e.op + " parks, and was called outside the handler's coroutine (from " +
+		"its continuation or a hook, which cannot park): only the handler itself may park " +
+		"(see core.Seam.MayPark)"
+}
+
+func (e *parkRefused) Unwrap() error { return ErrOutsideRequest }
+
+// The refusals of the calls that park, made outside the handler's coroutine.
+var (
+	errSuspendRefused  error = &parkRefused{"Suspend"}
+	errHoldRefused     error = &parkRefused{"Seam().Hold"}
+	errWaitBodyRefused error = &parkRefused{"Seam().WaitBody"}
+	errReadBodyRefused error = &parkRefused{"ReadBody"}
+	errSendFileRefused error = &parkRefused{"SendFile"}
+)
+
+// parkRefusal returns the refusal of a park of kind k (Suspend's, Hold's or WaitBody's) made
+// outside the handler's coroutine.
+func parkRefusal(k parkKind) error {
+	switch k {
+	case parkHold:
+		return errHoldRefused
+	case parkBody:
+		return errWaitBodyRefused
+	}
+	return errSuspendRefused
+}
 
 // An errCode keeps one of the errors a request can end with in a byte, where an error value
 // would take sixteen: the Ctx of every parked request carries two of them.

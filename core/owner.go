@@ -27,6 +27,12 @@ import (
 // request's handler while it is parked. Hand blocking work to wait.Do, wake a parked handler
 // with a Waker, and run code on the loop with Loop.Post; only the handler, its continuation
 // and its hooks may use the Ctx itself.
+//
+// The calls that park the handler (Suspend, a ReadBody that would have to wait, SendFile,
+// Seam.Hold, Seam.WaitBody) return it as well, wrapped with their name, when the request's own
+// code makes them outside the handler's coroutine: from its continuation or a hook, which
+// cannot park. That refusal is neither counted nor logged, since a package whose calls park
+// when they can meets it as a matter of course (Seam.MayPark says beforehand which it will be).
 var ErrOutsideRequest = errors.New("dwell: Ctx used outside its request (after the request ended, or by code that is not its handler's)")
 
 // An outsideError is ErrOutsideRequest with the call that was refused.

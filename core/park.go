@@ -32,12 +32,13 @@ const (
 )
 
 // Suspend parks the handler until a Waker wakes it, and returns the error passed there; after
-// timeout (if > 0) it returns ErrTimeout. It returns early with ErrClosed when the
+// timeout (if > 0; 0 is none) it returns ErrTimeout. It returns early with ErrClosed when the
 // client goes away, with ErrShutdown when a shutdown's grace period ends (or, after
-// Seam.WakeOnShutdown, as soon as a shutdown begins), and with ErrDeadline when the request's own
-// deadline (SetTimeout) passes; once the client has gone, Suspend returns that at once. It must
-// be called from the handler itself: elsewhere (a continuation, a callback, another goroutine)
-// it returns ErrNotInHandler.
+// Seam.WakeOnShutdown, as soon as a shutdown begins), and with ErrDeadline when the request's
+// own deadline (SetTimeout) passes; once the client has gone, Suspend returns that at once.
+// (Seam.Hold is the park none of these end, for work that must run to its end.) It must be
+// called from the handler itself: elsewhere (a continuation, a callback, another goroutine) it
+// returns ErrOutsideRequest.
 func (cx *Ctx) Suspend(timeout time.Duration) error {
 	if !cx.owned() {
 		return cx.misused("Suspend")
@@ -69,7 +70,7 @@ func (s Seam) Hold() error {
 func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 	l := cx.l
 	if l.current != cx {
-		return ErrNotInHandler
+		return parkRefusal(kind)
 	}
 	if kind != parkHold {
 		if cx.gone != 0 {

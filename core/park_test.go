@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -103,6 +104,45 @@ func TestSuspendOutsideHandler(t *testing.T) {
 	c.Response("GET")
 	if err := <-errc; !errors.Is(err, ErrOutsideRequest) {
 		t.Fatalf("Suspend from a posted function: %v, want ErrOutsideRequest", err)
+	}
+}
+
+// TestParkRefusedInContinuation: the calls that park, made by the request's own continuation,
+// which cannot park, are refused with ErrOutsideRequest naming the call — a refusal that is
+// not counted as a misuse — and a body read so refused is not the body's sticky error.
+func TestParkRefusedInContinuation(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("file")
+	srv, addr := startServer(t, func(c *Ctx) {
+		c.Detach(time.Millisecond, func(c *Ctx, _ error) {
+			var b strings.Builder
+			_, rerr := c.ReadBody(make([]byte, 8))
+			for _, err := range []error{c.Suspend(0), c.Seam().Hold(), c.Seam().WaitBody(), rerr, c.SendFile(f, 0, 4)} {
+				fmt.Fprintf(&b, "%v %q\n", errors.Is(err, ErrOutsideRequest), err)
+			}
+			fmt.Fprintf(&b, "body error %v", c.BodyErr())
+			c.WriteString(b.String())
+		})
+	}, Options{})
+	c := dial(t, addr)
+	c.Send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n") // the body never comes
+	_, body := c.Response("POST")
+	lines := strings.Split(body, "\n")
+	for i, call := range []string{"Ctx.Suspend", "Ctx.Seam().Hold", "Ctx.Seam().WaitBody", "Ctx.ReadBody", "Ctx.SendFile"} {
+		if i >= len(lines) || !strings.HasPrefix(lines[i], "true ") || !strings.Contains(lines[i], call+" parks") ||
+			!strings.Contains(lines[i], "outside the handler's coroutine") {
+			t.Errorf("%s from a continuation: %q, want ErrOutsideRequest naming it", call, lines[min(i, len(lines)-1)])
+		}
+	}
+	if last := lines[len(lines)-1]; last != "body error <nil>" {
+		t.Errorf("a body read refused in a continuation left %q", last)
+	}
+	if n := srv.misuses.Load(); n != 0 {
+		t.Errorf("%d misuses counted, want none: the request's own continuation made the calls", n)
 	}
 }
 

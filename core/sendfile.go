@@ -19,8 +19,7 @@ import (
 // sent, since the body can no longer be completed. A file that turns out shorter than n
 // (truncated meanwhile) ends the connection with an error. With a body filter installed
 // (Seam.WrapBody) the file's bytes are read and written through the filter, unless it is
-// Transparent. SendFile cannot be used
-// from a continuation (ErrNotInHandler).
+// Transparent. SendFile cannot be used from a continuation (ErrOutsideRequest).
 func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if !cx.owned() {
 		return cx.misused("SendFile")
@@ -33,7 +32,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	}
 	c := cx.conn
 	if !cx.inHandler() {
-		return ErrNotInHandler
+		return errSendFileRefused
 	}
 	if fl := cx.filter(); fl != nil {
 		if t, ok := fl.(Transparent); !ok || !t.Transparent() {

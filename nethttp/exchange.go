@@ -3,6 +3,7 @@ package nethttp
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -249,7 +250,7 @@ func (x *exchange) awaitCall(c *core.Ctx) (read bool, err error) {
 			x.mu.Lock()
 			x.parked = false
 			x.mu.Unlock()
-			if err == core.ErrNotInHandler {
+			if errors.Is(err, core.ErrOutsideRequest) { // not the handler's coroutine: it cannot park
 				x.abandon(errNotInHandler)
 				panic(errNotInHandler)
 			}
@@ -267,7 +268,7 @@ func (x *exchange) awaitCall(c *core.Ctx) (read bool, err error) {
 		// and the handler must be there to answer it. A client that leaves cancels the
 		// request's context, which is the goroutine's to watch, and fails the calls it makes
 		// after that at once.
-		if err := c.Seam().Hold(); err == core.ErrNotInHandler {
+		if err := c.Seam().Hold(); errors.Is(err, core.ErrOutsideRequest) {
 			x.abandon(errNotInHandler)
 			panic(errNotInHandler)
 		}

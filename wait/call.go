@@ -2,6 +2,7 @@ package wait
 
 import (
 	"context"
+	"errors"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -47,7 +48,7 @@ func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)
 	case *panicError:
 		panic(e)
 	}
-	if err == core.ErrNotInHandler {
+	if errors.Is(err, core.ErrOutsideRequest) { // from a continuation: it never parked
 		j.cancelled = true
 	}
 	return zero, err

@@ -1,6 +1,7 @@
 package wait
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -61,8 +62,8 @@ func Do(c *core.Ctx, fn func()) error { return defaultPool.Do(c, fn) }
 // panic from most methods, which Do raises again in the handler). A panic in fn is recovered
 // on the worker and raised again in the handler (which then answers 500, as for any panic); a
 // runtime.Goexit in fn ends only its worker, and Do returns ErrGoexit.
-// Call Do from c's handler: from its continuation it returns core.ErrNotInHandler, and from code
-// that is not the request's own core.ErrOutsideRequest, without running fn.
+// Call Do from c's handler: from its continuation, and from code that is not the request's own,
+// it returns core.ErrOutsideRequest (naming the refused call), without running fn.
 func (p *Pool) Do(c *core.Ctx, fn func()) error {
 	if err := c.Seam().CheckCaller("wait.Do"); err != nil {
 		return err
@@ -76,7 +77,7 @@ func (p *Pool) Do(c *core.Ctx, fn func()) error {
 	c.Seam().SetWorking(true) // Server.Stats counts the wait as Working
 	err := c.Seam().Hold()
 	c.Seam().SetWorking(false)
-	if err == core.ErrNotInHandler {
+	if errors.Is(err, core.ErrOutsideRequest) { // from a continuation: it never parked
 		j.cancelled = true
 		return err
 	}

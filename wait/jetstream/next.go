@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
@@ -150,9 +151,10 @@ func (t *Topic[T]) OnNext(c *core.Ctx, after uint64, timeout time.Duration, k fu
 	if !ok {
 		ctx := c.Context()
 		derr := wait.Do(c, func() { msgs, cursor, err = t.read(ctx, after) })
-		switch derr {
-		case nil:
-		case core.ErrNotInHandler: // a continuation waiting again: read without a coroutine
+		switch {
+		case derr == nil:
+		case errors.Is(derr, core.ErrOutsideRequest):
+			// A continuation waiting again, which cannot park: read without a coroutine.
 			n := &nextCont[T]{t: t, k: k, cursor: after, deadline: deadlineOf(timeout)}
 			n.readThen(c)
 			return
