@@ -109,7 +109,7 @@ func grow(b []byte, declared, limit int64) []byte {
 // refuse answers 413 and ends the connection after the response, since the body will not be
 // read, unless the handler has already started its response.
 func refuse(c *core.Ctx) error {
-	if !c.Started() {
+	if !c.ResponseStarted() {
 		c.SetStatus(413)
 		c.SetHeader("Connection", "close")
 	}

@@ -155,7 +155,7 @@ func TestTimersOnlyOnTheirLoop(t *testing.T) {
 func TestHooksAndResponderUseTheCtx(t *testing.T) {
 	statuses := make(chan string, 1)
 	_, addr := startServer(t, func(c *Ctx) {
-		c.OnDone(func(Done) { statuses <- fmt.Sprint(c.Status(), " ", c.ResponseHeader("X-Set")) })
+		c.OnDone(func(Done) { statuses <- fmt.Sprint(c.ResponseStatus(), " ", c.ResponseHeader("X-Set")) })
 		c.Seam().OnPanic(func(c *Ctx, v any) {
 			c.SetStatus(503)
 			c.WriteString("answered for " + c.Path())

@@ -84,9 +84,9 @@ func (cx *Ctx) sendInterim(code int) {
 	c.flush()
 }
 
-// Status returns the status set so far (200 when none was).
-func (cx *Ctx) Status() int {
-	cx.check("Status")
+// ResponseStatus returns the response's status set so far (200 when none was).
+func (cx *Ctx) ResponseStatus() int {
+	cx.check("ResponseStatus")
 	return cx.statusCode()
 }
 
@@ -97,10 +97,10 @@ func (cx *Ctx) statusCode() int {
 	return int(cx.status)
 }
 
-// Started reports whether the response head has been committed: after that, the status and
-// header fields can no longer change.
-func (cx *Ctx) Started() bool {
-	cx.check("Started")
+// ResponseStarted reports whether the response head has been committed: after that, the status
+// and header fields can no longer change.
+func (cx *Ctx) ResponseStarted() bool {
+	cx.check("ResponseStarted")
 	return cx.resp&rfCommitted != 0
 }
 

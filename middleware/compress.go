@@ -227,7 +227,7 @@ func (f *gzipFilter) Close() error {
 func (f *gzipFilter) decide(big bool) error {
 	c := f.c
 	f.state = passing
-	status := c.Status()
+	status := c.ResponseStatus()
 	if status == 204 || status == 206 || status == 304 || status < 200 ||
 		c.ResponseHeader("Content-Encoding") != "" || !f.z.compressible(c.ResponseHeader("Content-Type")) || !big {
 		return f.writeHeld()

@@ -132,7 +132,7 @@ func (x *exchange) hijack(c *core.Ctx, cl *call) bool {
 		// over only a connection whose request is over.
 		cl.err = errHijackBody
 		return false
-	case c.Started():
+	case c.ResponseStarted():
 		cl.err = errHijackStarted
 		return false
 	}

@@ -145,7 +145,7 @@ func upgrade(cx *core.Ctx, o *Options, ev *Events) (*Conn, error) {
 
 // refuse answers a refused upgrade, if nothing was answered yet, and returns its error.
 func refuse(cx *core.Ctx, status int, reason string) error {
-	if !cx.Started() {
+	if !cx.ResponseStarted() {
 		cx.SetStatus(status)
 		switch status {
 		case 405:

@@ -150,7 +150,7 @@ func (s *store) download(c *core.Ctx) {
 
 // internalError answers 500 unless the response has started or the client is gone.
 func internalError(c *core.Ctx, err error) {
-	if c.Started() || errors.Is(err, core.ErrClosed) {
+	if c.ResponseStarted() || errors.Is(err, core.ErrClosed) {
 		return
 	}
 	c.SetStatus(500)
