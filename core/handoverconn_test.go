@@ -27,13 +27,13 @@ func serveConns(t *testing.T, o Options, use func(conn net.Conn)) string {
 	return addr
 }
 
-// heldBytes returns how many bytes the stream behind conn holds for its goroutines, and whether
-// the loop has stopped reading the socket.
+// heldBytes returns how many bytes the handed connection behind conn holds for its goroutines,
+// and whether the loop has stopped reading the socket.
 func heldBytes(conn net.Conn) (int, bool) {
-	s := conn.(*streamConn).s
-	s.r.mu.Lock()
-	defer s.r.mu.Unlock()
-	return len(s.in) - s.inOff, s.paused
+	h := conn.(*handedNetConn).h
+	h.r.mu.Lock()
+	defer h.r.mu.Unlock()
+	return len(h.in) - h.inOff, h.paused
 }
 
 // TestHandOverConnEcho: the bytes behind the request's head come first, then what follows; a
