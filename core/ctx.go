@@ -26,7 +26,7 @@ type Handler func(c *Ctx)
 // the methods that return an error return ErrOutsideRequest, the others panic with it, and the
 // first refusal of a server is logged with the caller's stack. Hand blocking work to wait.Do and
 // use its result in the handler; wake a parked handler from elsewhere with a Waker; run code on the
-// loop with Loop.Post. Loop may be called from anywhere.
+// loop with Loop.Post (c.Seam().Loop(), which may be called from anywhere).
 //
 // # Owned and borrowed values
 //
@@ -246,10 +246,6 @@ func (cx *Ctx) recycle() {
 	}
 	cx.state = ctxIdle
 }
-
-// Loop returns the loop serving the request. It may be called from any goroutine, also after
-// the request has ended: a Ctx belongs to one loop for its whole life.
-func (cx *Ctx) Loop() *Loop { return cx.l }
 
 // borrowString views b as a string without copying, for a comparison within the call that
 // makes it: b (the request's arena, or a header the response owns) does not change meanwhile,

@@ -126,7 +126,7 @@ func TestKeptCtxIsInert(t *testing.T) {
 					return
 				}
 				// Told from the loop once the handler has parked.
-				c.Loop().Post(func() { victims <- v })
+				c.Seam().Loop().Post(func() { victims <- v })
 				err := c.Suspend(0)
 				c.WriteString(fmt.Sprintf("victim %v\n", err))
 			})
@@ -196,7 +196,7 @@ func TestGoroutineStartedByHandler(t *testing.T) {
 	})
 	r.GET("/victim", func(c *core.Ctx) {
 		w := c.Waker()
-		c.Loop().Post(func() { victimParked <- w }) // once the handler has parked
+		c.Seam().Loop().Post(func() { victimParked <- w }) // once the handler has parked
 		c.Suspend(0)
 		c.WriteString("victim\n")
 	})

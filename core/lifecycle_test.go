@@ -27,7 +27,7 @@ func TestLoopWaitsForHeldHandler(t *testing.T) {
 	held := make(chan parked, 1)
 	woke := make(chan error, 1)
 	s := NewServer(func(c *Ctx) {
-		held <- parked{c.Waker(), c.Loop(), c.Context().Done()}
+		held <- parked{c.Waker(), c.Seam().Loop(), c.Context().Done()}
 		woke <- c.Seam().Hold()
 	}, Options{Addr: "127.0.0.1:0", Logger: newTestLogger(&logBuffer{})})
 	if err := s.Listen(); err != nil {

@@ -64,8 +64,8 @@ func TestOtherRequestsCodeRefused(t *testing.T) {
 			c.WriteString(fmt.Sprintf("parked: %v", err))
 		case "/other":
 			results <- refusal(func() { parked.SetStatus(500) })
-			c.Loop().Post(func() { results <- refusal(func() { parked.SetHeader("X-Post", "1") }) })
-			c.Loop().AfterFunc(0, func() { results <- refusal(func() { parked.Header("Host") }) })
+			c.Seam().Loop().Post(func() { results <- refusal(func() { parked.SetHeader("X-Post", "1") }) })
+			c.Seam().Loop().AfterFunc(0, func() { results <- refusal(func() { parked.Header("Host") }) })
 			c.WriteString("other")
 		}
 	}, Options{Loops: 1}) // the other request runs on the parked one's loop
@@ -97,7 +97,7 @@ func TestOnLoopOnlyOnTheLoop(t *testing.T) {
 	results := make(chan seen, 1)
 	loops := make(chan *Loop, 1)
 	_, addr := startServer(t, func(c *Ctx) {
-		l := c.Loop()
+		l := c.Seam().Loop()
 		var asked atomic.Bool
 		var busy atomic.Bool
 		go func() {
@@ -135,7 +135,7 @@ func TestOnLoopOnlyOnTheLoop(t *testing.T) {
 func TestTimersOnlyOnTheirLoop(t *testing.T) {
 	loops := make(chan *Loop, 1)
 	_, addr := startServer(t, func(c *Ctx) {
-		loops <- c.Loop()
+		loops <- c.Seam().Loop()
 		c.WriteString("ok")
 	}, Options{})
 	c := dial(t, addr)

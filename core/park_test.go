@@ -17,7 +17,7 @@ func TestSuspendResumeFromOtherGoroutine(t *testing.T) {
 		w := c.Waker()
 		// A posted function runs on the loop once the handler has given it back, that is once
 		// it has parked: the wake comes from another goroutine to a handler already parked.
-		c.Loop().Post(func() { go w.Wake(errors.New("woken")) })
+		c.Seam().Loop().Post(func() { go w.Wake(errors.New("woken")) })
 		err := c.Suspend(0)
 		c.WriteString(err.Error())
 	}, Options{})
@@ -62,7 +62,7 @@ func TestSuspendTimeout(t *testing.T) {
 	const d = 100 * time.Millisecond
 	_, addr := startServer(t, func(c *Ctx) {
 		time.Sleep(d)
-		c.Loop().Post(func() {}) // a turn soon after the park, with the clock read afresh
+		c.Seam().Loop().Post(func() {}) // a turn soon after the park, with the clock read afresh
 		start := time.Now()
 		err := c.Suspend(d)
 		c.WriteString(fmt.Sprint(err, " ", time.Since(start) >= d))
@@ -95,7 +95,7 @@ func TestStaleWakerIgnored(t *testing.T) {
 func TestSuspendOutsideHandler(t *testing.T) {
 	errc := make(chan error, 1)
 	_, addr := startServer(t, func(c *Ctx) {
-		c.Loop().Post(func() { errc <- c.Suspend(0) })
+		c.Seam().Loop().Post(func() { errc <- c.Suspend(0) })
 		c.Suspend(50 * time.Millisecond)
 		c.WriteString("ok")
 	}, Options{})
@@ -454,8 +454,8 @@ func TestAfterFunc(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		w := c.Waker()
 		fired := false
-		stopped := c.Loop().AfterFunc(time.Hour, func() { panic("stopped timer fired") })
-		c.Loop().AfterFunc(10*time.Millisecond, func() { fired = true; w.Wake(nil) })
+		stopped := c.Seam().Loop().AfterFunc(time.Hour, func() { panic("stopped timer fired") })
+		c.Seam().Loop().AfterFunc(10*time.Millisecond, func() { fired = true; w.Wake(nil) })
 		c.Suspend(0)
 		c.WriteString(fmt.Sprint(fired, stopped.Stop()))
 	}, Options{})
@@ -501,7 +501,7 @@ func TestLoopWake(t *testing.T) {
 	result := make(chan error, 1)
 	_, addr := startServer(t, func(c *Ctx) {
 		wakers <- c.Waker()
-		loops <- c.Loop()
+		loops <- c.Seam().Loop()
 		result <- c.Suspend(0)
 	}, Options{Loops: 1})
 	c := dial(t, addr)

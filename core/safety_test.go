@@ -160,7 +160,7 @@ func TestPanickingTimerKeepsServing(t *testing.T) {
 	fired := make(chan struct{})
 	_, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/arm" {
-			c.Loop().AfterFunc(0, func() {
+			c.Seam().Loop().AfterFunc(0, func() {
 				defer close(fired)
 				panic("boom in timer")
 			})
@@ -230,7 +230,7 @@ func TestPostAfterRequestEnded(t *testing.T) {
 	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	c.Response("GET")
 	cx := <-keep
-	if err := cx.Loop().Post(func() { close(ran) }); err != nil {
+	if err := cx.Seam().Loop().Post(func() { close(ran) }); err != nil {
 		t.Fatal(err)
 	}
 	<-ran

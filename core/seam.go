@@ -6,28 +6,34 @@ import (
 	"time"
 )
 
-// A Seam is the plumbing of a request for the packages built on core: what a router, a package
-// of waits, a protocol, a body reader or a middleware needs of a request beyond a handler's
-// API. A router records its match (SetParams, SetRoute) and metrics read it (RouteLabel); a
-// package of waits checks its caller (CheckCaller), asks whether it may park (MayPark), parks
-// until its own wake (Hold), counts a wait for work as such (SetWorking), sleeps without a
-// coroutine (DetachFor), ends its waits at a shutdown's start (WakeOnShutdown) and does
-// stack-hungry work off the handler's stack (OnLoopStack); a protocol or a bridge reads what
-// framed the request (ConnectProtocol, Chunked) and waits for its body while it waits for
-// other work (BodyReady, WaitBody, BodyDone); a middleware bounds the body (LimitBody), filters
-// the response's (WrapBody), answers a panic (OnPanic) and hands a library's context values to
-// the handler (SetValuesFrom). dwell's own router, wait, websocket, body, nethttp and middleware
-// packages use these and nothing hidden, so that a package outside the module can do what they
-// do. A handler seldom needs one.
+// A Seam is the plumbing of a request for the packages built on core: what a router, a package of
+// waits, a protocol, a body reader or a middleware needs of a request beyond a handler's API. A
+// router records its match (SetParams, SetRoute) and metrics read it (RouteLabel); a package of
+// waits checks its caller (CheckCaller), asks whether it may park (MayPark), parks until its own
+// wake (Hold), counts a wait for work as such (SetWorking), sleeps without a coroutine (DetachFor),
+// ends its waits at a shutdown's start (WakeOnShutdown), does stack-hungry work off the handler's
+// stack (OnLoopStack) and comes back to the request's loop from other goroutines (Loop); a protocol
+// or a bridge reads what framed the request (ConnectProtocol, Chunked) and waits for its body while
+// it waits for other work (BodyReady, WaitBody, BodyDone); a middleware bounds the body
+// (LimitBody), filters the response's (WrapBody), answers a panic (OnPanic) and hands a library's
+// context values to the handler (SetValuesFrom). dwell's own router, wait, websocket, body, nethttp
+// and middleware packages use these and nothing hidden, so that a package outside the module can do
+// what they do. A handler seldom needs one, but for Loop.
 //
 // A Seam is a Ctx seen from below, a value of one word: Ctx.Seam returns it without an
-// allocation. Its methods check their caller as the Ctx's own do (see Ctx): the request's own
-// code, while the request lasts.
+// allocation. Its methods check their caller as the Ctx's own do (see Ctx), refusing all but the
+// request's own code while the request lasts — except MayPark, which refuses nothing, and Loop,
+// which any goroutine may call.
 type Seam struct{ cx *Ctx }
 
 // Seam returns the request's plumbing for packages built on core (see Seam). It checks
 // nothing itself, and costs nothing: each of the Seam's methods checks its caller.
 func (cx *Ctx) Seam() Seam { return Seam{cx} }
+
+// Loop returns the loop serving the request: to run code on it from another goroutine
+// (Loop.Post), and to arm a loop timer (Loop.AfterFunc). It may be called from any goroutine,
+// also after the request has ended: a Ctx belongs to one loop for its whole life.
+func (s Seam) Loop() *Loop { return s.cx.l }
 
 // A Param is a route parameter: its name, and its value in the request's path.
 type Param struct {

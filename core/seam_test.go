@@ -100,7 +100,7 @@ func TestWakerOnItsLoop(t *testing.T) {
 		if c.Path() == "/self" {
 			w.Wake(errors.New("woken before"))
 		} else {
-			c.Loop().Post(func() { w.Wake(errors.New("woken on the loop")) })
+			c.Seam().Loop().Post(func() { w.Wake(errors.New("woken on the loop")) })
 		}
 		c.WriteString(c.Suspend(0).Error())
 	}, Options{})

@@ -240,7 +240,7 @@ func TestManyLoops(t *testing.T) {
 	loops := map[*Loop]bool{}
 	_, addr := startServer(t, func(c *Ctx) {
 		mu.Lock()
-		loops[c.Loop()] = true
+		loops[c.Seam().Loop()] = true
 		mu.Unlock()
 		c.WriteString("ok")
 	}, Options{Loops: 4})

@@ -57,7 +57,7 @@ func TestStallInLoopCallback(t *testing.T) {
 	t.Cleanup(func() { testHookStall = nil })
 	posted := make(chan struct{})
 	s, addr := startServer(t, func(c *Ctx) {
-		c.Loop().Post(func() {
+		c.Seam().Loop().Post(func() {
 			<-release
 			close(posted)
 		})

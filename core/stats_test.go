@@ -290,7 +290,7 @@ func TestStatsRefusedOnLoop(t *testing.T) {
 	loops := make(chan *Loop, 1)
 	s, addr := startServer(t, func(c *Ctx) {
 		fromHandler <- refusal()
-		loops <- c.Loop()
+		loops <- c.Seam().Loop()
 	}, Options{Loops: 1})
 	srv.Store(s)
 	c := dial(t, addr)

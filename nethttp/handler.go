@@ -167,7 +167,7 @@ func (x *exchange) collect(c *core.Ctx) {
 		x.params = append(x.params, k, v)
 	}
 	x.ctx = c.Context()
-	x.loop = c.Loop()
+	x.loop = c.Seam().Loop()
 }
 
 // run is the goroutine's side: it builds the request, runs the handler and finishes the

@@ -36,7 +36,7 @@ func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)
 	res := new(callResult[T])
 	ctx := c.Context()
 	j := &doJob{p: p, fn: func() { res.v, res.err = fn(ctx) }, w: c.Waker()}
-	if err := c.Loop().Post(j.start); err != nil {
+	if err := c.Seam().Loop().Post(j.start); err != nil {
 		return zero, err
 	}
 	c.Seam().SetWorking(true) // Server.Stats counts the wait as Working

@@ -17,7 +17,7 @@ func TestEventAcrossLoops(t *testing.T) {
 	var ev Event
 	var loops sync.Map
 	_, addr := coretest.Serve(t, func(c *core.Ctx) {
-		loops.Store(c.Loop(), true)
+		loops.Store(c.Seam().Loop(), true)
 		c.WriteString(errString(ev.Wait(c, time.Minute)))
 	}, core.Options{Loops: 4})
 	const n = 64

@@ -71,7 +71,7 @@ func (p *Pool) Do(c *core.Ctx, fn func()) error {
 	j := &doJob{p: p, fn: fn, w: c.Waker()}
 	// The job is handed to the pool from the loop, after Hold has parked the handler: only then
 	// is it known that Do was called from the handler, and fn must not run for a Do that fails.
-	if err := c.Loop().Post(j.start); err != nil {
+	if err := c.Seam().Loop().Post(j.start); err != nil {
 		return err
 	}
 	c.Seam().SetWorking(true) // Server.Stats counts the wait as Working

@@ -130,7 +130,7 @@ func TestDoOutsideHandler(t *testing.T) {
 			c.WriteString(errString(p.Do(c, func() {})))
 			return
 		}
-		c.Loop().Post(func() { errc <- p.Do(c, func() { ran.Store(true) }) })
+		c.Seam().Loop().Post(func() { errc <- p.Do(c, func() { ran.Store(true) }) })
 		Sleep(c, 50*time.Millisecond)
 		c.WriteString("ok")
 	}, core.Options{Loops: 1})
@@ -201,7 +201,7 @@ func TestShutdownWhileParked(t *testing.T) {
 		case "/after":
 			After(c, time.Minute, func(_ *core.Ctx, err error) { got <- "after " + errString(err) })
 		case "/do":
-			doLoop <- c.Loop()
+			doLoop <- c.Seam().Loop()
 			got <- "do " + errString(Do(c, func() { <-release }))
 		}
 	}, core.Options{Loops: 2})

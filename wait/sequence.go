@@ -186,7 +186,7 @@ func (w *waitCont) wake(c *core.Ctx, err error) {
 // make a list each. Idle lists are dropped when a loop needs a new one: that is how the lists of
 // a stopped server's loops go, so that a Sequence outliving a server does not keep its loops.
 func (s *Sequence) addLocked(w *waiter, c *core.Ctx, cursor uint64) {
-	l := c.Loop()
+	l := c.Seam().Loop()
 	wl := s.listLocked(l)
 	if wl == nil {
 		s.dropIdleLocked()
@@ -231,7 +231,7 @@ func (s *Sequence) listLocked(l *core.Loop) *waitList {
 // Call it on c's loop, once its wait has ended.
 func (s *Sequence) remove(c *core.Ctx, w *waiter) {
 	s.mu.Lock()
-	if wl := s.listLocked(c.Loop()); wl != nil && (w.prev != nil || wl.head == w) {
+	if wl := s.listLocked(c.Seam().Loop()); wl != nil && (w.prev != nil || wl.head == w) {
 		wl.cut(w)
 		wl.n--
 	}

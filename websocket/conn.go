@@ -164,7 +164,7 @@ func (s *seqSide) park() {
 }
 
 // wake ends the handler's park, on the loop.
-func (s *seqSide) wake() { s.cx.Loop().Wake(s.wk, nil) }
+func (s *seqSide) wake() { s.cx.Seam().Loop().Wake(s.wk, nil) }
 
 // connRare holds what only some connections need: a Remote and its waiting reads, the
 // error the connection ended with, a message being written in pieces.

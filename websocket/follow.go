@@ -351,7 +351,7 @@ func (w *follower[T]) sent(r SendResult) bool {
 func (w *follower[T]) drained(c *Conn) {
 	if w.flags&fDraining != 0 {
 		w.flags &^= fDraining
-		w.cx.Loop().Wake(w.drain, nil)
+		w.cx.Seam().Loop().Wake(w.drain, nil)
 	}
 	if w.app.Drained != nil {
 		w.app.Drained(c)

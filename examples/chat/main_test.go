@@ -156,7 +156,7 @@ func TestThreeHundredPollsWoken(t *testing.T) {
 func parkCounter(h core.Handler, polls *atomic.Int64) core.Handler {
 	return func(c *core.Ctx) {
 		if c.Method() == "GET" && c.Path() == "/messages" {
-			c.Loop().Post(func() { polls.Add(1) })
+			c.Seam().Loop().Post(func() { polls.Add(1) })
 		}
 		h(c)
 	}
