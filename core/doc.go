@@ -39,7 +39,8 @@
 // and an HTTP/2 stream's about forty. The connection's side (conn.go, request.go, connbody.go,
 // conntime.go) drives the requests one after another and decides their fate; the Ctx's side
 // (ctx.go, ctxrequest.go, response.go, park.go) is what a handler sees, and reports what
-// happened.
+// happened, with the request's bytes without a copy on a view of their own (RequestBytes,
+// ctxbytes.go) and what packages built on core need of a request on another (Seam, seam.go).
 //
 // # After HTTP
 //

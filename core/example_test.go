@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dwellhttp/dwell/core"
@@ -113,6 +114,26 @@ func ExampleCtx_Bytes() {
 	// Output:
 	// 200 OK "fast path"
 	// 200 OK "kept slow"
+}
+
+// A package built on core reaches the request's plumbing through its Seam, as dwell's own do:
+// here a router of its own records its match, which the handler (and logs, traces and metrics)
+// then read through the Ctx.
+func ExampleCtx_Seam() {
+	route := core.NewRoute("/users/:id")
+	url, stop := serve(func(c *core.Ctx) {
+		// What a router does once it has matched the path.
+		if id, ok := strings.CutPrefix(c.Path(), "/users/"); ok {
+			c.Seam().SetParams([]core.Param{{Key: "id", Value: id}})
+			c.Seam().SetRoute(route)
+		}
+		fmt.Fprintf(c, "route %s, id %s", c.Route(), c.Param("id"))
+	})
+	defer stop()
+
+	get(url + "/users/42")
+	// Output:
+	// 200 OK "route /users/:id, id 42"
 }
 
 // OnDone sees how a response really ended, whoever answered: here the server itself, with a 413

@@ -10,10 +10,10 @@ import (
 	"github.com/dwellhttp/dwell/core"
 )
 
-// An ErrorFunc writes the answer of a middleware that refuses a request or answers a panic:
-// status, and msg, a short sentence for the client. It runs where the middleware runs (in the
-// handler, or in an OnPanic responder, where it must not park), after the middleware has set
-// the header fields of its own (WWW-Authenticate, say).
+// An ErrorFunc writes the answer of a middleware that refuses a request or answers a panic: status,
+// and msg, a short sentence for the client. It runs where the middleware runs (in the handler, or
+// in a core.Seam.OnPanic responder, where it must not park), after the middleware has set the
+// header fields of its own (WWW-Authenticate, say).
 type ErrorFunc func(c *core.Ctx, status int, msg string)
 
 // TextError answers status with a plain-text body, "401 Unauthorized: msg", as the server's

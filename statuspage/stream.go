@@ -8,12 +8,12 @@ import (
 	"github.com/dwellhttp/dwell/wait"
 )
 
-// stream answers with Server-Sent Events: "retry: 2000", then an event "snapshot" at once and
-// one every interval, each a Snapshot in JSON on one data line, with rates since the one
-// before. Between events the handler parks on its loop's timers (wait.Sleep), so a stream
-// costs its loop nothing while it waits. It ends when the client leaves, when its writes fail,
-// or as soon as a shutdown begins (WakeOnShutdown), so that the server need not wait for an
-// open page; an EventSource reconnects by itself after the retry.
+// stream answers with Server-Sent Events: "retry: 2000", then an event "snapshot" at once and one
+// every interval, each a Snapshot in JSON on one data line, with rates since the one before.
+// Between events the handler parks on its loop's timers (wait.Sleep), so a stream costs its loop
+// nothing while it waits. It ends when the client leaves, when its writes fail, or as soon as a
+// shutdown begins (core.Seam.WakeOnShutdown), so that the server need not wait for an open page; an
+// EventSource reconnects by itself after the retry.
 //
 // The events keep to a steady cadence: each is due an interval after the one before, whatever
 // the snapshot and the write took, unless they took longer than an interval, and then the next

@@ -241,14 +241,14 @@ func (x *Exchange) writeErr() error {
 }
 
 // WaitParked returns once the handler is parked: waiting in its coroutine — core.Ctx.Suspend or
-// Hold, and so the waits of package wait (Sleep, Event.Wait, Topic.Next, Do) — or as a continuation
-// pending after core.Ctx.Detach (wait.After, Topic.OnNext). The test can then do what is to wake
-// it, knowing that the wait has begun: a Waker woken before its park is lost, and so is an Event
-// fired before its Wait. Each call waits for a wait the previous call did not see, so that a test
-// can wake the handler and wait for its next wait at once, without seeing the one that is ending
-// (so a second call with no wake in between waits for a wait that does not come, and fails after
-// Patience). A handler waiting for its request body, or for the client to take its response, is not
-// parked in this sense: what it waits for is the test's own client.
+// core.Seam.Hold, and so the waits of package wait (Sleep, Event.Wait, Topic.Next, Do) — or as a
+// continuation pending after core.Ctx.Detach (wait.After, Topic.OnNext). The test can then do what
+// is to wake it, knowing that the wait has begun: a Waker woken before its park is lost, and so is
+// an Event fired before its Wait. Each call waits for a wait the previous call did not see, so that
+// a test can wake the handler and wait for its next wait at once, without seeing the one that is
+// ending (so a second call with no wake in between waits for a wait that does not come, and fails
+// after Patience). A handler waiting for its request body, or for the client to take its response,
+// is not parked in this sense: what it waits for is the test's own client.
 //
 // WaitParked asks the server's loop, again and again, from the test's goroutine (never a loop's),
 // pausing between asks; a park announces itself nowhere a test could wait on. It fails the test when the handler has
