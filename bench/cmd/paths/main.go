@@ -1,0 +1,89 @@
+// Command paths counts the files of dwell that one exchange passes through: one HTTP/1.1
+// request, one HTTP/2 stream's request, one WebSocket message (echoed). It builds ./probe with
+// coverage of every dwell package, runs it once for each exchange — the probe warms the
+// connection up, clears the counters and makes the exchange once more — and lists, for each,
+// the files of dwell in which a statement ran, the probe's own aside. A file counts once
+// whatever ran in it: a helper of one line counts as the file it is in.
+//
+//	cd bench && go run ./cmd/paths
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+const module = "github.com/dwellhttp/dwell/"
+
+func main() {
+	work, err := os.MkdirTemp("", "dwell-paths-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	probe := filepath.Join(work, "probe")
+	run("go", "build", "-cover", "-covermode=atomic", "-coverpkg="+module+"...", "-o", probe, "./cmd/paths/probe")
+	for _, ex := range []struct{ name, what string }{
+		{"h1", "one HTTP/1.1 request"},
+		{"h2", "one HTTP/2 stream's request (h2c)"},
+		{"ws", "one WebSocket message, echoed"},
+	} {
+		dir := filepath.Join(work, ex.name)
+		cmd := exec.Command(probe, ex.name, dir)
+		cmd.Env = append(os.Environ(), "GOCOVERDIR="+work) // the probe's own exit data, unused
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			log.Fatalf("probe %s: %v", ex.name, err)
+		}
+		text := filepath.Join(work, ex.name+".txt")
+		run("go", "tool", "covdata", "textfmt", "-i="+dir, "-o="+text)
+		files := ran(text)
+		fmt.Printf("%s: %d files\n", ex.what, len(files))
+		for _, f := range files {
+			fmt.Printf("\t%s\n", f)
+		}
+	}
+}
+
+// ran returns the files of dwell, the probe aside, with a block of statements that ran.
+func ran(profile string) []string {
+	f, err := os.Open(profile)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// mode: atomic, then "path/file.go:l.c,l.c statements count"
+		line := sc.Text()
+		file, _, ok := strings.Cut(line, ":")
+		if !ok || strings.HasPrefix(line, "mode:") || strings.HasSuffix(line, " 0") {
+			continue
+		}
+		file = strings.TrimPrefix(file, module)
+		if !strings.HasPrefix(file, "bench/") {
+			seen[file] = true
+		}
+	}
+	files := make([]string, 0, len(seen))
+	for f := range seen {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	return files
+}
+
+func run(name string, args ...string) {
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+	}
+}
