@@ -170,3 +170,32 @@ func TestH2HelloAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per request, want 0", n)
 	}
 }
+
+// TestBytesIteratorsAllocateNothing: a handler that ranges over the request's fields, a field's
+// values and a query parameter's values through the Bytes view allocates nothing: the
+// iterators are small enough to inline, so neither they nor the loops' bodies reach the heap.
+func TestBytesIteratorsAllocateNothing(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		n := 0
+		for name, value := range c.Bytes().Headers() {
+			n += len(name) + len(value)
+		}
+		for v := range c.Bytes().HeaderValues("accept") {
+			n += len(v)
+		}
+		for v := range c.Bytes().QueryValues("q") {
+			n += len(v)
+		}
+		if n == 0 {
+			c.SetStatus(500)
+		}
+		c.WriteString("ok")
+	}, Options{})
+	rt := newRoundTripper(t, addr, "GET /?q=1&q=2 HTTP/1.1\r\nHost: localhost\r\nAccept: a\r\nAccept: b\r\n\r\n")
+	for range 100 {
+		rt.Do(t)
+	}
+	if n := testing.AllocsPerRun(1000, func() { rt.Do(t) }); n != 0 {
+		t.Fatalf("%v allocations per request, want 0", n)
+	}
+}

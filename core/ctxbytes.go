@@ -53,8 +53,9 @@ func (b RequestBytes) Header(name string) ([]byte, bool) {
 // Accept, tracestate). The values of such a field are not split or joined: each line is one
 // value, as received.
 func (b RequestBytes) HeaderValues(name string) iter.Seq[[]byte] {
+	// The caller is checked as the iteration begins, not here: so that this call stays small
+	// enough to inline, and a loop over it allocates nothing.
 	cx := b.cx
-	cx.check("Bytes().HeaderValues")
 	return func(yield func([]byte) bool) {
 		cx.check("Bytes().HeaderValues")
 		r := &cx.req
@@ -71,8 +72,9 @@ func (b RequestBytes) HeaderValues(name string) iter.Seq[[]byte] {
 // Headers is Ctx.Headers without the copies: the request's header fields in the order
 // received, names as sent and values trimmed of surrounding whitespace.
 func (b RequestBytes) Headers() iter.Seq2[[]byte, []byte] {
+	// The caller is checked as the iteration begins, not here: so that this call stays small
+	// enough to inline, and a loop over it allocates nothing.
 	cx := b.cx
-	cx.check("Bytes().Headers")
 	return func(yield func([]byte, []byte) bool) {
 		cx.check("Bytes().Headers")
 		r := &cx.req
@@ -96,8 +98,9 @@ func (b RequestBytes) Query(name string) ([]byte, bool) {
 // QueryValues iterates over every value of the query parameter name, decoded, in the order
 // received.
 func (b RequestBytes) QueryValues(name string) iter.Seq[[]byte] {
+	// The caller is checked as the iteration begins, not here: so that this call stays small
+	// enough to inline, and a loop over it allocates nothing.
 	cx := b.cx
-	cx.check("Bytes().QueryValues")
 	return func(yield func([]byte) bool) {
 		cx.check("Bytes().QueryValues")
 		for v := range cx.req.QueryValues(name) {
