@@ -20,7 +20,8 @@ import (
 
 // Events are the event style's callbacks (Serve). They run on the connection's loop, one at a
 // time, and must not block: what takes time goes to another goroutine (wait.Do's pool, say),
-// which may then Send. Every field may be nil. One Events may serve every connection.
+// which may then send with the connection's Remote, taken in the callback. Every field may be
+// nil. One Events may serve every connection.
 type Events struct {
 	// Open is called once the connection is upgraded, before any message: in Serve, before it
 	// returns.
