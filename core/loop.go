@@ -395,6 +395,7 @@ func (l *Loop) Post(f func()) error {
 }
 
 func (l *Loop) exit() {
+	defer l.forgetGoroutine()
 	for _, c := range l.conns {
 		if c != nil {
 			c.close(ErrShutdown)

@@ -112,8 +112,12 @@ func (l *Loop) onLoop() bool {
 // for mustBeOffLoop, whose callers may run before the loop has started.
 func (l *Loop) noteGoroutine() {
 	l.g = gid.Self()
-	l.goid.Store(gid.Number())
+	l.self.Store(l.g)
 }
+
+// forgetGoroutine clears the atomic record as the loop's goroutine ends: the runtime reuses the
+// goroutine's identity for goroutines started later, which must not be taken for the loop.
+func (l *Loop) forgetGoroutine() { l.self.Store(0) }
 
 // noteGoroutine records the coroutine's goroutine, from inside it, before it is ever published
 // in Loop.running.
@@ -130,16 +134,16 @@ func (l *Loop) mustBeOnLoop(op string) {
 // mustBeOffLoop panics if the code running is on loop l, for the calls that are goroutines'
 // alone: those that wait for l (Server.Stats, a Remote's Do and WaitDrained), which on l would
 // wait for themselves, and a Remote's Post, whose caller on l has the Conn itself. why says
-// what to do instead. It
-// compares goroutine numbers, which a loop publishes atomically, since the caller may run before
-// the loop has started; a running coroutine's identity (coro.g) is fixed before the coroutine is
-// published in l.running.
+// what to do instead. It reads the loop's goroutine from its atomic record (self), since the
+// caller may run before the loop has started or after it has ended; a running coroutine's
+// identity (coro.g) is fixed before the coroutine is published in l.running. It allocates
+// nothing, for a Remote's every call.
 func (l *Loop) mustBeOffLoop(op, why string) {
-	on := false
+	me, on := gid.Self(), false
 	if co := l.running.Load(); co != nil {
-		on = co.g == gid.Self()
+		on = co.g == me
 	} else {
-		on = l.goid.Load() == gid.Number()
+		on = l.self.Load() == me
 	}
 	if on {
 		panic("dwell: " + op + " called on a loop: " + why)

@@ -58,14 +58,16 @@ func (r *Remote) Do(f func(hc *Conn)) error {
 	return nil
 }
 
-// Post runs f with the connection's Conn on its loop, after what was posted to the loop before,
-// without waiting for it; f runs even once the connection has closed (the Conn's methods then
+// Post runs f on the connection's loop, after what was posted to the loop before, without
+// waiting for it: f reaches the connection through what its protocol keeps (the Conn it was
+// handed, its own state). f runs even once the connection has closed (the Conn's methods then
 // report it, Write refusing), so that a protocol can still answer its goroutines from what it
 // kept. It returns ErrShutdown, without running f, when the loop has stopped. Code that runs on
-// the connection's loop must not call it (it panics there): it has the Conn.
-func (r *Remote) Post(f func(hc *Conn)) error {
+// the connection's loop must not call it (it panics there): it has the Conn. f is posted as it
+// is, so a post costs what f's closure costs and nothing more.
+func (r *Remote) Post(f func()) error {
 	r.l.mustBeOffLoop("Remote.Post", remoteOnLoop)
-	return r.l.Post(func() { f(r.hc) })
+	return r.l.Post(f)
 }
 
 // WaitDrained waits while the connection's output is past its high-water mark, until the client

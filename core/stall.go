@@ -327,9 +327,9 @@ func (s *Server) Stalls() (n int64, longest time.Duration) {
 // watchdog and by Server.Stalls, so each field is atomic but for the loop's own copy and the
 // watchdog's own record.
 type stallState struct {
-	turnStart   atomic.Int64  // loop clock at the current turn's start; 0 while the loop polls
-	appSeq      atomic.Uint64 // calls of application code, twice: odd while one runs
-	goid        atomic.Uint64
+	turnStart   atomic.Int64              // loop clock at the current turn's start; 0 while the loop polls
+	appSeq      atomic.Uint64             // calls of application code, twice: odd while one runs
+	self        atomic.Uintptr            // the loop's goroutine (gid.Self) while it runs, 0 before and after (owner.go)
 	label       string                    // the loop's goroutines' profiler label (labelLoop)
 	stall       atomic.Pointer[stallNote] // noted by the watchdog, for the loop to report
 	stalls      atomic.Int64

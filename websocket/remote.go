@@ -55,7 +55,7 @@ func (r *Remote) SendPrepared(pm *PreparedMessage) SendResult {
 // say at once is what the loop last published.
 func (r *Remote) post(f func()) SendResult {
 	c := r.c
-	if c.pub.Load()&pubClosed != 0 || r.r.Post(func(*core.Conn) { f() }) != nil {
+	if c.pub.Load()&pubClosed != 0 || r.r.Post(f) != nil {
 		return SendClosed
 	}
 	if c.pub.Load()&pubOver != 0 {
@@ -68,7 +68,7 @@ func (r *Remote) post(f func()) SendResult {
 // closed (what f reads of c is then final). It reports false when the loop has stopped.
 func (r *Remote) do(f func()) bool {
 	done := make(chan struct{})
-	if r.r.Post(func(*core.Conn) { f(); close(done) }) != nil {
+	if r.r.Post(func() { f(); close(done) }) != nil {
 		return false
 	}
 	<-done
@@ -130,7 +130,7 @@ func (r *Remote) next(withReader bool) readResult {
 	c := r.c
 	ch := make(chan readResult, 1)
 	var mr *messageReader
-	if r.r.Post(func(*core.Conn) {
+	if r.r.Post(func() {
 		if withReader {
 			mr = c.messageReader()
 		}
@@ -150,7 +150,7 @@ func (r *Remote) Close(code uint16, reason string) error {
 		return err
 	}
 	c := r.c
-	r.r.Post(func(*core.Conn) { c.startClose(code, reason) }) // a stopped loop has closed the connection
+	r.r.Post(func() { c.startClose(code, reason) }) // a stopped loop has closed the connection
 	return nil
 }
 
