@@ -27,6 +27,7 @@ type readResult struct {
 // messages go to Events.Message, nor from Events' functions or Loop.Post callbacks, which
 // cannot wait: it returns an error there. A goroutine reads with the Remote's ReadMessage.
 func (c *Conn) ReadMessage() (MessageType, []byte, error) {
+	c.hc.MustBeOnLoop("websocket.Conn.ReadMessage", goroutinesUseRemote)
 	r := c.next(false)
 	return r.typ, r.data, r.err
 }
@@ -38,7 +39,13 @@ func (c *Conn) ReadMessage() (MessageType, []byte, error) {
 // to NextReader or ReadMessage: unlike ReadMessage, NextReader is for one goroutine at a time.
 // It waits, and fails, as ReadMessage does.
 func (c *Conn) NextReader() (MessageType, io.Reader, error) {
-	r := c.next(true)
+	c.hc.MustBeOnLoop("websocket.Conn.NextReader", goroutinesUseRemote)
+	return c.next(true).reader()
+}
+
+// reader returns a message read for NextReader (Conn's or Remote's) as the connection's
+// messageReader, which gives back the message before it.
+func (r readResult) reader() (MessageType, io.Reader, error) {
 	if r.err != nil {
 		return 0, nil, r.err
 	}
@@ -50,7 +57,6 @@ func (c *Conn) NextReader() (MessageType, io.Reader, error) {
 // next waits for the next message, parked in the handler. With withReader, the result carries
 // the connection's messageReader, made the first time.
 func (c *Conn) next(withReader bool) readResult {
-	c.hc.MustBeOnLoop("websocket.Conn.ReadMessage", goroutinesUseRemote)
 	if c.ev != nil {
 		return readResult{err: errEventStyle}
 	}

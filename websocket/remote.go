@@ -114,15 +114,7 @@ func (r *Remote) ReadMessage() (MessageType, []byte, error) {
 
 // NextReader waits for the next message and returns it as an io.Reader, as Conn.NextReader
 // does: the connection's one reader, valid until the next call, so for one goroutine at a time.
-func (r *Remote) NextReader() (MessageType, io.Reader, error) {
-	res := r.next(true)
-	if res.err != nil {
-		return 0, nil, res.err
-	}
-	res.mr.release()
-	res.mr.data = res.data
-	return res.typ, res.mr, nil
-}
+func (r *Remote) NextReader() (MessageType, io.Reader, error) { return r.next(true).reader() }
 
 // next waits on a channel the loop answers for the next message; with withReader, the result
 // carries the connection's messageReader, made on the loop the first time.
