@@ -216,6 +216,8 @@ func runGRPCStreams(ctx context.Context, args []string) (any, error) {
 	// a second apart, the messages before it have reached every stream by then.
 	res.Published = published.Load()
 	want := res.Published * int64(streams)
+	// The streams' readers count deliveries as they come, each on its own goroutine: polling the
+	// count (the load tool's own goroutine, never a server's) is simpler than a signal per copy.
 	for drain := time.Now().Add(10 * time.Second); delivered.Load() < want && time.Now().Before(drain); {
 		time.Sleep(time.Millisecond)
 	}
