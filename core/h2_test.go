@@ -257,13 +257,14 @@ func TestH2ConnectionErrors(t *testing.T) {
 			c.write(h2.AppendPing(nil, false, [8]byte{}))
 		}, h2.ProtocolError},
 		{"CONTINUATION flood", func(c *h2client) {
-			c.write(h2.AppendHeader(nil, h2.Header{Length: 1, Type: h2.TypeHeaders, StreamID: 1}))
-			c.write([]byte{0x82})
+			b := h2.AppendHeader(nil, h2.Header{Length: 1, Type: h2.TypeHeaders, StreamID: 1})
+			b = append(b, 0x82)
 			frag := make([]byte, 16<<10)
 			for i := 0; i < 5; i++ {
-				c.write(h2.AppendHeader(nil, h2.Header{Length: uint32(len(frag)), Type: h2.TypeContinuation, StreamID: 1}))
-				c.write(frag)
+				b = h2.AppendHeader(b, h2.Header{Length: uint32(len(frag)), Type: h2.TypeContinuation, StreamID: 1})
+				b = append(b, frag...)
 			}
+			c.flood(b)
 		}, h2.EnhanceYourCalm},
 		{"HPACK index out of the table", func(c *h2client) {
 			c.write(h2.AppendHeaders(nil, 1, true, []byte{0xff, 0x7f}, h2.MinMaxFrameSize))
@@ -273,14 +274,14 @@ func TestH2ConnectionErrors(t *testing.T) {
 			for range h2.CalmMax + 1 {
 				b = h2.AppendPing(b, false, [8]byte{})
 			}
-			c.write(b)
+			c.flood(b)
 		}, h2.EnhanceYourCalm},
 		{"WINDOW_UPDATE flood", func(c *h2client) {
 			var b []byte
 			for range h2.CalmMax + 1 {
 				b = h2.AppendWindowUpdate(b, 0, 1)
 			}
-			c.write(b)
+			c.flood(b)
 		}, h2.EnhanceYourCalm},
 		{"empty CONTINUATION flood", func(c *h2client) {
 			b := h2.AppendHeader(nil, h2.Header{Length: 1, Type: h2.TypeHeaders, StreamID: 1})
@@ -288,13 +289,15 @@ func TestH2ConnectionErrors(t *testing.T) {
 			for range h2.CalmMax + 1 {
 				b = h2.AppendHeader(b, h2.Header{Type: h2.TypeContinuation, StreamID: 1})
 			}
-			c.write(b)
+			c.flood(b)
 		}, h2.EnhanceYourCalm},
 		{"rapid reset", func(c *h2client) {
+			var b []byte
 			for id := uint32(1); id < 2*h2.FreeResets+4; id += 2 {
-				c.request(id, false, ":method", "POST", ":scheme", "http", ":path", "/echo")
-				c.write(h2.AppendRSTStream(nil, id, h2.Cancel))
+				b = h2.AppendHeaders(b, id, false, encodeFields(":method", "POST", ":scheme", "http", ":path", "/echo"), h2.MinMaxFrameSize)
+				b = h2.AppendRSTStream(b, id, h2.Cancel)
 			}
+			c.flood(b)
 		}, h2.EnhanceYourCalm},
 		{"a closed stream's HEADERS", func(c *h2client) {
 			c.get(1, "/hello")

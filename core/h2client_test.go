@@ -65,6 +65,13 @@ func (c *h2client) write(b []byte) {
 	}
 }
 
+// flood sends b, a flood the server is to refuse: once it has seen enough it may close without
+// reading the rest (see h2conn.goAway), so a write that fails then is what a flooding client
+// meets. The GOAWAY sent before the close stays readable.
+func (c *h2client) flood(b []byte) {
+	c.nc.Write(b)
+}
+
 // request sends HEADERS (with END_HEADERS) for a request: pairs of names and values, pseudo-header
 // fields included.
 func (c *h2client) request(id uint32, end bool, pairs ...string) {
