@@ -196,7 +196,7 @@ const maxPipelined = 64
 // that read took, the loop's read buffer at most).
 // The connection is not read again until the handler wants input: the kernel holds the rest,
 // and TCP's flow control holds the client. (Over TLS, crypto/tls holds what is left of the
-// record it last decrypted besides: see tlsTransport.) What is past the request's end is kept
+// record it last decrypted besides: see engine.TLS.) What is past the request's end is kept
 // whatever it looks like, since the handler may hand the connection over (HandOver, a net/http
 // Hijack), whose new owner gets those bytes first; if it does not, they are the next request's,
 // or refused as one.
@@ -385,7 +385,7 @@ func (c *conn) updateInterest() {
 	case stIdle, stHead, stDrain:
 		switch {
 		case c.handshakeDeferred():
-			// Its handshake waits its turn (tlsturn.go): nothing is read meanwhile, and a
+			// Its handshake waits its turn (engine/tlsturn.go): nothing is read meanwhile, and a
 			// hang-up is seen by the read that finally comes.
 			ev &^= netpoll.WatchRead | netpoll.WatchHangup
 		case c.outputBlocked():

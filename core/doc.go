@@ -9,8 +9,9 @@
 //  1. the socket, polled by the loop's poller (core/internal/netpoll: epoll on Linux,
 //     level-triggered; a portable poller on Go's net package elsewhere), accepted from one of
 //     the server's listeners (listener.go), its bytes carried by that listener's transport
-//     (transport.go: the socket itself, plain; or TLS's records, tls.go, through crypto/tls
-//     on the loop, its handshakes after the open connections' work in each turn, tlsturn.go);
+//     (transport.go: the socket itself, plain; or TLS's records through crypto/tls on the
+//     loop, its handshakes after the open connections' work in each turn: core/internal/engine's
+//     tls.go and tlsturn.go);
 //  2. the loop's read buffer (64 KiB, shared by all its connections one turn at a time): the
 //     loop reads into it, behind any bytes the connection held over from before (conn.go);
 //  3. the head scanner and parser (core/internal/wire: HeadScan, ParseHead): they find the end

@@ -25,7 +25,7 @@ type Loop struct {
 
 	poll  *netpoll.Poller
 	inbox *engine.Inbox[task]
-	tlsT  *tlsTransport // the transport of the connections that speak TLS (tls.go), or nil
+	tlsT  *engine.TLS // the transport of the connections that speak TLS, or nil
 
 	lns       []loopListener // the server's listeners, each with its socket for this loop (listener.go)
 	acceptErr bool           // an accept failure was logged and not yet followed by a success
@@ -150,7 +150,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 	}
 	l.label = loopLabel(loopSerial.Add(1))
 	if useTLS {
-		l.tlsT = newTLSTransport(l, s.tlsConfig)
+		l.tlsT = l.newTLS(s.tlsConfig)
 	}
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
 	l.accTimer.t.Init(timerFunc)
@@ -206,15 +206,15 @@ func (l *Loop) run() {
 				}
 			}
 		}
-		if l.tlsT != nil && len(l.tlsT.buffered) > 0 {
-			l.tlsT.runBuffered()
+		if l.tlsT != nil {
+			l.tlsT.RunBuffered()
 		}
 		l.runTimers()
 		l.runReady()
 		l.runPending()
 		l.flushHanded()
-		if l.tlsT != nil && l.tlsT.handshakesWaiting() {
-			l.tlsT.runHandshakes() // after the open connections: see tlsturn.go
+		if l.tlsT != nil && l.tlsT.HandshakesWaiting() {
+			l.tlsT.RunHandshakes() // after the open connections: see engine/tlsturn.go
 			l.flushHanded()
 		}
 		l.endTurn()
@@ -230,7 +230,7 @@ func (l *Loop) run() {
 // connections have requests held over; else until the next timer. (A poll takes what is ready
 // before it waits, so a busy loop never waits.)
 func (l *Loop) pollTimeout() int {
-	if len(l.ready) > 0 || len(l.pending) > 0 || l.tlsT != nil && (l.tlsT.wantsRead() || l.tlsT.handshakesWaiting()) {
+	if len(l.ready) > 0 || len(l.pending) > 0 || l.tlsT != nil && (l.tlsT.WantsRead() || l.tlsT.HandshakesWaiting()) {
 		return 0
 	}
 	when, ok := l.timers.Next()

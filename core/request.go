@@ -49,7 +49,7 @@ func (c *conn) startRequest() *Ctx {
 				}
 				return nil
 			}
-			if c.secure() && l.tlsT.choseH2(c) {
+			if c.secure() && l.tlsT.Protocol(int(c.fd)) == "h2" {
 				// A client that chose HTTP/2 and sent something else: no HTTP/1.1 answer
 				// means anything to it (RFC 9113 §3.4).
 				c.close(ErrClosed)

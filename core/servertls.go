@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
 )
 
 // ListenAndServeTLS is ListenAndServe over TLS, as net/http's: certFile and keyFile hold the
@@ -149,3 +151,29 @@ func (hc *Conn) TLS() *tls.ConnectionState {
 	}
 	return hc.c.tr().tlsState(hc.c)
 }
+
+// newTLS makes the loop's TLS transport.
+func (l *Loop) newTLS(config *tls.Config) *engine.TLS {
+	return engine.NewTLS(engine.TLSOptions{
+		Config: config, Log: l.log, Loop: l.id, Clock: l.clock, Counts: &l.ctr.Counts,
+		Plaintext: func(first []byte) []byte {
+			if !looksLikeHTTP(first) {
+				return nil
+			}
+			l.refused(400)
+			return plainHTTPAnswer // as net/http answers
+		},
+	})
+}
+
+// looksLikeHTTP reports whether a first record header is the start of a plaintext request.
+func looksLikeHTTP(h []byte) bool {
+	for _, m := range [...]string{"GET /", "HEAD ", "POST ", "PUT /", "OPTIO", "DELET", "PATCH", "CONNE", "TRACE"} {
+		if string(h) == m {
+			return true
+		}
+	}
+	return false
+}
+
+var plainHTTPAnswer = []byte("HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")

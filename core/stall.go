@@ -223,7 +223,8 @@ func (l *Loop) labelLoop() { engine.LabelGoroutine(l.label) }
 // handler's coroutine, a TLS handshake's.
 var loopFrames = func() []string {
 	pkg := engine.FuncPkg(reflect.ValueOf(loopLabel).Pointer())
-	return []string{pkg + ".(*Loop).run", pkg + ".newCoro.func1", pkg + ".(*tlsConn).runHandshake"}
+	eng := engine.FuncPkg(reflect.ValueOf(engine.NewTLS).Pointer())
+	return []string{pkg + ".(*Loop).run", pkg + ".newCoro.func1", eng + ".(*tlsConn).runHandshake"}
 }()
 
 // takeStacks reads the goroutine profile once and gives each stalled loop's note the stack of

@@ -3,6 +3,8 @@ package core
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
 )
 
 // Server statistics. Each loop keeps its counters in plain fields that it alone writes
@@ -159,10 +161,10 @@ const nRefusals = len(refusalStatuses) + 1 // and Other
 // and the coroutines it switches into, which run while it waits), read on the loop by
 // snapshot, or after the loop has ended.
 type loopCounters struct {
-	accepted, requests, panics     int64
-	bytesIn, bytesOut, turns       int64
-	tlsDone, tlsFailed, tlsAbandon int64
-	refused                        [nRefusals]int64
+	accepted, requests, panics int64
+	turns                      int64
+	engine.Counts              // the transports': bytes carried, TLS handshakes
+	refused                    [nRefusals]int64
 }
 
 // refused counts one of the server's own answers.
@@ -258,8 +260,8 @@ func (l *Loop) snapshot(stopped bool) LoopStats {
 	ls := LoopStats{
 		Loop: l.id, AsOf: time.Now(), Stopped: stopped,
 		Accepted: k.accepted, Requests: k.requests, Panics: k.panics,
-		BytesIn: k.bytesIn, BytesOut: k.bytesOut, Turns: k.turns,
-		TLSHandshakes: k.tlsDone, TLSHandshakeFailures: k.tlsFailed, TLSHandshakesAbandoned: k.tlsAbandon,
+		BytesIn: k.BytesIn, BytesOut: k.BytesOut, Turns: k.turns,
+		TLSHandshakes: k.TLSDone, TLSHandshakeFailures: k.TLSFailed, TLSHandshakesAbandoned: k.TLSAbandoned,
 		Refused: Refusals{
 			BadRequest: k.refused[0], RequestTimeout: k.refused[1], ContentTooLarge: k.refused[2],
 			URITooLong: k.refused[3], ExpectationFailed: k.refused[4], HeaderFieldsTooLarge: k.refused[5],

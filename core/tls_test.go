@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
@@ -508,7 +509,7 @@ func TestTLSShortWrites(t *testing.T) {
 	}
 	var refused atomic.Int64
 	calls := 0
-	tlsWrite = func(fd int, p []byte) (int, netpoll.Errno) { // on the server's one loop only
+	engine.TLSWrite = func(fd int, p []byte) (int, netpoll.Errno) { // on the server's one loop only
 		calls++
 		if calls%2 == 0 {
 			refused.Add(1)
@@ -516,7 +517,7 @@ func TestTLSShortWrites(t *testing.T) {
 		}
 		return netpoll.Write(fd, p[:min(len(p), 3000)])
 	}
-	t.Cleanup(func() { tlsWrite = netpoll.Write })
+	t.Cleanup(func() { engine.TLSWrite = netpoll.Write })
 	_, addr := startTLS(t, p, func(c *Ctx) {
 		switch c.Path() {
 		case "/file":

@@ -15,7 +15,7 @@ import (
 // TestHandshakesWaitForOpenConnections: new connections' TLS handshakes and a request on a
 // connection already open, ready in the same turn, are not served in arrival order — the
 // request first, the handshakes after, a turn's budget of them at a time — so that a storm of
-// new clients cannot hold up the clients already connected (tlsturn.go). The loop is held while
+// new clients cannot hold up the clients already connected (engine/tlsturn.go). The loop is held while
 // the new clients' ClientHellos reach the listener's accept queue and the request reaches its
 // socket (both read off the kernel, no timing), then let go: the request's handler runs before
 // any handshake has begun, with every handshake queued; then all of them complete.
@@ -37,7 +37,7 @@ func TestHandshakesWaitForOpenConnections(t *testing.T) {
 		if c.Path() == "/first" {
 			first <- place{int(c.conn.fd), c.l}
 		}
-		c.WriteString(fmt.Sprintf("begun %d, queued %d", begun.Load(), len(c.l.tlsT.waiting)-c.l.tlsT.next))
+		c.WriteString(fmt.Sprintf("begun %d, queued %d", begun.Load(), c.l.tlsT.Queued()))
 	}, Options{TLSConfig: cfg, StallThreshold: -1, Loops: 1}) // one loop: one listening socket for the storm
 	open, r := tlsDial(t, addr, pki.clientConfig(0))
 	get := func(path string) string {

@@ -49,7 +49,7 @@ func (c *conn) tr() transport {
 		return h2T{}
 	}
 	if c.secure() {
-		return c.l.tlsT
+		return (*tlsT)(c.l.tlsT)
 	}
 	return plain{}
 }
@@ -79,7 +79,7 @@ type plain struct{}
 func (plain) read(c *conn, p []byte) (int, netpoll.Errno) {
 	n, e := netpoll.Read(int(c.fd), p)
 	if countStats && n > 0 {
-		c.l.ctr.bytesIn += int64(n)
+		c.l.ctr.BytesIn += int64(n)
 	}
 	return n, e
 }
@@ -91,7 +91,7 @@ func (plain) writev(c *conn, iov *netpoll.IOVecs, more bool) (n int, e netpoll.E
 		n, e = netpoll.Writev(int(c.fd), iov)
 	}
 	if countStats && n > 0 {
-		c.l.ctr.bytesOut += int64(n)
+		c.l.ctr.BytesOut += int64(n)
 	}
 	return n, e
 }
@@ -99,7 +99,7 @@ func (plain) writev(c *conn, iov *netpoll.IOVecs, more bool) (n int, e netpoll.E
 func (plain) sendfile(c *conn, f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
 	k, e := netpoll.Sendfile(int(c.fd), f, off, n)
 	if countStats && k > 0 {
-		c.l.ctr.bytesOut += int64(k)
+		c.l.ctr.BytesOut += int64(k)
 	}
 	return k, e
 }
@@ -119,3 +119,37 @@ func (plain) holds(*conn) bool                    { return false }
 func (plain) flushHeld(*conn) netpoll.Errno       { return 0 }
 func (plain) tlsState(*conn) *tls.ConnectionState { return nil }
 func (plain) handshaking(*conn) bool              { return false }
+
+// tlsT is the transport of a connection that speaks TLS: its loop's engine.TLS, which knows the
+// connection by its descriptor, and the conn above it as its engine.Endpoint.
+type tlsT engine.TLS
+
+func (t *tlsT) e() *engine.TLS { return (*engine.TLS)(t) }
+
+func (t *tlsT) read(c *conn, p []byte) (int, netpoll.Errno) { return t.e().Read(int(c.fd), c, p) }
+
+func (t *tlsT) writev(c *conn, iov *netpoll.IOVecs, _ bool) (int, netpoll.Errno) {
+	return t.e().Writev(int(c.fd), iov)
+}
+
+func (t *tlsT) sendfile(c *conn, f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
+	return t.e().Sendfile(int(c.fd), f, off, n)
+}
+
+func (t *tlsT) shutdownWrite(c *conn)                 { t.e().ShutdownWrite(int(c.fd)) }
+func (t *tlsT) close(c *conn, reset bool)             { t.e().Close(int(c.fd), reset) }
+func (t *tlsT) holds(c *conn) bool                    { return t.e().Holds(int(c.fd)) }
+func (t *tlsT) flushHeld(c *conn) netpoll.Errno       { return t.e().FlushHeld(int(c.fd)) }
+func (t *tlsT) tlsState(c *conn) *tls.ConnectionState { return t.e().State(int(c.fd), c) }
+func (t *tlsT) handshaking(c *conn) bool              { return t.e().Handshaking(int(c.fd), c) }
+
+// A conn is the engine.Endpoint of its TLS: the transport reads it when its TLS layer holds
+// input the poller cannot announce, or its deferred handshake may go on.
+
+func (c *conn) Closed() bool      { return c.state == stClosed }
+func (c *conn) WatchesRead() bool { return c.events&netpoll.WatchRead != 0 }
+func (c *conn) Readable()         { c.onReadable(false) }
+
+// handshakeDeferred reports whether c's handshake waits for a later turn: its readability is
+// not watched meanwhile, so that the poller does not report it turn after turn.
+func (c *conn) handshakeDeferred() bool { return c.secure() && c.l.tlsT.Deferred(int(c.fd)) }

@@ -1,23 +1,24 @@
-package core
+package engine
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"log/slog"
 	"net"
 	"runtime/debug"
 	"slices"
 	"time"
 
-	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
-// TLS on the loop: tlsTransport is the transport of a loop whose server has a TLS
-// configuration. Each connection gets a crypto/tls server Conn over a tlsConn, an in-memory
-// net.Conn whose reads and writes are the socket's own, made without blocking:
+// TLS on the loop: a TLS is the transport of a loop's connections that speak TLS. Each
+// connection gets a crypto/tls server Conn over a tlsConn, an in-memory net.Conn whose reads
+// and writes are the socket's own, made without blocking:
 //
 //   - The handshake runs in a coroutine (iter.Pull) of its own, started by the connection's
 //     first read and resumed by the reads that follow when the socket is readable. When the
@@ -35,11 +36,13 @@ import (
 //
 // crypto/tls keeps what it read past the plaintext the loop asked for (the rest of a record,
 // whole records behind it): the poller cannot see that, so a connection whose last read
-// filled the caller's buffer is listed (tlsTransport.buffered) and read again at the end of
-// the loop's event handling, as if readable, whenever it wants input.
-type tlsTransport struct {
-	l        *Loop
-	config   *tls.Config
+// filled the caller's buffer is listed (TLS.buffered) and read again at the end of the loop's
+// event handling, as if readable, whenever it wants input (RunBuffered).
+//
+// The transport knows a connection by its descriptor, and what it needs of the connection
+// above it — whether it is still open and wants input, and to have it read — by its Endpoint.
+type TLS struct {
+	opts     TLSOptions
 	conns    []*tlsConn // by descriptor: the connections with TLS state
 	buffered []*tlsConn // connections whose TLS layer may hold input (see above)
 	spare    []*tlsConn
@@ -48,18 +51,39 @@ type tlsTransport struct {
 	handshakes // the handshakes' share of the loop's turns (tlsturn.go)
 }
 
-// tlsBatch bounds the plaintext one writev or sendfile call encrypts: what waits in
+// TLSOptions are what a loop's TLS transport is made with.
+type TLSOptions struct {
+	Config *tls.Config
+	Log    *slog.Logger // handshake failures (at Debug) and panics in the configuration's callbacks
+	Loop   int          // the loop's number, for the log
+	Clock  func() int64 // the loop's clock in nanoseconds, for the handshakes' budget
+	Counts *Counts      // the loop's, where the transport counts bytes and handshakes
+
+	// Plaintext, if set, is asked about the first bytes of a client that did not begin a TLS
+	// handshake: it returns what to answer such a client (a protocol's own error, written
+	// before the close), or nil to close at once.
+	Plaintext func(first []byte) []byte
+}
+
+// An Endpoint is the connection above a descriptor's TLS: what the transport asks of it when
+// input the poller cannot announce waits in the TLS layer, or a deferred handshake may go on.
+type Endpoint interface {
+	Closed() bool      // the connection is over: the transport leaves it alone
+	WatchesRead() bool // the connection wants input now
+	Readable()         // read the connection, as if its socket had reported input
+}
+
+// tlsBatch bounds the plaintext one Writev or Sendfile call encrypts: what waits in
 // tlsConn.out when the socket is full is at most about this much.
 const tlsBatch = 64 << 10
 
-func newTLSTransport(l *Loop, config *tls.Config) *tlsTransport {
-	return &tlsTransport{l: l, config: config}
-}
+// NewTLS makes a loop's TLS transport.
+func NewTLS(opts TLSOptions) *TLS { return &TLS{opts: opts} }
 
 // A tlsConn is one connection's TLS state, and the net.Conn crypto/tls reads and writes.
 type tlsConn struct {
-	t  *tlsTransport
-	c  *conn
+	t  *TLS
+	ep Endpoint
 	fd int
 	tc *tls.Conn
 
@@ -75,16 +99,16 @@ type tlsConn struct {
 	plain int           // plaintext behind out that the last write has not reported written
 	werr  netpoll.Errno // the socket failed a write
 
-	drained  bool // the socket had nothing more in this read (see Read)
-	eof      bool // the client's input has ended: close_notify or the end of TCP
-	buffered bool // listed in tlsTransport.buffered
-	maybe    bool // the last read filled its buffer: crypto/tls may hold more input
-	deferred bool // its handshake waits for a later turn (tlsturn.go)
-	h2       bool // the client chose "h2" by ALPN: its first bytes must be HTTP/2's preface
+	drained  bool   // the socket had nothing more in this read (see Read)
+	eof      bool   // the client's input has ended: close_notify or the end of TCP
+	buffered bool   // listed in TLS.buffered
+	maybe    bool   // the last read filled its buffer: crypto/tls may hold more input
+	deferred bool   // its handshake waits for a later turn (tlsturn.go)
+	alpn     string // the protocol the client chose by ALPN, once the handshake succeeded
 }
 
-// tlsWrite writes records to the socket; a test makes it take less.
-var tlsWrite = netpoll.Write
+// TLSWrite writes records to the socket; a test makes it take less.
+var TLSWrite = netpoll.Write
 
 // errTLSAgain is what tlsConn.Read returns after the handshake when the socket has no more
 // bytes: a temporary error, which crypto/tls does not keep.
@@ -104,7 +128,7 @@ func (s *tlsConn) Read(p []byte) (int, error) {
 		if !s.drained {
 			n, e := netpoll.Read(s.fd, p)
 			if countStats && n > 0 {
-				s.t.l.ctr.bytesIn += int64(n)
+				s.t.opts.Counts.BytesIn += int64(n)
 			}
 			switch {
 			case n > 0:
@@ -138,7 +162,7 @@ func (s *tlsConn) Read(p []byte) (int, error) {
 func (s *tlsConn) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(s.out) == 0 && len(p) > 0 && s.werr == 0 {
-		k, e := tlsWrite(s.fd, p)
+		k, e := TLSWrite(s.fd, p)
 		s.wrote(k)
 		if k > 0 {
 			p = p[k:]
@@ -164,7 +188,7 @@ func (s *tlsConn) Write(p []byte) (int, error) {
 // (a handshake flight, an alert) leaves without waiting for a response to push it.
 func (s *tlsConn) flushOut() netpoll.Errno {
 	for len(s.out) > 0 && s.werr == 0 {
-		k, e := tlsWrite(s.fd, s.out)
+		k, e := TLSWrite(s.fd, s.out)
 		s.wrote(k)
 		if k > 0 {
 			s.out = s.out[k:]
@@ -187,7 +211,7 @@ func (s *tlsConn) flushOut() netpoll.Errno {
 // wrote counts k bytes written to the socket in the loop's statistics.
 func (s *tlsConn) wrote(k int) {
 	if countStats && k > 0 {
-		s.t.l.ctr.bytesOut += int64(k)
+		s.t.opts.Counts.BytesOut += int64(k)
 	}
 }
 
@@ -207,29 +231,30 @@ func (s *tlsConn) SetReadDeadline(time.Time) error  { return nil }
 func (s *tlsConn) SetWriteDeadline(time.Time) error { return nil }
 
 // state returns c's TLS state, made on the connection's first read.
-func (t *tlsTransport) state(c *conn) *tlsConn {
-	if fd := int(c.fd); fd < len(t.conns) && t.conns[fd] != nil {
+// state returns fd's TLS state, made on the connection's first read.
+func (t *TLS) state(fd int, ep Endpoint) *tlsConn {
+	if fd < len(t.conns) && t.conns[fd] != nil {
 		return t.conns[fd]
 	}
-	s := &tlsConn{t: t, c: c, fd: int(c.fd)}
-	s.tc = tls.Server(s, t.config)
+	s := &tlsConn{t: t, ep: ep, fd: fd}
+	s.tc = tls.Server(s, t.opts.Config)
 	for s.fd >= len(t.conns) {
-		t.conns = engine.AppendDoubling(t.conns, nil)
+		t.conns = AppendDoubling(t.conns, nil)
 	}
 	t.conns[s.fd] = s
 	return s
 }
 
-// lookup returns c's TLS state, or nil before its first read.
-func (t *tlsTransport) lookup(c *conn) *tlsConn {
-	if fd := int(c.fd); fd < len(t.conns) {
+// lookup returns fd's TLS state, or nil before its first read.
+func (t *TLS) lookup(fd int) *tlsConn {
+	if fd < len(t.conns) {
 		return t.conns[fd]
 	}
 	return nil
 }
 
 // handshake runs the handshake until it needs input the socket does not have (EAGAIN) or
-// ends. A client that sent plaintext HTTP gets a plaintext 400, as net/http answers.
+// ends. A client that spoke plaintext gets what TLSOptions.Plaintext answers.
 func (s *tlsConn) handshake() netpoll.Errno {
 	if s.next == nil {
 		s.next, s.stop = iter.Pull(s.runHandshake)
@@ -243,21 +268,26 @@ func (s *tlsConn) handshake() netpoll.Errno {
 	}
 	s.next, s.stop = nil, nil
 	s.flushOut() // the last flight, or the alert of a failure
+	opts := &s.t.opts
 	if s.hsErr != nil {
 		if errors.Is(s.hsErr, io.EOF) || errors.Is(s.hsErr, io.ErrUnexpectedEOF) {
 			if countStats {
-				s.t.l.ctr.tlsAbandon++ // the client left
+				opts.Counts.TLSAbandoned++ // the client left
 			}
 		} else {
 			if countStats {
-				s.t.l.ctr.tlsFailed++
+				opts.Counts.TLSFailed++
 			}
 		}
 		var rh tls.RecordHeaderError
-		if errors.As(s.hsErr, &rh) && rh.Conn != nil && looksLikeHTTP(rh.RecordHeader[:]) {
-			s.answerPlainHTTP()
-		} else if l := s.t.l; l.debugEnabled() {
-			l.log.Debug("dwell: TLS handshake failed", "remote", s.c.remoteAddr(), "err", s.hsErr)
+		if errors.As(s.hsErr, &rh) && rh.Conn != nil && opts.Plaintext != nil {
+			if answer := opts.Plaintext(rh.RecordHeader[:]); answer != nil {
+				s.answerPlaintext(answer)
+				return netpoll.ECONNRESET
+			}
+		}
+		if opts.Log.Enabled(context.Background(), slog.LevelDebug) {
+			opts.Log.Debug("dwell: TLS handshake failed", "remote", netpoll.RemoteAddr(s.fd), "err", s.hsErr)
 		}
 		return netpoll.ECONNRESET
 	}
@@ -265,9 +295,9 @@ func (s *tlsConn) handshake() netpoll.Errno {
 		return s.werr
 	}
 	s.hsOK = true
-	s.h2 = s.tc.ConnectionState().NegotiatedProtocol == "h2"
+	s.alpn = s.tc.ConnectionState().NegotiatedProtocol
 	if countStats {
-		s.t.l.ctr.tlsDone++
+		opts.Counts.TLSDone++
 	}
 	return 0
 }
@@ -278,7 +308,7 @@ func (s *tlsConn) runHandshake(yield func(struct{}) bool) {
 	defer func() {
 		if r := recover(); r != nil { // from a callback of the configuration's
 			s.hsErr = fmt.Errorf("dwell: panic in the TLS handshake: %v", r)
-			s.t.l.log.Error("dwell: panic in the TLS handshake", "loop", s.t.l.id, "panic", r,
+			s.t.opts.Log.Error("dwell: panic in the TLS handshake", "loop", s.t.opts.Loop, "panic", r,
 				"stack", string(debug.Stack()))
 		}
 		s.yield = nil
@@ -287,37 +317,29 @@ func (s *tlsConn) runHandshake(yield func(struct{}) bool) {
 	s.hsErr = s.tc.Handshake()
 }
 
-// looksLikeHTTP reports whether a first record header is the start of a plaintext request.
-func looksLikeHTTP(h []byte) bool {
-	for _, m := range [...]string{"GET /", "HEAD ", "POST ", "PUT /", "OPTIO", "DELET", "PATCH", "CONNE", "TRACE"} {
-		if string(h) == m {
-			return true
-		}
-	}
-	return false
-}
-
-var plainHTTPAnswer = []byte("HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
-
-// answerPlainHTTP tells a client that spoke plaintext HTTP to the TLS port what it did. Its
+// answerPlaintext tells a client that spoke plaintext to the TLS port what it did. Its
 // request has most likely been read whole with the record header (crypto/tls reads what the
 // socket has), so closing does not reset the connection under the answer.
-func (s *tlsConn) answerPlainHTTP() {
-	s.t.l.refused(400)
-	n, _ := netpoll.Write(s.fd, plainHTTPAnswer)
+func (s *tlsConn) answerPlaintext(answer []byte) {
+	n, _ := netpoll.Write(s.fd, answer)
 	s.wrote(n)
 	netpoll.ShutdownWrite(s.fd)
 }
 
-// choseH2 reports whether c's client chose HTTP/2 by ALPN.
-func (t *tlsTransport) choseH2(c *conn) bool {
-	s := t.lookup(c)
-	return s != nil && s.h2
+// Protocol returns the protocol fd's client chose by ALPN, once its handshake has succeeded;
+// "" before, or when it chose none.
+func (t *TLS) Protocol(fd int) string {
+	if s := t.lookup(fd); s != nil {
+		return s.alpn
+	}
+	return ""
 }
 
-// read gives the connection's plaintext, after the handshake. See tlsTransport.
-func (t *tlsTransport) read(c *conn, p []byte) (int, netpoll.Errno) {
-	s := t.state(c)
+// Read gives the connection's plaintext, after the handshake, with the socket's conventions
+// (EAGAIN when there is nothing yet; 0 bytes and no errno at the end of the client's input).
+// ep is the connection above fd: its first read makes its TLS state. See TLS.
+func (t *TLS) Read(fd int, ep Endpoint, p []byte) (int, netpoll.Errno) {
+	s := t.state(fd, ep)
 	s.drained = false
 	if !s.hsOK {
 		if s.hsEnd {
@@ -368,54 +390,57 @@ func (t *tlsTransport) read(c *conn, p []byte) (int, netpoll.Errno) {
 }
 
 // listBuffered lists s among the connections read again as if readable.
-func (t *tlsTransport) listBuffered(s *tlsConn) {
+func (t *TLS) listBuffered(s *tlsConn) {
 	if !s.buffered {
 		s.buffered = true
 		t.buffered = append(t.buffered, s)
 	}
 }
 
-// wantsRead reports whether a listed connection waits for input the TLS layer may hold: the
+// WantsRead reports whether a listed connection waits for input the TLS layer may hold: the
 // loop must not sleep in its poll then.
-func (t *tlsTransport) wantsRead() bool {
+func (t *TLS) WantsRead() bool {
 	for _, s := range t.buffered {
-		if s.maybe && s.c.state != stClosed && s.c.events&netpoll.WatchRead != 0 {
+		if s.maybe && !s.ep.Closed() && s.ep.WatchesRead() {
 			return true
 		}
 	}
 	return false
 }
 
-// runBuffered reads the listed connections that want input, as the poller would have them
+// RunBuffered reads the listed connections that want input, as the poller would have them
 // read if the TLS layer's buffer were the socket's.
-func (t *tlsTransport) runBuffered() {
+func (t *TLS) RunBuffered() {
+	if len(t.buffered) == 0 {
+		return
+	}
 	list := t.buffered
 	t.buffered = t.spare[:0]
 	for i, s := range list {
 		list[i] = nil
 		s.buffered = false
-		c := s.c
-		if !s.maybe || c.state == stClosed || t.lookup(c) != s {
+		ep := s.ep
+		if !s.maybe || ep.Closed() || t.lookup(s.fd) != s {
 			continue
 		}
-		if c.events&netpoll.WatchRead == 0 {
+		if !ep.WatchesRead() {
 			t.listBuffered(s) // it will want input later
 			continue
 		}
-		c.onReadable(false)
-		if s.maybe && c.state != stClosed && t.lookup(c) == s {
+		ep.Readable()
+		if s.maybe && !ep.Closed() && t.lookup(s.fd) == s {
 			// Not read after all — its output held back, its protocol paused, its handler
 			// busy — and crypto/tls still holds its input, which no readiness of the socket
-			// will announce: listed again, for when it wants input (wantsRead).
+			// will announce: listed again, for when it wants input (WantsRead).
 			t.listBuffered(s)
 		}
 	}
 	t.spare = list[:0]
 }
 
-// writev encrypts the plaintext of iov, up to tlsBatch bytes, and sends the records.
-func (t *tlsTransport) writev(c *conn, iov *netpoll.IOVecs, _ bool) (int, netpoll.Errno) {
-	s := t.lookup(c)
+// Writev encrypts the plaintext of iov, up to tlsBatch bytes, and sends the records.
+func (t *TLS) Writev(fd int, iov *netpoll.IOVecs) (int, netpoll.Errno) {
+	s := t.lookup(fd)
 	if s == nil || !s.hsOK {
 		return 0, netpoll.EPIPE // nothing but the handshake's own goes out before it is done
 	}
@@ -468,15 +493,16 @@ func (s *tlsConn) sendHeld(offered int) (int, netpoll.Errno, bool) {
 	return 0, 0, false // nothing held, or the TLS layer's own output: go on with the caller's
 }
 
-// holds reports whether c's TLS layer holds records the socket has not taken: the
-// connection then watches for writability, and flushHeld sends them when it can.
-func (t *tlsTransport) holds(c *conn) bool {
-	s := t.lookup(c)
+// Holds reports whether fd's TLS layer holds records the socket has not taken: the
+// connection then watches for writability, and FlushHeld sends them when it can.
+func (t *TLS) Holds(fd int) bool {
+	s := t.lookup(fd)
 	return s != nil && len(s.out) > 0
 }
 
-// flushHeld writes the records waiting in c's TLS layer.
-func (t *tlsTransport) flushHeld(c *conn) netpoll.Errno { return t.lookup(c).flushOut() }
+// FlushHeld writes the records waiting in fd's TLS layer, returning an errno other than 0 when
+// the connection has failed.
+func (t *TLS) FlushHeld(fd int) netpoll.Errno { return t.lookup(fd).flushOut() }
 
 // encrypt writes b as records. When the socket does not take them all, b is reported written
 // only once it has (sendHeld): the caller offers the same bytes again meanwhile.
@@ -494,9 +520,10 @@ func (s *tlsConn) encrypt(b []byte) (int, netpoll.Errno) {
 	return len(b), 0
 }
 
-// sendfile reads the file's bytes and sends them as records: the kernel cannot encrypt them.
-func (t *tlsTransport) sendfile(c *conn, f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
-	s := t.lookup(c)
+// Sendfile reads up to n bytes of f from *off and sends them as records — the kernel cannot
+// encrypt them — moving *off past what it sent.
+func (t *TLS) Sendfile(fd int, f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
+	s := t.lookup(fd)
 	if s == nil || !s.hsOK {
 		return 0, netpoll.EPIPE
 	}
@@ -516,23 +543,23 @@ func (t *tlsTransport) sendfile(c *conn, f netpoll.File, off *int64, n int) (int
 	return k, e
 }
 
-// shutdownWrite ends the output with a close_notify alert, then the TCP stream.
-func (t *tlsTransport) shutdownWrite(c *conn) {
-	if s := t.lookup(c); s != nil && s.hsOK && s.werr == 0 {
+// ShutdownWrite ends the output with a close_notify alert, then the TCP stream.
+func (t *TLS) ShutdownWrite(fd int) {
+	if s := t.lookup(fd); s != nil && s.hsOK && s.werr == 0 {
 		s.tc.CloseWrite()
 		s.flushOut()
 	}
-	netpoll.ShutdownWrite(int(c.fd))
+	netpoll.ShutdownWrite(fd)
 }
 
-// close sends a close_notify alert, unless the close is an abort (or the handshake never
-// finished), and releases the connection's TLS state with the socket. A handshake in progress
-// is ended first: its coroutine returns.
-func (t *tlsTransport) close(c *conn, reset bool) {
-	if s := t.lookup(c); s != nil {
+// Close sends a close_notify alert, unless the close is an abort (or the handshake never
+// finished), and releases the connection's TLS state with the socket; reset makes the close
+// abortive (an RST). A handshake in progress is ended first: its coroutine returns.
+func (t *TLS) Close(fd int, reset bool) {
+	if s := t.lookup(fd); s != nil {
 		if !s.hsEnd {
 			if countStats {
-				t.l.ctr.tlsAbandon++
+				t.opts.Counts.TLSAbandoned++
 			}
 		}
 		if s.stop != nil {
@@ -551,21 +578,25 @@ func (t *tlsTransport) close(c *conn, reset bool) {
 			s.buffered = false
 		}
 	}
-	plain{}.close(c, reset)
+	if reset {
+		netpoll.ResetOnClose(fd)
+	}
+	netpoll.Close(fd)
 }
 
-// tlsState returns the TLS state of c's connection, or nil before its handshake has ended.
-func (t *tlsTransport) tlsState(c *conn) *tls.ConnectionState {
-	s := t.lookup(c)
-	if s == nil || !s.hsOK || s.c != c {
+// State returns a copy of the TLS state of ep's connection on fd, or nil before its handshake
+// has ended.
+func (t *TLS) State(fd int, ep Endpoint) *tls.ConnectionState {
+	s := t.lookup(fd)
+	if s == nil || !s.hsOK || s.ep != ep {
 		return nil
 	}
 	st := s.tc.ConnectionState()
 	return &st
 }
 
-// handshaking reports whether c's handshake is yet to end.
-func (t *tlsTransport) handshaking(c *conn) bool {
-	s := t.lookup(c)
-	return s == nil || s.c != c || !s.hsEnd
+// Handshaking reports whether the handshake of ep's connection on fd is yet to end.
+func (t *TLS) Handshaking(fd int, ep Endpoint) bool {
+	s := t.lookup(fd)
+	return s == nil || s.ep != ep || !s.hsEnd
 }

@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"slices"
@@ -35,7 +35,7 @@ type handshakes struct {
 // handshake runs s's handshake as far as the socket allows when the turn's handshakes are
 // being run and the budget has room; otherwise it queues s and reports EAGAIN, as if the socket
 // had nothing yet.
-func (t *tlsTransport) handshake(s *tlsConn) netpoll.Errno {
+func (t *TLS) handshake(s *tlsConn) netpoll.Errno {
 	if !t.running || t.spent >= int64(handshakeBudget) {
 		if !s.deferred {
 			s.deferred = true
@@ -43,15 +43,15 @@ func (t *tlsTransport) handshake(s *tlsConn) netpoll.Errno {
 		}
 		return netpoll.EAGAIN
 	}
-	l := t.l
-	start := l.clock()
+	start := t.opts.Clock()
 	e := s.handshake()
-	t.spent += l.clock() - start
+	t.spent += t.opts.Clock() - start
 	return e
 }
 
-// runHandshakes runs the queued handshakes, oldest first, until the turn's budget is spent.
-func (t *tlsTransport) runHandshakes() {
+// RunHandshakes runs the queued handshakes, oldest first, until the turn's budget is spent.
+// The loop calls it once it has served the connections already open.
+func (t *TLS) RunHandshakes() {
 	t.spent, t.running = 0, true
 	for t.next < len(t.waiting) && t.spent < int64(handshakeBudget) {
 		s := t.waiting[t.next]
@@ -61,8 +61,8 @@ func (t *tlsTransport) runHandshakes() {
 			continue // closed while it waited
 		}
 		s.deferred = false
-		if c := s.c; c.state != stClosed && t.lookup(c) == s {
-			c.onReadable(false) // its handshake, and what follows it when the client sent it
+		if !s.ep.Closed() && t.lookup(s.fd) == s {
+			s.ep.Readable() // its handshake, and what follows it when the client sent it
 		}
 	}
 	t.running = false
@@ -75,12 +75,23 @@ func (t *tlsTransport) runHandshakes() {
 	}
 }
 
-// handshakesWaiting reports whether handshakes were deferred: the loop must not sleep in its
+// HandshakesWaiting reports whether handshakes were deferred: the loop must not sleep in its
 // poll then.
-func (t *tlsTransport) handshakesWaiting() bool { return t.next < len(t.waiting) }
+func (t *TLS) HandshakesWaiting() bool { return t.next < len(t.waiting) }
+
+// Queued returns the number of handshakes waiting for a later turn.
+func (t *TLS) Queued() int {
+	n := 0
+	for _, s := range t.waiting[t.next:] {
+		if s != nil {
+			n++
+		}
+	}
+	return n
+}
 
 // forget takes a closing connection's handshake out of the queue.
-func (t *tlsTransport) forget(s *tlsConn) {
+func (t *TLS) forget(s *tlsConn) {
 	if s.deferred {
 		if i := slices.Index(t.waiting[t.next:], s); i >= 0 {
 			t.waiting[t.next+i] = nil
@@ -89,12 +100,9 @@ func (t *tlsTransport) forget(s *tlsConn) {
 	}
 }
 
-// handshakeDeferred reports whether c's handshake waits for a later turn: its readability is
-// not watched meanwhile, so that the poller does not report it turn after turn.
-func (c *conn) handshakeDeferred() bool {
-	if c.secure() {
-		s := c.l.tlsT.lookup(c)
-		return s != nil && s.deferred
-	}
-	return false
+// Deferred reports whether fd's handshake waits for a later turn: its readability is not to be
+// watched meanwhile, so that the poller does not report it turn after turn.
+func (t *TLS) Deferred(fd int) bool {
+	s := t.lookup(fd)
+	return s != nil && s.deferred
 }
