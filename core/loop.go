@@ -355,7 +355,7 @@ func (l *Loop) runPending() {
 func (l *Loop) safely(f func()) (panicked bool) {
 	l.enterApp()
 	defer func() {
-		if l.stall.Load() != nil {
+		if l.sw.Noted() {
 			l.noteStall(l.hooked) // a hook's request, or none
 		}
 		l.leaveApp()

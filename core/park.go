@@ -87,7 +87,7 @@ func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 	cx.state = ctxParked
 	cx.park = kind
 	cx.woken = 0
-	if l.stall.Load() != nil {
+	if l.sw.Noted() {
 		l.noteStall(cx)
 	}
 	cx.co.yield(struct{}{})
@@ -109,7 +109,7 @@ func (cx *Ctx) parkOnConn(kind parkKind) error {
 	cx.state = ctxParked
 	cx.park = kind
 	cx.woken = 0
-	if cx.l.stall.Load() != nil {
+	if cx.l.sw.Noted() {
 		cx.l.noteStall(cx)
 	}
 	cx.co.yield(struct{}{})

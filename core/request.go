@@ -321,7 +321,7 @@ func newCoro() *coro {
 			} else {
 				cx.l.lns[cx.conn.listener()].handler(cx)
 			}
-			if cx.l.stall.Load() != nil {
+			if cx.l.sw.Noted() {
 				cx.l.noteStall(cx)
 			}
 			if cx.detachK == nil {

@@ -239,8 +239,8 @@ func (s *Server) Stats() Stats {
 			}
 			ls.Loop, ls.Stale = l.id, true
 		}
-		ls.Stalls = l.stalls.Load()
-		ls.LongestTurn = time.Duration(l.longestTurn.Load())
+		ls.Stalls = l.sw.Stalls()
+		ls.LongestTurn = l.sw.LongestTurn()
 		st.Total.add(ls)
 	}
 	st.Total.Loop = -1
