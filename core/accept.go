@@ -128,7 +128,7 @@ func (l *Loop) open(fd, ln int) {
 	if l.serial == 0 {
 		l.serial = 1 // 0 marks the loop's own descriptors
 	}
-	c := &conn{fd: int32(fd), serial: l.serial, l: l, events: netpoll.WatchRead | netpoll.WatchHangup,
+	c := &conn{carrier: carrier{serial: l.serial, l: l}, fd: int32(fd), events: netpoll.WatchRead | netpoll.WatchHangup,
 		via: viaListener(ln, l.lns[ln].tls)}
 	c.tm.Init(timerConn)
 	for fd >= len(l.conns) {
@@ -159,9 +159,6 @@ func (l *Loop) open(fd, ln int) {
 func (c *conn) remoteAddr() netip.AddrPort {
 	if c.state == stClosed {
 		return netip.AddrPort{}
-	}
-	if c.isStream() {
-		return c.stream().h.hc.c.remoteAddr()
 	}
 	if a, ok := c.givenRemote(); ok {
 		return a

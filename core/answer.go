@@ -66,7 +66,7 @@ func (cx *Ctx) serverError(status int, msg string, err error) {
 // fields a middleware set — are kept; a body filter is dropped. err is the Done.Err the
 // response reports.
 func (cx *Ctx) errorResponse(status int, msg string, err error) {
-	c := cx.conn
+	c := cx.cr
 	pool := &cx.l.pool
 	cx.dropRepresentation()
 	if x := cx.x; x != nil && x.rare != nil {
@@ -109,7 +109,7 @@ func (l *Loop) handlerPanic(cx *Ctx, r any) {
 	x := cx.rare()
 	x.panicV = r
 	x.filter = nil // a filter must not add to a response that failed
-	if cx.conn == nil || cx.conn.state == stClosed {
+	if cx.cr == nil || cx.cr.state == stClosed {
 		return
 	}
 	if r == ErrAbortHandler || cx.resp&rfCommitted != 0 {
@@ -125,7 +125,7 @@ func (l *Loop) handlerPanic(cx *Ctx, r any) {
 // respondToPanic lets the request's OnPanic responder replace the server's 500. It runs where
 // the panic was recovered, but cannot park there: its writes queue.
 func (cx *Ctx) respondToPanic(f func(*Ctx, any), v any) {
-	cx.conn.out.DropAfterHead(&cx.l.pool)
+	cx.cr.out.DropAfterHead(&cx.l.pool)
 	cx.status, cx.written = 0, 0
 	current := cx.l.current
 	cx.l.current = nil

@@ -4,8 +4,6 @@ import (
 	"io"
 	"iter"
 
-	"github.com/dwellhttp/dwell/core/internal/netpoll"
-
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
@@ -27,7 +25,6 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	if !cx.owned() {
 		return 0, cx.misused("ReadBody")
 	}
-	c := cx.conn
 	b := &cx.body
 	if b.failed != 0 {
 		return 0, cx.bodyErr()
@@ -40,26 +37,13 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	}
 	cx.send100()
 	for {
-		if c.hasInput() {
-			nd, err := c.decodeInput(b, p)
-			if err != nil && err != io.EOF {
-				return nd, cx.failBody(err)
-			}
-			if nd > 0 {
-				return nd, nil // io.EOF, if this was the end, comes with the next call
-			}
-			if err == io.EOF {
-				return 0, io.EOF
-			}
-			continue
-		}
-		n, err := c.readBody(cx, p)
+		n, err := cx.ex.readBody(cx, p)
 		switch {
 		case err == errReadAgain:
 		case err == errReadBodyRefused, err == io.EOF:
 			return 0, err
 		case err != nil:
-			return 0, cx.failBody(err)
+			return n, cx.failBody(err)
 		case n > 0:
 			return n, nil
 		}
@@ -72,7 +56,7 @@ func (cx *Ctx) send100() {
 	if b := &cx.body; b.waiting100 {
 		b.waiting100 = false
 		if cx.resp&rfCommitted == 0 {
-			cx.conn.sendContinue()
+			cx.ex.sendContinue()
 		}
 	}
 }
@@ -87,16 +71,13 @@ func (s Seam) BodyReady() bool {
 
 // bodyReady is BodyReady, for a caller that has checked its own.
 func (cx *Ctx) bodyReady() bool {
-	c := cx.conn
+	c := cx.cr
 	b := &cx.body
 	switch {
 	case cx.state == ctxIdle, b.failed != 0, b.complete(), c.state == stClosed, c.peerEOF, cx.gone != 0:
 		return true
-	case c.isStream():
-		s := c.stream()
-		return len(s.rbuf) > s.roff || s.remoteEnd
 	}
-	return c.hasInput()
+	return cx.ex.hasInput()
 }
 
 // WaitBody parks the handler until body bytes arrive (or the body ends, or fails), a Waker
@@ -114,12 +95,12 @@ func (s Seam) WaitBody() error {
 	if cx.bodyReady() {
 		return nil
 	}
-	c := cx.conn
+	c := cx.cr
 	cx.send100()
 	if t := cx.l.opts.BodyTimeout; t > 0 {
 		c.setReadDeadline(t)
 	}
-	c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup)
+	cx.ex.watchInput()
 	err := cx.parkUntil(parkBody, 0)
 	c.rdl = 0
 	return err

@@ -1,43 +1,52 @@
 package core
 
 import (
+	"crypto/tls"
 	"time"
 
-	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
-// A conn is one client connection. An idle one holds no buffer and no Ctx: unparsed input lives
-// in the loop's shared buffer during a turn and moves to a pooled spill buffer only if some is
-// left over; a Ctx comes from the loop's pool when a request head is complete and goes back
-// when the request is over; output lives in pooled chunks only until the socket takes it.
+// A conn is one client connection, and the exchange its HTTP/1.1 requests are served on, one
+// after another. An idle one holds no buffer and no Ctx: unparsed input lives in the loop's
+// shared buffer during a turn and moves to a pooled spill buffer only if some is left over; a
+// Ctx comes from the loop's pool when a request head is complete and goes back when the request
+// is over; output lives in pooled chunks only until the socket takes it.
 type conn struct {
-	tm     timer // first: see timer
-	fd     int32
-	serial uint32
-	l      *Loop
-	cx     *Ctx // the request being served, or nil
-
-	rdl, wdl int64 // read-side and write-side deadlines on the loop clock; 0 means none
-
-	in       []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
-	scan     wire.HeadScan
-	headSize uint16 // what a read for a request head takes (see headRead); 0: headReadFirst
-	out      engine.WriteQueue
-	spill    int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
+	carrier // first: its timer is the conn's (see timer)
+	fd      int32
+	spill   int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
 	drainLeft int32 // stDrain: unread body bytes the loop may still discard
-
+	scan      wire.HeadScan
+	headSize  uint16           // what a read for a request head takes (see headRead); 0: headReadFirst
 	events    netpoll.Interest // what the poller watches the socket for
-	state     connState
-	keepAlive bool     // the current request allows another after it
-	peerEOF   bool     // the client has shut down its side
-	heldBack  bool     // input waits until the client reads its output (see serve, onReadable)
-	ending    closeHow // how the connection closes once its output is written
-	polled    bool     // registered with the poller (see Loop.open); until then events is only noted
-	via       via      // the listener it came by, and whether it speaks TLS
+	keepAlive bool             // the current request allows another after it
+	polled    bool             // registered with the poller (see Loop.open); until then events is only noted
+	via       via              // the listener it came by, and whether it speaks TLS
+
+	in []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
 }
+
+// What a request may ask of its connection (exchange.go).
+
+func (c *conn) base() *carrier { return &c.carrier }
+
+func (c *conn) origin() via { return c.via }
+
+func (c *conn) tlsState() *tls.ConnectionState { return c.tr().tlsState(c) }
+
+// proto reports the request's HTTP version: a higher 1.x minor version is served as 1.1.
+func (c *conn) proto() string {
+	if c.cx != nil && c.cx.reqf&reqHTTP11 == 0 {
+		return "HTTP/1.0"
+	}
+	return "HTTP/1.1"
+}
+
+// connectProtocol: an extended CONNECT is HTTP/2's (RFC 8441).
+func (c *conn) connectProtocol() string { return "" }
 
 // A closeHow says how a connection closes once its output is written (see finishClose).
 type closeHow uint8
@@ -46,6 +55,7 @@ const (
 	closeAtOnce closeHow = iota // the client sends nothing more that matters
 	closeLinger                 // shut down writes and drain the client's input first
 	closeReset                  // reset the connection: an aborted response must not look whole
+	closeFailed                 // reset it: the code that owned it failed (a Protocol's panic)
 )
 
 type connState uint8
@@ -111,8 +121,8 @@ func (c *conn) onReadable(hangup bool) {
 	case stHandedOver:
 		hc := c.handed()
 		switch {
-		case hc.paused:
-			hc.unread = true // ResumeReading asks again
+		case hc.is(hcPaused):
+			hc.set(hcUnread) // ResumeReading asks again
 		case c.heldBack || c.outputBlocked():
 			// The client leaves its output unread: what it sends waits in the kernel until it
 			// has read enough (afterSend), so that no input can make the output grow further.
@@ -248,11 +258,7 @@ func (c *conn) serve() {
 				return
 			}
 		case stHandedOver:
-			if c.isStream() {
-				c.readHandedStream()
-			} else {
-				c.deliver()
-			}
+			c.deliver()
 			return
 		default:
 			return
@@ -265,16 +271,7 @@ func (c *conn) serve() {
 func (c *conn) outputBlocked() bool { return c.out.Size() > c.highWater() }
 
 // highWater is the output a connection holds before its writer parks: Options.WriteHighWater.
-// An HTTP/2 stream's is a quarter of it (16 KiB at least), so that what the streams of one
-// connection hold for clients that do not read — each at its mark, until the write timeout
-// resets it — stays within a quarter of SETTINGS_MAX_CONCURRENT_STREAMS marks.
-func (c *conn) highWater() int64 {
-	hw := int64(c.l.opts.WriteHighWater)
-	if c.isStream() {
-		hw = max(hw/4, 16<<10)
-	}
-	return hw
-}
+func (c *conn) highWater() int64 { return int64(c.l.opts.WriteHighWater) }
 
 // settle ends a turn on c: unparsed input moves out of the shared buffer, queued output is
 // written, and the poller is told what c waits for now.
@@ -338,40 +335,15 @@ func (c *conn) flush() {
 	c.afterSend(progressed)
 }
 
-// afterSend updates deadlines, parked writers and closing after bytes were (or were not) written.
+// afterSend updates deadlines, parked writers and closing after bytes were (or were not) written
+// (carrier.sent), and what the poller watches.
 func (c *conn) afterSend(progressed bool) {
-	l := c.l
-	if c.heldBack && c.out.Size() <= c.highWater()/2 {
-		c.heldBack = false
-		l.pending = append(l.pending, c)
-	}
-	cx := c.cx
-	writer := cx != nil && cx.parkedOn(parkWrite)
-	if c.out.Size() == 0 {
-		c.wdl = 0
-		if writer {
-			cx.wake(nil)
-		}
-		if c.state == stClosing {
-			c.finishClose()
-			return
-		}
-		if c.state == stHandedOver {
-			c.afterHandedSend()
-		}
-		c.updateInterest()
+	if c.sent(c, progressed) {
+		c.finishClose()
 		return
 	}
-	// Progress-based write timeout: it restarts whenever the client takes some bytes.
-	if progressed {
-		c.wdl = 0
-	}
-	c.armWriteDeadline()
-	if writer && c.out.Size() <= c.highWater()/2 && !c.out.HasFile() {
-		cx.wake(nil)
-	}
 	if c.state == stHandedOver {
-		c.afterHandedSend()
+		c.handed().drainedCheck()
 	}
 	c.updateInterest()
 }
@@ -398,7 +370,7 @@ func (c *conn) updateInterest() {
 	case stHandedOver:
 		// A pause alone leaves the interest as it is (PauseReading); output held back stops
 		// reading as HTTP's does.
-		if c.handed().unread || c.heldBack {
+		if c.handed().is(hcUnread) || c.heldBack {
 			ev &^= netpoll.WatchRead
 		} else {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
@@ -443,32 +415,22 @@ func (c *conn) close(err error) {
 	handed := c.isHanded()
 	c.state = stClosed
 	l.timers.Stop(&c.tm)
-	stream := c.isStream()
-	if !stream {
-		l.conns[c.fd] = nil
-		if l.given != nil {
-			delete(l.given, c.fd) // ServeConn's remote address, if it gave one
-		}
-		l.nconns--
+	l.conns[c.fd] = nil
+	if l.given != nil {
+		delete(l.given, c.fd) // ServeConn's remote address, if it gave one
 	}
-	c.tr().close(c, c.ending == closeReset)
+	l.nconns--
+	c.tr().close(c, c.ending >= closeReset)
 	c.in = nil
 	c.dropSpill()
 	c.out.Release(&l.pool)
 	if handed {
-		c.closeHanded(err)
+		hc := l.handed[c.fd]
+		l.handed[c.fd] = nil
+		hc.closedBy(err)
 	}
-	if err == nil {
-		err = ErrClosed
-	}
-	if cx := c.cx; cx != nil {
-		if cx.state == ctxIdle {
-			c.freeCtx() // draining: the handler is done
-		} else {
-			cx.clientGone(err)
-		}
-	}
-	if !stream && l.acceptPaused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
+	c.wakeOnClose(err)
+	if l.acceptPaused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
 		l.listen()
 	}
 }
@@ -506,12 +468,12 @@ func (c *conn) closeAfterOutput(linger bool) {
 // reads it; so when the client may still be sending, shut down our side, discard what arrives
 // for a bounded time, and close when the client does.
 func (c *conn) finishClose() {
-	if c.ending == closeReset {
+	if c.ending >= closeReset {
 		c.close(nil) // the transport resets it
 		return
 	}
-	if c.ending != closeLinger || c.peerEOF || c.isStream() {
-		c.close(nil) // a stream's transport tells a client still sending to stop (h2T.close)
+	if c.ending != closeLinger || c.peerEOF {
+		c.close(nil)
 		return
 	}
 	c.tr().shutdownWrite(c)

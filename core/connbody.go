@@ -15,12 +15,6 @@ var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // sendContinue answers Expect: 100-continue, ahead of anything the handler wrote (its final
 // response is not committed yet), unless the body has begun to arrive anyway.
 func (c *conn) sendContinue() {
-	if c.isStream() {
-		if c.state != stClosed && len(c.stream().rbuf) == 0 {
-			c.cx.sendInterimH2(100)
-		}
-		return
-	}
 	if len(c.in) == 0 && c.state != stClosed {
 		c.out.InsertBeforeHead(&c.l.pool, continue100)
 		c.flush()
@@ -30,23 +24,35 @@ func (c *conn) sendContinue() {
 // hasInput reports whether input has arrived that the loop has not yet taken.
 func (c *conn) hasInput() bool { return len(c.in) > 0 }
 
-// decodeInput moves body bytes from the input already received into p.
-func (c *conn) decodeInput(b *bodyState, p []byte) (int, error) {
-	nd, ns, err := b.decode(p, c.in)
-	c.in = c.in[ns:]
-	return nd, err
-}
+// watchInput watches the socket for input while a handler waits for its body.
+func (c *conn) watchInput() { c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup) }
 
 // errReadAgain: readBody parked and was woken by new bytes; read again.
 var errReadAgain = errors.New("dwell: read again")
 
-// readBody reads more of cx's body from the socket. A Content-Length body is read straight into
-// p, at most the bytes left, so nothing past the body is consumed (n says how many went into p);
-// a chunked body is read into the loop buffer for the decoder, and any bytes past its end stay
-// as the next request's. When nothing has arrived the handler parks until something does
-// (errReadAgain), with the progress-based body timeout.
+// readBody moves more of cx's body into p: first what has arrived with the head or a chunk
+// read before (decoded: n bytes, and io.EOF on the call after the last), then from the socket.
+// A Content-Length body is read straight into p, at most the bytes left, so nothing past the
+// body is consumed; a chunked body is read into the loop buffer for the decoder (0 bytes and
+// no error: decode it), and any bytes past its end stay as the next request's. When nothing has
+// arrived the handler parks until something does (errReadAgain), with the progress-based body
+// timeout.
 func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 	b := &cx.body
+	if len(c.in) > 0 {
+		nd, ns, err := b.decode(p, c.in)
+		c.in = c.in[ns:]
+		switch {
+		case nd > 0:
+			if err == io.EOF {
+				err = nil // io.EOF comes with the next call
+			}
+			return nd, err
+		case err == nil:
+			return 0, errReadAgain
+		}
+		return 0, err
+	}
 	if c.state == stClosed {
 		if cx.gone != 0 {
 			return 0, cx.gone.err()

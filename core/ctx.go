@@ -45,9 +45,10 @@ type Handler func(c *Ctx)
 // they return) what the continuation needs before the handler returns. The response side —
 // status, header fields, body — stays the continuation's to finish.
 type Ctx struct {
-	tm    timer // first: see timer; the deadline of Suspend and Detach
-	l     *Loop // the Ctx's loop for its whole life: Ctxs are pooled per loop
-	conn  *conn // nil once the request has ended
+	tm    timer    // first: see timer; the deadline of Suspend and Detach
+	l     *Loop    // the Ctx's loop for its whole life: Ctxs are pooled per loop
+	ex    exchange // what the request is served on; nil once the request has ended
+	cr    *carrier // ex's carrier
 	req   wire.Request
 	body  bodyState
 	start int64 // loop clock when the request's handler started
@@ -154,8 +155,8 @@ func (l *Loop) putExtra(x *ctxExtra) {
 	}
 }
 
-// getCtx takes a Ctx from the loop's pool for a request on c.
-func (l *Loop) getCtx(c *conn) *Ctx {
+// getCtx takes a Ctx from the loop's pool for a request on ex, whose carrier is cr.
+func (l *Loop) getCtx(ex exchange, cr *carrier) *Ctx {
 	var cx *Ctx
 	if n := len(l.ctxs); n > 0 {
 		cx = l.ctxs[n-1]
@@ -165,7 +166,7 @@ func (l *Loop) getCtx(c *conn) *Ctx {
 		cx = &Ctx{l: l}
 		cx.tm.Init(timerCtx)
 	}
-	cx.conn = c
+	cx.ex, cx.cr = ex, cr
 	cx.req = wire.Request{ContentLength: -1}
 	l.nreqs++
 	return cx
@@ -173,7 +174,7 @@ func (l *Loop) getCtx(c *conn) *Ctx {
 
 // putCtx returns a Ctx whose request is over to the pool.
 func (l *Loop) putCtx(cx *Ctx) {
-	cx.conn = nil
+	cx.ex, cx.cr = nil, nil
 	l.nreqs--
 	if len(l.ctxs) < ctxPoolMax {
 		l.ctxs = append(l.ctxs, cx)

@@ -33,7 +33,7 @@ func (cx *Ctx) Refuse(status int, err error) bool {
 	}
 	// As errorResponse does, less the close: the request was the handler's to answer, and it
 	// did, so the connection goes on as after any response.
-	c := cx.conn
+	c := cx.cr
 	pool := &l.pool
 	cx.dropRepresentation()
 	if x := cx.x; x != nil && x.rare != nil {

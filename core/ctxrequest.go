@@ -54,13 +54,7 @@ func (cx *Ctx) Query(name string) string {
 // Requests with a higher 1.x minor version are served as 1.1 and report "HTTP/1.1".
 func (cx *Ctx) Proto() string {
 	cx.check("Proto")
-	if cx.reqf&reqHTTP2 != 0 {
-		return "HTTP/2.0"
-	}
-	if cx.req.Minor == 0 {
-		return "HTTP/1.0"
-	}
-	return "HTTP/1.1"
+	return cx.ex.proto()
 }
 
 // ConnectProtocol returns the protocol an HTTP/2 extended CONNECT asks for (RFC 8441's
@@ -75,10 +69,7 @@ func (cx *Ctx) Proto() string {
 func (s Seam) ConnectProtocol() string {
 	cx := s.cx
 	cx.check("Seam().ConnectProtocol")
-	if c := cx.conn; cx.reqf&reqHTTP2 != 0 && c != nil && c.isStream() {
-		return c.stream().protocol
-	}
-	return ""
+	return cx.ex.connectProtocol()
 }
 
 // Host returns the authority the request is for: the absolute-form target's, else the Host
@@ -131,14 +122,14 @@ func (s Seam) Chunked() bool {
 // RemoteAddr returns the client's address (the zero value once the connection is closed).
 func (cx *Ctx) RemoteAddr() netip.AddrPort {
 	cx.check("RemoteAddr")
-	if cx.conn == nil {
+	if cx.ex == nil {
 		return netip.AddrPort{}
 	}
 	// Asked of the system the first time a request asks, then kept for the request: a
 	// connection does not keep it, since few requests ask and every idle connection would pay.
 	r := cx.rare()
 	if !r.remote.IsValid() {
-		r.remote = cx.conn.remoteAddr()
+		r.remote = cx.ex.remoteAddr()
 	}
 	return r.remote
 }

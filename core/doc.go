@@ -50,14 +50,15 @@
 // on its loop, and its bytes go to the Protocol as they arrive.
 //
 // HTTP/2 is such a Protocol (h2conn.go), which the server hands a connection to itself when its
-// first bytes are HTTP/2's preface (h2c, or "h2" chosen by ALPN). Each stream is a request whose
-// Ctx has a conn of its own with no socket (h2stream.go): its transport carries the stream's
-// bytes as DATA frames within the flow-control windows, so the data path above serves a
-// stream, though not unchanged: the head is a HEADERS frame (h2response.go), and the places
-// where a stream differs from a connection (it has no descriptor, no read buffer of the loop's,
-// a high-water mark of its own, no HTTP/1.1 framing) ask conn.isStream or reqHTTP2. A stream
-// opened by an extended CONNECT (RFC 8441, a WebSocket's) is handed over to a Protocol as a
-// connection is.
+// first bytes are HTTP/2's preface (h2c, or "h2" chosen by ALPN). Each stream is a request
+// served on an exchange of its own (h2stream.go): a Ctx talks to what it is served on through
+// the exchange interface (exchange.go), which an HTTP/1.1 connection (conn) and an HTTP/2
+// stream (h2stream) each implement — the body read from the socket or from the stream's DATA,
+// the head framed as a status line or a HEADERS frame (connresponse.go, h2response.go), the
+// output written to the socket or framed as DATA within the flow-control windows (h2send.go),
+// the end a keep-alive or END_STREAM — and both begin with a carrier, what they share: the
+// request being served, the write queue, the deadlines. A stream opened by an extended CONNECT
+// (RFC 8441, a WebSocket's) is handed over to a Protocol as a connection is.
 //
 // # Parking
 //

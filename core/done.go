@@ -112,7 +112,7 @@ func (cx *Ctx) outcome() error {
 		return end.err
 	case cx.gone != 0:
 		return cx.gone.err()
-	case cx.conn == nil || cx.conn.state == stClosed:
+	case cx.cr == nil || cx.cr.state == stClosed:
 		return ErrClosed
 	}
 	return r.answered

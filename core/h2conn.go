@@ -30,7 +30,8 @@ const (
 
 // An h2conn is the HTTP/2 side of one connection.
 type h2conn struct {
-	hc  *Conn
+	c   *conn // the connection it speaks on
+	hc  *Conn // c, handed over to HTTP/2
 	l   *Loop
 	dec *h2.Decoder
 
@@ -79,6 +80,7 @@ func (c *conn) offersH2() bool {
 func (c *conn) startH2() {
 	l := c.l
 	h := &h2conn{
+		c:            c,
 		l:            l,
 		dec:          h2.NewDecoder(4096),
 		streams:      make(map[uint32]*h2stream),
@@ -127,7 +129,7 @@ func (h *h2conn) Receive(hc *Conn, in []byte) int {
 		h.preface = true
 		used = len(h2.ClientPreface)
 	}
-	for !h.closed && !hc.c.outputBlocked() {
+	for !h.closed && !h.c.outputBlocked() {
 		rest := in[used:]
 		if len(rest) < h2.HeaderLen {
 			break
@@ -187,7 +189,7 @@ func (h *h2conn) goAway(code h2.ErrCode, reason string) {
 	}
 	if h.l.debugEnabled() {
 		h.l.log.Debug("dwell: HTTP/2 connection error", "code", code.String(), "reason", reason,
-			"remote", h.hc.c.remoteAddr())
+			"remote", h.c.remoteAddr())
 	}
 	h.queue(h2.AppendGoAway(h.l.h2scratch[:0], h.maxID, code, []byte(reason)))
 	h.goingAway = true
@@ -204,7 +206,7 @@ func (h *h2conn) goAway(code h2.ErrCode, reason string) {
 // endStreams closes every stream with err, their handlers woken with it.
 func (h *h2conn) endStreams(err error) {
 	for _, s := range h.streams {
-		s.c.close(err)
+		s.close(err)
 	}
 }
 
@@ -399,10 +401,10 @@ func (h *h2conn) Shutdown(hc *Conn) {
 	h.shutdown = true
 	h.stop()
 	for _, s := range h.streams {
-		switch cx := s.c.cx; {
+		switch cx := s.cx; {
 		case s.draining:
 			s.endDrain() // its response is whole: the rest of its request is not waited for
-		case s.c.state == stHandedOver:
+		case s.state == stHandedOver:
 			// A stream handed over (a WebSocket's) ends its protocol's way, as a connection does.
 			p := s.hc
 			p.callProtocol(func() { p.p.Shutdown(p) })
@@ -443,5 +445,5 @@ func (h *h2conn) streamEnded(s *h2stream) {
 		h.hc.Close()
 		return
 	}
-	h.hc.c.setReadDeadline(h.l.opts.IdleTimeout)
+	h.c.setReadDeadline(h.l.opts.IdleTimeout)
 }

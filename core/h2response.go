@@ -11,20 +11,20 @@ import (
 
 // A response on an HTTP/2 stream: the head is a HEADERS frame, sent straight to the connection
 // (it is not flow-controlled), and the body, held or streamed in the stream's queue exactly as
-// over HTTP/1.1, leaves as DATA frames (h2T). The status and fields are the handler's, as over
+// over HTTP/1.1, leaves as DATA frames (h2send.go). The status and fields are the handler's, as over
 // HTTP/1.1, less the fields that only mean something to a connection (RFC 9113 §8.2.2); no
 // chunked coding, no Connection field: the stream's end delimits the body.
 
-// writeHeadH2 is writeHead for a stream.
-func (cx *Ctx) writeHeadH2(whole bool) {
-	c := cx.conn
-	s := c.stream()
+// writeHead queues the response head as a HEADERS frame, ending the stream with it when there is
+// no body (whole: the handler has returned, and the body held is all there is).
+func (s *h2stream) writeHead(cx *Ctx, whole bool) {
+	c := &s.carrier
 	h := s.h
 	l := cx.l
 	pool := &l.pool
 	status := cx.statusCode()
 	if s.protocol != "" && status >= 200 && status <= 299 {
-		cx.refuseTunnel(!whole)
+		s.refuseTunnel(cx, !whole)
 		whole, status = true, cx.statusCode() // the refusal is whole, whatever the handler goes on to write
 	}
 	noBody := cx.noBody()
@@ -49,7 +49,7 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 	cx.resp |= rfCommitted
 	// The end of the stream goes with the head when there is no body, or with the body's one
 	// DATA frame when the whole of it fits the windows now: a small response is two frames.
-	trailers := cx.hasTrailers() // then they end the stream (h2T.close)
+	trailers := cx.hasTrailers() // then they end the stream (finish)
 	endWithHead := whole && buffered == 0 && !trailers
 	out := h2.AppendHeaders(l.h2scratch[:0], s.id, endWithHead, block, int(h.peerMaxFrame))
 	l.h2scratch = out[:0]
@@ -71,12 +71,10 @@ func (cx *Ctx) writeHeadH2(whole bool) {
 	}
 }
 
-// writeTunnelHeadH2 answers an extended CONNECT whose stream is handed over (HandOver): its
+// writeTunnelHead answers an extended CONNECT whose stream is handed over (HandOver): its
 // status (200 unless a 2xx was set) and the handler's fields, in a HEADERS frame that does not
 // end the stream, whose DATA is the tunnel's from now on (RFC 8441 §5).
-func (cx *Ctx) writeTunnelHeadH2() {
-	c := cx.conn
-	s := c.stream()
+func (s *h2stream) writeTunnelHead(cx *Ctx) {
 	l := cx.l
 	status := 200
 	if cx.status != 0 {
@@ -116,16 +114,15 @@ var ErrTunnelRefused = errors.New("dwell: this resource opens no tunnel for an e
 // the rest of the refusal: the refusal ends the stream at once — with its body when the windows
 // take it now, else with its head — so that the handler's next writes find the stream ended
 // and fail (ErrClosed), as after a client's reset.
-func (cx *Ctx) refuseTunnel(streaming bool) {
+func (s *h2stream) refuseTunnel(cx *Ctx, streaming bool) {
 	if x := cx.x; x != nil && x.rare != nil {
 		x.rare.trailers = x.rare.trailers[:0]
 	}
 	cx.serverError(501, "this resource opens no tunnel for an extended CONNECT", ErrTunnelRefused)
-	c := cx.conn
 	// The refusal's body is one buffer (errorResponse, shapedBody: at most maxRefusalBody), so
 	// it goes in one DATA frame, ending the stream, when the windows allow its length now.
-	if n := c.out.AfterHead(); streaming && n > 0 && int64(c.stream().room(int(n))) != n {
-		c.out.DropAfterHead(&cx.l.pool)
+	if n := s.out.AfterHead(); streaming && n > 0 && int64(s.room(int(n))) != n {
+		s.out.DropAfterHead(&cx.l.pool)
 		cx.written = 0
 	}
 }
@@ -192,11 +189,12 @@ func connectionSpecific(name []byte) bool {
 	return false
 }
 
-// sendInterimH2 sends an informational response on a stream: a HEADERS frame that does not
+// sendInterim sends an informational response on the stream: a HEADERS frame that does not
 // end it.
-func (cx *Ctx) sendInterimH2(code int) {
-	c := cx.conn
-	s := c.stream()
+func (s *h2stream) sendInterim(cx *Ctx, code int) {
+	if s.state == stClosed {
+		return
+	}
 	l := cx.l
 	b := h2.AppendStatus(l.h2block[:0], code)
 	if code != 100 {
@@ -206,4 +204,10 @@ func (cx *Ctx) sendInterimH2(code int) {
 	out := h2.AppendHeaders(l.h2scratch[:0], s.id, false, b, int(s.h.peerMaxFrame))
 	l.h2scratch = out[:0]
 	s.h.queue(out)
+}
+
+// queueTrailers encodes the response's trailers, to end the stream once its body is sent
+// (finish).
+func (s *h2stream) queueTrailers(cx *Ctx) {
+	s.trailers = cx.appendTrailerBlock(s.l.pool.Get(256))
 }

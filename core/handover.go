@@ -6,9 +6,6 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/engine"
-	"github.com/dwellhttp/dwell/core/internal/h2"
-	"github.com/dwellhttp/dwell/core/internal/netpoll"
-	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
 // What follows HTTP on a connection. A handler hands its connection over (Ctx.HandOver) to
@@ -64,18 +61,33 @@ var ErrProtocolPanic = errors.New("dwell: a handed-over connection's protocol pa
 // called on its loop — from the Protocol's own methods, a handler or continuation of that loop,
 // a Loop.Post callback — and the output they queue leaves at the end of the loop's turn.
 type Conn struct {
-	c       *conn
-	p       Protocol
-	serial  uint32 // the connection's, to tell it from a later one on the same descriptor
-	over    bool   // the output went over the high-water mark: Drained is owed
-	closing bool   // Close was called
-	closed  bool
-	paused  bool    // PauseReading
-	unread  bool    // paused, and the client sent more: the socket's read interest is off
-	flushed bool    // in the loop's list of connections to flush at the end of the turn
-	failed  bool    // a method of p panicked: Closed hears ErrProtocolPanic
-	remote  *Remote // the goroutine side, once asked for (remote.go)
+	ex     exchange // the connection, or the HTTP/2 stream, handed over
+	p      Protocol
+	remote *Remote // the goroutine side, once asked for (remote.go)
+	serial uint32  // ex's, to tell it from a later exchange on the same descriptor or stream
+	flags  hcFlags
 }
+
+// hcFlags are a Conn's state, in a byte: a Conn is a part of every handed-over connection's
+// cost, and so a few bytes count (bools would make it the next size class).
+type hcFlags uint8
+
+const (
+	hcOver    hcFlags = 1 << iota // the output went over the high-water mark: Drained is owed
+	hcClosing                     // Close was called
+	hcClosed
+	hcPaused  // PauseReading
+	hcUnread  // paused, and the client sent more: the socket's read interest is off
+	hcFlushed // in the loop's list of connections to flush at the end of the turn
+	hcFailed  // a method of p panicked: Closed hears ErrProtocolPanic
+)
+
+func (hc *Conn) is(f hcFlags) bool { return hc.flags&f != 0 }
+func (hc *Conn) set(f hcFlags)     { hc.flags |= f }
+func (hc *Conn) clear(f hcFlags)   { hc.flags &^= f }
+
+// base returns the carrier of what was handed over.
+func (hc *Conn) base() *carrier { return hc.ex.base() }
 
 // ErrHandOverHTTP2 is what HandOver (and HandOverConn) return for a request on an HTTP/2
 // stream other than an extended CONNECT's: its connection carries other streams, and is not the
@@ -120,52 +132,10 @@ func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 	if !cx.owned() {
 		return nil, cx.misused("HandOver")
 	}
-	c := cx.conn
-	tunnel := c.isStream() && c.stream().protocol != "" // an extended CONNECT's stream
-	switch {
-	case c.state == stClosed:
+	if cx.cr.state == stClosed {
 		return nil, ErrClosed
-	case c.isStream() && !tunnel:
-		return nil, ErrHandOverHTTP2
-	case !tunnel && !cx.body.complete():
-		return nil, errHandOverBody
-	case cx.resp&rfCommitted != 0 || cx.written != 0:
-		return nil, errHandOverResponse
-	case tunnel && cx.status != 0 && (cx.status < 200 || cx.status > 299):
-		return nil, errHandOverTunnel
-	case !tunnel && cx.status != 0 && cx.status != 101:
-		return nil, errHandOverResponse
 	}
-	switch {
-	case tunnel:
-		cx.writeTunnelHeadH2()
-	case cx.status == 101:
-		cx.writeSwitch()
-	}
-	cx.resp |= rfFinished
-	cx.dropResponseFields()
-	return c.handOverTo(p, cx.gone == 0), nil
-}
-
-// handOverTo makes p the owner of c's bytes. With deliver, the bytes behind the head (and those
-// read later in this turn) go to p once the turn is over: p's methods run outside any request.
-func (c *conn) handOverTo(p Protocol, deliver bool) *Conn {
-	hc := &Conn{c: c, p: p, serial: c.serial}
-	l := c.l
-	if c.isStream() {
-		c.stream().hc = hc
-	} else {
-		for int(c.fd) >= len(l.handed) {
-			l.handed = engine.AppendDoubling(l.handed, nil)
-		}
-		l.handed[c.fd] = hc
-	}
-	c.state = stHandedOver
-	c.rdl, c.drainLeft = 0, 0
-	if deliver {
-		l.pending = append(l.pending, c)
-	}
-	return hc
+	return cx.ex.handOver(cx, p)
 }
 
 // dropResponseFields gives back what held the response's header fields, written now: a
@@ -187,113 +157,11 @@ func (cx *Ctx) dropResponseFields() {
 	}
 }
 
-// writeSwitch queues the 101 response of a protocol switch: the status line, Date, the
-// handler's fields (Upgrade among them) and Connection: Upgrade, which RFC 9110 §7.8 requires
-// of a 101 and which, like every Connection value, is the server's to write; nothing else (RFC
-// 9110 §15.2.2: the switch happens right after its empty line).
-func (cx *Ctx) writeSwitch() {
-	c := cx.conn
-	pool := &cx.l.pool
-	fields := cx.fieldBytes()
-	b := c.out.Spare(pool, 128+len(fields))
-	b = wire.AppendStatusLine(b, 101)
-	if cx.resp&rfHasDate == 0 {
-		b = append(b, "Date: "...)
-		b = append(b, cx.l.date[:]...)
-		b = append(b, crlf...)
-	}
-	b = append(b, fields...)
-	b = append(b, "Connection: Upgrade\r\n\r\n"...)
-	c.out.Filled(pool, b)
-	cx.resp |= rfCommitted
-}
-
-// handed returns the Conn a handed-over c belongs to: the loop keeps a connection's by its
-// descriptor, a stream keeps its own.
-func (c *conn) handed() *Conn {
-	if c.isStream() {
-		return c.stream().hc
-	}
-	return c.l.handed[c.fd]
-}
-
-// setHanded sets (or, with nil, forgets) the Conn a handed-over c belongs to.
-func (c *conn) setHanded(hc *Conn) {
-	if c.isStream() {
-		c.stream().hc = hc
-	} else {
-		c.l.handed[c.fd] = hc
-	}
-}
-
-// isHanded reports whether c has been handed over and is not closed yet (it may be closing).
-func (c *conn) isHanded() bool {
-	if c.isStream() {
-		hc := c.stream().hc
-		return hc != nil && hc.serial == c.serial
-	}
-	l := c.l
-	return c.fd >= 0 && int(c.fd) < len(l.handed) && l.handed[c.fd] != nil && l.handed[c.fd].serial == c.serial
-}
-
-// deliver gives the protocol of a handed-over c the input it holds.
-func (c *conn) deliver() {
-	hc := c.handed()
-	if len(c.in) == 0 || hc.paused {
-		return
-	}
-	used := 0
-	hc.callProtocol(func() { used = hc.p.Receive(hc, c.in) })
-	if c.state == stClosed {
-		return
-	}
-	used = min(max(used, 0), len(c.in))
-	c.in = c.in[used:]
-	if used == 0 && len(c.in) >= len(c.l.buf) {
-		c.close(ErrInputFull)
-	}
-}
-
-// readHandedOver reads what the socket has for a handed-over connection, behind what its
-// protocol left, and gives it all to the protocol.
-func (c *conn) readHandedOver() {
-	l := c.l
-	k := copy(l.buf, c.in)
-	c.dropSpill()
-	c.in = l.buf[:k]
-	if k < len(l.buf) {
-		n, e := c.tr().read(c, l.buf[k:])
-		switch {
-		case n > 0:
-			c.in = l.buf[:k+n]
-		case e == 0:
-			c.peerEOF = true
-		case e == netpoll.EAGAIN || e == netpoll.EINTR:
-		default:
-			c.close(ErrClosed)
-			return
-		}
-	}
-	c.deliver()
-	if c.state == stClosed {
-		return
-	}
-	if c.outputBlocked() {
-		c.heldBack = true // see onReadable
-	}
-	if c.peerEOF {
-		c.close(ErrClosed) // the client ended its input: what it sent has been given
-		return
-	}
-	c.settle()
-}
-
-// afterHandedSend tells a handed-over connection's protocol that its output has drained, once
-// it has gone under half the high-water mark after being over it.
-func (c *conn) afterHandedSend() {
-	hc := c.handed()
-	if hc.over && c.out.Size() <= c.highWater()/2 {
-		hc.over = false
+// drainedCheck tells a handed-over connection's protocol that its output has drained, once it
+// has gone under half the high-water mark after being over it.
+func (hc *Conn) drainedCheck() {
+	if hc.is(hcOver) && hc.base().out.Size() <= hc.ex.highWater()/2 {
+		hc.clear(hcOver)
 		if hc.remote != nil {
 			hc.remote.drained()
 		}
@@ -301,26 +169,24 @@ func (c *conn) afterHandedSend() {
 	}
 }
 
-// closeHanded tells a handed-over connection's protocol that it has closed: the last call.
-func (c *conn) closeHanded(err error) {
-	l := c.l
-	hc := c.handed()
+// closedBy tells a handed-over connection's protocol that it has closed, with err: the last call.
+// The exchange has forgotten it already.
+func (hc *Conn) closedBy(err error) {
 	switch {
-	case hc.failed:
+	case hc.is(hcFailed):
 		err = ErrProtocolPanic
-	case err == nil && !hc.closing:
+	case err == nil && !hc.is(hcClosing):
 		err = ErrClosed // nil stays nil only after Close: a close of the protocol's own
 	}
-	if !hc.closing {
+	if !hc.is(hcClosing) {
 		hc.reportEnd(err) // the connection ended by itself: the client left, a timeout
 	}
-	c.setHanded(nil)
-	hc.closed = true
+	hc.set(hcClosed)
 	if hc.remote != nil {
 		hc.remote.closed(err)
 	}
 	// Not callProtocol: a panic in the last call has nothing left to close.
-	l.safely(func() { hc.p.Closed(hc, err) })
+	hc.base().l.safely(func() { hc.p.Closed(hc, err) })
 }
 
 // callProtocol runs f, a call of one of the Protocol's methods (Receive, Drained, Timeout,
@@ -330,18 +196,13 @@ func (c *conn) closeHanded(err error) {
 // panicked) — and Closed hears ErrProtocolPanic: the protocol's state is unknown after it, and a
 // connection left open would give it the client's next bytes, to panic again on each.
 func (hc *Conn) callProtocol(f func()) {
-	if !hc.c.l.safely(f) || hc.closed {
+	if !hc.base().l.safely(f) || hc.is(hcClosed) {
 		return
 	}
-	c := hc.c
 	hc.reportEnd(ErrProtocolPanic) // unless its end was told first (a Close before the panic)
-	hc.failed, hc.closing = true, true
-	if c.isStream() {
-		c.stream().sendRST(h2.InternalError)
-	} else {
-		c.ending = closeReset
-	}
-	c.close(ErrClosed) // a handler still under way wakes as when the client leaves
+	hc.set(hcFailed | hcClosing)
+	hc.base().ending = closeFailed
+	hc.ex.close(ErrClosed) // a handler still under way wakes as when the client leaves
 }
 
 // How a handed-over connection's end ends the request that handed it over, when that request
@@ -374,7 +235,7 @@ var handedClean = &handedEnd{}
 // counts, and none replaces what the request ended with before (its deadline passed, a
 // shutdown's grace period ended).
 func (hc *Conn) reportEnd(err error) {
-	cx := hc.c.cx
+	cx := hc.base().cx
 	if cx == nil || cx.state == ctxIdle || cx.gone != 0 || !cx.hasDoneHooks() {
 		return
 	}
@@ -397,7 +258,7 @@ func (hc *Conn) reportEnd(err error) {
 // own accord (a broadcast) it should stop writing until Drained, or drop the client: the
 // queue is not bounded otherwise. It returns ErrClosed once the connection has closed.
 func (hc *Conn) Write(p []byte) error {
-	if !hc.alive("Write") || hc.closing {
+	if !hc.alive("Write") || hc.is(hcClosing) {
 		return ErrClosed
 	}
 	hc.queue(p)
@@ -406,7 +267,7 @@ func (hc *Conn) Write(p []byte) error {
 
 // queue is Write for the loop's own code, which is on the loop and knows the connection open.
 func (hc *Conn) queue(p []byte) {
-	c := hc.c
+	c := hc.base()
 	if c.out.Size() == 0 && len(p) >= smallChunkWrite && len(p) < engine.MinChunkSize {
 		// A write alone in the queue, as a broadcast's frame is to each of thousands of
 		// connections in one turn, takes a buffer of its size rather than a chunk of
@@ -415,8 +276,8 @@ func (hc *Conn) queue(p []byte) {
 	} else {
 		c.out.Write(&c.l.pool, p)
 	}
-	if c.out.Size() > c.highWater() && !hc.over {
-		hc.over = true
+	if !hc.is(hcOver) && c.out.Size() > hc.ex.highWater() {
+		hc.set(hcOver)
 		if hc.remote != nil {
 			hc.remote.setOver()
 		}
@@ -432,9 +293,10 @@ const smallChunkWrite = 64
 // flushLater has the connection's output written at the end of the loop's turn, once,
 // whatever queued it.
 func (hc *Conn) flushLater() {
-	if !hc.flushed {
-		hc.flushed = true
-		hc.c.l.toFlush = append(hc.c.l.toFlush, hc)
+	if !hc.is(hcFlushed) {
+		hc.set(hcFlushed)
+		l := hc.base().l
+		l.toFlush = append(l.toFlush, hc)
 	}
 }
 
@@ -443,20 +305,20 @@ func (l *Loop) flushHanded() {
 	for i := 0; i < len(l.toFlush); i++ { // a flush may queue one more (Close from Drained)
 		hc := l.toFlush[i]
 		l.toFlush[i] = nil
-		hc.flushed = false
-		if !hc.closed && hc.c.out.Size() > 0 {
-			hc.c.flush()
+		hc.clear(hcFlushed)
+		if !hc.is(hcClosed) && hc.base().out.Size() > 0 {
+			hc.ex.flush()
 		}
 	}
 	l.toFlush = l.toFlush[:0]
 }
 
 // Buffered returns how many bytes are queued and not yet taken by the client.
-func (hc *Conn) Buffered() int { return int(hc.c.out.Size()) }
+func (hc *Conn) Buffered() int { return int(hc.base().out.Size()) }
 
 // HighWater returns the output queued (Buffered) past which the protocol should wait for
 // Drained: Options.WriteHighWater (a quarter of it, 16 KiB at least, on an HTTP/2 stream).
-func (hc *Conn) HighWater() int { return int(hc.c.highWater()) }
+func (hc *Conn) HighWater() int { return int(hc.ex.highWater()) }
 
 // Close closes the connection once its queued output is written; Closed(c, nil) follows. A
 // client still sending then has the rest of its input read and discarded for a moment, as
@@ -468,7 +330,7 @@ func (hc *Conn) HighWater() int { return int(hc.c.highWater()) }
 // handler that handed it over is still under way, its request ends without an error (Done.Err
 // nil, as for a response that went out whole), unless SetErr said why the protocol closes.
 func (hc *Conn) Close() {
-	if hc.alive("Close") && !hc.closing {
+	if hc.alive("Close") && !hc.is(hcClosing) {
 		hc.closeAfter(true)
 	}
 }
@@ -477,7 +339,7 @@ func (hc *Conn) Close() {
 // sending: for a client that broke the bounds of its protocol, whose flood is not worth two
 // more seconds of reading. Its last output still goes first.
 func (hc *Conn) closeUnread() {
-	if !hc.closed && !hc.closing {
+	if !hc.is(hcClosed | hcClosing) {
 		hc.closeAfter(false)
 	}
 }
@@ -486,9 +348,9 @@ func (hc *Conn) closeUnread() {
 // a client still sending.
 func (hc *Conn) closeAfter(linger bool) {
 	hc.reportEnd(nil) // unless SetErr reported an error first
-	hc.closing = true
-	hc.c.closeAfterOutput(linger)
-	if !hc.closed {
+	hc.set(hcClosing)
+	hc.ex.closeAfterOutput(linger)
+	if !hc.is(hcClosed) {
 		hc.flushLater()
 	}
 }
@@ -501,12 +363,12 @@ func (hc *Conn) Abort() {
 	if !hc.alive("Abort") {
 		return
 	}
-	if !hc.closing {
+	if !hc.is(hcClosing) {
 		hc.reportEnd(nil) // unless SetErr reported an error first
 	}
-	hc.closing = true
-	hc.c.ending = closeReset
-	hc.c.close(nil)
+	hc.set(hcClosing)
+	hc.base().ending = closeReset
+	hc.ex.close(nil)
 }
 
 // SetErr says why the protocol is ending the connection when that is not its normal end — a
@@ -519,7 +381,7 @@ func (hc *Conn) Abort() {
 // The error is told to the request at once rather than kept in the Conn, whose size every idle
 // connection pays for.
 func (hc *Conn) SetErr(err error) {
-	if hc.alive("SetErr") && err != nil && !hc.closing {
+	if hc.alive("SetErr") && err != nil && !hc.is(hcClosing) {
 		hc.reportEnd(err)
 	}
 }
@@ -527,7 +389,7 @@ func (hc *Conn) SetErr(err error) {
 // SetTimeout makes Timeout be called d from now, once; d <= 0 removes the timeout.
 func (hc *Conn) SetTimeout(d time.Duration) {
 	if hc.alive("SetTimeout") {
-		hc.c.setReadDeadline(d)
+		hc.base().setReadDeadline(d)
 	}
 }
 
@@ -538,28 +400,28 @@ func (hc *Conn) SetTimeout(d time.Duration) {
 // reader) costs no system call.
 func (hc *Conn) PauseReading() {
 	if hc.alive("PauseReading") {
-		hc.paused = true
+		hc.set(hcPaused)
 	}
 }
 
 // ResumeReading reads the connection again after PauseReading, giving the protocol first what
 // it holds already.
 func (hc *Conn) ResumeReading() {
-	if hc.alive("ResumeReading") && hc.paused {
-		hc.paused, hc.unread = false, false
-		c := hc.c
-		c.l.pending = append(c.l.pending, c)
-		c.updateInterest()
+	if hc.alive("ResumeReading") && hc.is(hcPaused) {
+		hc.clear(hcPaused | hcUnread)
+		l := hc.base().l
+		l.pending = append(l.pending, hc.ex)
+		hc.ex.updateInterest()
 	}
 }
 
 // Loop returns the connection's loop. It may be called from any goroutine.
-func (hc *Conn) Loop() *Loop { return hc.c.l }
+func (hc *Conn) Loop() *Loop { return hc.base().l }
 
 // RemoteAddr returns the client's address (the zero value once the connection is closed).
 func (hc *Conn) RemoteAddr() netip.AddrPort {
 	if !hc.alive("RemoteAddr") {
 		return netip.AddrPort{}
 	}
-	return hc.c.remoteAddr()
+	return hc.ex.remoteAddr()
 }

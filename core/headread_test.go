@@ -42,8 +42,8 @@ func headSizeOf(t *testing.T, s *Server) int {
 	return serverConn(t, s, func(c *conn) int { return c.headReadSize() })
 }
 
-// exchange sends req, n requests in one write, and reads their n responses.
-func exchange(t *testing.T, w io.Writer, r *bufio.Reader, req string, n int) {
+// roundTrip sends req, n requests in one write, and reads their n responses.
+func roundTrip(t *testing.T, w io.Writer, r *bufio.Reader, req string, n int) {
 	t.Helper()
 	if _, err := io.WriteString(w, strings.Repeat(req, n)); err != nil {
 		t.Fatal(err)
@@ -85,25 +85,25 @@ func TestHeadReadSize(t *testing.T) {
 				w, r = c.TCPConn, c.R
 			}
 			for range 5 {
-				exchange(t, w, r, hello, 1)
+				roundTrip(t, w, r, hello, 1)
 			}
 			if n := headSizeOf(t, s); n != headReadFirst {
 				t.Fatalf("after single small requests, head reads take %d B, want %d", n, headReadFirst)
 			}
 			// 16 pipelined: 640 bytes, over headReadFirst.
-			exchange(t, w, r, hello, 16)
+			roundTrip(t, w, r, hello, 16)
 			grown := headSizeOf(t, s)
 			if grown <= headReadFirst {
 				t.Fatalf("after a pipelined batch of %d B, head reads take %d B; want them grown", 16*len(hello), grown)
 			}
 			for range 3 {
-				exchange(t, w, r, hello, 16)
+				roundTrip(t, w, r, hello, 16)
 			}
 			if n := headSizeOf(t, s); n != grown {
 				t.Fatalf("head reads went from %d B to %d B over batches of the size that grew them", grown, n)
 			}
-			exchange(t, w, r, large, 1)
-			exchange(t, w, r, large, 1)
+			roundTrip(t, w, r, large, 1)
+			roundTrip(t, w, r, large, 1)
 			if n := headSizeOf(t, s); n != headRead {
 				t.Fatalf("after a head of %d B, head reads take %d B, want %d", len(large), n, headRead)
 			}

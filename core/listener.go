@@ -167,11 +167,14 @@ func viaListener(i int, tls bool) via {
 	return v
 }
 
-// listener returns the index of c's listener in its loop's lns.
-func (c *conn) listener() int { return int(c.via &^ viaTLS) }
+// listener returns the index of the listener in its loop's lns.
+func (v via) listener() int { return int(v &^ viaTLS) }
+
+// secure reports whether the connection speaks TLS.
+func (v via) secure() bool { return v&viaTLS != 0 }
 
 // secure reports whether c speaks TLS.
-func (c *conn) secure() bool { return c.via&viaTLS != 0 }
+func (c *conn) secure() bool { return c.via.secure() }
 
 // listenerAt returns the index of the loop's listener whose socket is fd, or -1.
 func (l *Loop) listenerAt(fd int) int {

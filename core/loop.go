@@ -38,8 +38,8 @@ type Loop struct {
 	serial uint32 // of the last connection opened
 
 	timers      engine.Heap
-	ready       []*Ctx  // parked handlers to resume at the top of the next iteration
-	pending     []*conn // connections with requests held over from their last turn
+	ready       []*Ctx     // parked handlers to resume at the top of the next iteration
+	pending     []exchange // exchanges with requests (or a protocol's input) held over from their last turn
 	coros       []*coro
 	ctxs        []*Ctx
 	spills      [][]byte     // the spill buffers of connections (conn.spill), so a conn holds an index
@@ -305,7 +305,7 @@ func (l *Loop) runReady() {
 	for i := 0; i < n; i++ {
 		cx := l.ready[i]
 		l.ready[i] = nil
-		cx.conn.resume(cx)
+		l.resume(cx)
 	}
 	rest := copy(l.ready, l.ready[n:])
 	clear(l.ready[rest:])
@@ -336,11 +336,10 @@ func (l *Loop) releaseSpill(h int32) {
 func (l *Loop) runPending() {
 	n := len(l.pending)
 	for i := 0; i < n; i++ {
-		c := l.pending[i]
+		ex := l.pending[i]
 		l.pending[i] = nil
-		if c.state != stClosed {
-			c.serve()
-			c.settle()
+		if ex.base().state != stClosed {
+			ex.goOn()
 		}
 	}
 	rest := copy(l.pending, l.pending[n:])

@@ -152,10 +152,10 @@ func (l *Loop) mustBeOffLoop(op, why string) {
 
 // alive reports whether the Conn's connection is still open, and panics off its loop.
 func (hc *Conn) alive(op string) bool {
-	if !hc.c.l.onLoop() {
+	if !hc.base().l.onLoop() {
 		hc.offLoop(op)
 	}
-	return !hc.closed
+	return !hc.is(hcClosed)
 }
 
 // MustBeOnLoop panics, naming op, unless the code running is the connection's loop's: a handler
@@ -164,8 +164,8 @@ func (hc *Conn) alive(op string) bool {
 // calling one is told which, and what to use instead (elsewhere, such as "goroutines use
 // Conn.Remote"; "" for nothing), before anything is touched. It costs a few nanoseconds.
 func (hc *Conn) MustBeOnLoop(op, elsewhere string) {
-	if !hc.c.l.onLoop() {
-		hc.c.l.offLoopPanic(op, elsewhere)
+	if l := hc.base().l; !l.onLoop() {
+		l.offLoopPanic(op, elsewhere)
 	}
 }
 
@@ -186,7 +186,7 @@ func (l *Loop) offLoopPanic(op, elsewhere string) {
 // and, in a handler's coroutine, enough stack to make the runtime grow it.
 //
 //go:noinline
-func (hc *Conn) offLoop(op string) { panic(hc.c.l.offLoopError("Conn." + op)) }
+func (hc *Conn) offLoop(op string) { panic(hc.base().l.offLoopError("Conn." + op)) }
 
 // offLoopError is what a call of op off its loop panics with.
 func (l *Loop) offLoopError(op string) string {

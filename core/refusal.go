@@ -167,7 +167,7 @@ func (cx *Ctx) shapedBody(r *Refusal) int {
 		cx.appendField(r.fields[i], r.fields[i+1])
 	}
 	if cx.reqf&reqHead == 0 {
-		cx.conn.out.Write(&cx.l.pool, r.body)
+		cx.cr.out.Write(&cx.l.pool, r.body)
 	}
 	return len(r.body)
 }

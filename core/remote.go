@@ -31,7 +31,7 @@ const remoteOnLoop = "a Remote is for goroutines, and code of the connection's l
 func (hc *Conn) Remote() *Remote {
 	hc.alive("Remote")
 	if hc.remote == nil {
-		r := &Remote{hc: hc, l: hc.c.l, over: hc.over, done: hc.closed}
+		r := &Remote{hc: hc, l: hc.base().l, over: hc.is(hcOver), done: hc.is(hcClosed)}
 		r.cond.L = &r.mu
 		hc.remote = r
 	}
@@ -46,7 +46,7 @@ func (r *Remote) Do(f func(hc *Conn)) error {
 	r.l.mustBeOffLoop("Remote.Do", remoteOnLoop)
 	ran := make(chan bool, 1)
 	if r.l.Post(func() {
-		if r.hc.closed {
+		if r.hc.is(hcClosed) {
 			ran <- false
 			return
 		}

@@ -20,7 +20,7 @@ func (c *conn) nextRequest() bool {
 	if cx == nil {
 		return false
 	}
-	c.run(cx, nil, nil)
+	c.l.runHandler(cx, nil, nil)
 	return c.state != stHandler
 }
 
@@ -74,7 +74,7 @@ func (c *conn) startRequest() *Ctx {
 	head := c.in[:n]
 	c.in = c.in[n:]
 	c.scan.Reset()
-	cx := l.getCtx(c)
+	cx := l.getCtx(c, &c.carrier)
 	r := &cx.req
 	r.Arena = head // parsed in place; the spans are offsets into head
 	fields := l.fields[:0]
@@ -102,10 +102,10 @@ func (c *conn) startRequest() *Ctx {
 	return cx
 }
 
-// run runs the request's handler (or, with k, its continuation) until it returns or parks,
+// runHandler runs the request's handler (or, with k, its continuation) until it returns or parks,
 // and when it returns, goes on with the request: it waits for its continuation, or it is done.
-func (c *conn) run(cx *Ctx, k func(*Ctx, error), err error) {
-	cx, returned := c.l.switchTo(cx, k, err)
+func (l *Loop) runHandler(cx *Ctx, k func(*Ctx, error), err error) {
+	cx, returned := l.switchTo(cx, k, err)
 	if !returned || cx == nil {
 		return // parked, or finished in the coroutine (see Loop.chain)
 	}
@@ -114,28 +114,34 @@ func (c *conn) run(cx *Ctx, k func(*Ctx, error), err error) {
 		cx.freeRequest() // the request's values end when the handler returns
 		if cx.gone != 0 {
 			cx.wake(cx.gone.err())
-		} else if c.l.shutting {
+		} else if l.shutting {
 			cx.wakeForShutdown()
 		}
 		return
 	}
-	c.endRequest()
+	cx.ex.endRequest()
 }
 
-// resume runs a woken handler or continuation, then lets its connection go on.
-func (c *conn) resume(cx *Ctx) {
-	c.l.turnLeft = maxPipelined
+// resume runs a woken handler or continuation, then lets its exchange go on.
+func (l *Loop) resume(cx *Ctx) {
+	ex := cx.ex // the Ctx may go back to the pool in run
+	l.turnLeft = maxPipelined
 	switch cx.state {
 	case ctxReady:
-		c.run(cx, nil, nil)
+		l.runHandler(cx, nil, nil)
 	case ctxDetachedReady:
 		k := cx.detachK
 		cx.detachK = nil
-		c.run(cx, k, cx.endPark())
+		l.runHandler(cx, k, cx.endPark())
 	default:
 		return
 	}
-	if c.state != stHandler { // the request is over: go on with the connection
+	ex.goOn()
+}
+
+// goOn lets the connection go on once its request is over, and settles its turn.
+func (c *conn) goOn() {
+	if c.state != stHandler && c.state != stClosed {
 		c.serve()
 	}
 	c.settle()
@@ -172,9 +178,8 @@ func (c *conn) endRequest() {
 	}
 	cx.completeResponse()
 	c.keepAlive = !c.closesAfter(cx) && cx.resp&rfAbort == 0
-	// Only a reset tells a body delimited by the close that it is cut; a stream's reset
-	// (RST_STREAM) tells any.
-	if cx.resp&(rfAbort|rfCloseDelimited) == rfAbort|rfCloseDelimited || cx.resp&rfAbort != 0 && c.isStream() {
+	// Only a reset tells a body delimited by the close that it is cut.
+	if cx.resp&(rfAbort|rfCloseDelimited) == rfAbort|rfCloseDelimited {
 		c.ending = closeReset
 	}
 	cx.resp |= rfFinished // what a completion hook writes would follow the response on the wire
@@ -205,15 +210,15 @@ func (c *conn) closesAfter(cx *Ctx) bool {
 }
 
 // freeCtx gives the request's Ctx back to the loop.
-func (c *conn) freeCtx() {
-	if cx := c.cx; cx != nil {
-		c.cx = nil
-		cx.body.end(c.l)
-		c.l.putCtx(cx)
-		if c.isStream() {
-			c.stream().recycle() // if it is over: its conn is no Ctx's any more
-		}
+func (c *conn) freeCtx() { c.dropCtx() }
+
+// startNext starts the connection's next request, if its head is complete in the input and the
+// connection may take it now (see serve).
+func (c *conn) startNext() *Ctx {
+	if c.state != stIdle || c.l.turnLeft <= 0 || c.outputBlocked() {
+		return nil
 	}
+	return c.startRequest()
 }
 
 // awaitNext readies the connection for its next request.
@@ -319,7 +324,7 @@ func newCoro() *coro {
 				l.k, l.kerr = nil, nil
 				k(cx, err)
 			} else {
-				cx.l.lns[cx.conn.listener()].handler(cx)
+				cx.l.lns[cx.ex.origin().listener()].handler(cx)
 			}
 			if cx.l.sw.Noted() {
 				cx.l.noteStall(cx)
@@ -454,17 +459,14 @@ func (l *Loop) chain(cx *Ctx) *Ctx {
 	if l.current != cx || cx.detachK != nil || cx.hasDoneHooks() {
 		return nil
 	}
-	c := cx.conn // a running handler's connection holds it, closed or not
+	ex := cx.ex // a running handler's exchange holds it, closed or not
 	co := cx.co
 	l.current = nil // from here on, nothing may park: this is the loop's work
 	cx.co = nil
-	c.endRequest()
-	if c.state != stIdle || l.turnLeft <= 0 || c.outputBlocked() {
-		return nil // serve goes on from here
-	}
-	next := c.startRequest()
+	ex.endRequest()
+	next := ex.startNext()
 	if next == nil {
-		return nil
+		return nil // serve goes on from here
 	}
 	next.co, co.ctx = co, next
 	next.state = ctxRunning

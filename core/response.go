@@ -31,7 +31,6 @@ type reqFlags uint8
 const (
 	reqHTTP11 reqFlags = 1 << iota // the request is HTTP/1.1
 	reqHead                        // the request is a HEAD: no body goes out
-	reqHTTP2                       // the request came on an HTTP/2 stream (h2stream.go)
 )
 
 // ErrBodyNotAllowed is returned by Write for a response that cannot have a body (204, 304).
@@ -63,25 +62,12 @@ func (cx *Ctx) SetStatus(code int) {
 
 // sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2).
 func (cx *Ctx) sendInterim(code int) {
-	c := cx.conn
 	if code == 100 {
 		cx.body.waiting100 = false // the client has its 100 Continue: the first read sends none
 	}
-	if cx.reqf&reqHTTP2 != 0 && c != nil && c.state != stClosed {
-		cx.sendInterimH2(code)
-		return
+	if cx.ex != nil {
+		cx.ex.sendInterim(cx, code)
 	}
-	if cx.reqf&reqHTTP11 == 0 || c == nil || c.state == stClosed {
-		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
-	}
-	pool := &cx.l.pool
-	fields := cx.fieldBytes()
-	b := wire.AppendStatusLine(pool.Get(len(fields)+64), code)
-	b = append(b, fields...)
-	b = append(b, crlf...)
-	c.out.InsertBeforeHead(pool, b)
-	pool.Put(b)
-	c.flush()
 }
 
 // ResponseStatus returns the response's status set so far (200 when none was).
@@ -157,15 +143,14 @@ func (cx *Ctx) writeBody(p []byte) (int, error) {
 		}
 		return 0, ErrBodyNotAllowed
 	}
-	c := cx.conn
 	if cx.resp&rfCommitted == 0 {
-		if cx.declLen < 0 && cx.written <= c.highWater() {
+		if c := cx.cr; cx.declLen < 0 && cx.written <= cx.ex.highWater() {
 			// Held behind a placeholder for the head, which is written when the length is known.
 			c.out.ReserveHead(&c.l.pool)
 			c.out.Write(&cx.l.pool, p)
 			return len(p), err
 		}
-		cx.writeHead(false)
+		cx.ex.writeHead(cx, false)
 	}
 	// p goes to the socket from the handler's own memory: while the socket is full the handler
 	// parks on p (see send), so even a single large Write holds no more than the high-water
@@ -181,7 +166,7 @@ func (cx *Ctx) stream(p []byte) error {
 	if len(p) == 0 {
 		return nil
 	}
-	c := cx.conn
+	c := cx.cr
 	pool := &cx.l.pool
 	if cx.resp&rfChunked != 0 {
 		var hex [18]byte
@@ -204,31 +189,31 @@ const flushThreshold = 16 << 10
 // send queues p and writes when enough is queued, then parks the handler while the queue is over
 // the high-water mark.
 func (cx *Ctx) send(p []byte) error {
-	c := cx.conn
+	c, ex := cx.cr, cx.ex
 	if len(p) < engine.MinChunkSize && c.out.Size()+int64(len(p)) < flushThreshold {
 		c.out.Write(&cx.l.pool, p)
 		return cx.waitDrain()
 	}
 	for {
-		pn, progressed, err := c.out.SendFrom(c.sender(), c.l.iov, &c.l.pool, p)
+		pn, progressed, err := c.out.SendFrom(ex.sender(), c.l.iov, &c.l.pool, p)
 		if err != nil {
-			c.close(ErrClosed)
+			ex.close(ErrClosed)
 			return ErrClosed
 		}
 		p = p[pn:]
-		c.afterSend(progressed)
+		ex.afterSend(progressed)
 		if len(p) == 0 {
 			return cx.waitDrain()
 		}
 		if !cx.inHandler() || len(p) < engine.MinChunkSize {
 			c.out.Write(&cx.l.pool, p) // a continuation cannot park; a small rest is not worth it
-			c.updateInterest()
+			ex.updateInterest()
 			return cx.waitDrain()
 		}
 		// The socket is full. Rather than copy the rest of p into the queue, park until the
 		// socket takes more and go on from p itself, which stays the handler's until Write
 		// returns: one copy (into the kernel) instead of two.
-		if err := c.waitWritable(cx); err != nil {
+		if err := ex.waitWritable(cx); err != nil {
 			return err
 		}
 		if err := cx.writeErr(); err != nil {
@@ -239,8 +224,8 @@ func (cx *Ctx) send(p []byte) error {
 
 // waitDrain parks a handler while its connection's queue is over the high-water mark.
 func (cx *Ctx) waitDrain() error {
-	c := cx.conn
-	for c.state != stClosed && c.out.Size() > c.highWater() {
+	c := cx.cr
+	for c.state != stClosed && c.out.Size() > cx.ex.highWater() {
 		if !cx.inHandler() {
 			return nil // a continuation cannot park; the queue absorbs it
 		}
@@ -270,24 +255,32 @@ func (cx *Ctx) flushBody() error {
 		return err
 	}
 	if cx.resp&rfCommitted == 0 {
-		cx.writeHead(false)
+		cx.ex.writeHead(cx, false)
 	}
-	c := cx.conn
-	progressed, err := c.out.Send(c.sender(), c.l.iov, &c.l.pool, nil)
+	if err := cx.sendQueued(); err != nil {
+		return err
+	}
+	return cx.waitDrain()
+}
+
+// sendQueued writes the exchange's queue as far as the client takes it now.
+func (cx *Ctx) sendQueued() error {
+	c, ex := cx.cr, cx.ex
+	progressed, err := c.out.Send(ex.sender(), c.l.iov, &c.l.pool, nil)
 	if err != nil {
-		c.close(ErrClosed)
+		ex.close(ErrClosed)
 		return ErrClosed
 	}
-	c.afterSend(progressed)
-	return cx.waitDrain()
+	ex.afterSend(progressed)
+	return nil
 }
 
 // writeErr reports why the response can no longer be written.
 func (cx *Ctx) writeErr() error {
-	if cx.state == ctxIdle || cx.conn == nil {
+	if cx.state == ctxIdle || cx.cr == nil {
 		return errRequestDone
 	}
-	if cx.conn.state == stClosed {
+	if cx.cr.state == stClosed {
 		if cx.gone != 0 {
 			return cx.gone.err()
 		}
@@ -316,104 +309,13 @@ func (cx *Ctx) noBody() bool {
 
 // The head, and the response's end.
 
-// writeHead writes the response head into the connection's queue, in the placeholder ahead of any
-// body already written. whole means the handler has returned, so the body is complete and its
-// length known; otherwise the body streams from here (chunked in HTTP/1.1, delimited by the
-// close in 1.0, or by a declared Content-Length).
-func (cx *Ctx) writeHead(whole bool) {
-	if cx.reqf&reqHTTP2 != 0 {
-		cx.writeHeadH2(whole)
-		return
-	}
-	c := cx.conn
-	l := cx.l
-	pool := &l.pool
-	status := cx.statusCode()
-	noBody := cx.noBody()
-	if noBody {
-		c.out.DropAfterHead(pool)
-	}
-	http11 := cx.reqf&reqHTTP11 != 0
-	length := int64(-1)
-	switch {
-	case whole && (status < 200 || status == 204 || status == 304):
-		// RFC 9110 §8.6: no Content-Length in 1xx (a 101 here) or 204; in 304 only if the
-		// handler set it.
-		if status == 304 {
-			length = cx.declLen
-		}
-		if status == 101 {
-			// The handler claims to switch protocols, which only it could speak; the
-			// connection cannot go on as HTTP/1.1.
-			cx.resp |= rfClose
-		}
-	case whole && cx.declLen < 0 && !(http11 && cx.hasTrailers() && !noBody):
-		length = cx.written
-	case cx.declLen >= 0:
-		length = cx.declLen
-	case noBody:
-	case http11:
-		cx.resp |= rfChunked // trailers, when there are any, follow the last chunk
-	default:
-		cx.resp |= rfCloseDelimited | rfClose
-	}
-	close := c.closesAfter(cx)
-	buffered := c.out.AfterHead()
-	fields := cx.fieldBytes()
-
-	n := 200 + len(fields)
-	if whole && buffered <= copyLimit {
-		n += int(buffered) // room to merge a small body into the head's buffer (fillHead)
-	}
-	// More input behind this request means pipelined requests whose responses can follow
-	// this one in its buffer.
-	b := wire.AppendStatusLine(c.out.HeadRoom(pool, n, len(c.in) > 0), status)
-	if cx.resp&rfHasDate == 0 {
-		b = append(b, "Date: "...)
-		b = append(b, l.date[:]...)
-		b = append(b, crlf...)
-	}
-	b = append(b, fields...)
-	if cx.resp&rfHasType == 0 && !noBody && (length != 0 || !whole) {
-		b = append(b, "Content-Type: text/plain; charset=utf-8\r\n"...)
-	}
-	switch {
-	case cx.resp&rfChunked != 0:
-		b = append(b, "Transfer-Encoding: chunked\r\n"...)
-	case length >= 0:
-		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, length, 10)
-		b = append(b, crlf...)
-	}
-	switch {
-	case close:
-		b = append(b, "Connection: close\r\n"...)
-		cx.resp |= rfClose // the head says so: the connection decides after it (conn.endRequest)
-	case !http11:
-		b = append(b, "Connection: keep-alive\r\n"...)
-	}
-	b = append(b, crlf...)
-	chunkedBody := cx.resp&rfChunked != 0 && buffered > 0
-	if chunkedBody {
-		b = wire.AppendChunkSize(b, buffered) // the body held so far becomes the first chunk
-	}
-	c.out.FillHead(pool, b)
-	if chunkedBody {
-		c.out.Write(pool, crlf)
-	}
-	cx.resp |= rfCommitted
-}
-
-// copyLimit: a body up to this size goes out in the same buffer as its head.
-const copyLimit = 4 << 10
-
 // completeResponse completes the response once the handler (or its continuation) is done: the
 // server answers for a handler that did not (see serverAnswer), the head goes out if it has
 // not, and a chunked body gets its last chunk — unless the response was aborted, which must
 // reach the client cut short. It reports in rfClose and rfAbort what the connection must do
 // after it (see conn.endRequest).
 func (cx *Ctx) completeResponse() {
-	c := cx.conn
+	c := cx.cr
 	if c.state == stClosed {
 		return
 	}
@@ -426,12 +328,12 @@ func (cx *Ctx) completeResponse() {
 	}
 	if cx.resp&rfCommitted == 0 {
 		cx.serverAnswer()
-		cx.writeHead(true)
+		cx.ex.writeHead(cx, true)
 	} else if cx.resp&rfChunked != 0 && !cx.hasTrailers() {
 		c.out.Write(&cx.l.pool, lastChunk)
 	}
 	if cx.hasTrailers() {
-		cx.queueTrailers()
+		cx.ex.queueTrailers(cx)
 	}
 	if cx.declLen >= 0 && cx.written < cx.declLen && !cx.noBody() {
 		// The body is shorter than the Content-Length sent: the client would wait for the rest

@@ -30,7 +30,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if n < 0 || off < 0 {
 		return errors.New("dwell: SendFile with a negative offset or length")
 	}
-	c := cx.conn
+	c := cx.cr
 	if !cx.inHandler() {
 		return errSendFileRefused
 	}
@@ -51,7 +51,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 		return err
 	}
 	if cx.resp&rfCommitted == 0 {
-		cx.writeHead(false)
+		cx.ex.writeHead(cx, false)
 	}
 	pool := &cx.l.pool
 	if cx.resp&rfChunked != 0 {
@@ -65,12 +65,9 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if cx.resp&rfChunked != 0 {
 		c.out.Write(pool, crlf)
 	}
-	progressed, err := c.out.Send(c.sender(), c.l.iov, &c.l.pool, nil)
-	if err != nil {
-		c.close(ErrClosed)
-		return ErrClosed
+	if err := cx.sendQueued(); err != nil {
+		return err
 	}
-	c.afterSend(progressed)
 	for c.state != stClosed && c.out.HasFile() {
 		if err := cx.parkOnConn(parkWrite); err != nil {
 			cx.abandonFile()
@@ -85,7 +82,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 // queued behind it are dropped, and the connection closes after what is before it, so the
 // client sees the body cut.
 func (cx *Ctx) abandonFile() {
-	c := cx.conn
+	c := cx.cr
 	if c.state == stClosed {
 		return
 	}
@@ -106,7 +103,7 @@ const copyFileMax = 16 << 10
 
 // copyFile sends n bytes of the file f from offset off by reading them into the write queue.
 func (cx *Ctx) copyFile(f netpoll.File, off, n int64) error {
-	c := cx.conn
+	c := cx.cr
 	pool := &c.l.pool
 	b := c.out.Spare(pool, int(n))[:n]
 	for got := 0; got < len(b); {
@@ -118,8 +115,8 @@ func (cx *Ctx) copyFile(f netpoll.File, off, n int64) error {
 			// As with sendfile, the client gets what there was, then the close that tells it
 			// the body is incomplete.
 			c.out.Filled(pool, b[:got])
-			c.out.Send(c.sender(), c.l.iov, &c.l.pool, nil)
-			c.close(ErrClosed)
+			c.out.Send(cx.ex.sender(), c.l.iov, &c.l.pool, nil)
+			cx.ex.close(ErrClosed)
 			return ErrClosed
 		}
 		got += k

@@ -126,10 +126,10 @@ var tls12CipherSuites = []uint16{
 // returns a new copy.
 func (cx *Ctx) TLS() *tls.ConnectionState {
 	cx.check("TLS")
-	if cx.conn == nil {
+	if cx.ex == nil {
 		return nil
 	}
-	return cx.conn.tr().tlsState(cx.conn)
+	return cx.ex.tlsState()
 }
 
 // Scheme returns the scheme the request came by: "https" over TLS, else "http". (A request
@@ -137,7 +137,7 @@ func (cx *Ctx) TLS() *tls.ConnectionState {
 // reached it.)
 func (cx *Ctx) Scheme() string {
 	cx.check("Scheme")
-	if cx.conn != nil && cx.conn.secure() {
+	if cx.ex != nil && cx.ex.origin().secure() {
 		return "https"
 	}
 	return "http"
@@ -149,7 +149,7 @@ func (hc *Conn) TLS() *tls.ConnectionState {
 	if !hc.alive("TLS") {
 		return nil
 	}
-	return hc.c.tr().tlsState(hc.c)
+	return hc.ex.tlsState()
 }
 
 // newTLS makes the loop's TLS transport.

@@ -296,10 +296,10 @@ func (l *Loop) countConn(n *ConnStates, c *conn) {
 			n.HTTP2++
 			for _, s := range h.streams {
 				n.Streams++
-				if s.c.state == stHandedOver {
+				if s.state == stHandedOver {
 					continue // a WebSocket's (RFC 8441): open, not a parked request
 				}
-				if cx := s.c.cx; cx != nil && cx.state != ctxRunning && cx.state != ctxIdle && cx.state != ctxReturned {
+				if cx := s.cx; cx != nil && cx.state != ctxRunning && cx.state != ctxIdle && cx.state != ctxReturned {
 					n.ParkedStreams++
 				}
 			}

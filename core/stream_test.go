@@ -117,7 +117,7 @@ func TestSlowReaderBoundsMemory(t *testing.T) {
 				t.Error(err)
 				break
 			}
-			peak = max(peak, c.conn.out.Size())
+			peak = max(peak, c.cr.out.Size())
 		}
 		maxQueued <- peak
 	}, Options{WriteHighWater: hw})
@@ -321,9 +321,9 @@ func TestPipelinedFloodIsBounded(t *testing.T) {
 	var flooded *conn
 	_, addr := startServer(t, func(c *Ctx) {
 		mu.Lock()
-		maxOut = max(maxOut, c.conn.out.Size())
+		maxOut = max(maxOut, c.cr.out.Size())
 		handled++
-		flooded = c.conn
+		flooded = c.ex.(*conn)
 		mu.Unlock()
 		c.Write(bytes.Repeat([]byte("r"), 1000))
 	}, Options{WriteHighWater: hw})

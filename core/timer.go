@@ -14,9 +14,10 @@ type timer = engine.Timer
 
 // The owners of timers, as a timer's Kind.
 const (
-	timerConn uint8 = iota + 1 // the first field of a conn
-	timerCtx                   // the first field of a Ctx
-	timerFunc                  // the first field of a Timer
+	timerConn   uint8 = iota + 1 // the first field of a conn (its carrier's)
+	timerStream                  // the first field of an h2stream (its carrier's)
+	timerCtx                     // the first field of a Ctx
+	timerFunc                    // the first field of a Timer
 )
 
 // The casts in runTimer hold because each owner's timer is its first field, at offset 0
@@ -30,6 +31,8 @@ func (l *Loop) runTimer(t *timer) {
 	switch t.Kind {
 	case timerConn:
 		alias.Outer[conn](t).onDeadline(l)
+	case timerStream:
+		alias.Outer[h2stream](t).onDeadline(l)
 	case timerCtx:
 		alias.Outer[Ctx](t).onTimeout()
 	case timerFunc:

@@ -52,23 +52,6 @@ func (cx *Ctx) hasTrailers() bool {
 	return cx.x != nil && cx.x.rare != nil && len(cx.x.rare.trailers) > 0
 }
 
-// queueTrailers sends the trailers after the body: the last chunk and the trailer section of a
-// chunked body, or, on an HTTP/2 stream, the field block that ends it once its body has gone.
-// (Out of completeResponse's frame, which every parked request's stack may hold.)
-//
-//go:noinline
-func (cx *Ctx) queueTrailers() {
-	c := cx.conn
-	switch {
-	case cx.reqf&reqHTTP2 != 0:
-		c.stream().setTrailers(cx)
-	case cx.resp&rfChunked != 0:
-		b := cx.appendTrailerLines(cx.l.h2scratch[:0])
-		c.out.Write(&cx.l.pool, b)
-		cx.l.h2scratch = b[:0]
-	}
-}
-
 // appendTrailerLines appends the trailer section of a chunked body: the last chunk, the fields,
 // the empty line.
 func (cx *Ctx) appendTrailerLines(b []byte) []byte {

@@ -9,11 +9,10 @@ import (
 
 // A transport carries a connection's bytes between the loop and the client: every read,
 // vectored write, file send, shutdown of the write side and close of a connection goes through
-// its transport (conn.tr: its listener's for a socket, h2T for an HTTP/2 stream, which has
-// none), and nothing else of the connection touches the socket for its bytes — socket options
-// (TCP_NODELAY) and the peer's address are the TCP socket's whatever carries the bytes. plain
-// is the socket itself; a layer that turns bytes into others (TLS's records, an HTTP/2
-// stream's DATA frames) is another transport, under HTTP and whatever follows it alike.
+// its transport (conn.tr: its listener's), and nothing else of the connection touches the
+// socket for its bytes — socket options (TCP_NODELAY) and the peer's address are the TCP
+// socket's whatever carries the bytes. plain is the socket itself; a layer that turns bytes
+// into others (TLS's records) is another transport, under HTTP and whatever follows it alike.
 //
 // The calls keep the socket's conventions: a read or write returns the bytes it took and an
 // errno, EAGAIN when nothing can be done before the socket is ready (the loop then waits for
@@ -42,12 +41,9 @@ type transport interface {
 	handshaking(c *conn) bool
 }
 
-// tr returns the transport that carries c's bytes: an HTTP/2 stream's frames when c is one,
-// TLS's when c came by a listener that speaks TLS, else the socket's own.
+// tr returns the transport that carries c's bytes: TLS's when c came by a listener that speaks
+// TLS, else the socket's own.
 func (c *conn) tr() transport {
-	if c.isStream() {
-		return h2T{}
-	}
 	if c.secure() {
 		return (*tlsT)(c.l.tlsT)
 	}
