@@ -33,8 +33,6 @@ type conn struct {
 
 func (c *conn) base() *carrier { return &c.carrier }
 
-func (c *conn) origin() via { return c.via }
-
 func (c *conn) tlsState() *tls.ConnectionState { return c.tr().tlsState(c) }
 
 // proto reports the request's HTTP version: a higher 1.x minor version is served as 1.1.
@@ -338,7 +336,7 @@ func (c *conn) flush() {
 // afterSend updates deadlines, parked writers and closing after bytes were (or were not) written
 // (carrier.sent), and what the poller watches.
 func (c *conn) afterSend(progressed bool) {
-	if c.sent(c, progressed) {
+	if c.sent(c, c.highWater(), progressed) {
 		c.finishClose()
 		return
 	}

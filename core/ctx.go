@@ -57,6 +57,7 @@ type Ctx struct {
 	status  uint16
 	resp    respFlags
 	reqf    reqFlags
+	via     via // the listener the request came by (its handler), and whether it speaks TLS
 	state   ctxState
 	park    parkKind
 	parkf   parkFlags
@@ -155,8 +156,9 @@ func (l *Loop) putExtra(x *ctxExtra) {
 	}
 }
 
-// getCtx takes a Ctx from the loop's pool for a request on ex, whose carrier is cr.
-func (l *Loop) getCtx(ex exchange, cr *carrier) *Ctx {
+// getCtx takes a Ctx from the loop's pool for a request on ex, whose carrier is cr, that came
+// by v.
+func (l *Loop) getCtx(ex exchange, cr *carrier, v via) *Ctx {
 	var cx *Ctx
 	if n := len(l.ctxs); n > 0 {
 		cx = l.ctxs[n-1]
@@ -166,7 +168,7 @@ func (l *Loop) getCtx(ex exchange, cr *carrier) *Ctx {
 		cx = &Ctx{l: l}
 		cx.tm.Init(timerCtx)
 	}
-	cx.ex, cx.cr = ex, cr
+	cx.ex, cx.cr, cx.via = ex, cr, v
 	cx.req = wire.Request{ContentLength: -1}
 	l.nreqs++
 	return cx

@@ -74,7 +74,6 @@ type exchange interface {
 
 	// What a request may ask of what carries it.
 
-	origin() via // the listener it came by (its handler), and whether it speaks TLS
 	remoteAddr() netip.AddrPort
 	tlsState() *tls.ConnectionState
 	proto() string           // Ctx.Proto
@@ -137,13 +136,12 @@ func (c *carrier) rearm() {
 }
 
 // sent does what follows a write of c's queue, for both protocols: a connection held back for
-// its unread output goes on once the client has taken half of it (ex, c's exchange, in the
-// loop's pending list); a writer parked for room is woken; the write timeout restarts with
-// progress and stops once the queue is empty. It reports whether the exchange, closing, has
-// written the last of its output and is to close now.
-func (c *carrier) sent(ex exchange, progressed bool) (closeNow bool) {
+// its unread output goes on once the client has taken half of its high-water mark hw (ex, c's
+// exchange, in the loop's pending list); a writer parked for room is woken; the write timeout
+// restarts with progress and stops once the queue is empty. It reports whether the exchange,
+// closing, has written the last of its output and is to close now.
+func (c *carrier) sent(ex exchange, hw int64, progressed bool) (closeNow bool) {
 	l := c.l
-	hw := ex.highWater()
 	if c.heldBack && c.out.Size() <= hw/2 {
 		c.heldBack = false
 		l.pending = append(l.pending, ex)

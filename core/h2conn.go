@@ -32,7 +32,6 @@ const (
 type h2conn struct {
 	c   *conn // the connection it speaks on
 	hc  *Conn // c, handed over to HTTP/2
-	l   *Loop
 	dec *h2.Decoder
 
 	streams map[uint32]*h2stream // the streams not closed yet, by id
@@ -81,7 +80,6 @@ func (c *conn) startH2() {
 	l := c.l
 	h := &h2conn{
 		c:            c,
-		l:            l,
 		dec:          h2.NewDecoder(4096),
 		streams:      make(map[uint32]*h2stream),
 		peerMaxFrame: h2.MinMaxFrameSize,
@@ -169,7 +167,7 @@ func (h *h2conn) fail(err error) {
 			s.reset(se.Code)
 			return
 		}
-		h.queue(h2.AppendRSTStream(h.l.h2scratch[:0], se.StreamID, se.Code))
+		h.queue(h2.AppendRSTStream(h.c.l.h2scratch[:0], se.StreamID, se.Code))
 		return
 	}
 	code := h2.ProtocolError
@@ -187,11 +185,11 @@ func (h *h2conn) goAway(code h2.ErrCode, reason string) {
 	if h.closed {
 		return
 	}
-	if h.l.debugEnabled() {
-		h.l.log.Debug("dwell: HTTP/2 connection error", "code", code.String(), "reason", reason,
+	if h.c.l.debugEnabled() {
+		h.c.l.log.Debug("dwell: HTTP/2 connection error", "code", code.String(), "reason", reason,
 			"remote", h.c.remoteAddr())
 	}
-	h.queue(h2.AppendGoAway(h.l.h2scratch[:0], h.maxID, code, []byte(reason)))
+	h.queue(h2.AppendGoAway(h.c.l.h2scratch[:0], h.maxID, code, []byte(reason)))
 	h.goingAway = true
 	h.closed = true // the streams' ends send nothing more
 	h.endStreams(ErrClosed)
@@ -218,7 +216,7 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 	if !h.settings && (fh.Type != h2.TypeSettings || fh.Flags.Has(h2.FlagAck)) {
 		return &h2.ConnError{Code: h2.ProtocolError, Reason: "the client's preface is not followed by SETTINGS"}
 	}
-	if !h.calm.Take(fh, h.l.turnNow) {
+	if !h.calm.Take(fh, h.c.l.turnNow) {
 		return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many frames that carry no request"}
 	}
 	switch fh.Type {
@@ -237,7 +235,7 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 		return h.settingsFrame(fh, p)
 	case h2.TypePing:
 		if !fh.Flags.Has(h2.FlagAck) {
-			h.queue(h2.AppendPing(h.l.h2scratch[:0], true, h2.Ping(p)))
+			h.queue(h2.AppendPing(h.c.l.h2scratch[:0], true, h2.Ping(p)))
 		}
 	case h2.TypeGoAway:
 		// The client is done with the connection: the streams under way finish, and the server
@@ -276,7 +274,7 @@ func (h *h2conn) settingsFrame(fh h2.Header, p []byte) error {
 	if err != nil {
 		return err
 	}
-	h.queue(h2.AppendSettingsAck(h.l.h2scratch[:0]))
+	h.queue(h2.AppendSettingsAck(h.c.l.h2scratch[:0]))
 	h.unblock()
 	return nil
 }
@@ -364,7 +362,7 @@ func (h *h2conn) data(fh h2.Header, p []byte) error {
 // consumed gives n bytes of the connection's window back as they are done with.
 func (h *h2conn) consumed(n uint32) {
 	if inc := h.recvWin.Consume(n); inc > 0 {
-		h.queue(h2.AppendWindowUpdate(h.l.h2scratch[:0], 0, inc))
+		h.queue(h2.AppendWindowUpdate(h.c.l.h2scratch[:0], 0, inc))
 	}
 }
 
@@ -421,7 +419,7 @@ func (h *h2conn) Shutdown(hc *Conn) {
 func (h *h2conn) stop() {
 	if !h.goingAway {
 		h.goingAway = true
-		h.queue(h2.AppendGoAway(h.l.h2scratch[:0], h.maxID, h2.NoError, nil))
+		h.queue(h2.AppendGoAway(h.c.l.h2scratch[:0], h.maxID, h2.NoError, nil))
 	}
 }
 
@@ -445,5 +443,5 @@ func (h *h2conn) streamEnded(s *h2stream) {
 		h.hc.Close()
 		return
 	}
-	h.c.setReadDeadline(h.l.opts.IdleTimeout)
+	h.c.setReadDeadline(h.c.l.opts.IdleTimeout)
 }

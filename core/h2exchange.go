@@ -164,8 +164,6 @@ func (s *h2stream) onDeadline(l *Loop) {
 
 // What a request may ask of its stream: the rest is its connection's.
 
-func (s *h2stream) origin() via { return s.h.c.via }
-
 func (s *h2stream) remoteAddr() netip.AddrPort {
 	if s.state == stClosed {
 		return netip.AddrPort{}

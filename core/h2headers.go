@@ -94,7 +94,7 @@ func (h *h2conn) endBlock() error {
 		return h.trailers(s, id, block, refused)
 	}
 	h.maxID = id
-	l := h.l
+	l := h.c.l
 	b := &l.h2head
 	b.Reset(l.h2headBuf, l.fields)
 	check := h2.RequestCheck{StreamID: id, ConnectProtocol: !l.opts.DisableConnectProtocol}
@@ -213,8 +213,8 @@ func (h *h2conn) trailers(s *h2stream, id uint32, block []byte, refused error) e
 
 // answer sends a response of its own on stream id, which no handler serves: a refusal.
 func (h *h2conn) answer(id uint32, status int) {
-	b := h2.AppendStatus(h.l.h2block[:0], status)
-	h.l.h2block = b[:0]
-	h.queue(h2.AppendHeaders(h.l.h2scratch[:0], id, true, b, int(h.peerMaxFrame)))
-	h.l.refused(status)
+	b := h2.AppendStatus(h.c.l.h2block[:0], status)
+	h.c.l.h2block = b[:0]
+	h.queue(h2.AppendHeaders(h.c.l.h2scratch[:0], id, true, b, int(h.peerMaxFrame)))
+	h.c.l.refused(status)
 }

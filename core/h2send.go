@@ -146,7 +146,7 @@ func (s *h2stream) flush() {
 
 // afterSend goes on after DATA was (or was not) sent: see carrier.sent.
 func (s *h2stream) afterSend(progressed bool) {
-	if s.sent(s, progressed) {
+	if s.sent(s, s.highWater(), progressed) {
 		s.close(nil) // its output is out, and it was closing
 		return
 	}

@@ -78,7 +78,7 @@ const h2StreamPoolMax = 1024
 // handler starts once the frames that arrived with its head are handled (h2conn.Receive): a
 // stream's DATA, a reset or a window update that came along are known to it from the start.
 func (h *h2conn) startStream(id uint32, end bool, protocol string) {
-	l := h.l
+	l := h.c.l
 	h.calm.Give(h2.CalmPerStream)
 	if len(h.streams) == 0 {
 		h.c.setReadDeadline(0) // not idle: the streams keep deadlines of their own
@@ -97,7 +97,7 @@ func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	s.serial, s.l = l.serial, l
 	s.tm.Init(timerStream)
 
-	cx := l.getCtx(s, &s.carrier)
+	cx := l.getCtx(s, &s.carrier, h.c.via)
 	r := &cx.req
 	b := &l.h2head
 	if rej := b.Finish(r, l.opts.AllowCONNECT); rej != nil {

@@ -74,7 +74,7 @@ func (c *conn) startRequest() *Ctx {
 	head := c.in[:n]
 	c.in = c.in[n:]
 	c.scan.Reset()
-	cx := l.getCtx(c, &c.carrier)
+	cx := l.getCtx(c, &c.carrier, c.via)
 	r := &cx.req
 	r.Arena = head // parsed in place; the spans are offsets into head
 	fields := l.fields[:0]
@@ -324,7 +324,7 @@ func newCoro() *coro {
 				l.k, l.kerr = nil, nil
 				k(cx, err)
 			} else {
-				cx.l.lns[cx.ex.origin().listener()].handler(cx)
+				cx.l.lns[cx.via.listener()].handler(cx)
 			}
 			if cx.l.sw.Noted() {
 				cx.l.noteStall(cx)

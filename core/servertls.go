@@ -137,7 +137,7 @@ func (cx *Ctx) TLS() *tls.ConnectionState {
 // reached it.)
 func (cx *Ctx) Scheme() string {
 	cx.check("Scheme")
-	if cx.ex != nil && cx.ex.origin().secure() {
+	if cx.ex != nil && cx.via.secure() {
 		return "https"
 	}
 	return "http"
