@@ -11,11 +11,11 @@ import (
 
 // Stalls: application code that blocks the loop's thread or runs on it for long stops the loop,
 // and with it every connection it serves. The watchdog (one goroutine per server) and what a
-// loop keeps for it are the engine's (internal/engine/stallwatch.go, stalldog.go); here the
-// loop marks its turns and the calls of application code it makes — a handler or continuation
-// from the moment the loop switches into it until it returns or parks, a Post callback, a
-// timer, a completion hook, a Protocol's method — and says, when one of them stalled, which
-// request it served: its route and path.
+// loop keeps for it are the engine's (internal/engine/stallwatch.go); here the loop marks its
+// turns and the calls of application code it makes — a handler or continuation from the moment
+// the loop switches into it until it returns or parks, a Post callback, a timer, a completion
+// hook, a Protocol's method — and says, when one of them stalled, which request it served: its
+// route and path.
 
 // defaultStallThreshold is Options.StallThreshold's default.
 const defaultStallThreshold = 200 * time.Millisecond
