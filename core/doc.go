@@ -18,12 +18,15 @@
 //     of a request head without re-scanning, refuse what RFC 9112 refuses, and the head is
 //     copied into an arena sized for it (internal/bufpool), so the read buffer is free
 //     again at once (request.go: startRequest);
-//  4. the handler, running in a pooled coroutine with the request's Ctx (request.go: run);
+//  4. the handler, running in a pooled coroutine with the request's Ctx (request.go:
+//     runHandler), which asks what the request is served on — the connection, here — through
+//     the exchange interface (exchange.go);
 //     a body is read only when it asks (Ctx.ReadBody), from the bytes already buffered or
 //     straight from the socket into its buffer (bodyread.go, connbody.go, wire.ChunkedDecoder);
 //  5. the response (response.go): held whole until the handler returns, so it gets a
 //     Content-Length, or streamed chunked once it is flushed or large; its fields are
-//     header.go's, and a body filter (filter.go) may stand in front of it;
+//     header.go's, a body filter (filter.go) may stand in front of it, and its head is framed
+//     by the connection (connresponse.go);
 //  6. the request's end (request.go: endRequest), where the connection decides what follows:
 //     the next request, skipping the rest of an unread body, or the close;
 //  7. the connection's write queue (internal/engine/writequeue.go) of pooled chunks and file
@@ -34,11 +37,12 @@
 //     an idle connection holds no buffer at all.
 //
 // Its main line runs through four files — conn.go, request.go, response.go and the engine's
-// writequeue.go —
-// but with what they call on the way (the transport, the parser in internal/wire, the
-// coroutines, timers, pools, hooks and stats) one request touches about twenty of core's files,
-// and an HTTP/2 stream's about forty. The connection's side (conn.go, request.go, connbody.go,
-// conntime.go) drives the requests one after another and decides their fate; the Ctx's side
+// writequeue.go — but with what they call on the way (the transport, the parser in
+// internal/wire, the coroutines, timers, pools, hooks and stats) one request touches about
+// thirty of core's files, and an HTTP/2 stream's about forty (docs/design.md lists them). The
+// connection's side (conn.go, request.go, and the connection as an exchange: connbody.go,
+// connresponse.go, conntime.go, connhandover.go) drives the requests one after another and
+// decides their fate; the Ctx's side
 // (ctx.go, ctxrequest.go, response.go, park.go) is what a handler sees, and reports what
 // happened, with the request's bytes without a copy on a view of their own (RequestBytes,
 // ctxbytes.go) and what packages built on core need of a request on another (Seam, seam.go).

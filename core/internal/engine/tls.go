@@ -184,7 +184,7 @@ func (s *tlsConn) Write(p []byte) (int, error) {
 }
 
 // flushOut writes what waits in s.out, as much as the socket takes. While records wait, the
-// connection watches for writability (tlsTransport.holds), so that the TLS layer's own output
+// connection watches for writability (TLS.Holds), so that the TLS layer's own output
 // (a handshake flight, an alert) leaves without waiting for a response to push it.
 func (s *tlsConn) flushOut() netpoll.Errno {
 	for len(s.out) > 0 && s.werr == 0 {
