@@ -166,20 +166,14 @@ func (c *conn) readInput() {
 		end = min(end, k+c.headReadSize())
 	}
 	if k < end {
-		n, e := c.tr().read(c, l.buf[k:end])
-		switch {
-		case n > 0:
-			if head && k+n == end {
-				c.growHeadRead()
-			}
-			k += n
-		case e == 0:
-			c.peerEOF = true
-		case e == netpoll.EAGAIN || e == netpoll.EINTR:
-		default:
-			c.close(ErrClosed)
+		n, ok := c.readSocket(l.buf[k:end])
+		if !ok {
 			return
 		}
+		if head && n > 0 && k+n == end {
+			c.growHeadRead()
+		}
+		k += n
 	}
 	c.in = l.buf[:k]
 	c.serve()
@@ -187,6 +181,24 @@ func (c *conn) readInput() {
 		c.onPeerEOF()
 	}
 	c.settle()
+}
+
+// readSocket reads what the socket has into p and returns how many bytes it took (0 when it had
+// none): the client's end of input sets peerEOF, and a failed read closes the connection (ok
+// false).
+func (c *conn) readSocket(p []byte) (n int, ok bool) {
+	n, e := c.tr().read(c, p)
+	switch {
+	case n > 0:
+		return n, true
+	case e == 0:
+		c.peerEOF = true
+	case e == netpoll.EAGAIN || e == netpoll.EINTR:
+	default:
+		c.close(ErrClosed)
+		return 0, false
+	}
+	return 0, true
 }
 
 // maxPipelined bounds the requests a connection runs in one turn of the loop.

@@ -2,7 +2,6 @@ package core
 
 import (
 	"github.com/dwellhttp/dwell/core/internal/engine"
-	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
@@ -101,17 +100,11 @@ func (c *conn) readHandedOver() {
 	c.dropSpill()
 	c.in = l.buf[:k]
 	if k < len(l.buf) {
-		n, e := c.tr().read(c, l.buf[k:])
-		switch {
-		case n > 0:
-			c.in = l.buf[:k+n]
-		case e == 0:
-			c.peerEOF = true
-		case e == netpoll.EAGAIN || e == netpoll.EINTR:
-		default:
-			c.close(ErrClosed)
+		n, ok := c.readSocket(l.buf[k:])
+		if !ok {
 			return
 		}
+		c.in = l.buf[:k+n]
 	}
 	c.deliver()
 	if c.state == stClosed {
