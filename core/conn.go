@@ -1,7 +1,6 @@
 package core
 
 import (
-	"crypto/tls"
 	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
@@ -28,23 +27,6 @@ type conn struct {
 
 	in []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
 }
-
-// What a request may ask of its connection (exchange.go).
-
-func (c *conn) base() *carrier { return &c.carrier }
-
-func (c *conn) tlsState() *tls.ConnectionState { return c.tr().tlsState(c) }
-
-// proto reports the request's HTTP version: a higher 1.x minor version is served as 1.1.
-func (c *conn) proto() string {
-	if c.cx != nil && c.cx.reqf&reqHTTP11 == 0 {
-		return "HTTP/1.0"
-	}
-	return "HTTP/1.1"
-}
-
-// connectProtocol: an extended CONNECT is HTTP/2's (RFC 8441).
-func (c *conn) connectProtocol() string { return "" }
 
 // A closeHow says how a connection closes once its output is written (see finishClose).
 type closeHow uint8

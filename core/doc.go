@@ -20,13 +20,13 @@
 //     again at once (request.go: startRequest);
 //  4. the handler, running in a pooled coroutine with the request's Ctx (request.go:
 //     runHandler), which asks what the request is served on — the connection, here — through
-//     the exchange interface (exchange.go);
-//     a body is read only when it asks (Ctx.ReadBody), from the bytes already buffered or
-//     straight from the socket into its buffer (bodyread.go, connbody.go, wire.ChunkedDecoder);
+//     the exchange interface (exchange.go); a body is read only when it asks (Ctx.ReadBody),
+//     from the bytes already buffered or straight from the socket into its buffer
+//     (bodyread.go, connexchange.go, wire.ChunkedDecoder);
 //  5. the response (response.go): held whole until the handler returns, so it gets a
 //     Content-Length, or streamed chunked once it is flushed or large; its fields are
 //     header.go's, a body filter (filter.go) may stand in front of it, and its head is framed
-//     by the connection (connresponse.go);
+//     by the connection (connexchange.go);
 //  6. the request's end (request.go: endRequest), where the connection decides what follows:
 //     the next request, skipping the rest of an unread body, or the close;
 //  7. the connection's write queue (internal/engine/writequeue.go) of pooled chunks and file
@@ -39,10 +39,9 @@
 // Its main line runs through four files — conn.go, request.go, response.go and the engine's
 // writequeue.go — but with what they call on the way (the transport, the parser in
 // internal/wire, the coroutines, timers, pools, hooks and stats) one request touches about
-// thirty of core's files, and an HTTP/2 stream's about forty (docs/design.md lists them). The
-// connection's side (conn.go, request.go, and the connection as an exchange: connbody.go,
-// connresponse.go, conntime.go, connhandover.go) drives the requests one after another and
-// decides their fate; the Ctx's side
+// thirty files, and an HTTP/2 stream's about fifty (docs/design.md lists them). The
+// connection's side (conn.go, request.go, and the connection as an exchange, connexchange.go)
+// drives the requests one after another and decides their fate; the Ctx's side
 // (ctx.go, ctxrequest.go, response.go, park.go) is what a handler sees, and reports what
 // happened, with the request's bytes without a copy on a view of their own (RequestBytes,
 // ctxbytes.go) and what packages built on core need of a request on another (Seam, seam.go).
@@ -58,7 +57,7 @@
 // served on an exchange of its own (h2stream.go): a Ctx talks to what it is served on through
 // the exchange interface (exchange.go), which an HTTP/1.1 connection (conn) and an HTTP/2
 // stream (h2stream) each implement — the body read from the socket or from the stream's DATA,
-// the head framed as a status line or a HEADERS frame (connresponse.go, h2response.go), the
+// the head framed as a status line or a HEADERS frame (connexchange.go, h2response.go), the
 // output written to the socket or framed as DATA within the flow-control windows (h2send.go),
 // the end a keep-alive or END_STREAM — and both begin with a carrier, what they share: the
 // request being served, the write queue, the deadlines. A stream opened by an extended CONNECT
