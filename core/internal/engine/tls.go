@@ -8,10 +8,8 @@ import (
 	"io"
 	"iter"
 	"log/slog"
-	"net"
 	"runtime/debug"
 	"slices"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
@@ -107,130 +105,6 @@ type tlsConn struct {
 	alpn     string // the protocol the client chose by ALPN, once the handshake succeeded
 }
 
-// TLSWrite writes records to the socket; a test makes it take less.
-var TLSWrite = netpoll.Write
-
-// errTLSAgain is what tlsConn.Read returns after the handshake when the socket has no more
-// bytes: a temporary error, which crypto/tls does not keep.
-var errTLSAgain error = tlsAgain{}
-
-type tlsAgain struct{}
-
-func (tlsAgain) Error() string   { return "dwell: TLS read would block" }
-func (tlsAgain) Timeout() bool   { return true }
-func (tlsAgain) Temporary() bool { return true }
-
-// Read reads from the socket into p, the crypto/tls buffer. After a read that took less than
-// p (the socket has most likely nothing more) it does not ask again within the same
-// transport call: the poller, level-triggered, reports bytes that arrived since.
-func (s *tlsConn) Read(p []byte) (int, error) {
-	for {
-		if !s.drained {
-			n, e := netpoll.Read(s.fd, p)
-			if countStats && n > 0 {
-				s.t.opts.Counts.BytesIn += int64(n)
-			}
-			switch {
-			case n > 0:
-				if n < len(p) {
-					s.drained = true
-				}
-				return n, nil
-			case e == 0:
-				return 0, io.EOF
-			case e == netpoll.EINTR:
-				continue
-			case e != netpoll.EAGAIN:
-				return 0, e
-			}
-			s.drained = true
-		}
-		if s.yield == nil {
-			return 0, errTLSAgain
-		}
-		// In the handshake: send what it wrote, and wait for the client.
-		s.flushOut()
-		if !s.yield(struct{}{}) {
-			return 0, net.ErrClosed
-		}
-		s.drained = false
-	}
-}
-
-// Write sends p, a record or a flight of them, to the socket; what it does not take waits in
-// s.out, behind anything already waiting.
-func (s *tlsConn) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(s.out) == 0 && len(p) > 0 && s.werr == 0 {
-		k, e := TLSWrite(s.fd, p)
-		s.wrote(k)
-		if k > 0 {
-			p = p[k:]
-			continue
-		}
-		if e == netpoll.EINTR {
-			continue
-		}
-		if e != netpoll.EAGAIN {
-			s.werr = e
-			return n, nil // reported by the transport's write, which the loop acts on
-		}
-		break
-	}
-	if len(p) > 0 && s.werr == 0 {
-		s.out = append(s.out, p...)
-	}
-	return n, nil
-}
-
-// flushOut writes what waits in s.out, as much as the socket takes. While records wait, the
-// connection watches for writability (TLS.Holds), so that the TLS layer's own output
-// (a handshake flight, an alert) leaves without waiting for a response to push it.
-func (s *tlsConn) flushOut() netpoll.Errno {
-	for len(s.out) > 0 && s.werr == 0 {
-		k, e := TLSWrite(s.fd, s.out)
-		s.wrote(k)
-		if k > 0 {
-			s.out = s.out[k:]
-			continue
-		}
-		if e == netpoll.EINTR {
-			continue
-		}
-		if e != netpoll.EAGAIN {
-			s.werr = e
-		}
-		break
-	}
-	if len(s.out) == 0 || s.werr != 0 {
-		s.out = nil
-	}
-	return s.werr
-}
-
-// wrote counts k bytes written to the socket in the loop's statistics.
-func (s *tlsConn) wrote(k int) {
-	if countStats && k > 0 {
-		s.t.opts.Counts.BytesOut += int64(k)
-	}
-}
-
-func (s *tlsConn) Close() error { return nil } // the transport closes the socket
-
-func (s *tlsConn) LocalAddr() net.Addr {
-	if a, err := netpoll.BoundAddr(s.fd); err == nil {
-		return a
-	}
-	return &net.TCPAddr{}
-}
-
-func (s *tlsConn) RemoteAddr() net.Addr { return net.TCPAddrFromAddrPort(netpoll.RemoteAddr(s.fd)) }
-
-func (s *tlsConn) SetDeadline(time.Time) error      { return nil } // the loop's timers bound every wait
-func (s *tlsConn) SetReadDeadline(time.Time) error  { return nil }
-func (s *tlsConn) SetWriteDeadline(time.Time) error { return nil }
-
-// state returns c's TLS state, made on the connection's first read.
 // state returns fd's TLS state, made on the connection's first read.
 func (t *TLS) state(fd int, ep Endpoint) *tlsConn {
 	if fd < len(t.conns) && t.conns[fd] != nil {
