@@ -77,14 +77,8 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 		}
 		return 0, err
 	}
-	if c.state == stClosed {
-		if cx.gone != 0 {
-			return 0, cx.gone.err()
-		}
-		return 0, ErrClosed
-	}
-	if cx.gone.err() == ErrDeadline {
-		return 0, ErrDeadline
+	if err := c.bodyGone(cx); err != nil {
+		return 0, err
 	}
 	if c.peerEOF {
 		return 0, io.ErrUnexpectedEOF

@@ -234,6 +234,20 @@ func (c *carrier) readTimedOut() {
 	}
 }
 
+// bodyGone returns why no more of cx's body can be read, whatever the protocol: the exchange
+// has closed (the client left, or the grace period ended), or the request's deadline passed.
+func (c *carrier) bodyGone(cx *Ctx) error {
+	switch {
+	case c.state == stClosed && cx.gone != 0:
+		return cx.gone.err()
+	case c.state == stClosed:
+		return ErrClosed
+	case cx.gone.err() == ErrDeadline:
+		return ErrDeadline
+	}
+	return nil
+}
+
 // awaitInput parks the handler cx until body bytes arrive, with the progress-based body timeout.
 func (c *carrier) awaitInput(cx *Ctx) error {
 	if t := c.l.opts.BodyTimeout; t > 0 {

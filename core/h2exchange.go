@@ -16,14 +16,8 @@ func (s *h2stream) base() *carrier { return &s.carrier }
 // and a stream that ends before is a cut body.
 func (s *h2stream) readBody(cx *Ctx, p []byte) (int, error) {
 	b := &cx.body
-	if s.state == stClosed {
-		if cx.gone != 0 {
-			return 0, cx.gone.err()
-		}
-		return 0, ErrClosed
-	}
-	if cx.gone.err() == ErrDeadline {
-		return 0, ErrDeadline
+	if err := s.bodyGone(cx); err != nil {
+		return 0, err
 	}
 	if b.kind == bodyLength {
 		p = p[:min(int64(len(p)), b.remaining)]
