@@ -175,9 +175,7 @@ func TestSocketStreamRecreated(t *testing.T) {
 	if err := js.DeleteStream(ctx, "chat"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.CreateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
+	jetstreamtest.CreateStream(t, js, cfg)
 	epoch := streamInfo(t, js).Created.UTC().Format(time.RFC3339Nano)
 	f, err := s.ReadFrame()
 	if err != nil || f.Epoch != epoch || f.Last == nil || *f.Last != 0 || f.Messages == nil || len(f.Messages) != 0 {

@@ -140,9 +140,7 @@ func TestStreamRecreated(t *testing.T) {
 	if status, body := post(t, a, `{"text": "nowhere"}`); status != 503 {
 		t.Errorf("POST with the stream gone: %d %s", status, body)
 	}
-	if _, err := js.CreateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
+	jetstreamtest.CreateStream(t, js, cfg)
 	epoch := streamInfo(t, js).Created.UTC().Format(time.RFC3339Nano)
 	if epoch == old {
 		t.Fatalf("the new stream's epoch is the old one's, %q", old)
@@ -199,9 +197,7 @@ func TestPostFindsNewStream(t *testing.T) {
 	if err := js.DeleteStream(ctx, "chat"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.CreateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
+	jetstreamtest.CreateStream(t, js, cfg)
 	epoch := streamInfo(t, js).Created.UTC().Format(time.RFC3339Nano)
 	if seq, e := postEpoch(t, a, "new 1"); seq != 1 || e != epoch {
 		t.Fatalf("the first post to the new stream: seq %d, epoch %q, want 1 and %q", seq, e, epoch)

@@ -33,9 +33,7 @@ func recreateStream(t *testing.T, url, name string) {
 	if err := js.DeleteStream(ctx, name); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.CreateStream(ctx, st.CachedInfo().Config); err != nil {
-		t.Fatal(err)
-	}
+	jetstreamtest.CreateStream(t, js, st.CachedInfo().Config)
 }
 
 // TestStreamRecreated: two instances of examples/chatcluster share a stream, with a page on

@@ -5,6 +5,8 @@
 package jetstreamtest
 
 import (
+	"context"
+	"errors"
 	"net"
 	"strconv"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A Server is a NATS server with JetStream, for the length of a test.
@@ -78,3 +81,32 @@ func Connect(t testing.TB, url string) *nats.Conn {
 	t.Cleanup(nc.Close)
 	return nc
 }
+
+// CreateStream creates a stream as an operator would, through js, and returns it. It is for a
+// test that deletes a stream and creates it again: a NATS server may refuse the creation a
+// moment after the deletion, while the deleted stream's store is still going away ("error
+// creating store for stream", error code 10049), and an operator would try again; so does
+// CreateStream, until Patience runs out. Any other error fails the test at once.
+func CreateStream(t testing.TB, js jetstream.JetStream, cfg jetstream.StreamConfig) jetstream.Stream {
+	t.Helper()
+	var st jetstream.Stream
+	coretest.WaitFor(t, "the stream "+strconv.Quote(cfg.Name)+" created", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), coretest.Patience)
+		defer cancel()
+		var err error
+		st, err = js.CreateStream(ctx, cfg)
+		var api *jetstream.APIError
+		if errors.As(err, &api) && api.ErrorCode == storeNotMade {
+			t.Logf("creating the stream %q: %v; trying again", cfg.Name, err)
+			return false
+		}
+		if err != nil {
+			t.Fatalf("creating the stream %q: %v", cfg.Name, err)
+		}
+		return true
+	})
+	return st
+}
+
+// storeNotMade is the JetStream error code of a stream whose store could not be made.
+const storeNotMade jetstream.ErrorCode = 10049
