@@ -165,7 +165,7 @@ func writeReject(c *conn, rej *wire.Reject) {
 	b := c.out.Spare(pool, 200+len(rej.Reason)+len(text))
 	b = wire.AppendStatusLine(b, rej.Status)
 	b = append(b, "Date: "...)
-	b = append(b, l.date[:]...)
+	b = append(b, l.clk.Date[:]...)
 	b = append(b, "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(text)+len(rej.Reason)+7), 10)
 	b = append(b, "\r\n\r\n"...)

@@ -422,8 +422,8 @@ func (c *conn) close(err error) {
 		hc.closedBy(err)
 	}
 	c.wakeOnClose(err)
-	if l.acceptPaused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
-		l.listen()
+	if l.acc.Paused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
+		l.acc.Listen()
 	}
 }
 

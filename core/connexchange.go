@@ -185,7 +185,7 @@ func (c *conn) writeHead(cx *Ctx, whole bool) {
 	b := wire.AppendStatusLine(c.out.HeadRoom(pool, n, len(c.in) > 0), status)
 	if cx.resp&rfHasDate == 0 {
 		b = append(b, "Date: "...)
-		b = append(b, l.date[:]...)
+		b = append(b, l.clk.Date[:]...)
 		b = append(b, crlf...)
 	}
 	b = append(b, fields...)
@@ -269,7 +269,7 @@ func (c *conn) waitReadable(cx *Ctx) error {
 
 // onDeadline runs when the connection's timer is due: it acts on whichever deadline has passed.
 func (c *conn) onDeadline(l *Loop) {
-	switch c.due(l.now) {
+	switch c.due(l.clk.Now) {
 	case dueWrite:
 		c.writeTimedOut(c)
 		return
@@ -342,7 +342,7 @@ func (c *conn) writeSwitch(cx *Ctx) {
 	b = wire.AppendStatusLine(b, 101)
 	if cx.resp&rfHasDate == 0 {
 		b = append(b, "Date: "...)
-		b = append(b, cx.l.date[:]...)
+		b = append(b, cx.l.clk.Date[:]...)
 		b = append(b, crlf...)
 	}
 	b = append(b, fields...)

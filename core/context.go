@@ -33,7 +33,7 @@ func (cx *Ctx) Context() context.Context {
 		x.moveInlineValues()
 		x.reqCtx = &requestContext{values: x.values}
 		if x.deadlineAt != 0 {
-			x.reqCtx.deadline = cx.l.epoch.Add(time.Duration(x.deadlineAt))
+			x.reqCtx.deadline = cx.l.clk.Time(x.deadlineAt)
 		}
 		if cx.gone != 0 {
 			x.reqCtx.cancel(cx.gone.err())

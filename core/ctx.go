@@ -201,7 +201,7 @@ func (cx *Ctx) begin() {
 	cx.written = 0
 	cx.gone = 0
 	cx.route = nil
-	cx.start = l.now
+	cx.start = l.clk.Now
 }
 
 // active reports whether the request's handler or continuation has yet to finish.

@@ -8,7 +8,8 @@
 //
 //  1. the socket, polled by the loop's poller (core/internal/netpoll: epoll on Linux,
 //     level-triggered; a portable poller on Go's net package elsewhere), accepted from one of
-//     the server's listeners (listener.go), its bytes carried by that listener's transport
+//     the server's listeners (listener.go; the accepting, in batches and with a backoff when
+//     descriptors run out, is core/internal/engine's accept.go), its bytes carried by that listener's transport
 //     (transport.go: the socket itself, plain; or TLS's records through crypto/tls on the
 //     loop, its handshakes after the open connections' work in each turn: core/internal/engine's
 //     tls.go and tlsturn.go);

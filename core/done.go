@@ -77,7 +77,7 @@ func (cx *Ctx) runDone() {
 		return
 	}
 	r := x.rare
-	now, mono := cx.l.wallClock()
+	now, mono := cx.l.clk.Wall()
 	d := Done{
 		Status:   cx.statusCode(),
 		Bytes:    cx.written,

@@ -102,7 +102,7 @@ func (c *carrier) setReadDeadline(d time.Duration) {
 		c.rdl = 0
 		return
 	}
-	c.rdl = c.l.now + int64(d)
+	c.rdl = c.l.clk.Now + int64(d)
 	c.armTimer(c.rdl)
 }
 
@@ -110,7 +110,7 @@ func (c *carrier) setReadDeadline(d time.Duration) {
 // output waits for the client (queued, or a handler parked on its own buffer).
 func (c *carrier) armWriteDeadline() {
 	if c.wdl == 0 && c.l.opts.WriteTimeout > 0 {
-		c.wdl = c.l.now + int64(c.l.opts.WriteTimeout)
+		c.wdl = c.l.clk.Now + int64(c.l.opts.WriteTimeout)
 		c.armTimer(c.wdl)
 	}
 }

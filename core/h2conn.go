@@ -105,7 +105,7 @@ func (c *conn) startH2() {
 	h.queue(b)
 	l.h2scratch = b[:0]
 	c.setReadDeadline(l.opts.IdleTimeout) // until the first stream (see Timeout)
-	h.calm.Start(l.turnNow)
+	h.calm.Start(l.clk.TurnNow())
 }
 
 // queue adds frames to the connection's output.
@@ -216,7 +216,7 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 	if !h.settings && (fh.Type != h2.TypeSettings || fh.Flags.Has(h2.FlagAck)) {
 		return &h2.ConnError{Code: h2.ProtocolError, Reason: "the client's preface is not followed by SETTINGS"}
 	}
-	if !h.calm.Take(fh, h.c.l.turnNow) {
+	if !h.calm.Take(fh, h.c.l.clk.TurnNow()) {
 		return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many frames that carry no request"}
 	}
 	switch fh.Type {

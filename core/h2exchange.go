@@ -137,7 +137,7 @@ func (s *h2stream) close(err error) {
 
 // onDeadline runs when the stream's timer is due: it acts on whichever deadline has passed.
 func (s *h2stream) onDeadline(l *Loop) {
-	switch s.due(l.now) {
+	switch s.due(l.clk.Now) {
 	case dueWrite:
 		s.writeTimedOut(s)
 	case dueRead:

@@ -133,7 +133,7 @@ func (cx *Ctx) appendFieldBlock(b []byte, status int, length int64, noBody, whol
 	l := cx.l
 	b = h2.AppendStatus(b, status)
 	if cx.resp&rfHasDate == 0 {
-		b = h2.AppendField(b, []byte("date"), l.date[:], false)
+		b = h2.AppendField(b, []byte("date"), l.clk.Date[:], false)
 	}
 	b = cx.appendH2Fields(b)
 	if cx.resp&rfHasType == 0 && !noBody && (length != 0 || !whole) {

@@ -142,18 +142,8 @@ func (ls *listening) close(first int) {
 // errNoTLSConfig refuses a TLS listener on a server with no TLS configuration.
 var errNoTLSConfig = errors.New("it speaks TLS and the server has no TLS configuration (Options.TLSConfig or ListenAndServeTLS)")
 
-// A loopListener is one of the server's listeners as a loop accepts from it.
-type loopListener struct {
-	fd      int  // listening socket, -1 once closed (or when there is none: serveConns)
-	shared  bool // shared by all loops (EPOLLEXCLUSIVE); not ours to close or change
-	defers  bool // hands over connections once they have sent something (see open)
-	polled  bool // registered with the poller
-	tls     bool // its connections speak TLS
-	handler Handler
-}
-
 // A via is what a connection keeps of the listener it came by, in a byte: the listener's index
-// in Loop.lns (whose handler serves it), and viaTLS when it speaks TLS (its bytes then go
+// in the loop's listeners (Loop.acc.Lns; its handler is Loop.handlers'), and viaTLS when it speaks TLS (its bytes then go
 // through the loop's tlsT).
 type via uint8
 
@@ -167,7 +157,7 @@ func viaListener(i int, tls bool) via {
 	return v
 }
 
-// listener returns the index of the listener in its loop's lns.
+// listener returns the index of the listener among its loop's.
 func (v via) listener() int { return int(v &^ viaTLS) }
 
 // secure reports whether the connection speaks TLS.
@@ -175,13 +165,3 @@ func (v via) secure() bool { return v&viaTLS != 0 }
 
 // secure reports whether c speaks TLS.
 func (c *conn) secure() bool { return c.via.secure() }
-
-// listenerAt returns the index of the loop's listener whose socket is fd, or -1.
-func (l *Loop) listenerAt(fd int) int {
-	for i := range l.lns {
-		if l.lns[i].fd == fd {
-			return i
-		}
-	}
-	return -1
-}

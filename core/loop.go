@@ -27,9 +27,9 @@ type Loop struct {
 	inbox *engine.Inbox[task]
 	tlsT  *engine.TLS // the transport of the connections that speak TLS, or nil
 
-	lns       []loopListener // the server's listeners, each with its socket for this loop (listener.go)
-	acceptErr bool           // an accept failure was logged and not yet followed by a success
-	accTimer  Timer          // ends an accept backoff
+	acc      engine.Acceptor // the server's listeners, each with its socket for this loop
+	handlers []Handler       // by listener, what serves the requests that come by it
+	accTimer Timer           // ends an accept backoff
 
 	buf    []byte  // the read buffer shared by all connections, one turn at a time
 	conns  []*conn // by file descriptor
@@ -49,12 +49,7 @@ type Loop struct {
 	pool        engine.OutPool
 	iov         *netpoll.IOVecs
 
-	epoch   time.Time
-	now     int64     // monotonic nanoseconds since epoch, read each turn and when a timer is armed
-	turn    time.Time // the clock at the turn's start, with turnNow its monotonic reading
-	turnNow int64
-	date    [29]byte
-	dateSec int64
+	clk engine.Clock // read each turn, and when a timer is armed
 
 	current  *Ctx // the handler whose coroutine is running, if any
 	turnLeft int  // requests the connection being served may still start in this turn (see serve)
@@ -99,24 +94,25 @@ const readBufSize = 64 << 10
 // newLoop makes loop id, which takes its listening socket of each of the server's listeners: if
 // it fails, it closes them (those not shared) along with whatever else it opened. s.mu is held.
 func newLoop(s *Server, id int) (*Loop, error) {
-	lns := make([]loopListener, len(s.lns))
+	lns := make([]engine.Listener, len(s.lns))
+	handlers := make([]Handler, len(s.lns))
 	useTLS := false
 	for i, ls := range s.lns {
 		fd := -1
 		if ls.fds != nil {
 			fd = ls.fds[id]
 		}
-		h := ls.Handler
-		if h == nil {
-			h = s.handler
+		handlers[i] = ls.Handler
+		if handlers[i] == nil {
+			handlers[i] = s.handler
 		}
-		lns[i] = loopListener{fd: fd, shared: ls.shared >= 0, defers: fd >= 0 && netpoll.DefersAccept(fd), tls: ls.TLS, handler: h}
+		lns[i] = engine.Listener{FD: fd, Shared: ls.shared >= 0, Defers: fd >= 0 && netpoll.DefersAccept(fd), TLS: ls.TLS}
 		useTLS = useTLS || ls.TLS
 	}
 	fail := func(err error) (*Loop, error) {
 		for _, ln := range lns {
-			if ln.fd >= 0 && !ln.shared {
-				netpoll.Close(ln.fd)
+			if ln.FD >= 0 && !ln.Shared {
+				netpoll.Close(ln.FD)
 			}
 		}
 		return nil, err
@@ -137,7 +133,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 	}
 	l := &Loop{
 		srv: s, id: id, opts: &s.opts, log: s.opts.Logger,
-		poll: p, inbox: ib, lns: lns,
+		poll: p, inbox: ib, acc: engine.NewAcceptor(lns, p, s.opts.Logger, id), handlers: handlers,
 		buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
 		iov: netpoll.NewIOVecs(engine.MaxIOVecs),
 		// The tables that grow with the connections start large enough for thousands of them:
@@ -145,7 +141,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		// allocation cost memory only once they are written.
 		conns:  make([]*conn, 0, initialConns),
 		timers: engine.NewHeap(2 * initialConns),
-		epoch:  time.Now(),
+		clk:    engine.NewClock(),
 		done:   make(chan struct{}),
 	}
 	l.label = loopLabel(loopSerial.Add(1))
@@ -156,14 +152,13 @@ func newLoop(s *Server, id int) (*Loop, error) {
 	l.accTimer.t.Init(timerFunc)
 	err = p.Add(ib.FD(), 0, netpoll.WatchRead)
 	if err == nil {
-		err = l.listen()
+		err = l.acc.Listen()
 	}
 	if err != nil {
 		l.closeFds() // the listener too
 		ib.Close()
 		return nil, err
 	}
-	l.tick()
 	return l, nil
 }
 
@@ -186,7 +181,7 @@ func (l *Loop) run() {
 			l.log.Error("dwell: poll failed; loop stops", "loop", l.id, "err", err)
 			return
 		}
-		l.tick()
+		l.clk.Tick()
 		l.beginTurn()
 		for i := range evs {
 			ev := &evs[i]
@@ -197,7 +192,7 @@ func (l *Loop) run() {
 				// An event for a descriptor this loop no longer owns is dropped: a connection
 				// closed earlier in the batch (the serial tells a reused descriptor), or a
 				// listener after a shutdown closed it earlier in the batch.
-				if i := l.listenerAt(fd); i >= 0 {
+				if i := l.acc.At(fd); i >= 0 {
 					l.accept(i)
 				} else if fd < len(l.conns) {
 					if c := l.conns[fd]; c != nil && c.serial == ev.Tag() {
@@ -237,44 +232,16 @@ func (l *Loop) pollTimeout() int {
 	if !ok {
 		return -1
 	}
-	d := when - l.now
+	d := when - l.clk.Now
 	if d <= 0 {
 		return 0
 	}
 	return int((d + int64(time.Millisecond) - 1) / int64(time.Millisecond))
 }
 
-// tick reads the clock once for the whole iteration and refreshes the cached Date value when the
-// second changes.
-func (l *Loop) tick() {
-	t := time.Now()
-	l.now = int64(t.Sub(l.epoch))
-	l.turn, l.turnNow = t, l.now
-	if s := t.Unix(); s != l.dateSec {
-		l.dateSec = s
-		t.UTC().AppendFormat(l.date[:0], "Mon, 02 Jan 2006 15:04:05 GMT")
-	}
-}
-
-// wallClock returns the time now and its monotonic reading, from the monotonic clock alone
-// (which costs less to read than both clocks) and the turn's reading of both: a step of the
-// system's clock during a turn shows from the next turn on.
-func (l *Loop) wallClock() (time.Time, int64) {
-	now := int64(time.Since(l.epoch))
-	return l.turn.Add(time.Duration(now - l.turnNow)), now
-}
-
-// clock reads the clock afresh for a timer a caller arms: the turn's reading can be as old as
-// the turn, and a wait armed from it would end early by that much. The fresh reading becomes the
-// turn's, which only moves it forward.
-func (l *Loop) clock() int64 {
-	l.now = int64(time.Since(l.epoch))
-	return l.now
-}
-
 func (l *Loop) runTimers() {
 	for {
-		t := l.timers.PopDue(l.now)
+		t := l.timers.PopDue(l.clk.Now)
 		if t == nil {
 			return
 		}
@@ -415,6 +382,6 @@ func (l *Loop) exit() {
 }
 
 func (l *Loop) closeFds() {
-	l.closeListener()
+	l.acc.Close(l.srv.leaveShared) // the last loop to stop accepting closes a shared listener
 	l.poll.Close()
 }

@@ -82,7 +82,7 @@ func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 		}
 	}
 	if d > 0 {
-		l.timers.Set(&cx.tm, l.clock()+int64(d))
+		l.timers.Set(&cx.tm, l.clk.Read()+int64(d))
 	}
 	cx.state = ctxParked
 	cx.park = kind
@@ -238,7 +238,7 @@ func (cx *Ctx) detach(d time.Duration, k func(*Ctx, error), deadlineIsSuccess bo
 		cx.park = parkAfter
 	}
 	if d > 0 {
-		l.timers.Set(&cx.tm, l.clock()+int64(d))
+		l.timers.Set(&cx.tm, l.clk.Read()+int64(d))
 	}
 }
 
@@ -314,8 +314,8 @@ func (cx *Ctx) SetTimeout(d time.Duration) {
 		r.deadline.t.Init(timerFunc)
 	}
 	r.deadline.reset(d)
-	r.deadlineAt = cx.l.now + int64(d) // reset has just read the clock
+	r.deadlineAt = cx.l.clk.Now + int64(d) // reset has just read the clock
 	if r.reqCtx != nil {
-		r.reqCtx.setDeadline(cx.l.epoch.Add(time.Duration(r.deadlineAt)))
+		r.reqCtx.setDeadline(cx.l.clk.Time(r.deadlineAt))
 	}
 }

@@ -140,7 +140,7 @@ func writeShapedReject(c *conn, r *Refusal) {
 	b := c.out.Spare(pool, 160+len(r.contentType)+n+len(r.body))
 	b = wire.AppendStatusLine(b, r.Status)
 	b = append(b, "Date: "...)
-	b = append(b, l.date[:]...)
+	b = append(b, l.clk.Date[:]...)
 	b = append(b, "\r\n"...)
 	if !r.typeSet {
 		b = append(b, "Content-Type: text/plain; charset=utf-8\r\n"...)

@@ -324,7 +324,7 @@ func newCoro() *coro {
 				l.k, l.kerr = nil, nil
 				k(cx, err)
 			} else {
-				cx.l.lns[cx.via.listener()].handler(cx)
+				cx.l.handlers[cx.via.listener()](cx)
 			}
 			if cx.l.sw.Noted() {
 				cx.l.noteStall(cx)

@@ -213,10 +213,10 @@ func (s *Server) announceReady() {
 // which no loop took; the server is then closed, and a Shutdown returns at once. s.mu is held.
 func (s *Server) abandonStart(rest int) {
 	for _, l := range s.loops {
-		l.pauseAccept()
-		for i := range l.lns {
-			if l.lns[i].shared {
-				l.lns[i].fd = -1 // closed below, once
+		l.acc.Pause()
+		for i := range l.acc.Lns {
+			if l.acc.Lns[i].Shared {
+				l.acc.Lns[i].FD = -1 // closed below, once
 			}
 		}
 		l.closeFds()
@@ -325,7 +325,7 @@ func (l *Loop) beginShutdown() {
 		return
 	}
 	l.shutting = true
-	l.closeListener()
+	l.acc.Close(l.srv.leaveShared)
 	for _, c := range l.conns {
 		if c == nil {
 			continue

@@ -155,7 +155,7 @@ func (hc *Conn) TLS() *tls.ConnectionState {
 // newTLS makes the loop's TLS transport.
 func (l *Loop) newTLS(config *tls.Config) *engine.TLS {
 	return engine.NewTLS(engine.TLSOptions{
-		Config: config, Log: l.log, Loop: l.id, Clock: l.clock, Counts: &l.ctr.Counts,
+		Config: config, Log: l.log, Loop: l.id, Clock: &l.clk, Counts: &l.ctr.Counts,
 		Plaintext: func(first []byte) []byte {
 			if !looksLikeHTTP(first) {
 				return nil

@@ -22,7 +22,7 @@ const defaultStallThreshold = 200 * time.Millisecond
 
 // beginTurn marks the start of an iteration, at the loop clock's reading for it.
 func (l *Loop) beginTurn() {
-	l.sw.BeginTurn(l.now)
+	l.sw.BeginTurn(l.clk.Now)
 	if countStats {
 		l.ctr.turns++
 	}
@@ -31,7 +31,7 @@ func (l *Loop) beginTurn() {
 // endTurn marks the end of an iteration before the loop polls again: it reports a stall the
 // watchdog saw, and keeps the longest turn.
 func (l *Loop) endTurn() {
-	if n := l.sw.EndTurn(l.clock()); n != nil {
+	if n := l.sw.EndTurn(l.clk.Read()); n != nil {
 		l.sw.Report(n, l.log, l.id)
 	}
 }
@@ -54,7 +54,7 @@ func (l *Loop) nextApp() { l.sw.NextApp() }
 //
 //go:noinline
 func (l *Loop) noteStall(cx *Ctx) {
-	n := l.sw.EndApp(l.clock())
+	n := l.sw.EndApp(l.clk.Read())
 	if n == nil || cx == nil {
 		return // not the call that ran when the stall was seen, or no request's
 	}
@@ -79,7 +79,7 @@ func (s *Server) watch(loops []*Loop, threshold time.Duration, stop <-chan struc
 type watchedLoop Loop
 
 func (w *watchedLoop) StallWatch() *engine.StallWatch { return &w.sw }
-func (w *watchedLoop) Now() int64                     { return int64(time.Since(w.epoch)) }
+func (w *watchedLoop) Now() int64                     { return w.clk.Elapsed() }
 func (w *watchedLoop) Label() string                  { return w.label }
 
 // Turn has the loop run a turn, whose end reports the stall.

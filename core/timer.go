@@ -72,7 +72,7 @@ func (l *Loop) AfterFunc(d time.Duration, f func()) *Timer {
 	l.mustBeOnLoop("Loop.AfterFunc")
 	t := &Timer{l: l, f: f}
 	t.t.Init(timerFunc)
-	l.timers.Set(&t.t, l.clock()+int64(max(d, 0)))
+	l.timers.Set(&t.t, l.clk.Read()+int64(max(d, 0)))
 	return t
 }
 
@@ -84,5 +84,5 @@ func (t *Timer) Reset(d time.Duration) {
 }
 
 func (t *Timer) reset(d time.Duration) {
-	t.l.timers.Set(&t.t, t.l.clock()+int64(max(d, 0)))
+	t.l.timers.Set(&t.t, t.l.clk.Read()+int64(max(d, 0)))
 }

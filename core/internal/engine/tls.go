@@ -54,7 +54,7 @@ type TLSOptions struct {
 	Config *tls.Config
 	Log    *slog.Logger // handshake failures (at Debug) and panics in the configuration's callbacks
 	Loop   int          // the loop's number, for the log
-	Clock  func() int64 // the loop's clock in nanoseconds, for the handshakes' budget
+	Clock  *Clock       // the loop's clock, read for the handshakes' budget
 	Counts *Counts      // the loop's, where the transport counts bytes and handshakes
 
 	// Plaintext, if set, is asked about the first bytes of a client that did not begin a TLS

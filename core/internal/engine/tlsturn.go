@@ -43,9 +43,9 @@ func (t *TLS) handshake(s *tlsConn) netpoll.Errno {
 		}
 		return netpoll.EAGAIN
 	}
-	start := t.opts.Clock()
+	start := t.opts.Clock.Read()
 	e := s.handshake()
-	t.spent += t.opts.Clock() - start
+	t.spent += t.opts.Clock.Read() - start
 	return e
 }
 

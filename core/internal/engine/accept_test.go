@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+)
+
+// A testHost takes up to limit connections.
+type testHost struct {
+	limit int
+	fds   []int
+	lns   []int
+}
+
+func (h *testHost) Full() bool { return len(h.fds) >= h.limit }
+func (h *testHost) Open(fd, ln int) {
+	h.fds = append(h.fds, fd)
+	h.lns = append(h.lns, ln)
+}
+
+// TestAcceptor: connections are handed to the host with their listener's index; a full host
+// pauses accepting (the listener out of the poll set) and the rest wait in the backlog until
+// Listen puts it back; Close closes a socket of the loop's own and hands a shared one to leave.
+func TestAcceptor(t *testing.T) {
+	lfd, err := netpoll.Listen(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := listenAddr(t, lfd)
+	p, err := netpoll.NewPoller(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	a := NewAcceptor([]Listener{{FD: -1}, {FD: lfd}}, p, slog.New(slog.NewTextHandler(io.Discard, nil)), 0)
+	if err := a.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	if a.At(lfd) != 1 || a.At(lfd+100) != -1 || a.Paused() {
+		t.Fatalf("At(listener) %d, At(other) %d, paused %v", a.At(lfd), a.At(lfd+100), a.Paused())
+	}
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	h := &testHost{limit: 2}
+	acceptUntil(t, &a, p, h, func() bool { return a.Paused() })
+	if len(h.fds) != 2 || h.lns[0] != 1 || h.lns[1] != 1 {
+		t.Fatalf("a host of 2 got %d connections, from listeners %v", len(h.fds), h.lns)
+	}
+	h.limit = 4
+	if err := a.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	acceptUntil(t, &a, p, h, func() bool { return len(h.fds) == 3 })
+	if a.Paused() {
+		t.Error("still paused with room")
+	}
+	for _, fd := range h.fds {
+		netpoll.Close(fd)
+	}
+
+	var left []int
+	a.Lns = append(a.Lns, Listener{FD: 1 << 20, Shared: true}) // never closed: Close leaves it
+	a.Close(func(ln int) { left = append(left, ln) })
+	if len(left) != 1 || left[0] != 2 || a.Lns[1].FD != -1 || a.Lns[2].FD != -1 {
+		t.Fatalf("Close left %v; listeners %+v", left, a.Lns)
+	}
+}
+
+// acceptUntil waits for the listeners and accepts until done holds.
+func acceptUntil(t *testing.T, a *Acceptor, p *netpoll.Poller, h AcceptHost, done func() bool) {
+	t.Helper()
+	for !done() {
+		evs, err := p.Wait(-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if i := a.At(ev.FD()); i >= 0 {
+				if a.Accept(i, h) {
+					t.Fatal("backing off")
+				}
+			}
+		}
+	}
+}
+
+// listenAddr returns the address of the listening socket fd.
+func listenAddr(t *testing.T, fd int) string {
+	t.Helper()
+	a, err := netpoll.BoundAddr(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.String()
+}
