@@ -163,7 +163,7 @@ func (hc *Conn) drainedCheck() {
 	if hc.is(hcOver) && hc.base().out.Size() <= hc.ex.highWater()/2 {
 		hc.clear(hcOver)
 		if hc.remote != nil {
-			hc.remote.drained()
+			hc.remote.st.Drained()
 		}
 		hc.callProtocol(func() { hc.p.Drained(hc) })
 	}
@@ -183,7 +183,7 @@ func (hc *Conn) closedBy(err error) {
 	}
 	hc.set(hcClosed)
 	if hc.remote != nil {
-		hc.remote.closed(err)
+		hc.remote.st.Closed(err)
 	}
 	// Not callProtocol: a panic in the last call has nothing left to close.
 	hc.base().l.safely(func() { hc.p.Closed(hc, err) })
@@ -279,7 +279,7 @@ func (hc *Conn) queue(p []byte) {
 	if !hc.is(hcOver) && c.out.Size() > hc.ex.highWater() {
 		hc.set(hcOver)
 		if hc.remote != nil {
-			hc.remote.setOver()
+			hc.remote.st.SetOver()
 		}
 	}
 	hc.flushLater()

@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
 )
 
 // HandOverConn: a connection handed over to goroutines, as a net.Conn.
@@ -29,12 +31,7 @@ func serveConns(t *testing.T, o Options, use func(conn net.Conn)) string {
 
 // heldBytes returns how many bytes the handed connection behind conn holds for its goroutines,
 // and whether the loop has stopped reading the socket.
-func heldBytes(conn net.Conn) (int, bool) {
-	h := conn.(*handedNetConn).h
-	h.r.mu.Lock()
-	defer h.r.mu.Unlock()
-	return len(h.in) - h.inOff, h.paused
-}
+func heldBytes(conn net.Conn) (int, bool) { return engine.Held(conn) }
 
 // TestHandOverConnEcho: the bytes behind the request's head come first, then what follows; a
 // Close sends what was written before it; a Read and a Write after it fail with net.ErrClosed.
@@ -72,7 +69,7 @@ func TestHandOverConnEcho(t *testing.T) {
 }
 
 // TestHandOverConnInputBounded: a client that sends far more than its goroutine reads is held
-// back by TCP's flow control once the connection holds inBound bytes: the loop stops reading it,
+// back by TCP's flow control once the connection holds engine.InBound bytes: the loop stops reading it,
 // and reads again as the goroutine catches up, so that every byte arrives in order.
 func TestHandOverConnInputBounded(t *testing.T) {
 	conns := make(chan net.Conn, 1)
@@ -100,8 +97,8 @@ func TestHandOverConnInputBounded(t *testing.T) {
 		_, paused := heldBytes(conn)
 		return paused
 	})
-	if n, _ := heldBytes(conn); n > inBound {
-		t.Errorf("%d bytes held for the goroutine, over %d", n, inBound)
+	if n, _ := heldBytes(conn); n > engine.InBound {
+		t.Errorf("%d bytes held for the goroutine, over %d", n, engine.InBound)
 	}
 	close(start)
 	if got, want := receive(t, "the goroutine's read", sum), fmt.Sprint(total, nil, byte((total-1)%251)); got != want {

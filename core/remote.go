@@ -1,12 +1,12 @@
 package core
 
-import "sync"
+import "github.com/dwellhttp/dwell/core/internal/engine"
 
 // The goroutine side of a handed-over connection. A Conn is the loop's: only code the loop runs
 // (the Protocol's calls, handlers, continuations, Post callbacks) may use it. What a protocol
 // hands to goroutines is its Remote, whose every call reaches the Conn by posting to the loop,
 // and which any goroutine may hold: a WebSocket's calls from goroutines, and the net.Conn of a
-// connection handed over to goroutines (Ctx.HandOverConn, stream.go), are built on it.
+// connection handed over to goroutines (Ctx.HandOverConn, handoverconn.go), are built on it.
 
 // A Remote is the goroutine side of a handed-over connection: Do runs code on its loop with its
 // Conn and waits for it, and WaitDrained waits while the connection's output is past its
@@ -16,12 +16,7 @@ import "sync"
 type Remote struct {
 	hc *Conn // the loop's: used only in what runs on the loop
 	l  *Loop
-
-	mu   sync.Mutex
-	cond sync.Cond // on mu: the output drained, the connection closed, or a Stream's state changed
-	over bool      // the output went past the high-water mark and has not drained yet
-	done bool      // the connection has closed
-	err  error     // why it closed: nil after a close of its protocol's own (Close, Abort)
+	st engine.RemoteState // what the goroutines see of the connection: its output's state, its close
 }
 
 // remoteOnLoop is what a Remote's call on its connection's loop panics with, after its name.
@@ -31,8 +26,8 @@ const remoteOnLoop = "a Remote is for goroutines, and code of the connection's l
 func (hc *Conn) Remote() *Remote {
 	hc.alive("Remote")
 	if hc.remote == nil {
-		r := &Remote{hc: hc, l: hc.base().l, over: hc.is(hcOver), done: hc.is(hcClosed)}
-		r.cond.L = &r.mu
+		r := &Remote{hc: hc, l: hc.base().l}
+		r.st.Init(hc.is(hcOver), hc.is(hcClosed))
 		hc.remote = r
 	}
 	return hc.remote
@@ -75,35 +70,8 @@ func (r *Remote) Post(f func()) error {
 // closed ErrClosed. Code that runs on a loop must not call it (it panics there).
 func (r *Remote) WaitDrained() error {
 	r.l.mustBeOffLoop("Remote.WaitDrained", remoteOnLoop)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for r.over && !r.done {
-		r.cond.Wait()
-	}
-	if r.done {
+	if !r.st.WaitDrained() {
 		return ErrClosed
 	}
 	return nil
-}
-
-// setOver, drained and closed keep the Remote up to date; the loop calls them before the
-// Protocol hears of the same.
-func (r *Remote) setOver() {
-	r.mu.Lock()
-	r.over = true
-	r.mu.Unlock()
-}
-
-func (r *Remote) drained() {
-	r.mu.Lock()
-	r.over = false
-	r.cond.Broadcast()
-	r.mu.Unlock()
-}
-
-func (r *Remote) closed(err error) {
-	r.mu.Lock()
-	r.done, r.err = true, err
-	r.cond.Broadcast()
-	r.mu.Unlock()
 }
