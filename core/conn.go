@@ -169,7 +169,7 @@ func (c *conn) readInput() {
 // none): the client's end of input sets peerEOF, and a failed read closes the connection (ok
 // false).
 func (c *conn) readSocket(p []byte) (n int, ok bool) {
-	n, e := c.tr().read(c, p)
+	n, e := c.tr().Read(int(c.fd), c, p)
 	switch {
 	case n > 0:
 		return n, true
@@ -315,7 +315,7 @@ func (c *conn) dropSpill() {
 
 // flush writes queued output until the socket is full, then waits for it to drain.
 func (c *conn) flush() {
-	if tr := c.tr(); tr.holds(c) && tr.flushHeld(c) != 0 {
+	if tr := c.tr(); tr.Holds(int(c.fd)) && tr.FlushHeld(int(c.fd)) != 0 {
 		c.close(ErrClosed)
 		return
 	}
@@ -375,7 +375,7 @@ func (c *conn) updateInterest() {
 	if c.peerEOF {
 		ev &^= netpoll.WatchRead | netpoll.WatchHangup
 	}
-	if c.out.Size() > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) || c.tr().holds(c) {
+	if c.out.Size() > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) || c.tr().Holds(int(c.fd)) {
 		ev |= netpoll.WatchWrite // output to send, or a writer waiting for room to send from its own buffer
 	} else {
 		ev &^= netpoll.WatchWrite
@@ -412,7 +412,7 @@ func (c *conn) close(err error) {
 		delete(l.given, c.fd) // ServeConn's remote address, if it gave one
 	}
 	l.nconns--
-	c.tr().close(c, c.ending >= closeReset)
+	c.tr().Close(int(c.fd), c.ending >= closeReset)
 	c.in = nil
 	c.dropSpill()
 	c.out.Release(&l.pool)
@@ -468,7 +468,7 @@ func (c *conn) finishClose() {
 		c.close(nil)
 		return
 	}
-	c.tr().shutdownWrite(c)
+	c.tr().ShutdownWrite(int(c.fd))
 	c.state = stLinger
 	c.setReadDeadline(lingerTimeout)
 	c.setInterest(netpoll.WatchRead | netpoll.WatchHangup)
@@ -476,7 +476,7 @@ func (c *conn) finishClose() {
 
 func (c *conn) readLinger() {
 	for c.state == stLinger {
-		n, e := c.tr().read(c, c.l.buf)
+		n, e := c.tr().Read(int(c.fd), c, c.l.buf)
 		switch {
 		case n > 0:
 		case e == netpoll.EAGAIN:

@@ -18,7 +18,7 @@ import (
 
 func (c *conn) base() *carrier { return &c.carrier }
 
-func (c *conn) tlsState() *tls.ConnectionState { return c.tr().tlsState(c) }
+func (c *conn) tlsState() *tls.ConnectionState { return c.tr().State(int(c.fd), c) }
 
 // proto reports the request's HTTP version: a higher 1.x minor version is served as 1.1.
 func (c *conn) proto() string {
@@ -85,7 +85,7 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 	}
 	var e netpoll.Errno
 	if b.kind == bodyStream {
-		n, e = c.tr().read(c, p)
+		n, e = c.tr().Read(int(c.fd), c, p)
 		if n > 0 {
 			if b.remaining >= 0 {
 				if int64(n) > b.remaining {
@@ -100,7 +100,7 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 			return 0, io.EOF
 		}
 	} else if b.kind == bodyLength {
-		n, e = c.tr().read(c, p[:min(int64(len(p)), b.remaining)])
+		n, e = c.tr().Read(int(c.fd), c, p[:min(int64(len(p)), b.remaining)])
 		if n > 0 {
 			b.remaining -= int64(n)
 			return n, nil
@@ -109,7 +109,7 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 		// As much as the handler asked for, of the chunk being read, and room for the framing
 		// and the next chunk's start: so little is read past the body's end (see headRead).
 		want := int(min(int64(len(c.l.buf)), min(b.chunked.DataLeft(), int64(len(p)))+headRead))
-		n, e = c.tr().read(c, c.l.buf[:want])
+		n, e = c.tr().Read(int(c.fd), c, c.l.buf[:want])
 		if n > 0 {
 			c.in = c.l.buf[:n]
 			return 0, nil

@@ -25,7 +25,8 @@ type Loop struct {
 
 	poll  *netpoll.Poller
 	inbox *engine.Inbox[task]
-	tlsT  *engine.TLS // the transport of the connections that speak TLS, or nil
+	plain *engine.Plain // the transport of the connections whose bytes are the socket's
+	tlsT  *engine.TLS   // the transport of the connections that speak TLS, or nil
 
 	acc      engine.Acceptor // the server's listeners, each with its socket for this loop
 	handlers []Handler       // by listener, what serves the requests that come by it
@@ -145,6 +146,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		done:   make(chan struct{}),
 	}
 	l.label = loopLabel(loopSerial.Add(1))
+	l.plain = engine.NewPlain(&l.ctr.Counts)
 	if useTLS {
 		l.tlsT = l.newTLS(s.tlsConfig)
 	}

@@ -286,7 +286,7 @@ func (l *Loop) countConn(n *ConnStates, c *conn) {
 	n.Open++
 	if c.secure() {
 		n.TLS++
-		if c.tr().handshaking(c) {
+		if c.tr().Handshaking(int(c.fd), c) {
 			n.TLSHandshaking++
 		}
 	}

@@ -312,8 +312,9 @@ func (t *TLS) RunBuffered() {
 	t.spare = list[:0]
 }
 
-// Writev encrypts the plaintext of iov, up to tlsBatch bytes, and sends the records.
-func (t *TLS) Writev(fd int, iov *netpoll.IOVecs) (int, netpoll.Errno) {
+// Writev encrypts the plaintext of iov, up to tlsBatch bytes, and sends the records (at once,
+// whatever more says: a record is sent whole).
+func (t *TLS) Writev(fd int, iov *netpoll.IOVecs, more bool) (int, netpoll.Errno) {
 	s := t.lookup(fd)
 	if s == nil || !s.hsOK {
 		return 0, netpoll.EPIPE // nothing but the handshake's own goes out before it is done
