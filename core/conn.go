@@ -301,14 +301,14 @@ func (c *conn) keepInput() {
 	case l.owns(c.in):
 		c.dropSpill()
 		b := append(l.pool.Get(len(c.in)), c.in...)
-		c.spill = l.holdSpill(b)
+		c.spill = l.spills.Hold(b)
 		c.in = b
 	}
 }
 
 func (c *conn) dropSpill() {
 	if c.spill != 0 {
-		c.l.releaseSpill(c.spill)
+		c.l.spills.Release(c.spill, &c.l.pool)
 		c.spill = 0
 	}
 }

@@ -43,9 +43,8 @@ type Loop struct {
 	pending     []exchange // exchanges with requests (or a protocol's input) held over from their last turn
 	coros       []*coro
 	ctxs        []*Ctx
-	spills      [][]byte     // the spill buffers of connections (conn.spill), so a conn holds an index
-	spillFree   []int32      // free slots of spills
-	fields      []wire.Field // the field table of the head being parsed
+	spills      engine.Spills // the spill buffers of connections (conn.spill)
+	fields      []wire.Field  // the field table of the head being parsed
 	chunkedFree []*wire.ChunkedDecoder
 	pool        engine.OutPool
 	iov         *netpoll.IOVecs
@@ -279,26 +278,6 @@ func (l *Loop) runReady() {
 	rest := copy(l.ready, l.ready[n:])
 	clear(l.ready[rest:])
 	l.ready = l.ready[:rest]
-}
-
-// holdSpill keeps a connection's spill buffer and returns the handle conn.spill stores.
-func (l *Loop) holdSpill(b []byte) int32 {
-	if n := len(l.spillFree); n > 0 {
-		i := l.spillFree[n-1]
-		l.spillFree = l.spillFree[:n-1]
-		l.spills[i] = b
-		return i + 1
-	}
-	l.spills = append(l.spills, b)
-	return int32(len(l.spills))
-}
-
-// releaseSpill gives a spill buffer back to the pool.
-func (l *Loop) releaseSpill(h int32) {
-	i := h - 1
-	l.pool.Put(l.spills[i])
-	l.spills[i] = nil
-	l.spillFree = append(l.spillFree, i)
 }
 
 // runPending gives the connections that hit the per-turn bound their next turn.
