@@ -185,20 +185,23 @@ func (l *Loop) run() {
 		l.clk.Tick()
 		l.beginTurn()
 		for i := range evs {
+			// A connection is registered with its serial, never 0; the loop's own descriptors
+			// (the inbox, the listeners) with 0. An event for a descriptor this loop no longer
+			// owns is dropped: a connection closed earlier in the batch (the serial tells a
+			// reused descriptor), or a listener after a shutdown closed it earlier in the batch.
 			ev := &evs[i]
 			switch fd := ev.FD(); {
-			case fd == l.inbox.FD():
-				l.runInbox()
-			default:
-				// An event for a descriptor this loop no longer owns is dropped: a connection
-				// closed earlier in the batch (the serial tells a reused descriptor), or a
-				// listener after a shutdown closed it earlier in the batch.
-				if i := l.acc.At(fd); i >= 0 {
-					l.accept(i)
-				} else if fd < len(l.conns) {
+			case ev.Tag() != 0:
+				if fd < len(l.conns) {
 					if c := l.conns[fd]; c != nil && c.serial == ev.Tag() {
 						c.onEvent(ev)
 					}
+				}
+			case fd == l.inbox.FD():
+				l.runInbox()
+			default:
+				if i := l.acc.At(fd); i >= 0 {
+					l.accept(i)
 				}
 			}
 		}
