@@ -24,6 +24,7 @@ type conn struct {
 	keepAlive bool             // the current request allows another after it
 	polled    bool             // registered with the poller (see Loop.open); until then events is only noted
 	via       via              // the listener it came by, and whether it speaks TLS
+	spoke     bool             // a request has begun: it speaks HTTP/1.1 (see choosesOther)
 
 	in []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
 }

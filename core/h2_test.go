@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
 // h2Handler serves the HTTP/2 tests: the same handler an HTTP/1.1 request would get.
@@ -397,6 +398,29 @@ func TestH2Disabled(t *testing.T) {
 			t.Errorf("%+v: %d", o, resp.StatusCode)
 		}
 	}
+}
+
+// TestH2PrefaceOnlyFirst: HTTP/2's preface, and a damaged one, can only begin a connection
+// (RFC 9113 §3.4). After a request, on a port that speaks h2c, the preface is the HTTP/1.1
+// request it is not (505), and a line that names no HTTP/1.x version gets its 400.
+func TestH2PrefaceOnlyFirst(t *testing.T) {
+	_, addr := startServer(t, helloHandler, Options{})
+	c := dial(t, addr)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, _ := c.Response("GET"); resp.StatusCode != 200 {
+		t.Fatalf("the first request: %d", resp.StatusCode)
+	}
+	c.Send(h2.ClientPreface)
+	if resp, _ := c.Response("PRI"); resp.StatusCode != 505 {
+		t.Errorf("the preface after a request: %d", resp.StatusCode)
+	}
+
+	c = dial(t, addr)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, _ := c.Response("GET"); resp.StatusCode != 200 {
+		t.Fatalf("the first request: %d", resp.StatusCode)
+	}
+	expect400(t, c.TCPConn, c.R, notHTTP1Lines[0].raw, wire.ErrNotHTTP.Reason)
 }
 
 // TestH2InvalidPreface: on a port that speaks h2c, a first line naming no HTTP version may be

@@ -75,6 +75,37 @@ func (c *conn) offersH2() bool {
 	return !o.DisableHTTP2 && (c.secure() || !o.DisableH2C)
 }
 
+// choosesOther looks at the first bytes of a connection that has begun no request yet, in, for
+// HTTP/2's client preface, which no HTTP/1.1 request begins with: h2c with prior knowledge, or
+// the "h2" a TLS client chose by ALPN. It reports whether the connection is not HTTP/1.1's to
+// serve: it speaks HTTP/2 now, or its preface is still arriving, or a client that chose HTTP/2
+// by ALPN sent something else — no HTTP/1.1 answer means anything to it (RFC 9113 §3.4), and
+// it is closed. Once a request has begun, a preface can no longer come, and it is not asked.
+func (c *conn) choosesOther(in []byte) bool {
+	if !c.offersH2() {
+		return false
+	}
+	n := min(len(in), len(h2.ClientPreface))
+	if string(in[:n]) == h2.ClientPreface[:n] {
+		if n == len(h2.ClientPreface) {
+			c.startH2()
+		}
+		return true
+	}
+	if c.secure() && c.l.tlsT.Protocol(int(c.fd)) == "h2" {
+		c.close(ErrClosed)
+		return true
+	}
+	return false
+}
+
+// mayBeDamagedPreface reports whether a first line that names no HTTP/1.x version at all may
+// be a damaged HTTP/2 preface, on a port that speaks h2c with prior knowledge: its client
+// cannot read an HTTP/1.1 answer, and RFC 9113 §3.4 lets the connection close without a word.
+// (A malformed line that names HTTP/1.x is an HTTP/1.x client's mistake: it gets its 400, as on
+// every other port; so does any line after a request.)
+func (c *conn) mayBeDamagedPreface() bool { return c.offersH2() && !c.secure() }
+
 // startH2 hands c, whose input begins with the client preface, over to HTTP/2.
 func (c *conn) startH2() {
 	l := c.l

@@ -5,7 +5,6 @@ import (
 	"io"
 	"iter"
 
-	"github.com/dwellhttp/dwell/core/internal/h2"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
@@ -39,22 +38,8 @@ func (c *conn) startRequest() *Ctx {
 		if len(in) == 0 || more {
 			return nil
 		}
-		if c.offersH2() {
-			// HTTP/2's client preface, which no HTTP/1.1 request begins with: h2c with prior
-			// knowledge, or the "h2" a TLS client chose by ALPN.
-			n := min(len(in), len(h2.ClientPreface))
-			if string(in[:n]) == h2.ClientPreface[:n] {
-				if n == len(h2.ClientPreface) {
-					c.startH2()
-				}
-				return nil
-			}
-			if c.secure() && l.tlsT.Protocol(int(c.fd)) == "h2" {
-				// A client that chose HTTP/2 and sent something else: no HTTP/1.1 answer
-				// means anything to it (RFC 9113 §3.4).
-				c.close(ErrClosed)
-				return nil
-			}
+		if !c.spoke && c.choosesOther(in) {
+			return nil
 		}
 	}
 	n, status := c.scan.Scan(c.in, l.opts.MaxHeaderBytes)
@@ -86,6 +71,7 @@ func (c *conn) startRequest() *Ctx {
 		c.reject(rej)
 		return nil
 	}
+	c.spoke = true
 	if countStats {
 		l.ctr.requests++
 	}
@@ -256,11 +242,7 @@ func (c *conn) reject(rej *wire.Reject) {
 		l.log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.remoteAddr())
 	}
 	l.refused(rej.Status)
-	if rej == wire.ErrNotHTTP && c.offersH2() && !c.secure() {
-		// On a port that speaks h2c with prior knowledge, a line naming no HTTP/1.x version at
-		// all may be a damaged HTTP/2 preface, and its client cannot read an HTTP/1.1 answer:
-		// RFC 9113 §3.4 lets the connection close without a word. (A malformed line that names
-		// HTTP/1.x is an HTTP/1.x client's mistake: it gets its 400, as on every other port.)
+	if !c.spoke && rej == wire.ErrNotHTTP && c.mayBeDamagedPreface() {
 		c.close(ErrClosed)
 		return
 	}
