@@ -9,10 +9,10 @@
 //  1. the socket, polled by the loop's poller (core/internal/netpoll: epoll on Linux,
 //     level-triggered; a portable poller on Go's net package elsewhere), accepted from one of
 //     the server's listeners (listener.go; the accepting, in batches and with a backoff when
-//     descriptors run out, is core/internal/engine's accept.go), its bytes carried by that listener's transport
-//     (transport.go: the socket itself, plain; or TLS's records through crypto/tls on the
-//     loop, its handshakes after the open connections' work in each turn: core/internal/engine's
-//     tls.go and tlsturn.go);
+//     descriptors run out, is core/internal/engine's accept.go), its bytes carried by that
+//     listener's transport (transport.go picks it; core/internal/engine's transport.go: the
+//     socket itself, plain; or TLS's records through crypto/tls on the loop, its handshakes
+//     after the open connections' work in each turn: the engine's tls.go and tlsturn.go);
 //  2. the loop's read buffer (64 KiB, shared by all its connections one turn at a time): the
 //     loop reads into it, behind any bytes the connection held over from before (conn.go);
 //  3. the head scanner and parser (core/internal/wire: HeadScan, ParseHead): they find the end
@@ -51,7 +51,9 @@
 //
 // A handler may hand its connection over (Ctx.HandOver, handover.go) to another owner of its
 // bytes, a Protocol such as a WebSocket, after a 101 or with nothing sent: the connection stays
-// on its loop, and its bytes go to the Protocol as they arrive.
+// on its loop, and its bytes go to the Protocol as they arrive. Ctx.HandOverConn hands it to
+// goroutines instead, as a net.Conn: the engine's GoConn (internal/engine/goconn.go), fed by a
+// Protocol of core's (handoverconn.go).
 //
 // HTTP/2 is such a Protocol (h2conn.go), which the server hands a connection to itself when its
 // first bytes are HTTP/2's preface (h2c, or "h2" chosen by ALPN). Each stream is a request
