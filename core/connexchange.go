@@ -174,9 +174,8 @@ func (c *conn) writeHead(cx *Ctx, whole bool) {
 	}
 	close := c.closesAfter(cx)
 	buffered := c.out.AfterHead()
-	fields := cx.fieldBytes()
 
-	n := 200 + len(fields)
+	n := 200 + cx.fieldLinesRoom()
 	if whole && buffered <= copyLimit {
 		n += int(buffered) // room to merge a small body into the head's buffer (fillHead)
 	}
@@ -188,7 +187,7 @@ func (c *conn) writeHead(cx *Ctx, whole bool) {
 		b = append(b, l.clk.Date[:]...)
 		b = append(b, crlf...)
 	}
-	b = append(b, fields...)
+	b = cx.appendFieldLines(b)
 	if cx.resp&rfHasType == 0 && !noBody && (length != 0 || !whole) {
 		b = append(b, "Content-Type: text/plain; charset=utf-8\r\n"...)
 	}
@@ -229,9 +228,8 @@ func (c *conn) sendInterim(cx *Ctx, code int) {
 		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
 	}
 	pool := &cx.l.pool
-	fields := cx.fieldBytes()
-	b := wire.AppendStatusLine(pool.Get(len(fields)+64), code)
-	b = append(b, fields...)
+	b := wire.AppendStatusLine(pool.Get(cx.fieldLinesRoom()+64), code)
+	b = cx.appendFieldLines(b)
 	b = append(b, crlf...)
 	c.out.InsertBeforeHead(pool, b)
 	pool.Put(b)
@@ -337,15 +335,14 @@ func (c *conn) handOverTo(p Protocol, deliver bool) *Conn {
 // 9110 §15.2.2: the switch happens right after its empty line).
 func (c *conn) writeSwitch(cx *Ctx) {
 	pool := &cx.l.pool
-	fields := cx.fieldBytes()
-	b := c.out.Spare(pool, 128+len(fields))
+	b := c.out.Spare(pool, 128+cx.fieldLinesRoom())
 	b = wire.AppendStatusLine(b, 101)
 	if cx.resp&rfHasDate == 0 {
 		b = append(b, "Date: "...)
 		b = append(b, cx.l.clk.Date[:]...)
 		b = append(b, crlf...)
 	}
-	b = append(b, fields...)
+	b = cx.appendFieldLines(b)
 	b = append(b, "Connection: Upgrade\r\n\r\n"...)
 	c.out.Filled(pool, b)
 	cx.resp |= rfCommitted

@@ -90,7 +90,7 @@ const (
 // It is made the first time a request needs it and stays with the Ctx in the pool, so that a
 // parked request that set neither does not pay for their slices.
 type ctxExtra struct {
-	hdrs   []byte // response header field lines, "Name: value\r\n", from the loop's pool
+	hdrs   []byte // the response's field set: names and values behind their lengths (header.go), from the loop's pool
 	names  uint64 // the nameBit of every line in hdrs, and of lines removed since it was emptied
 	params []Param
 	rare   *ctxRare

@@ -453,3 +453,43 @@ func TestH2InvalidPreface(t *testing.T) {
 		t.Errorf("h2c off: %d", resp.StatusCode)
 	}
 }
+
+// TestH2ResponseFields: the handler's fields go from the response's field set to HPACK: names
+// in lower case, the whitespace around a value dropped (RFC 9113 §8.2.1), the connection-specific
+// fields left out (§8.2.2), a field set, deleted and added again sent once, repeated fields each
+// sent, and a long value whole.
+func TestH2ResponseFields(t *testing.T) {
+	long := strings.Repeat("v", 300)
+	_, addr := startServer(t, func(c *Ctx) {
+		c.SetHeader("X-Spaced", "  padded value\t ")
+		c.SetHeader("Keep-Alive", "timeout=5")
+		c.SetHeader("Upgrade", "websocket")
+		c.SetHeader("X-Gone", "1")
+		c.DelHeader("x-gone")
+		c.AddHeader("X-Gone", "2")
+		c.AddHeader("X-Twice", "a")
+		c.AddHeader("X-Twice", "b")
+		c.SetHeader("X-Long", long)
+		c.WriteString("ok")
+	}, Options{})
+	c := dialH2(t, addr)
+	c.get(1, "/")
+	r := c.response(1)
+	if r.status != 200 || string(r.body) != "ok" {
+		t.Fatalf("status %d body %q", r.status, r.body)
+	}
+	want := map[string]string{"x-spaced": "padded value", "x-gone": "2", "x-long": long}
+	for k, v := range want {
+		if r.fields[k] != v {
+			t.Errorf("%s: %q, want %q", k, r.fields[k], v)
+		}
+	}
+	for _, k := range []string{"keep-alive", "upgrade"} {
+		if _, ok := r.fields[k]; ok {
+			t.Errorf("%s went out over HTTP/2", k)
+		}
+	}
+	if got := r.lists["x-twice"]; strings.Join(got, ",") != "a,b" {
+		t.Errorf("x-twice: %q, want both", got)
+	}
+}

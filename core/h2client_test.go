@@ -31,7 +31,8 @@ type h2client struct {
 
 type h2resp struct {
 	status   int
-	fields   map[string]string
+	fields   map[string]string   // the last value of each field
+	lists    map[string][]string // every value of each field, in order
 	body     []byte
 	end      bool       // END_STREAM received
 	rst      bool       // RST_STREAM received
@@ -114,7 +115,7 @@ func (c *h2client) frame() (h2.Header, []byte, bool) {
 	}
 	s := c.streams[fh.StreamID]
 	if s == nil && fh.StreamID != 0 {
-		s = &h2resp{fields: map[string]string{}}
+		s = &h2resp{fields: map[string]string{}, lists: map[string][]string{}}
 		c.streams[fh.StreamID] = s
 	}
 	switch fh.Type {
@@ -129,6 +130,7 @@ func (c *h2client) frame() (h2.Header, []byte, bool) {
 				status, _ = strconv.Atoi(string(value))
 			} else {
 				s.fields[string(name)] = string(value)
+				s.lists[string(name)] = append(s.lists[string(name)], string(value))
 			}
 			return nil
 		})

@@ -146,23 +146,16 @@ func (cx *Ctx) appendFieldBlock(b []byte, status int, length int64, noBody, whol
 	return b
 }
 
-// appendH2Fields appends the handler's fields, their names in lower case, less those HTTP/2
-// forbids.
+// appendH2Fields appends the handler's fields, straight from the response's field set, their
+// names in lower case, less those HTTP/2 forbids, their values without the whitespace around
+// them that HTTP/1.1 lets a value carry and HTTP/2 does not (RFC 9113 §8.2.1).
 func (cx *Ctx) appendH2Fields(b []byte) []byte {
-	for fields := cx.fieldBytes(); len(fields) > 0; {
-		end := bytes.Index(fields, crlf)
-		if end < 0 {
-			break
-		}
-		line := fields[:end]
-		fields = fields[end+2:]
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			continue
-		}
-		name := cx.l.lowerName(line[:colon])
-		if !connectionSpecific(name) {
-			b = h2.AppendField(b, name, bytes.TrimLeft(line[colon+1:], " \t"), false)
+	set := cx.fieldSet()
+	for i := 0; i < len(set); {
+		name, value, next := nextField(set, i)
+		i = next
+		if name := cx.l.lowerName(name); !connectionSpecific(name) {
+			b = h2.AppendField(b, name, bytes.Trim(value, " \t"), false)
 		}
 	}
 	return b

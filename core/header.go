@@ -1,17 +1,19 @@
 package core
 
 import (
-	"bytes"
+	"encoding/binary"
 	"strconv"
 
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
-// Response header fields are kept as the lines they will be sent as, "Name: value\r\n", in one
-// buffer from the loop's pool. Setting a field copies its name and value there, so nothing a
-// response holds points into memory it does not own — not into the request (whose memory is
-// reused once the handler returns, which a detached response outlives), nor into anything the
-// caller may change — and committing the head is one copy of the whole buffer.
+// Response header fields are kept in one buffer from the loop's pool, each as its name and its
+// value, each behind its length (a uvarint): a set in neither protocol's wire format, from
+// which HTTP/1.1 writes each field as its line, "Name: value\r\n" (appendFieldLines), and
+// HTTP/2 encodes each with HPACK (h2response.go), neither taking apart what the other made.
+// Setting a field copies its name and value there, so nothing a response holds points into
+// memory it does not own — not into the request (whose memory is reused once the handler
+// returns, which a detached response outlives), nor into anything the caller may change.
 
 // SetHeader sets a response header field, replacing any of the same name. Date and Content-Type set
 // here replace the server's; Content-Length declares the body's length (the body then streams
@@ -108,11 +110,11 @@ func (cx *Ctx) addField(name, value string, k fieldKind) {
 	cx.appendField(name, value)
 }
 
-// appendField copies the line "name: value\r\n" into the response's field buffer, moving the
-// buffer to a larger pool class when it is full.
+// appendField copies name and value into the response's field set, moving its buffer to a
+// larger pool class when it is full.
 func (cx *Ctx) appendField(name, value string) {
 	x := cx.extra()
-	need := len(name) + len(value) + 4
+	need := len(name) + len(value) + 2*binary.MaxVarintLen64
 	if cap(x.hdrs)-len(x.hdrs) < need {
 		pool := &cx.l.pool
 		b := append(pool.Get(max(len(x.hdrs)+need, 2*cap(x.hdrs), 128)), x.hdrs...)
@@ -122,10 +124,10 @@ func (cx *Ctx) appendField(name, value string) {
 		x.hdrs = b
 	}
 	x.names |= nameBit(name)
+	x.hdrs = binary.AppendUvarint(x.hdrs, uint64(len(name)))
 	x.hdrs = append(x.hdrs, name...)
-	x.hdrs = append(x.hdrs, ": "...)
+	x.hdrs = binary.AppendUvarint(x.hdrs, uint64(len(value)))
 	x.hdrs = append(x.hdrs, value...)
-	x.hdrs = append(x.hdrs, "\r\n"...)
 }
 
 // DelHeader removes the response header fields named name. It has no effect once the response
@@ -165,7 +167,7 @@ func nameBit(name string) uint64 {
 	return 1 << ((uint(len(name)) + uint(name[0]|0x20)) % 64)
 }
 
-// dropFields removes the field lines whose name drop reports true for.
+// dropFields removes the fields whose name drop reports true for.
 func (cx *Ctx) dropFields(drop func(name []byte) bool) {
 	x := cx.x
 	if x == nil {
@@ -174,9 +176,9 @@ func (cx *Ctx) dropFields(drop func(name []byte) bool) {
 	b := x.hdrs
 	k := 0
 	for i := 0; i < len(b); {
-		name, _, next := fieldLine(b, i)
+		name, _, next := nextField(b, i)
 		if !drop(name) {
-			if k != i { // lines move only once one before them was dropped
+			if k != i { // fields move only once one before them was dropped
 				copy(b[k:], b[i:next])
 			}
 			k += next - i
@@ -186,13 +188,48 @@ func (cx *Ctx) dropFields(drop func(name []byte) bool) {
 	x.hdrs = b[:k]
 }
 
-// fieldLine splits the field line starting at b[i] into name and value and returns where the
-// next line starts. The buffer holds only lines appendField wrote, so the separators are there.
-func fieldLine(b []byte, i int) (name, value []byte, next int) {
-	colon := i + bytes.IndexByte(b[i:], ':')
-	end := colon + bytes.IndexByte(b[colon:], '\r')
-	return b[i:colon], b[colon+2 : end], end + 2
+// nextField returns the name and value of the field of set b starting at b[i], and where the
+// next one starts. The set holds only what appendField wrote.
+func nextField(b []byte, i int) (name, value []byte, next int) {
+	n, k := uvarint(b, i)
+	i += k
+	name = b[i : i+n]
+	i += n
+	n, k = uvarint(b, i)
+	i += k
+	return name, b[i : i+n], i + n
 }
+
+// uvarint reads the uvarint at b[i], as binary.Uvarint does, with the one-byte lengths of
+// most fields' names and values read at once.
+func uvarint(b []byte, i int) (n, size int) {
+	if c := b[i]; c < 0x80 {
+		return int(c), 1
+	}
+	v, k := binary.Uvarint(b[i:])
+	return int(v), k
+}
+
+// appendFieldLines appends the response's fields as HTTP/1.1 writes them, one line each.
+func (cx *Ctx) appendFieldLines(b []byte) []byte {
+	if cx.x == nil {
+		return b
+	}
+	set := cx.x.hdrs
+	for i := 0; i < len(set); {
+		name, value, next := nextField(set, i)
+		b = append(b, name...)
+		b = append(b, ": "...)
+		b = append(b, value...)
+		b = append(b, "\r\n"...)
+		i = next
+	}
+	return b
+}
+
+// fieldLinesRoom bounds what appendFieldLines appends: a field's line adds 4 bytes to its name
+// and value, and its lengths take 2 bytes at least in the set.
+func (cx *Ctx) fieldLinesRoom() int { return 2 * len(cx.fieldSet()) }
 
 // ResponseHeader returns the value of the first response field named name set so far, or "".
 func (cx *Ctx) ResponseHeader(name string) string {
@@ -205,7 +242,7 @@ func (cx *Ctx) ResponseHeader(name string) string {
 	}
 	b := cx.x.hdrs
 	for i := 0; i < len(b); {
-		n, v, next := fieldLine(b, i)
+		n, v, next := nextField(b, i)
 		if syntax.EqualFold(borrowString(n), name) {
 			return string(v)
 		}
@@ -214,8 +251,8 @@ func (cx *Ctx) ResponseHeader(name string) string {
 	return ""
 }
 
-// fieldBytes returns the response's field lines, ready to be written.
-func (cx *Ctx) fieldBytes() []byte {
+// fieldSet returns the response's field set (see nextField).
+func (cx *Ctx) fieldSet() []byte {
 	if cx.x == nil {
 		return nil
 	}
