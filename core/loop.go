@@ -62,14 +62,14 @@ type Loop struct {
 	kerr error
 
 	// Who is running the loop's code now (see owner.go): the coroutine switched into, or nil
-	// when it is the loop's own goroutine (g), which then runs hooked's completion hooks or
-	// the loop's own work.
-	running atomic.Pointer[coro]
-	g       uintptr
-	hooked  *Ctx
-	work    loopWork                 // what the running handler asked to run on the loop's stack (loopstack.go)
-	extras  []*ctxExtra              // empty ones handed-over requests gave back (Loop.getExtra)
-	given   map[int32]netip.AddrPort // peers ServeConn gave, by descriptor, while connected
+	// when it is the loop's own goroutine, which then runs hooked's completion hooks or the
+	// loop's own work.
+	running       atomic.Pointer[coro]
+	hooked        *Ctx
+	loopGoroutine                          // which goroutine is the loop's (owner.go)
+	work          loopWork                 // what the running handler asked to run on the loop's stack (loopstack.go)
+	extras        []*ctxExtra              // empty ones handed-over requests gave back (Loop.getExtra)
+	given         map[int32]netip.AddrPort // peers ServeConn gave, by descriptor, while connected
 
 	stallState // see stall.go
 	statsState // see stats.go

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/dwellhttp/dwell/core/internal/gid"
 )
@@ -107,6 +108,17 @@ func (l *Loop) onLoop() bool {
 	}
 	return me == l.g
 }
+
+// A loopGoroutine is which goroutine is a loop's own: g, set as the loop starts, and self, the
+// same while the loop runs and 0 before and after, which other goroutines read
+// (mustBeOffLoop). The goroutines are told apart here alone.
+type loopGoroutine struct {
+	g    uintptr
+	self atomic.Uintptr
+}
+
+// A coroGoroutine is which goroutine a coroutine is (noteGoroutine).
+type coroGoroutine struct{ g uintptr }
 
 // noteGoroutine records the loop's goroutine, as the loop starts: for onLoop, and atomically
 // for mustBeOffLoop, whose callers may run before the loop has started.

@@ -267,10 +267,10 @@ func (c *conn) reject(rej *wire.Reject) {
 // It keeps no stop function: an idle coroutine ends when resumed with no request (end), which
 // spares every parked request the word and iter.Pull's stop closure.
 type coro struct {
-	resume func() (struct{}, bool)
-	yield  func(struct{}) bool
-	ctx    *Ctx    // the request it runs, which owns it (see Ctx.owned)
-	g      uintptr // its goroutine (noteGoroutine, owner.go), fixed before anyone can read it
+	resume        func() (struct{}, bool)
+	yield         func(struct{}) bool
+	ctx           *Ctx // the request it runs, which owns it (see Ctx.owned)
+	coroGoroutine      // which goroutine it is (owner.go), fixed before anyone can read it
 }
 
 // A coro is four words (a 32-byte size class), kept by every parked request: the continuation a

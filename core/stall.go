@@ -125,11 +125,10 @@ func (s *Server) Stalls() (n int64, longest time.Duration) {
 	return n, longest
 }
 
-// stallState is what a Loop keeps for the stall watchdog and for the reports of its misuse.
+// stallState is what a Loop keeps for the stall watchdog.
 type stallState struct {
 	sw    engine.StallWatch
-	self  atomic.Uintptr // the loop's goroutine (gid.Self) while it runs, 0 before and after (owner.go)
-	label string         // the loop's goroutines' profiler label (labelLoop)
+	label string // the loop's goroutines' profiler label (labelLoop)
 }
 
 // loopLabel is the profiler label of the loop numbered serial in the process (loopSerial).
