@@ -405,21 +405,20 @@ func TestH2Disabled(t *testing.T) {
 // request it is not (505), and a line that names no HTTP/1.x version gets its 400.
 func TestH2PrefaceOnlyFirst(t *testing.T) {
 	_, addr := startServer(t, helloHandler, Options{})
-	c := dial(t, addr)
-	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if resp, _ := c.Response("GET"); resp.StatusCode != 200 {
-		t.Fatalf("the first request: %d", resp.StatusCode)
+	served := func() *rawConn { // a connection that has served a request
+		c := dial(t, addr)
+		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+		if resp, _ := c.Response("GET"); resp.StatusCode != 200 {
+			t.Fatalf("the first request: %d", resp.StatusCode)
+		}
+		return c
 	}
+	c := served()
 	c.Send(h2.ClientPreface)
 	if resp, _ := c.Response("PRI"); resp.StatusCode != 505 {
 		t.Errorf("the preface after a request: %d", resp.StatusCode)
 	}
-
-	c = dial(t, addr)
-	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-	if resp, _ := c.Response("GET"); resp.StatusCode != 200 {
-		t.Fatalf("the first request: %d", resp.StatusCode)
-	}
+	c = served()
 	expect400(t, c.TCPConn, c.R, notHTTP1Lines[0].raw, wire.ErrNotHTTP.Reason)
 }
 
