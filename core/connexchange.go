@@ -248,6 +248,20 @@ func (c *conn) queueTrailers(cx *Ctx) {
 	}
 }
 
+// appendTrailerLines appends the trailer section of a chunked body: the last chunk, the fields,
+// the empty line.
+func (cx *Ctx) appendTrailerLines(b []byte) []byte {
+	b = append(b, "0\r\n"...)
+	t := cx.x.rare.trailers
+	for i := 0; i < len(t); i += 2 {
+		b = append(b, t[i]...)
+		b = append(b, ": "...)
+		b = append(b, t[i+1]...)
+		b = append(b, crlf...)
+	}
+	return append(b, crlf...)
+}
+
 // Waits and deadlines.
 
 // waitWritable parks the handler cx until the socket takes more output, for a write that goes

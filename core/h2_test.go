@@ -454,9 +454,9 @@ func TestH2InvalidPreface(t *testing.T) {
 }
 
 // TestH2ResponseFields: the handler's fields go from the response's field set to HPACK: names
-// in lower case, the whitespace around a value dropped (RFC 9113 §8.2.1), the connection-specific
-// fields left out (§8.2.2), a field set, deleted and added again sent once, repeated fields each
-// sent, and a long value whole.
+// in lower case, the whitespace around a value dropped (RFC 9113 §8.2.1; a trailer's too), the
+// connection-specific fields left out (§8.2.2), a field set, deleted and added again sent once,
+// repeated fields each sent, and a long value whole.
 func TestH2ResponseFields(t *testing.T) {
 	long := strings.Repeat("v", 300)
 	_, addr := startServer(t, func(c *Ctx) {
@@ -469,6 +469,7 @@ func TestH2ResponseFields(t *testing.T) {
 		c.AddHeader("X-Twice", "a")
 		c.AddHeader("X-Twice", "b")
 		c.SetHeader("X-Long", long)
+		c.SetTrailer("X-Trail", " padded too ")
 		c.WriteString("ok")
 	}, Options{})
 	c := dialH2(t, addr)
@@ -477,7 +478,7 @@ func TestH2ResponseFields(t *testing.T) {
 	if r.status != 200 || string(r.body) != "ok" {
 		t.Fatalf("status %d body %q", r.status, r.body)
 	}
-	want := map[string]string{"x-spaced": "padded value", "x-gone": "2", "x-long": long}
+	want := map[string]string{"x-spaced": "padded value", "x-gone": "2", "x-long": long, "x-trail": "padded too"}
 	for k, v := range want {
 		if r.fields[k] != v {
 			t.Errorf("%s: %q, want %q", k, r.fields[k], v)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
@@ -203,4 +204,15 @@ func (s *h2stream) sendInterim(cx *Ctx, code int) {
 // (finish).
 func (s *h2stream) queueTrailers(cx *Ctx) {
 	s.trailers = cx.appendTrailerBlock(s.l.pool.Get(256))
+}
+
+// appendTrailerBlock appends the trailers as an HTTP/2 field block, their names in lower case
+// and their values without whitespace around them, as the head's fields (appendH2Fields).
+func (cx *Ctx) appendTrailerBlock(b []byte) []byte {
+	t := cx.x.rare.trailers
+	for i := 0; i < len(t); i += 2 {
+		// Viewing the strings as bytes is safe: lowerName and AppendField copy them.
+		b = h2.AppendField(b, cx.l.lowerName(alias.Bytes(t[i])), bytes.Trim(alias.Bytes(t[i+1]), " \t"), false)
+	}
+	return b
 }

@@ -3,8 +3,6 @@ package core
 import (
 	"strings"
 
-	"github.com/dwellhttp/dwell/core/internal/h2"
-	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
 
@@ -50,28 +48,4 @@ func notTrailer(name string) bool {
 // hasTrailers reports whether the response has trailers to send.
 func (cx *Ctx) hasTrailers() bool {
 	return cx.x != nil && cx.x.rare != nil && len(cx.x.rare.trailers) > 0
-}
-
-// appendTrailerLines appends the trailer section of a chunked body: the last chunk, the fields,
-// the empty line.
-func (cx *Ctx) appendTrailerLines(b []byte) []byte {
-	b = append(b, "0\r\n"...)
-	t := cx.x.rare.trailers
-	for i := 0; i < len(t); i += 2 {
-		b = append(b, t[i]...)
-		b = append(b, ": "...)
-		b = append(b, t[i+1]...)
-		b = append(b, crlf...)
-	}
-	return append(b, crlf...)
-}
-
-// appendTrailerBlock appends the trailers as an HTTP/2 field block, their names in lower case.
-func (cx *Ctx) appendTrailerBlock(b []byte) []byte {
-	t := cx.x.rare.trailers
-	for i := 0; i < len(t); i += 2 {
-		// Viewing the strings as bytes is safe: lowerName and AppendField copy them.
-		b = h2.AppendField(b, cx.l.lowerName(alias.Bytes(t[i])), alias.Bytes(t[i+1]), false)
-	}
-	return b
 }
