@@ -211,10 +211,14 @@ func (l *Loop) run() {
 		l.runTimers()
 		l.runReady()
 		l.runPending()
-		l.flushHanded()
+		if len(l.toFlush) > 0 {
+			l.flushHanded()
+		}
 		if l.tlsT != nil && l.tlsT.HandshakesWaiting() {
 			l.tlsT.RunHandshakes() // after the open connections: see engine/tlsturn.go
-			l.flushHanded()
+			if len(l.toFlush) > 0 {
+				l.flushHanded()
+			}
 		}
 		l.endTurn()
 		if l.shutting && l.nconns == 0 && l.nreqs == 0 {
