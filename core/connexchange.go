@@ -218,9 +218,6 @@ func (c *conn) writeHead(cx *Ctx, whole bool) {
 	cx.resp |= rfCommitted
 }
 
-// copyLimit: a body up to this size goes out in the same buffer as its head.
-const copyLimit = 4 << 10
-
 // sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2): its status line
 // and the fields set so far, written at once.
 func (c *conn) sendInterim(cx *Ctx, code int) {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strconv"
@@ -491,5 +492,34 @@ func TestH2ResponseFields(t *testing.T) {
 	}
 	if got := r.lists["x-twice"]; strings.Join(got, ",") != "a,b" {
 		t.Errorf("x-twice: %q, want both", got)
+	}
+}
+
+// TestH2WholeBodies: a body held whole until its handler returns reaches the client intact
+// whether it is copied behind its head (up to copyLimit), moved into the connection's queue
+// (beyond it, within a frame), or framed from the stream's queue (beyond a frame), and a
+// stream after it on the connection too. (The client grants no window: a connection each.)
+func TestH2WholeBodies(t *testing.T) {
+	sizes := []int{1, copyLimit, copyLimit + 1, 10_000, h2.MinMaxFrameSize, h2.MinMaxFrameSize + 1, 30_000}
+	body := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('a' + i%26)
+		}
+		return b
+	}
+	_, addr := startServer(t, func(c *Ctx) {
+		n, _ := strconv.Atoi(c.Query("n"))
+		c.Write(body(n))
+	}, Options{})
+	for _, n := range sizes {
+		c := dialH2(t, addr)
+		for _, id := range []uint32{1, 3} {
+			c.get(id, "/?n="+strconv.Itoa(n))
+			r := c.response(id)
+			if r.status != 200 || !bytes.Equal(r.body, body(n)) || r.fields["content-length"] != strconv.Itoa(n) {
+				t.Errorf("%d bytes, stream %d: status %d, %d bytes back, content-length %q", n, id, r.status, len(r.body), r.fields["content-length"])
+			}
+		}
 	}
 }

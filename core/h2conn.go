@@ -146,6 +146,16 @@ func (h *h2conn) queue(b []byte) {
 	}
 }
 
+// queueBuffer adds b, a buffer of the loop's pool, to the connection's output as it stands,
+// which owns it from now on (or gives it back, once the connection has closed).
+func (h *h2conn) queueBuffer(b []byte) {
+	if h.closed {
+		h.c.l.pool.Put(b)
+		return
+	}
+	h.hc.queueBuffer(b)
+}
+
 // Receive takes the frames that have arrived whole. It stops early when the output is over the
 // high-water mark: what the client's frames make the server write (SETTINGS and PING answers, a
 // stream's response) waits for the client to read, and so does the rest of its input.

@@ -60,8 +60,17 @@ func (s *h2stream) writeHead(cx *Ctx, whole bool) {
 		return
 	}
 	if body, ok := c.out.Whole(); whole && !trailers && ok && s.room(len(body)) == len(body) {
-		s.sendData(body, true)
-		c.out.Consume(pool, len(body))
+		if len(body) <= copyLimit {
+			// A small body is copied behind its head, as over HTTP/1.1 (conn.writeHead).
+			s.sendData(body, true)
+			c.out.Consume(pool, len(body))
+			return
+		}
+		// A larger one moves, its buffer and all, into the connection's queue: its bytes
+		// are copied once on their way out, by the handler's write.
+		b, _ := c.out.TakeWhole(pool)
+		s.dataHeader(len(b), true)
+		h.queueBuffer(b)
 		return
 	}
 	if whole {

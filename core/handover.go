@@ -276,6 +276,21 @@ func (hc *Conn) queue(p []byte) {
 	} else {
 		c.out.Write(&c.l.pool, p)
 	}
+	hc.queued()
+}
+
+// queueBuffer queues b, a buffer of the loop's pool, as it stands: the queue owns it from now
+// on (a stream's body moved rather than copied, h2response.go).
+func (hc *Conn) queueBuffer(b []byte) {
+	c := hc.base()
+	c.out.PushBuffer(&c.l.pool, b)
+	hc.queued()
+}
+
+// queued notes output just queued: past the high-water mark the Remote is told, and the
+// output is written at the end of the turn.
+func (hc *Conn) queued() {
+	c := hc.base()
 	if !hc.is(hcOver) && c.out.Size() > hc.ex.highWater() {
 		hc.set(hcOver)
 		if hc.remote != nil {

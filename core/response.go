@@ -182,6 +182,11 @@ func (cx *Ctx) stream(p []byte) error {
 
 var crlf = []byte("\r\n")
 
+// copyLimit: a body held whole up to this size goes out in the same buffer as its head (an
+// HTTP/1.1 status line's, an HTTP/2 HEADERS frame's); a larger one leaves from the buffer the
+// handler's writes filled.
+const copyLimit = 4 << 10
+
 // flushThreshold: committed output is written once this much is queued; smaller pieces wait for
 // more, or for the end of the turn, so that many small writes cost few syscalls.
 const flushThreshold = 16 << 10

@@ -158,6 +158,19 @@ func (q *WriteQueue) Whole() ([]byte, bool) {
 	return it.b[it.off:], true
 }
 
+// TakeWhole removes the queue's bytes when they are all of one buffer and none has been sent,
+// and returns that buffer, the caller's from now on: to move into another queue (PushBuffer)
+// rather than copy it there.
+func (q *WriteQueue) TakeWhole(pool *OutPool) ([]byte, bool) {
+	if len(q.items) != 1 || q.items[0].kind != itemBytes || q.items[0].off != 0 {
+		return nil, false
+	}
+	b := q.items[0].b
+	q.empty(pool)
+	q.size = 0
+	return b, true
+}
+
 // Filled accounts for bytes appended to the slice spare returned. If the appends outgrew it
 // (the estimate was short), they are copied in instead (see inSpare).
 func (q *WriteQueue) Filled(pool *OutPool, b []byte) {

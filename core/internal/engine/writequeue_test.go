@@ -146,3 +146,37 @@ func TestSendInOrder(t *testing.T) {
 		t.Fatalf("after Consume: %d bytes", q.Size())
 	}
 }
+
+// TestTakeWhole: the bytes of a queue that are all of one buffer, none sent, move out with
+// it, leaving the queue empty, and into another queue as they stand; a queue of two buffers, or
+// one partly sent, keeps its bytes.
+func TestTakeWhole(t *testing.T) {
+	var pool OutPool
+	var q, dst WriteQueue
+	q.Write(&pool, []byte("the body"))
+	b, ok := q.TakeWhole(&pool)
+	if !ok || string(b) != "the body" || q.Size() != 0 || queued(t, &q) != "" {
+		t.Fatalf("took %q (%v); left %d bytes", b, ok, q.Size())
+	}
+	dst.Write(&pool, []byte("head "))
+	dst.PushBuffer(&pool, b)
+	if got := queued(t, &dst); got != "head the body" {
+		t.Fatalf("the other queue holds %q", got)
+	}
+
+	q.Write(&pool, []byte("one"))
+	q.PushBuffer(&pool, append(pool.Get(3), "two"...))
+	if _, ok := q.TakeWhole(&pool); ok || queued(t, &q) != "onetwo" {
+		t.Fatalf("two buffers taken as one: %v, %q left", ok, queued(t, &q))
+	}
+	q.Release(&pool)
+
+	q.Write(&pool, []byte("partly sent"))
+	s := &trickle{room: 2}
+	if _, err := q.Send(s, netpoll.NewIOVecs(MaxIOVecs), &pool, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := q.TakeWhole(&pool); ok || queued(t, &q) != "rtly sent" {
+		t.Fatalf("a buffer partly sent taken: %v, %q left", ok, queued(t, &q))
+	}
+}
