@@ -303,48 +303,18 @@ var representationFields = [...]string{
 // checkName panics unless name is a token (RFC 9110 §5.1): anything else could end the field
 // line early or start another.
 func checkName(name string) {
-	if name == "" {
+	switch {
+	case name == "":
 		panic("dwell: empty header field name")
-	}
-	for i := 0; i < len(name); i++ {
-		if !syntax.IsTchar[name[i]] {
-			panic("dwell: invalid header field name " + strconv.Quote(name))
-		}
+	case !syntax.IsToken(name):
+		panic("dwell: invalid header field name " + strconv.Quote(name))
 	}
 }
 
 // checkValue panics if value holds CR, LF or another control byte, which would let a value
 // split the response.
 func checkValue(name, value string) {
-	i := 0
-	for ; i+8 <= len(value); i += 8 { // eight bytes at a time, while none is below SP or DEL
-		if x := load64(value[i:]); !hasCtlOrDel(x) {
-			continue
-		}
-		break // the byte loop below finds which, allowing HTAB
+	if !syntax.IsFieldValue(value) {
+		panic("dwell: invalid byte in the value of header field " + name + ": " + strconv.Quote(value))
 	}
-	for ; i < len(value); i++ {
-		if !syntax.IsValueByte[value[i]] {
-			panic("dwell: invalid byte in the value of header field " + name + ": " + strconv.Quote(value))
-		}
-	}
-}
-
-// load64 returns s's first eight bytes as a little-endian word (one load: the compiler combines
-// the byte loads).
-func load64(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// hasCtlOrDel reports whether a byte of x is below 0x20 or is 0x7F: exact for the word as a
-// whole (a borrow can mark a wrong byte, never a word with no such byte), which is all that
-// checkValue asks. Bytes from 0x80 up, obs-text, are never marked: their high bit is masked.
-func hasCtlOrDel(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	below := (x - 0x20*ones) &^ x & highs
-	d := x ^ 0x7f*ones // DEL becomes 0
-	del := (d - ones) &^ d & highs
-	return below|del != 0
 }

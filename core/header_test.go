@@ -99,44 +99,9 @@ func TestResponseFieldsFollowTheirModel(t *testing.T) {
 	}
 }
 
-// TestHasCtlOrDel: the word test marks exactly the words with a byte below SP or DEL, for every
-// byte at every position among valid neighbours and for random words.
-func TestHasCtlOrDel(t *testing.T) {
-	want := func(x uint64) bool {
-		for k := range 8 {
-			if b := byte(x >> (8 * k)); b < 0x20 || b == 0x7f {
-				return true
-			}
-		}
-		return false
-	}
-	for _, fill := range []byte{'a', ' ', '~', 0x80, 0xff} {
-		for pos := range 8 {
-			for b := range 256 {
-				x := uint64(0)
-				for k := range 8 {
-					c := fill
-					if k == pos {
-						c = byte(b)
-					}
-					x |= uint64(c) << (8 * k)
-				}
-				if got := hasCtlOrDel(x); got != want(x) {
-					t.Fatalf("hasCtlOrDel(%#016x) = %v", x, got)
-				}
-			}
-		}
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 100000 {
-		if x := r.Uint64(); hasCtlOrDel(x) != want(x) {
-			t.Fatalf("hasCtlOrDel(%#016x) = %v", x, !want(x))
-		}
-	}
-}
-
 // TestCheckValueEveryByte: a value is refused exactly when a byte of it is neither field
-// content nor HTAB, wherever the byte is in values of every length around the word size.
+// content nor HTAB, wherever the byte is in values of every length around the word size
+// (syntax.IsFieldValue's word test is tested alone: TestHasCtlOrDel).
 func TestCheckValueEveryByte(t *testing.T) {
 	refused := func(v string) (r bool) {
 		defer func() { r = recover() != nil }()

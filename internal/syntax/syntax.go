@@ -49,6 +49,43 @@ func IsToken[S ~string | ~[]byte](s S) bool {
 	return len(s) > 0
 }
 
+// IsFieldValue reports whether every byte of v is field content or HTAB (RFC 9110 §5.5), so that
+// no value can end a field line early or start another. It tests eight bytes at a time while
+// none is below SP or DEL, the usual case, and then finds which byte a marked word holds.
+func IsFieldValue(v string) bool {
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		if hasCtlOrDel(load64(v[i:])) {
+			break // the byte loop below finds which, allowing HTAB
+		}
+	}
+	for ; i < len(v); i++ {
+		if !IsValueByte[v[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// load64 returns s's first eight bytes as a little-endian word (one load: the compiler combines
+// the byte loads).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// hasCtlOrDel reports whether a byte of x is below 0x20 or is 0x7F: exact for the word as a
+// whole (a borrow can mark a wrong byte, never a word with no such byte), which is all that
+// IsFieldValue asks. Bytes from 0x80 up, obs-text, are never marked: their high bit is masked.
+func hasCtlOrDel(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (x - 0x20*ones) &^ x & highs
+	d := x ^ 0x7f*ones // DEL becomes 0
+	del := (d - ones) &^ d & highs
+	return below|del != 0
+}
+
 // Lower folds an ASCII letter to lower case.
 func Lower(c byte) byte {
 	if 'A' <= c && c <= 'Z' {

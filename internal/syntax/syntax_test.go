@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -71,6 +72,42 @@ func TestQValue(t *testing.T) {
 	} {
 		if got := QValue([]byte(params)); got != want {
 			t.Errorf("QValue(%q) = %d, want %d", params, got, want)
+		}
+	}
+}
+
+// TestHasCtlOrDel: the word test marks exactly the words with a byte below SP or DEL, for every
+// byte at every position among valid neighbours and for random words.
+func TestHasCtlOrDel(t *testing.T) {
+	want := func(x uint64) bool {
+		for k := range 8 {
+			if b := byte(x >> (8 * k)); b < 0x20 || b == 0x7f {
+				return true
+			}
+		}
+		return false
+	}
+	for _, fill := range []byte{'a', ' ', '~', 0x80, 0xff} {
+		for pos := range 8 {
+			for b := range 256 {
+				x := uint64(0)
+				for k := range 8 {
+					c := fill
+					if k == pos {
+						c = byte(b)
+					}
+					x |= uint64(c) << (8 * k)
+				}
+				if got := hasCtlOrDel(x); got != want(x) {
+					t.Fatalf("hasCtlOrDel(%#016x) = %v", x, got)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		if x := r.Uint64(); hasCtlOrDel(x) != want(x) {
+			t.Fatalf("hasCtlOrDel(%#016x) = %v", x, !want(x))
 		}
 	}
 }
