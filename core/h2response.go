@@ -60,17 +60,18 @@ func (s *h2stream) writeHead(cx *Ctx, whole bool) {
 		return
 	}
 	if body, ok := c.out.Whole(); whole && !trailers && ok && s.room(len(body)) == len(body) {
-		if len(body) <= copyLimit {
-			// A small body is copied behind its head, as over HTTP/1.1 (conn.writeHead).
-			s.sendData(body, true)
-			c.out.Consume(pool, len(body))
-			return
+		// A body beyond copyLimit moves, its buffer and all, into the connection's queue: its
+		// bytes are copied once on their way out, by the handler's write. A smaller one is
+		// copied behind its head, as over HTTP/1.1 (conn.writeHead).
+		if len(body) > copyLimit {
+			if b, ok := c.out.TakeWhole(pool); ok {
+				s.dataHeader(len(b), true)
+				h.queueBuffer(b)
+				return
+			}
 		}
-		// A larger one moves, its buffer and all, into the connection's queue: its bytes
-		// are copied once on their way out, by the handler's write.
-		b, _ := c.out.TakeWhole(pool)
-		s.dataHeader(len(b), true)
-		h.queueBuffer(b)
+		s.sendData(body, true)
+		c.out.Consume(pool, len(body))
 		return
 	}
 	if whole {
@@ -157,15 +158,14 @@ func (cx *Ctx) appendFieldBlock(b []byte, status int, length int64, noBody, whol
 }
 
 // appendH2Fields appends the handler's fields, straight from the response's field set, their
-// names in lower case, less those HTTP/2 forbids, their values without the whitespace around
-// them that HTTP/1.1 lets a value carry and HTTP/2 does not (RFC 9113 §8.2.1).
+// names in lower case, less those HTTP/2 forbids (h2Value says how their values go).
 func (cx *Ctx) appendH2Fields(b []byte) []byte {
 	set := cx.fieldSet()
 	for i := 0; i < len(set); {
 		name, value, next := nextField(set, i)
 		i = next
 		if name := cx.l.lowerName(name); !connectionSpecific(name) {
-			b = h2.AppendField(b, name, bytes.Trim(value, " \t"), false)
+			b = h2.AppendField(b, name, h2Value(value), false)
 		}
 	}
 	return b
@@ -215,13 +215,17 @@ func (s *h2stream) queueTrailers(cx *Ctx) {
 	s.trailers = cx.appendTrailerBlock(s.l.pool.Get(256))
 }
 
-// appendTrailerBlock appends the trailers as an HTTP/2 field block, their names in lower case
-// and their values without whitespace around them, as the head's fields (appendH2Fields).
+// appendTrailerBlock appends the trailers as an HTTP/2 field block, as the head's fields are
+// (appendH2Fields): their names in lower case.
 func (cx *Ctx) appendTrailerBlock(b []byte) []byte {
 	t := cx.x.rare.trailers
 	for i := 0; i < len(t); i += 2 {
 		// Viewing the strings as bytes is safe: lowerName and AppendField copy them.
-		b = h2.AppendField(b, cx.l.lowerName(alias.Bytes(t[i])), bytes.Trim(alias.Bytes(t[i+1]), " \t"), false)
+		b = h2.AppendField(b, cx.l.lowerName(alias.Bytes(t[i])), h2Value(alias.Bytes(t[i+1])), false)
 	}
 	return b
 }
+
+// h2Value returns a field value as HTTP/2 sends it: without the whitespace around it, which
+// HTTP/1.1 lets a value carry and HTTP/2 does not (RFC 9113 §8.2.1).
+func h2Value(v []byte) []byte { return bytes.Trim(v, " \t") }

@@ -212,10 +212,7 @@ func uvarint(b []byte, i int) (n, size int) {
 
 // appendFieldLines appends the response's fields as HTTP/1.1 writes them, one line each.
 func (cx *Ctx) appendFieldLines(b []byte) []byte {
-	if cx.x == nil {
-		return b
-	}
-	set := cx.x.hdrs
+	set := cx.fieldSet()
 	for i := 0; i < len(set); {
 		name, value, next := nextField(set, i)
 		b = append(b, name...)

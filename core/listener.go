@@ -143,8 +143,8 @@ func (ls *listening) close(first int) {
 var errNoTLSConfig = errors.New("it speaks TLS and the server has no TLS configuration (Options.TLSConfig or ListenAndServeTLS)")
 
 // A via is what a connection keeps of the listener it came by, in a byte: the listener's index
-// in the loop's listeners (Loop.acc.Lns; its handler is Loop.handlers'), and viaTLS when it speaks TLS (its bytes then go
-// through the loop's tlsT).
+// among the loop's (Loop.acc.Lns; its handler Loop.handlers'), and viaTLS when it speaks TLS
+// (its bytes then go through the loop's tlsT).
 type via uint8
 
 const viaTLS via = 1 << 7

@@ -214,11 +214,7 @@ func (s *Server) announceReady() {
 func (s *Server) abandonStart(rest int) {
 	for _, l := range s.loops {
 		l.acc.Pause()
-		for i := range l.acc.Lns {
-			if l.acc.Lns[i].Shared {
-				l.acc.Lns[i].FD = -1 // closed below, once
-			}
-		}
+		l.acc.ForgetShared() // closed below, once
 		l.closeFds()
 		l.inbox.Close()
 		close(l.done)

@@ -106,6 +106,16 @@ func (a *Acceptor) Close(leave func(ln int)) {
 	}
 }
 
+// ForgetShared forgets the shared listening sockets, without leaving them: for a loop that
+// never ran, whose server closes them itself.
+func (a *Acceptor) ForgetShared() {
+	for i := range a.Lns {
+		if a.Lns[i].Shared {
+			a.Lns[i].FD = -1
+		}
+	}
+}
+
 // At returns the index of the listener whose socket is fd, or -1.
 func (a *Acceptor) At(fd int) int {
 	for i := range a.Lns {

@@ -24,7 +24,8 @@ func (h *testHost) Open(fd, ln int) {
 
 // TestAcceptor: connections are handed to the host with their listener's index; a full host
 // pauses accepting (the listener out of the poll set) and the rest wait in the backlog until
-// Listen puts it back; Close closes a socket of the loop's own and hands a shared one to leave.
+// Listen puts it back; Close closes a socket of the loop's own and hands a shared one to leave,
+// unless ForgetShared forgot it.
 func TestAcceptor(t *testing.T) {
 	lfd, err := netpoll.Listen(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, false)
 	if err != nil {
@@ -73,6 +74,11 @@ func TestAcceptor(t *testing.T) {
 	if len(left) != 1 || left[0] != 2 || a.Lns[1].FD != -1 || a.Lns[2].FD != -1 {
 		t.Fatalf("Close left %v; listeners %+v", left, a.Lns)
 	}
+
+	// A loop that never ran forgets its shared sockets, which its server closes.
+	b := NewAcceptor([]Listener{{FD: 1 << 20, Shared: true}}, p, slog.New(slog.NewTextHandler(io.Discard, nil)), 0)
+	b.ForgetShared()
+	b.Close(func(ln int) { t.Errorf("Close left forgotten listener %d", ln) })
 }
 
 // acceptUntil waits for the listeners and accepts until done holds.

@@ -143,10 +143,10 @@ func (nc *goNetConn) opError(op string, err error) error {
 }
 
 // setDeadline sets d to t and arms its timer to wake the waiters at t. The timer is the Go
-// runtime's, not the loop's: a deadline belongs to the goroutines' side, is set
-// from their goroutines, and its firing only wakes goroutines waiting on the Remote's condition
-// variable, touching nothing of the loop's; a loop timer would need a post to set and a post to
-// wake, for goroutines that are not on the loop.
+// runtime's, not the loop's, and runs off the loop: a deadline belongs to the goroutines' side,
+// is set from their goroutines, and its firing only wakes goroutines waiting on the
+// RemoteState's condition variable, touching nothing of the loop's; a loop timer would need a
+// post to set and a post to wake, for goroutines that are not on the loop.
 func (h *GoConn) setDeadline(d *deadline, t time.Time) error {
 	h.r.Mu.Lock()
 	defer h.r.Mu.Unlock()
