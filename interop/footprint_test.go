@@ -19,7 +19,7 @@ import (
 )
 
 // fixedStackStart is the GODEBUG setting under which new goroutines start with 2 KiB stacks, as
-// core's footprint test runs (core/footprint_test.go): without it the runtime sizes new stacks
+// core's footprint test runs (core/internal/serve/footprint_test.go): without it the runtime sizes new stacks
 // to the average its last collection found, and the figure would depend on the tests before.
 const fixedStackStart = "adaptivestackstart=0"
 

@@ -59,7 +59,7 @@ func (e *HandshakeError) Error() string {
 func Accept(cx *core.Ctx, o *Options) (*Conn, error) {
 	// The handshake runs on the loop's stack, not the handler's: it needs more stack than a
 	// fresh coroutine has, and a handler that then parks for the connection's life would
-	// keep its stack grown, 2 KiB more per connection (see core/loopstack.go).
+	// keep its stack grown, 2 KiB more per connection (see core/internal/serve/loopstack.go).
 	a := acceptCall{cx: cx, o: o}
 	cx.Seam().OnLoopStack(acceptOnLoop, &a, nil, 0)
 	c, err := a.c, a.err

@@ -55,3 +55,16 @@ func StringAddr(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringD
 // interface holds without an allocation) while the buffer waited in a pool: the array must be
 // at least n bytes long, as it was when p was taken from it.
 func SliceAt(p *byte, n int) []byte { return unsafe.Slice(p, n) }
+
+// As reinterprets v as a To: the same bits, read as another type. To and From must be laid out
+// alike, as core's public types are laid out as the internal ones behind them (a pointer to a
+// struct whose only field is the other struct, a function whose parameters are such pointers
+// or such structs, a struct of the same fields at the same offsets): the caller's test proves
+// it field by field, with reflect. It panics when the sizes differ.
+func As[To, From any](v From) To {
+	var to To
+	if unsafe.Sizeof(to) != unsafe.Sizeof(v) {
+		panic("alias: As between types of different sizes")
+	}
+	return *(*To)(unsafe.Pointer(&v))
+}

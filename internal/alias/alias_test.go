@@ -138,3 +138,32 @@ func TestBoxString(t *testing.T) {
 
 // keep makes the boxes TestBoxString allocates escape, so that they take the heap's free slots.
 var keep []*box
+
+type asInner struct{ n int }
+type asWrapper struct{ in asInner }
+
+func TestAs(t *testing.T) {
+	in := &asInner{n: 7}
+	w := As[*asWrapper](in)
+	if w.in.n != 7 || As[*asInner](w) != in {
+		t.Fatal("As: the pointer is not the same")
+	}
+	if As[*asWrapper]((*asInner)(nil)) != nil {
+		t.Fatal("As: nil is not nil")
+	}
+	var got int
+	f := As[func(*asInner)](func(w *asWrapper) { got = w.in.n })
+	f(in)
+	if got != 7 {
+		t.Fatalf("As: a function called through another signature saw %d", got)
+	}
+	if As[pairB](pairA{"k", "v"}) != (pairB{"k", "v"}) {
+		t.Fatal("As: a struct's fields moved")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("As between sizes that differ did not panic")
+		}
+	}()
+	As[int32](int64(1))
+}

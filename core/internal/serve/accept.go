@@ -1,0 +1,85 @@
+package serve
+
+import (
+	"net/netip"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+)
+
+// acceptRetry ends an accept backoff.
+func (l *Loop) acceptRetry() {
+	if !l.shutting && !l.atMaxConns() {
+		l.acc.Listen()
+	}
+}
+
+func (l *Loop) atMaxConns() bool { return l.opts.MaxConns > 0 && l.nconns >= l.opts.MaxConns }
+
+// accept takes the connections waiting on listener i (engine.Acceptor.Accept), backing off
+// for a moment when the process runs out of descriptors.
+func (l *Loop) accept(i int) {
+	if l.acc.Accept(i, (*loopAcceptor)(l)) {
+		l.accTimer.reset(engine.AcceptBackoff)
+	}
+}
+
+// A loopAcceptor is a Loop as its engine.Acceptor's host.
+type loopAcceptor Loop
+
+func (a *loopAcceptor) Full() bool      { return (*Loop)(a).atMaxConns() }
+func (a *loopAcceptor) Open(fd, ln int) { (*Loop)(a).open(fd, ln) }
+
+// open starts serving a socket accepted from listener ln. From a listener that defers
+// accepting until the client has sent something (Options.DisableDeferAccept), the request is
+// usually waiting: it is read, and often answered, at once, and the socket is registered with
+// the poller only if the connection is still open after that — a Connection: close exchange
+// never is.
+func (l *Loop) open(fd, ln int) {
+	lst := &l.acc.Lns[ln]
+	if lst.Shared || !netpoll.AcceptInheritsNoDelay {
+		// A listener passed to Serve is not ours to change, and connections may have queued on
+		// it before Serve; those from our own listeners inherit the option (netpoll.Listen).
+		netpoll.SetNoDelay(fd)
+	}
+	l.serial++
+	if l.serial == 0 {
+		l.serial = 1 // 0 marks the loop's own descriptors
+	}
+	c := &conn{carrier: carrier{serial: l.serial, l: l}, fd: int32(fd), events: netpoll.WatchRead | netpoll.WatchHangup,
+		via: viaListener(ln, lst.TLS)}
+	c.tm.Init(timerConn)
+	for fd >= len(l.conns) {
+		l.conns = engine.AppendDoubling(l.conns, nil)
+	}
+	l.conns[fd] = c
+	l.nconns++
+	if countStats {
+		l.ctr.accepted++
+	}
+	c.setReadDeadline(l.opts.HeaderTimeout)
+	if lst.Defers {
+		c.readInput()
+		if c.state == stClosed {
+			return
+		}
+	}
+	if err := l.poll.Add(fd, c.serial, c.events); err != nil {
+		l.log.Error("dwell: cannot poll a new connection", "loop", l.id, "err", err)
+		c.close(ErrClosed)
+		return
+	}
+	c.polled = true
+}
+
+// remoteAddr returns the client's address, asked of the system when wanted: kept nowhere, since
+// few requests ask and every connection would pay for it.
+func (c *conn) remoteAddr() netip.AddrPort {
+	if c.state == stClosed {
+		return netip.AddrPort{}
+	}
+	if a, ok := c.givenRemote(); ok {
+		return a
+	}
+	return netpoll.RemoteAddr(int(c.fd))
+}

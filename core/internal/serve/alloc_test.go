@@ -1,0 +1,201 @@
+//go:build !race && linux && !dwell_portable
+
+package serve
+
+import (
+	"encoding/binary"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dwellhttp/dwell/core/internal/h2"
+
+	"github.com/dwellhttp/dwell/internal/testclient"
+)
+
+// roundTripper sends one fixed request and reads one fixed-size response over a kept-alive
+// connection, allocating nothing itself, so that AllocsPerRun counts the server's allocations.
+type roundTripper = testclient.RoundTripper
+
+func newRoundTripper(t *testing.T, addr, req string) *roundTripper {
+	t.Helper()
+	return testclient.NewRoundTripper(t, addr, req)
+}
+
+// TestHelloAllocatesNothing: a keep-alive hello request costs zero allocations in steady state.
+func TestHelloAllocatesNothing(t *testing.T) {
+	_, addr := startServer(t, helloHandler, Options{})
+	rt := newRoundTripper(t, addr, "GET / HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\nAccept: */*\r\n\r\n")
+	for range 100 {
+		rt.Do(t)
+	}
+	if n := testing.AllocsPerRun(2000, func() { rt.Do(t) }); n != 0 {
+		t.Fatalf("%v allocations per request, want 0", n)
+	}
+}
+
+// TestPipelinedAllocatesNothing: eight pipelined requests per write, zero allocations.
+func TestPipelinedAllocatesNothing(t *testing.T) {
+	_, addr := startServer(t, helloHandler, Options{})
+	rt := newRoundTripper(t, addr, "GET /p?x=1 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	rt.Pipeline(8)
+	for range 50 {
+		rt.Do(t)
+	}
+	if n := testing.AllocsPerRun(500, func() { rt.Do(t) }); n != 0 {
+		t.Fatalf("%v allocations per 8 pipelined requests, want 0", n)
+	}
+}
+
+// TestReadBodyAllocatesNothing: reading a 64 KiB POST with ReadBody allocates nothing in the core.
+func TestReadBodyAllocatesNothing(t *testing.T) {
+	buf := make([]byte, 16<<10)
+	_, addr := startServer(t, func(c *Ctx) {
+		n := 0
+		for {
+			k, err := c.ReadBody(buf)
+			n += k
+			if err != nil {
+				break
+			}
+		}
+		if n != 64<<10 {
+			c.SetStatus(500)
+		}
+	}, Options{})
+	body := make([]byte, 64<<10)
+	req := "POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 65536\r\n\r\n" + string(body)
+	rt := newRoundTripper(t, addr, req)
+	for range 20 {
+		rt.Do(t)
+	}
+	if n := testing.AllocsPerRun(200, func() { rt.Do(t) }); n != 0 {
+		t.Fatalf("%v allocations per 64 KiB upload, want 0", n)
+	}
+}
+
+// TestSendFileAllocatesNothing: sending a small file (copied) and a large one (sendfile) from
+// an open *os.File allocates nothing in the core.
+func TestSendFileAllocatesNothing(t *testing.T) {
+	const small, large = 254, 256 << 10
+	path := writeFile(t, strings.Repeat("f", large))
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, addr := startServer(t, func(c *Ctx) {
+		n, length := int64(small), "254"
+		if string(c.Bytes().Path()) == "/large" { // compared without a copy
+			n, length = large, "262144"
+		}
+		c.SetHeader("Content-Length", length)
+		c.SendFile(f, 0, n)
+	}, Options{})
+	for _, path := range []string{"/small", "/large"} {
+		rt := newRoundTripper(t, addr, "GET "+path+" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		for range 50 {
+			rt.Do(t)
+		}
+		if n := testing.AllocsPerRun(500, func() { rt.Do(t) }); n != 0 {
+			t.Errorf("%s: %v allocations per request, want 0", path, n)
+		}
+	}
+}
+
+// TestSetValueAllocations: a handler that sets three values and reads them back allocates
+// nothing, its values inline in the Ctx; a fifth value, past the inline ones, costs its node.
+func TestSetValueAllocations(t *testing.T) {
+	for _, tc := range []struct {
+		values int
+		allocs float64
+	}{{3, 0}, {inlineValues, 0}, {inlineValues + 1, 1}} {
+		_, addr := startServer(t, func(c *Ctx) {
+			for i := range tc.values {
+				c.SetValue(valueKey(i), "v") // neither boxing allocates: a small integer, a constant
+			}
+			for i := range tc.values {
+				if c.Value(valueKey(i)) != "v" {
+					c.SetStatus(500)
+				}
+			}
+			helloHandler(c)
+		}, Options{})
+		rt := newRoundTripper(t, addr, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		for range 100 {
+			rt.Do(t)
+		}
+		if n := testing.AllocsPerRun(1000, func() { rt.Do(t) }); n != tc.allocs {
+			t.Errorf("%d values: %v allocations per request, want %v", tc.values, n, tc.allocs)
+		}
+	}
+}
+
+// TestH2HelloAllocatesNothing: a hello request on an HTTP/2 stream costs zero allocations in
+// steady state, as on an HTTP/1.1 connection: the stream, its Ctx and its frames are the
+// loop's, reused.
+func TestH2HelloAllocatesNothing(t *testing.T) {
+	_, addr := startServer(t, helloHandler, Options{})
+	c := dialH2(t, addr)
+	c.until("the server's settings", func() bool { return c.acks > 0 && c.window > 0 })
+	id := uint32(1)
+	req := h2.AppendHeaders(nil, id, true, encodeFields(":method", "GET", ":scheme", "http",
+		":authority", "localhost", ":path", "/", "user-agent", "test"), h2.MinMaxFrameSize)
+	c.write(req)
+	size := 0 // what one response takes, read frame by frame the first time
+	for c.streams[id] == nil || !c.streams[id].end {
+		_, p, ok := c.frame()
+		if !ok {
+			t.Fatal("the connection closed")
+		}
+		size += h2.HeaderLen + len(p)
+	}
+	if c.streams[id].status != 200 || c.br.Buffered() != 0 {
+		t.Fatalf("status %d, %d bytes more", c.streams[id].status, c.br.Buffered())
+	}
+	resp := make([]byte, size)
+	do := func() {
+		id += 2
+		binary.BigEndian.PutUint32(req[5:9], id)
+		c.write(req)
+		if _, err := io.ReadFull(c.nc, resp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 100 {
+		do()
+	}
+	if n := testing.AllocsPerRun(2000, do); n != 0 {
+		t.Fatalf("%v allocations per request, want 0", n)
+	}
+}
+
+// TestBytesIteratorsAllocateNothing: a handler that ranges over the request's fields, a field's
+// values and a query parameter's values through the Bytes view allocates nothing: the
+// iterators are small enough to inline, so neither they nor the loops' bodies reach the heap.
+func TestBytesIteratorsAllocateNothing(t *testing.T) {
+	_, addr := startServer(t, func(c *Ctx) {
+		n := 0
+		for name, value := range c.Bytes().Headers() {
+			n += len(name) + len(value)
+		}
+		for v := range c.Bytes().HeaderValues("accept") {
+			n += len(v)
+		}
+		for v := range c.Bytes().QueryValues("q") {
+			n += len(v)
+		}
+		if n == 0 {
+			c.SetStatus(500)
+		}
+		c.WriteString("ok")
+	}, Options{})
+	rt := newRoundTripper(t, addr, "GET /?q=1&q=2 HTTP/1.1\r\nHost: localhost\r\nAccept: a\r\nAccept: b\r\n\r\n")
+	for range 100 {
+		rt.Do(t)
+	}
+	if n := testing.AllocsPerRun(1000, func() { rt.Do(t) }); n != 0 {
+		t.Fatalf("%v allocations per request, want 0", n)
+	}
+}

@@ -1,0 +1,125 @@
+package serve
+
+import (
+	"io"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
+)
+
+// bodyState is the framing of the current request's body: how much is left and what went wrong.
+// The loop still needs it after the handler returns, to skip what the handler did not read.
+type bodyState struct {
+	remaining  int64 // bodyLength: bytes not yet consumed
+	chunked    *wire.ChunkedDecoder
+	kind       bodyKind
+	eof        bool
+	waiting100 bool    // the client sent Expect: 100-continue and no 100 has been sent yet
+	failed     errCode // sticky: a framing error, the size limit, a timeout, the client gone
+}
+
+type bodyKind uint8
+
+const (
+	bodyNone bodyKind = iota
+	bodyLength
+	bodyChunked
+	bodyStream // an HTTP/2 request without a Content-Length: the stream's end ends it
+)
+
+// begin sets up the framing of r's body (RFC 9112 §6.3): chunked, a Content-Length, or none.
+// A declared length over MaxBodyBytes fails the body at once, before any of it is read and
+// without a 100 Continue; the handler still runs (its middleware sees the request), and gets
+// ErrBodyTooLarge from any read.
+func (b *bodyState) begin(l *Loop, r *wire.Request) {
+	*b = bodyState{}
+	max := l.opts.MaxBodyBytes
+	switch {
+	case r.Has(wire.Chunked):
+		b.kind = bodyChunked
+		b.chunked = l.getChunked()
+		b.chunked.Reset(max)
+	case r.ContentLength > 0:
+		b.kind = bodyLength
+		b.remaining = r.ContentLength
+		if max > 0 && r.ContentLength > max {
+			b.failed = codeOf(ErrBodyTooLarge)
+			return
+		}
+	default:
+		b.kind = bodyNone
+	}
+	b.waiting100 = r.Has(wire.Expect100) && b.kind != bodyNone
+}
+
+// end releases the decoder once the request is over.
+func (b *bodyState) end(l *Loop) {
+	if b.chunked != nil {
+		l.putChunked(b.chunked)
+		b.chunked = nil
+	}
+	b.kind = bodyNone
+}
+
+// complete reports whether the whole body has been consumed.
+func (b *bodyState) complete() bool {
+	switch b.kind {
+	case bodyLength:
+		return b.remaining == 0
+	case bodyChunked, bodyStream:
+		return b.eof
+	}
+	return true
+}
+
+// err returns the sticky error, or nil.
+func (b *bodyState) err() error { return b.failed.err() }
+
+// decode moves body bytes from src into dst (nil dst discards them) and reports how many bytes of
+// each it used; err is io.EOF at the end of the body, or a framing error, which the caller makes
+// sticky (Ctx.failBody) when it reads for the handler; a discarding caller ends the connection.
+func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
+	if b.failed != 0 {
+		return 0, 0, b.err()
+	}
+	switch b.kind {
+	case bodyLength:
+		n := int(min(int64(len(src)), b.remaining))
+		if dst != nil {
+			n = min(n, len(dst))
+			copy(dst, src[:n])
+		}
+		b.remaining -= int64(n)
+		nd, ns = n, n
+		if b.remaining == 0 {
+			err = io.EOF
+		}
+	case bodyChunked:
+		nd, ns, err = b.chunked.Decode(dst, src)
+		switch err {
+		case io.EOF:
+			b.eof = true
+		case wire.ErrTooLarge:
+			err = ErrBodyTooLarge
+		}
+	default:
+		err = io.EOF
+	}
+	return nd, ns, err
+}
+
+func (l *Loop) getChunked() *wire.ChunkedDecoder {
+	if n := len(l.chunkedFree); n > 0 {
+		d := l.chunkedFree[n-1]
+		l.chunkedFree = l.chunkedFree[:n-1]
+		return d
+	}
+	return new(wire.ChunkedDecoder)
+}
+
+func (l *Loop) putChunked(d *wire.ChunkedDecoder) {
+	if d.TrailerCap() > wire.MaxTrailerSize || len(l.chunkedFree) >= 64 {
+		return
+	}
+	d.Reset(0)
+	l.chunkedFree = append(l.chunkedFree, d)
+}

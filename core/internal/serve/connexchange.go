@@ -1,0 +1,416 @@
+package serve
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"strconv"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+	"github.com/dwellhttp/dwell/core/internal/wire"
+)
+
+// A connection as its requests' exchange (exchange.go): what the Ctx asks of it, in HTTP/1.1's
+// terms — the body read from the socket, the head, interim responses and trailers framed in
+// the connection's write queue, the waits and deadlines of a handler on the socket, and the
+// hand-over that ends HTTP on it.
+
+func (c *conn) base() *carrier { return &c.carrier }
+
+func (c *conn) tlsState() *tls.ConnectionState { return c.tr().State(int(c.fd), c) }
+
+// proto reports the request's HTTP version: a higher 1.x minor version is served as 1.1.
+func (c *conn) proto() string {
+	if c.cx != nil && c.cx.reqf&reqHTTP11 == 0 {
+		return "HTTP/1.0"
+	}
+	return "HTTP/1.1"
+}
+
+// connectProtocol: an extended CONNECT is HTTP/2's (RFC 8441).
+func (c *conn) connectProtocol() string { return "" }
+
+// The body.
+
+// continue100 is the interim response to Expect: 100-continue (RFC 9110 §15.2.1).
+var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
+
+// sendContinue answers Expect: 100-continue, ahead of anything the handler wrote (its final
+// response is not committed yet), unless the body has begun to arrive anyway.
+func (c *conn) sendContinue() {
+	if len(c.in) == 0 && c.state != stClosed {
+		c.out.InsertBeforeHead(&c.l.pool, continue100)
+		c.flush()
+	}
+}
+
+// hasInput reports whether input has arrived that the loop has not yet taken.
+func (c *conn) hasInput() bool { return len(c.in) > 0 }
+
+// watchInput watches the socket for input while a handler waits for its body.
+func (c *conn) watchInput() { c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup) }
+
+// errReadAgain: readBody parked and was woken by new bytes; read again.
+var errReadAgain = errors.New("dwell: read again")
+
+// readBody moves more of cx's body into p: first what has arrived with the head or a chunk
+// read before (decoded: n bytes, and io.EOF on the call after the last), then from the socket.
+// A Content-Length body is read straight into p, at most the bytes left, so nothing past the
+// body is consumed; a chunked body is read into the loop buffer for the decoder (0 bytes and
+// no error: decode it), and any bytes past its end stay as the next request's. When nothing has
+// arrived the handler parks until something does (errReadAgain), with the progress-based body
+// timeout.
+func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
+	b := &cx.body
+	if len(c.in) > 0 {
+		nd, ns, err := b.decode(p, c.in)
+		c.in = c.in[ns:]
+		switch {
+		case nd > 0:
+			if err == io.EOF {
+				err = nil // io.EOF comes with the next call
+			}
+			return nd, err
+		case err == nil:
+			return 0, errReadAgain
+		}
+		return 0, err
+	}
+	if err := c.bodyGone(cx); err != nil {
+		return 0, err
+	}
+	if c.peerEOF {
+		return 0, io.ErrUnexpectedEOF
+	}
+	var e netpoll.Errno
+	if b.kind == bodyStream {
+		n, e = c.tr().Read(int(c.fd), c, p)
+		if n > 0 {
+			if b.remaining >= 0 {
+				if int64(n) > b.remaining {
+					return 0, ErrBodyTooLarge
+				}
+				b.remaining -= int64(n)
+			}
+			return n, nil
+		}
+		if e == 0 {
+			b.eof = true
+			return 0, io.EOF
+		}
+	} else if b.kind == bodyLength {
+		n, e = c.tr().Read(int(c.fd), c, p[:min(int64(len(p)), b.remaining)])
+		if n > 0 {
+			b.remaining -= int64(n)
+			return n, nil
+		}
+	} else {
+		// As much as the handler asked for, of the chunk being read, and room for the framing
+		// and the next chunk's start: so little is read past the body's end (see headRead).
+		want := int(min(int64(len(c.l.buf)), min(b.chunked.DataLeft(), int64(len(p)))+headRead))
+		n, e = c.tr().Read(int(c.fd), c, c.l.buf[:want])
+		if n > 0 {
+			c.in = c.l.buf[:n]
+			return 0, nil
+		}
+	}
+	switch {
+	case e == 0:
+		c.peerEOF = true
+		return 0, io.ErrUnexpectedEOF
+	case e == netpoll.EINTR:
+		return 0, errReadAgain
+	case e != netpoll.EAGAIN:
+		c.close(ErrClosed)
+		return 0, ErrClosed
+	}
+	if !cx.inHandler() {
+		return 0, errReadBodyRefused
+	}
+	if err := c.waitReadable(cx); err != nil {
+		return 0, err
+	}
+	return 0, errReadAgain
+}
+
+// The response.
+
+// writeHead writes the response head into the connection's queue, in the placeholder ahead of any
+// body already written. whole means the handler has returned, so the body is complete and its
+// length known; otherwise the body streams from here (chunked in HTTP/1.1, delimited by the
+// close in 1.0, or by a declared Content-Length).
+func (c *conn) writeHead(cx *Ctx, whole bool) {
+	l := cx.l
+	pool := &l.pool
+	status := cx.statusCode()
+	noBody := cx.noBody()
+	if noBody {
+		c.out.DropAfterHead(pool)
+	}
+	http11 := cx.reqf&reqHTTP11 != 0
+	length := int64(-1)
+	switch {
+	case whole && (status < 200 || status == 204 || status == 304):
+		// RFC 9110 §8.6: no Content-Length in 1xx (a 101 here) or 204; in 304 only if the
+		// handler set it.
+		if status == 304 {
+			length = cx.declLen
+		}
+		if status == 101 {
+			// The handler claims to switch protocols, which only it could speak; the
+			// connection cannot go on as HTTP/1.1.
+			cx.resp |= rfClose
+		}
+	case whole && cx.declLen < 0 && !(http11 && cx.hasTrailers() && !noBody):
+		length = cx.written
+	case cx.declLen >= 0:
+		length = cx.declLen
+	case noBody:
+	case http11:
+		cx.resp |= rfChunked // trailers, when there are any, follow the last chunk
+	default:
+		cx.resp |= rfCloseDelimited | rfClose
+	}
+	close := c.closesAfter(cx)
+	buffered := c.out.AfterHead()
+
+	n := 200 + cx.fieldLinesRoom()
+	if whole && buffered <= copyLimit {
+		n += int(buffered) // room to merge a small body into the head's buffer (fillHead)
+	}
+	// More input behind this request means pipelined requests whose responses can follow
+	// this one in its buffer.
+	b := wire.AppendStatusLine(c.out.HeadRoom(pool, n, len(c.in) > 0), status)
+	if cx.resp&rfHasDate == 0 {
+		b = append(b, "Date: "...)
+		b = append(b, l.clk.Date[:]...)
+		b = append(b, crlf...)
+	}
+	b = cx.appendFieldLines(b)
+	if cx.resp&rfHasType == 0 && !noBody && (length != 0 || !whole) {
+		b = append(b, "Content-Type: text/plain; charset=utf-8\r\n"...)
+	}
+	switch {
+	case cx.resp&rfChunked != 0:
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+	case length >= 0:
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, length, 10)
+		b = append(b, crlf...)
+	}
+	switch {
+	case close:
+		b = append(b, "Connection: close\r\n"...)
+		cx.resp |= rfClose // the head says so: the connection decides after it (conn.endRequest)
+	case !http11:
+		b = append(b, "Connection: keep-alive\r\n"...)
+	}
+	b = append(b, crlf...)
+	chunkedBody := cx.resp&rfChunked != 0 && buffered > 0
+	if chunkedBody {
+		b = wire.AppendChunkSize(b, buffered) // the body held so far becomes the first chunk
+	}
+	c.out.FillHead(pool, b)
+	if chunkedBody {
+		c.out.Write(pool, crlf)
+	}
+	cx.resp |= rfCommitted
+}
+
+// sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2): its status line
+// and the fields set so far, written at once.
+func (c *conn) sendInterim(cx *Ctx, code int) {
+	if cx.reqf&reqHTTP11 == 0 || c.state == stClosed {
+		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
+	}
+	pool := &cx.l.pool
+	b := wire.AppendStatusLine(pool.Get(cx.fieldLinesRoom()+64), code)
+	b = cx.appendFieldLines(b)
+	b = append(b, crlf...)
+	c.out.InsertBeforeHead(pool, b)
+	pool.Put(b)
+	c.flush()
+}
+
+// queueTrailers queues the last chunk of a chunked body and the trailer section after it. (Out
+// of completeResponse's frame, which every parked request's stack may hold.)
+//
+//go:noinline
+func (c *conn) queueTrailers(cx *Ctx) {
+	if cx.resp&rfChunked != 0 {
+		b := cx.appendTrailerLines(cx.l.h2scratch[:0])
+		c.out.Write(&cx.l.pool, b)
+		cx.l.h2scratch = b[:0]
+	}
+}
+
+// appendTrailerLines appends the trailer section of a chunked body: the last chunk, the fields,
+// the empty line.
+func (cx *Ctx) appendTrailerLines(b []byte) []byte {
+	b = append(b, "0\r\n"...)
+	t := cx.x.rare.trailers
+	for i := 0; i < len(t); i += 2 {
+		b = append(b, t[i]...)
+		b = append(b, ": "...)
+		b = append(b, t[i+1]...)
+		b = append(b, crlf...)
+	}
+	return append(b, crlf...)
+}
+
+// Waits and deadlines.
+
+// waitWritable parks the handler cx until the socket takes more output, for a write that goes
+// on from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
+func (c *conn) waitWritable(cx *Ctx) error {
+	c.setInterest(c.events | netpoll.WatchWrite)
+	c.armWriteDeadline()
+	return cx.parkOnConn(parkWrite)
+}
+
+// waitReadable parks the handler cx until body bytes arrive, with the progress-based body
+// timeout.
+func (c *conn) waitReadable(cx *Ctx) error {
+	c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup)
+	return c.awaitInput(cx)
+}
+
+// onDeadline runs when the connection's timer is due: it acts on whichever deadline has passed.
+func (c *conn) onDeadline(l *Loop) {
+	switch c.due(l.clk.Now) {
+	case dueWrite:
+		c.writeTimedOut(c)
+		return
+	case dueRead:
+		switch c.state {
+		case stHead:
+			c.reject(wire.ErrHeaderTimeout)
+			c.settle()
+		case stHandler:
+			c.readTimedOut()
+		case stHandedOver:
+			hc := c.handed()
+			hc.callProtocol(func() { hc.p.Timeout(hc) })
+		default:
+			c.close(nil)
+		}
+	}
+	if c.state != stClosed {
+		c.rearm()
+	}
+}
+
+// The hand-over: the 101 that switches protocols, and the bytes given to the Protocol as they
+// arrive (handover.go).
+
+// handOver hands the connection over to p, after its 101 response when the status is 101, or
+// after nothing (a raw takeover); see Ctx.HandOver.
+func (c *conn) handOver(cx *Ctx, p Protocol) (*Conn, error) {
+	switch {
+	case !cx.body.complete():
+		return nil, errHandOverBody
+	case cx.resp&rfCommitted != 0 || cx.written != 0:
+		return nil, errHandOverResponse
+	case cx.status != 0 && cx.status != 101:
+		return nil, errHandOverResponse
+	}
+	if cx.status == 101 {
+		c.writeSwitch(cx)
+	}
+	cx.resp |= rfFinished
+	cx.dropResponseFields()
+	return c.handOverTo(p, cx.gone == 0), nil
+}
+
+// handOverTo makes p the owner of c's bytes. With deliver, the bytes behind the head (and those
+// read later in this turn) go to p once the turn is over: p's methods run outside any request.
+func (c *conn) handOverTo(p Protocol, deliver bool) *Conn {
+	hc := &Conn{ex: c, p: p, serial: c.serial}
+	l := c.l
+	for int(c.fd) >= len(l.handed) {
+		l.handed = engine.AppendDoubling(l.handed, nil)
+	}
+	l.handed[c.fd] = hc
+	c.state = stHandedOver
+	c.rdl, c.drainLeft = 0, 0
+	if deliver {
+		l.pending = append(l.pending, c)
+	}
+	return hc
+}
+
+// writeSwitch queues the 101 response of a protocol switch: the status line, Date, the
+// handler's fields (Upgrade among them) and Connection: Upgrade, which RFC 9110 §7.8 requires
+// of a 101 and which, like every Connection value, is the server's to write; nothing else (RFC
+// 9110 §15.2.2: the switch happens right after its empty line).
+func (c *conn) writeSwitch(cx *Ctx) {
+	pool := &cx.l.pool
+	b := c.out.Spare(pool, 128+cx.fieldLinesRoom())
+	b = wire.AppendStatusLine(b, 101)
+	if cx.resp&rfHasDate == 0 {
+		b = append(b, "Date: "...)
+		b = append(b, cx.l.clk.Date[:]...)
+		b = append(b, crlf...)
+	}
+	b = cx.appendFieldLines(b)
+	b = append(b, "Connection: Upgrade\r\n\r\n"...)
+	c.out.Filled(pool, b)
+	cx.resp |= rfCommitted
+}
+
+// handed returns the Conn a handed-over c belongs to: the loop keeps a connection's by its
+// descriptor.
+func (c *conn) handed() *Conn { return c.l.handed[c.fd] }
+
+// isHanded reports whether c has been handed over and is not closed yet (it may be closing).
+func (c *conn) isHanded() bool {
+	l := c.l
+	return int(c.fd) < len(l.handed) && l.handed[c.fd] != nil && l.handed[c.fd].serial == c.serial
+}
+
+// deliver gives the protocol of a handed-over c the input it holds.
+func (c *conn) deliver() {
+	hc := c.handed()
+	if len(c.in) == 0 || hc.is(hcPaused) {
+		return
+	}
+	used := 0
+	hc.callProtocol(func() { used = hc.p.Receive(hc, c.in) })
+	if c.state == stClosed {
+		return
+	}
+	used = min(max(used, 0), len(c.in))
+	c.in = c.in[used:]
+	if used == 0 && len(c.in) >= len(c.l.buf) {
+		c.close(ErrInputFull)
+	}
+}
+
+// readHandedOver reads what the socket has for a handed-over connection, behind what its
+// protocol left, and gives it all to the protocol.
+func (c *conn) readHandedOver() {
+	l := c.l
+	k := copy(l.buf, c.in)
+	c.dropSpill()
+	c.in = l.buf[:k]
+	if k < len(l.buf) {
+		n, ok := c.readSocket(l.buf[k:])
+		if !ok {
+			return
+		}
+		c.in = l.buf[:k+n]
+	}
+	c.deliver()
+	if c.state == stClosed {
+		return
+	}
+	if c.outputBlocked() {
+		c.heldBack = true // see onReadable
+	}
+	if c.peerEOF {
+		c.close(ErrClosed) // the client ended its input: what it sent has been given
+		return
+	}
+	c.settle()
+}

@@ -1,0 +1,256 @@
+package serve
+
+import (
+	"net/netip"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/alias"
+	"github.com/dwellhttp/dwell/internal/bufpool"
+)
+
+// A Handler serves one request. It runs as a coroutine on its connection's loop: it may park
+// (a body read, a write to a slow client, the wait package) without blocking the loop, but it
+// must not block the thread — see package wait for blocking calls.
+type Handler func(c *Ctx)
+
+// A Ctx is one request and its response. It is valid until the handler returns (or, for a
+// detached handler, until its continuation finishes) and is reused afterwards.
+//
+// # Who may use it
+//
+// Only the request's own code, while the request lasts: its handler, its continuation (Detach), and
+// the hooks the server runs for it (OnDone, Seam.OnPanic, a body filter). A Ctx serves the next
+// request once its own has ended, so every method first checks its caller (the Seam's too), and
+// refuses any other — a goroutine the handler started, a wait.Do function, a Loop.Post callback or
+// a timer, another request's handler, anything after the request ended — without touching the Ctx:
+// the methods that return an error return ErrOutsideRequest, the others panic with it, and the
+// first refusal of a server is logged with the caller's stack. Hand blocking work to wait.Do and
+// use its result in the handler; wake a parked handler from elsewhere with a Waker; run code on the
+// loop with Loop.Post (c.Seam().Loop(), which may be called from anywhere).
+//
+// # Owned and borrowed values
+//
+// Strings a Ctx returns (Method, Path, Query, Header, Param, ...) are the caller's to keep,
+// as bufio.Scanner's Text is: each call copies the value out of the request (Method returns
+// a constant for the common methods). Its Bytes view (RequestBytes) is the zero-copy way,
+// like Scanner's Bytes: c.Bytes().Header(name) is a slice of the request's own memory, and
+// borrowed (read it, never modify it), valid until the handler returns (across parks
+// included) and reused by a later request after that. Copy what you keep. In builds with the
+// race detector a request's memory is never reused and is overwritten with the text
+// "dwell:freed " when the request ends, so a retained borrowed slice shows as that text in the
+// first test that reads it.
+//
+// After a handler has detached (Detach, wait.After, Topic.OnNext), its request's values are
+// gone: in the continuation, the accessors return empty values, so copy (into the strings
+// they return) what the continuation needs before the handler returns. The response side —
+// status, header fields, body — stays the continuation's to finish.
+type Ctx struct {
+	tm    timer    // first: see timer; the deadline of Suspend and Detach
+	l     *Loop    // the Ctx's loop for its whole life: Ctxs are pooled per loop
+	ex    exchange // what the request is served on; nil once the request has ended
+	cr    *carrier // ex's carrier
+	req   wire.Request
+	body  bodyState
+	start int64 // loop clock when the request's handler started
+
+	// Response.
+	status  uint16
+	resp    respFlags
+	reqf    reqFlags
+	via     via // the listener the request came by (its handler), and whether it speaks TLS
+	state   ctxState
+	park    parkKind
+	parkf   parkFlags
+	gone    errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
+	woken   errCode // what the last wake passed: a coded error, or errOther (see wakeErr)
+	gen     uint32  // counts ended parks; a Waker holds the value for the park it targets
+	declLen int64   // Content-Length set by the handler; -1 when none
+	written int64   // body bytes the handler has written
+	x       *ctxExtra
+	route   *Route // what served the request (SetRoute), nil when none
+
+	// Coroutine and parking.
+	co      *coro
+	detachK func(*Ctx, error)
+}
+
+type ctxState uint8
+
+const (
+	ctxIdle     ctxState = iota // no handler: before it starts, or after it finished
+	ctxRunning                  // the handler's coroutine (or continuation) is running
+	ctxParked                   // the coroutine is suspended
+	ctxReady                    // woken; resumes at the top of the loop
+	ctxReturned                 // the handler returned; the loop finishes up
+	ctxDetached                 // the handler returned after Detach; a continuation is pending
+	ctxDetachedReady
+)
+
+// ctxExtra holds what only some requests need: response header fields and route parameters.
+// It is made the first time a request needs it and stays with the Ctx in the pool, so that a
+// parked request that set neither does not pay for their slices.
+type ctxExtra struct {
+	hdrs   []byte // the response's field set: names and values behind their lengths (header.go), from the loop's pool
+	names  uint64 // the nameBit of every line in hdrs, and of lines removed since it was emptied
+	params []Param
+	rare   *ctxRare
+}
+
+// ctxRare holds what hardly any request needs, out of the way of those that need hdrs or params.
+type ctxRare struct {
+	reqCtx     *requestContext
+	values     *valueNode   // request-scoped values, newest first (SetValue), newer than inline's
+	onDone     []func(Done) // completion hooks (OnDone)
+	filter     BodyWriter   // the outermost body filter (WrapBody), or nil
+	wakeErr    error        // an error a wake passed that has no errCode
+	bodyErr    error        // a body error that has no errCode
+	panicV     any          // what the handler panicked with, for Done.Err
+	onPanic    func(*Ctx, any)
+	answered   error          // the error the server answered for, for Done.Err
+	deadline   *Timer         // the request's deadline (SetTimeout), kept for the Ctx's next requests
+	deadlineAt int64          // when it fires, on the loop clock; 0 when not set
+	remote     netip.AddrPort // the client's address, once asked for
+	trailers   []string       // response trailers (SetTrailer): name, value, ...
+
+	// The first values SetValue attached, oldest first, while the request had no Context:
+	// inline[:ninline]. Making the Context moves them to values.
+	inline  *[inlineValues]valueSlot
+	ninline uint8
+}
+
+func (cx *Ctx) rare() *ctxRare {
+	x := cx.extra()
+	if x.rare == nil {
+		x.rare = &ctxRare{}
+	}
+	return x.rare
+}
+
+func (cx *Ctx) extra() *ctxExtra {
+	if cx.x == nil {
+		cx.x = cx.l.getExtra()
+	}
+	return cx.x
+}
+
+// getExtra returns an empty ctxExtra, one a handed-over request gave back if there is one. l
+// may be nil, for a Ctx no loop made (a test's).
+func (l *Loop) getExtra() *ctxExtra {
+	if l == nil {
+		return &ctxExtra{}
+	}
+	if n := len(l.extras); n > 0 {
+		x := l.extras[n-1]
+		l.extras[n-1] = nil
+		l.extras = l.extras[:n-1]
+		return x
+	}
+	return &ctxExtra{}
+}
+
+// putExtra keeps an empty ctxExtra for getExtra, a few of them at most: between a request
+// that gives one back and the next that needs one, the list is one long.
+func (l *Loop) putExtra(x *ctxExtra) {
+	if len(l.extras) < 16 {
+		l.extras = append(l.extras, x)
+	}
+}
+
+// getCtx takes a Ctx from the loop's pool for a request on ex, whose carrier is cr, that came
+// by v.
+func (l *Loop) getCtx(ex exchange, cr *carrier, v via) *Ctx {
+	var cx *Ctx
+	if n := len(l.ctxs); n > 0 {
+		cx = l.ctxs[n-1]
+		l.ctxs[n-1] = nil
+		l.ctxs = l.ctxs[:n-1]
+	} else {
+		cx = &Ctx{l: l}
+		cx.tm.Init(timerCtx)
+	}
+	cx.ex, cx.cr, cx.via = ex, cr, v
+	cx.req = wire.Request{ContentLength: -1}
+	l.nreqs++
+	return cx
+}
+
+// putCtx returns a Ctx whose request is over to the pool.
+func (l *Loop) putCtx(cx *Ctx) {
+	cx.ex, cx.cr = nil, nil
+	l.nreqs--
+	if len(l.ctxs) < ctxPoolMax {
+		l.ctxs = append(l.ctxs, cx)
+	}
+}
+
+// ctxPoolMax bounds the idle Ctxs a loop keeps.
+const ctxPoolMax = 1024
+
+// begin readies the response side for a new request, before its handler starts.
+func (cx *Ctx) begin() {
+	l := cx.l
+	cx.status = 0
+	cx.resp, cx.reqf, cx.parkf = 0, 0, 0
+	if cx.req.Minor == 1 {
+		cx.reqf |= reqHTTP11
+	}
+	if cx.req.IsMethod("HEAD") {
+		cx.reqf |= reqHead
+	}
+	cx.declLen = -1
+	cx.written = 0
+	cx.gone = 0
+	cx.route = nil
+	cx.start = l.clk.Now
+}
+
+// active reports whether the request's handler or continuation has yet to finish.
+func (cx *Ctx) active() bool { return cx.state != ctxIdle }
+
+// freeRequest returns the request head to the pool: borrowed values end here.
+func (cx *Ctx) freeRequest() {
+	if cx.req.Arena != nil {
+		bufpool.PutArena(&cx.l.pool.Pool, cx.req.Arena)
+	}
+	cx.req = wire.Request{ContentLength: -1}
+	if x := cx.x; x != nil {
+		x.params = nil // most often a router's own slice (SetParams): nothing to keep
+	}
+}
+
+// recycle readies the Ctx for its next request once its response is complete: what the
+// request held goes back, except the body framing, which the loop may still need to skip the
+// unread rest.
+func (cx *Ctx) recycle() {
+	l := cx.l
+	cx.freeRequest()
+	cx.clearHeaders()
+	l.timers.Stop(&cx.tm)
+	cx.gen++
+	cx.woken = 0
+	cx.detachK = nil
+	if x := cx.x; x != nil && x.rare != nil {
+		r := x.rare
+		if r.reqCtx != nil {
+			r.reqCtx.cancel(errRequestEnded)
+		}
+		if r.deadline != nil {
+			r.deadline.stop()
+		}
+		clear(r.onDone)
+		if r.inline != nil {
+			clear(r.inline[:r.ninline])
+		}
+		// The hooks' slice, the value slots (emptied) and the deadline's timer are kept for
+		// the Ctx's next requests; the rest is zeroed, so that the next request sees none of
+		// this one's values and the GC keeps none alive.
+		clear(r.trailers)
+		*r = ctxRare{onDone: r.onDone[:0], inline: r.inline, deadline: r.deadline, trailers: r.trailers[:0]}
+	}
+	cx.state = ctxIdle
+}
+
+// borrowString views b as a string without copying, for a comparison within the call that
+// makes it: b (the request's arena, or a header the response owns) does not change meanwhile,
+// and the string is never kept.
+func borrowString(b []byte) string { return alias.String(b) }

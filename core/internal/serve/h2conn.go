@@ -1,0 +1,488 @@
+package serve
+
+import (
+	"errors"
+
+	"github.com/dwellhttp/dwell/core/internal/h2"
+)
+
+// HTTP/2 (RFC 9113) on the loops. A connection whose first bytes are HTTP/2's client preface —
+// h2c with prior knowledge on a plaintext listener, or a TLS connection that chose "h2" by ALPN —
+// is handed over from HTTP/1.1 to an h2conn, a Protocol like any other (handover.go): it gets
+// the connection's bytes as they arrive, takes the frames apart (core/internal/h2), answers the
+// connection's own frames, and makes every stream a request with a Ctx of its own (h2stream.go),
+// served by the same handlers as an HTTP/1.1 request. The streams' frames go out through the
+// connection's one write queue, under its high-water mark.
+
+// What the server announces in its SETTINGS, and the windows it keeps.
+const (
+	h2MaxStreams = 100 // SETTINGS_MAX_CONCURRENT_STREAMS
+	// h2StreamWindow is each stream's receive window (the default, so not announced): the
+	// request body bytes a stream may hold unread.
+	h2StreamWindow = h2.DefaultWindow
+	// h2ConnWindow is the connection's receive window, raised from the default by a
+	// WINDOW_UPDATE at the start: what all the streams together may hold unread.
+	h2ConnWindow = 1 << 20
+	// h2MaxHeaderBlock bounds a field block as it arrives (HEADERS and its CONTINUATIONs),
+	// before it is decoded: beyond it the connection ends (ENHANCE_YOUR_CALM).
+	h2MaxHeaderBlock = 64 << 10
+)
+
+// An h2conn is the HTTP/2 side of one connection.
+type h2conn struct {
+	c   *conn // the connection it speaks on
+	hc  *Conn // c, handed over to HTTP/2
+	dec *h2.Decoder
+
+	streams map[uint32]*h2stream // the streams not closed yet, by id
+	maxID   uint32               // the highest stream id the client has opened
+
+	peerMaxFrame uint32 // SETTINGS_MAX_FRAME_SIZE of the client
+	peerWindow   uint32 // SETTINGS_INITIAL_WINDOW_SIZE of the client
+	blockStream  uint32 // the stream of the field block under way (block), 0 when none is
+	sendWin      h2.SendWindow
+	recvWin      h2.RecvWindow
+
+	// The field block being assembled from HEADERS and CONTINUATION frames.
+	block []byte
+
+	blocked  []*h2stream // streams with DATA waiting for a window or for room in the queue
+	starting []h2start   // streams whose handlers start once the frames at hand are handled
+
+	// Abuse bounds (h2.Calm.go): the frames that carry no request the client may still send,
+	// and the streams it reset before their responses were complete, against those completed.
+	calm      h2.Calm
+	resets    int32
+	completed int32
+
+	// blockRefused is the code of the stream error the block's HEADERS frame was (0: none),
+	// answered once the block is decoded (h2conn.headers).
+	blockRefused h2.ErrCode
+	blockEnd     bool // the block's HEADERS frame ended the stream
+
+	preface   bool // the client's preface has been read
+	settings  bool // the client's first SETTINGS has been read
+	goingAway bool // GOAWAY sent: no new streams
+	shutdown  bool // the server is shutting down (Shutdown)
+	closed    bool
+}
+
+var errH2Protocol = errors.New("dwell: HTTP/2 protocol error")
+
+// offersH2 reports whether c may speak HTTP/2 (Options.DisableHTTP2, DisableH2C).
+func (c *conn) offersH2() bool {
+	o := c.l.opts
+	return !o.DisableHTTP2 && (c.secure() || !o.DisableH2C)
+}
+
+// choosesOther looks at the first bytes of a connection that has begun no request yet, in, for
+// HTTP/2's client preface, which no HTTP/1.1 request begins with: h2c with prior knowledge, or
+// the "h2" a TLS client chose by ALPN. It reports whether the connection is not HTTP/1.1's to
+// serve: it speaks HTTP/2 now, or its preface is still arriving, or a client that chose HTTP/2
+// by ALPN sent something else — no HTTP/1.1 answer means anything to it (RFC 9113 §3.4), and
+// it is closed. Once a request has begun, a preface can no longer come, and it is not asked.
+func (c *conn) choosesOther(in []byte) bool {
+	if !c.offersH2() {
+		return false
+	}
+	n := min(len(in), len(h2.ClientPreface))
+	if string(in[:n]) == h2.ClientPreface[:n] {
+		if n == len(h2.ClientPreface) {
+			c.startH2()
+		}
+		return true
+	}
+	if c.secure() && c.l.tlsT.Protocol(int(c.fd)) == "h2" {
+		c.close(ErrClosed)
+		return true
+	}
+	return false
+}
+
+// mayBeDamagedPreface reports whether a first line that names no HTTP/1.x version at all may
+// be a damaged HTTP/2 preface, on a port that speaks h2c with prior knowledge: its client
+// cannot read an HTTP/1.1 answer, and RFC 9113 §3.4 lets the connection close without a word.
+// (A malformed line that names HTTP/1.x is an HTTP/1.x client's mistake: it gets its 400, as on
+// every other port; so does any line after a request.)
+func (c *conn) mayBeDamagedPreface() bool { return c.offersH2() && !c.secure() }
+
+// startH2 hands c, whose input begins with the client preface, over to HTTP/2.
+func (c *conn) startH2() {
+	l := c.l
+	h := &h2conn{
+		c:            c,
+		dec:          h2.NewDecoder(4096),
+		streams:      make(map[uint32]*h2stream),
+		peerMaxFrame: h2.MinMaxFrameSize,
+		peerWindow:   h2.DefaultWindow,
+		sendWin:      h2.DefaultWindow,
+		recvWin:      h2.NewRecvWindow(h2ConnWindow),
+	}
+	h.hc = c.handOverTo(h, true)
+	c.scan.Reset()
+	b := l.h2scratch[:0]
+	settings := [...]h2.Setting{
+		{ID: h2.SettingMaxConcurrentStreams, Value: h2MaxStreams},
+		{ID: h2.SettingMaxHeaderListSize, Value: uint32(l.opts.MaxHeaderBytes)},
+		{ID: h2.SettingEnablePush, Value: 0},
+		{ID: h2.SettingEnableConnectProtocol, Value: 1}, // last: see DisableConnectProtocol
+	}
+	n := len(settings)
+	if l.opts.DisableConnectProtocol {
+		n--
+	}
+	b = h2.AppendSettings(b, settings[:n]...)
+	b = h2.AppendWindowUpdate(b, 0, h2ConnWindow-h2.DefaultWindow)
+	h.queue(b)
+	l.h2scratch = b[:0]
+	c.setReadDeadline(l.opts.IdleTimeout) // until the first stream (see Timeout)
+	h.calm.Start(l.clk.TurnNow())
+}
+
+// queue adds frames to the connection's output.
+func (h *h2conn) queue(b []byte) {
+	if !h.closed {
+		h.hc.queue(b)
+	}
+}
+
+// queueBuffer adds b, a buffer of the loop's pool, to the connection's output as it stands,
+// which owns it from now on (or gives it back, once the connection has closed).
+func (h *h2conn) queueBuffer(b []byte) {
+	if h.closed {
+		h.c.l.pool.Put(b)
+		return
+	}
+	h.hc.queueBuffer(b)
+}
+
+// Receive takes the frames that have arrived whole. It stops early when the output is over the
+// high-water mark: what the client's frames make the server write (SETTINGS and PING answers, a
+// stream's response) waits for the client to read, and so does the rest of its input.
+func (h *h2conn) Receive(hc *Conn, in []byte) int {
+	used := 0
+	if !h.preface {
+		if len(in) < len(h2.ClientPreface) {
+			return 0
+		}
+		h.preface = true
+		used = len(h2.ClientPreface)
+	}
+	for !h.closed && !h.c.outputBlocked() {
+		rest := in[used:]
+		if len(rest) < h2.HeaderLen {
+			break
+		}
+		fh := h2.ParseHeader(rest)
+		if err := fh.Check(h2.MinMaxFrameSize); err != nil {
+			h.fail(err)
+			return len(in)
+		}
+		n := h2.HeaderLen + int(fh.Length)
+		if len(rest) < n {
+			break
+		}
+		used += n
+		if err := h.frame(fh, rest[h2.HeaderLen:n]); err != nil {
+			h.fail(err)
+		}
+	}
+	for i := 0; i < len(h.starting); i++ { // a handler may end the connection, never start one
+		st := h.starting[i]
+		h.starting[i] = h2start{}
+		st.run()
+	}
+	h.starting = h.starting[:0]
+	if h.closed {
+		return len(in)
+	}
+	return used
+}
+
+// fail answers a connection error with GOAWAY and ends the connection, or a stream error with
+// RST_STREAM and ends the stream.
+func (h *h2conn) fail(err error) {
+	var se *h2.StreamError
+	if errors.As(err, &se) {
+		if s := h.streams[se.StreamID]; s != nil {
+			s.reset(se.Code)
+			return
+		}
+		h.queue(h2.AppendRSTStream(h.c.l.h2scratch[:0], se.StreamID, se.Code))
+		return
+	}
+	code := h2.ProtocolError
+	reason := err.Error()
+	var ce *h2.ConnError
+	if errors.As(err, &ce) {
+		code, reason = ce.Code, ce.Reason
+	}
+	h.goAway(code, reason)
+}
+
+// goAway sends GOAWAY with code and closes the connection once its output is written: the
+// streams under way end with it.
+func (h *h2conn) goAway(code h2.ErrCode, reason string) {
+	if h.closed {
+		return
+	}
+	if h.c.l.debugEnabled() {
+		h.c.l.log.Debug("dwell: HTTP/2 connection error", "code", code.String(), "reason", reason,
+			"remote", h.c.remoteAddr())
+	}
+	h.queue(h2.AppendGoAway(h.c.l.h2scratch[:0], h.maxID, code, []byte(reason)))
+	h.goingAway = true
+	h.closed = true // the streams' ends send nothing more
+	h.endStreams(ErrClosed)
+	h.hc.SetErr(errH2Protocol)
+	if code == h2.EnhanceYourCalm {
+		h.hc.closeUnread() // a flood: what follows it is not read
+		return
+	}
+	h.hc.Close()
+}
+
+// endStreams closes every stream with err, their handlers woken with it.
+func (h *h2conn) endStreams(err error) {
+	for _, s := range h.streams {
+		s.close(err)
+	}
+}
+
+// frame handles one frame.
+func (h *h2conn) frame(fh h2.Header, p []byte) error {
+	if h.blockStream != 0 && (fh.Type != h2.TypeContinuation || fh.StreamID != h.blockStream) {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "a field block interrupted by another frame"}
+	}
+	if !h.settings && (fh.Type != h2.TypeSettings || fh.Flags.Has(h2.FlagAck)) {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "the client's preface is not followed by SETTINGS"}
+	}
+	if !h.calm.Take(fh, h.c.l.clk.TurnNow()) {
+		return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many frames that carry no request"}
+	}
+	switch fh.Type {
+	case h2.TypeData:
+		return h.data(fh, p)
+	case h2.TypeHeaders:
+		return h.headers(fh, p)
+	case h2.TypeContinuation:
+		return h.continuation(fh, p)
+	case h2.TypePriority:
+		_, err := h2.PriorityFrame(fh, p)
+		return err
+	case h2.TypeRSTStream:
+		return h.rstStream(fh, p)
+	case h2.TypeSettings:
+		return h.settingsFrame(fh, p)
+	case h2.TypePing:
+		if !fh.Flags.Has(h2.FlagAck) {
+			h.queue(h2.AppendPing(h.c.l.h2scratch[:0], true, h2.Ping(p)))
+		}
+	case h2.TypeGoAway:
+		// The client is done with the connection: the streams under way finish, and the server
+		// says with a GOAWAY of its own which of them it took, so that a stream the client
+		// opens still is known not to be served (RFC 9113 §6.8), as at a shutdown.
+		h.stop()
+		if len(h.streams) == 0 {
+			h.hc.Close()
+		}
+	case h2.TypeWindowUpdate:
+		return h.windowUpdate(fh, p)
+	}
+	return nil // PUSH_PROMISE is refused by Check; unknown types are ignored (RFC 9113 §4.1)
+}
+
+func (h *h2conn) settingsFrame(fh h2.Header, p []byte) error {
+	if fh.Flags.Has(h2.FlagAck) {
+		return nil
+	}
+	h.settings = true
+	err := h2.Settings(p, func(s h2.Setting) error {
+		switch s.ID {
+		case h2.SettingMaxFrameSize:
+			h.peerMaxFrame = s.Value
+		case h2.SettingInitialWindowSize:
+			old := h.peerWindow
+			h.peerWindow = s.Value
+			for _, st := range h.streams {
+				if err := st.sendWin.Resize(old, s.Value); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	h.queue(h2.AppendSettingsAck(h.c.l.h2scratch[:0]))
+	h.unblock()
+	return nil
+}
+
+func (h *h2conn) windowUpdate(fh h2.Header, p []byte) error {
+	inc, err := h2.WindowUpdate(fh, p)
+	if err != nil {
+		return err
+	}
+	if fh.StreamID == 0 {
+		if err := h.sendWin.Update(0, inc); err != nil {
+			return err
+		}
+		h.unblock()
+		return nil
+	}
+	if fh.StreamID > h.maxID {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "WINDOW_UPDATE on an idle stream"}
+	}
+	s := h.streams[fh.StreamID]
+	if s == nil {
+		return nil // a stream that has ended
+	}
+	if err := s.sendWin.Update(fh.StreamID, inc); err != nil {
+		return err
+	}
+	s.writable()
+	return nil
+}
+
+func (h *h2conn) rstStream(fh h2.Header, p []byte) error {
+	if fh.StreamID > h.maxID {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "RST_STREAM on an idle stream"}
+	}
+	if s := h.streams[fh.StreamID]; s != nil {
+		if !s.ended {
+			if h.resets++; h.resets > h2.FreeResets+h.completed/2 {
+				return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many streams reset before their responses"}
+			}
+		}
+		s.peerReset()
+	}
+	return nil
+}
+
+func (h *h2conn) data(fh h2.Header, p []byte) error {
+	id := fh.StreamID
+	if id > h.maxID {
+		return &h2.ConnError{Code: h2.ProtocolError, Reason: "DATA on an idle stream"}
+	}
+	if err := h.recvWin.Receive(0, fh.Length); err != nil {
+		return err
+	}
+	h.calm.Moved(int(fh.Length))
+	data, err := h2.Data(fh, p)
+	if err != nil {
+		return err
+	}
+	s := h.streams[id]
+	if s == nil {
+		h.consumed(fh.Length) // the connection's window counts it all the same
+		if id%2 == 0 {
+			return &h2.ConnError{Code: h2.ProtocolError, Reason: "DATA on a stream the client cannot open"}
+		}
+		return &h2.StreamError{StreamID: id, Code: h2.StreamClosed, Reason: "DATA on a closed stream"}
+	}
+	st, err := s.st.Recv(id, fh.Type, fh.Flags)
+	if err != nil {
+		h.consumed(fh.Length)
+		return err
+	}
+	s.st = st
+	if err := s.recvWin.Receive(id, fh.Length); err != nil {
+		h.consumed(fh.Length)
+		return err
+	}
+	// Padding is consumed at once; the data when the handler reads it.
+	if pad := fh.Length - uint32(len(data)); pad > 0 {
+		h.consumed(pad)
+		s.consumed(pad)
+	}
+	return s.receive(data, fh.Flags.Has(h2.FlagEndStream))
+}
+
+// consumed gives n bytes of the connection's window back as they are done with.
+func (h *h2conn) consumed(n uint32) {
+	if inc := h.recvWin.Consume(n); inc > 0 {
+		h.queue(h2.AppendWindowUpdate(h.c.l.h2scratch[:0], 0, inc))
+	}
+}
+
+// unblock lets the streams waiting for a window or for room send, in turn.
+func (h *h2conn) unblock() {
+	n := len(h.blocked)
+	for i := 0; i < n; i++ {
+		s := h.blocked[i]
+		h.blocked[i] = nil
+		s.blocked = false
+		s.writable() // which may put it back in line, behind the others
+	}
+	k := copy(h.blocked, h.blocked[n:])
+	clear(h.blocked[k:])
+	h.blocked = h.blocked[:k]
+}
+
+// Drained: the queue has room again.
+func (h *h2conn) Drained(*Conn) { h.unblock() }
+
+// Timeout: the connection has had no stream for Options.IdleTimeout. It says GOAWAY, and closes.
+// (The streams keep deadlines of their own.)
+func (h *h2conn) Timeout(*Conn) {
+	if len(h.streams) == 0 {
+		h.goAway(h2.NoError, "idle")
+	}
+}
+
+// Shutdown sends GOAWAY: the streams under way finish, and the connection closes after them.
+func (h *h2conn) Shutdown(hc *Conn) {
+	if h.shutdown {
+		return
+	}
+	h.shutdown = true
+	h.stop()
+	for _, s := range h.streams {
+		switch cx := s.cx; {
+		case s.draining:
+			s.endDrain() // its response is whole: the rest of its request is not waited for
+		case s.state == stHandedOver:
+			// A stream handed over (a WebSocket's) ends its protocol's way, as a connection does.
+			p := s.hc
+			p.callProtocol(func() { p.p.Shutdown(p) })
+		case cx != nil && cx.active():
+			cx.wakeForShutdown()
+		}
+	}
+	if len(h.streams) == 0 {
+		hc.Close()
+	}
+}
+
+// stop takes no more streams, and says so with GOAWAY NO_ERROR naming the last it took.
+func (h *h2conn) stop() {
+	if !h.goingAway {
+		h.goingAway = true
+		h.queue(h2.AppendGoAway(h.c.l.h2scratch[:0], h.maxID, h2.NoError, nil))
+	}
+}
+
+// Closed: the connection is gone, and so is every stream on it.
+func (h *h2conn) Closed(_ *Conn, err error) {
+	h.closed = true
+	if err == nil {
+		err = ErrClosed
+	}
+	h.endStreams(err)
+}
+
+// streamEnded forgets a stream that has closed, and closes the connection after the last
+// stream once it is going away.
+func (h *h2conn) streamEnded(s *h2stream) {
+	delete(h.streams, s.id)
+	if len(h.streams) > 0 || h.closed {
+		return
+	}
+	if h.goingAway {
+		h.hc.Close()
+		return
+	}
+	h.c.setReadDeadline(h.c.l.opts.IdleTimeout)
+}

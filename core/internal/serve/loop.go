@@ -1,0 +1,375 @@
+package serve
+
+import (
+	"log/slog"
+	"net/netip"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/alias"
+)
+
+// A Loop is one event loop: one goroutine that owns a poller (epoll on Linux), the connections it
+// accepted, their timers, the coroutines their handlers run in, and an inbox through which other
+// goroutines reach it. Nothing else touches what a Loop owns; handlers of one Loop never run in
+// parallel.
+type Loop struct {
+	srv  *Server
+	id   int
+	opts *Options
+	log  *slog.Logger
+
+	poll  *netpoll.Poller
+	inbox *engine.Inbox[task]
+	plain *engine.Plain // the transport of the connections whose bytes are the socket's
+	tlsT  *engine.TLS   // the transport of the connections that speak TLS, or nil
+
+	acc      engine.Acceptor // the server's listeners, each with its socket for this loop
+	handlers []Handler       // by listener, what serves the requests that come by it
+	accTimer Timer           // ends an accept backoff
+
+	buf    []byte  // the read buffer shared by all connections, one turn at a time
+	conns  []*conn // by file descriptor
+	nconns int
+	nreqs  int    // requests taken from the pool and not yet given back: running, parked or detached
+	serial uint32 // of the last connection opened
+
+	timers      engine.Heap
+	ready       []*Ctx     // parked handlers to resume at the top of the next iteration
+	pending     []exchange // exchanges with requests (or a protocol's input) held over from their last turn
+	coros       []*coro
+	ctxs        []*Ctx
+	spills      engine.Spills // the spill buffers of connections (conn.spill)
+	fields      []wire.Field  // the field table of the head being parsed
+	chunkedFree []*wire.ChunkedDecoder
+	pool        engine.OutPool
+	iov         *netpoll.IOVecs
+
+	clk engine.Clock // read each turn, and when a timer is armed
+
+	current  *Ctx // the handler whose coroutine is running, if any
+	turnLeft int  // requests the connection being served may still start in this turn (see serve)
+
+	// A continuation to run, and what to pass it, in the coroutine switchTo is about to resume
+	// instead of a handler: the coroutine takes them as it starts (newCoro). Kept here rather
+	// than in each coro, since one coroutine runs at a time, so that a parked request's
+	// coroutine is smaller.
+	k    func(*Ctx, error)
+	kerr error
+
+	// Who is running the loop's code now (see owner.go): the coroutine switched into, or nil
+	// when it is the loop's own goroutine, which then runs hooked's completion hooks or the
+	// loop's own work.
+	running       atomic.Pointer[coro]
+	hooked        *Ctx
+	loopGoroutine                          // which goroutine is the loop's (owner.go)
+	work          loopWork                 // what the running handler asked to run on the loop's stack (loopstack.go)
+	extras        []*ctxExtra              // empty ones handed-over requests gave back (Loop.getExtra)
+	given         map[int32]netip.AddrPort // peers ServeConn gave, by descriptor, while connected
+
+	stallState // see stall.go
+	statsState // see stats.go
+
+	handed  []*Conn // by file descriptor, the connections handed over from HTTP (handover.go)
+	toFlush []*Conn // handed-over connections written to outside their own turn
+
+	h2state // HTTP/2's streams and scratch buffers (h2loop.go)
+
+	shutting bool // stop accepting; close connections as they go idle
+	forced   bool // the grace period is over: wake everything with ErrShutdown
+	done     chan struct{}
+}
+
+// initialConns is the number of connections the loop's tables are first sized for.
+const initialConns = 8192
+
+// readBufSize is the size of each loop's shared read buffer; it is raised when MaxHeaderBytes
+// needs more, since a whole head must fit.
+const readBufSize = 64 << 10
+
+// newLoop makes loop id, which takes its listening socket of each of the server's listeners: if
+// it fails, it closes them (those not shared) along with whatever else it opened. s.mu is held.
+func newLoop(s *Server, id int) (*Loop, error) {
+	lns := make([]engine.Listener, len(s.lns))
+	handlers := make([]Handler, len(s.lns))
+	useTLS := false
+	for i, ls := range s.lns {
+		fd := -1
+		if ls.fds != nil {
+			fd = ls.fds[id]
+		}
+		handlers[i] = ls.Handler
+		if handlers[i] == nil {
+			handlers[i] = s.handler
+		}
+		lns[i] = engine.Listener{FD: fd, Shared: ls.shared >= 0, Defers: fd >= 0 && netpoll.DefersAccept(fd), TLS: ls.TLS}
+		useTLS = useTLS || ls.TLS
+	}
+	fail := func(err error) (*Loop, error) {
+		for _, ln := range lns {
+			if ln.FD >= 0 && !ln.Shared {
+				netpoll.Close(ln.FD)
+			}
+		}
+		return nil, err
+	}
+	if testHookNewLoop != nil {
+		if err := testHookNewLoop(id); err != nil {
+			return fail(err)
+		}
+	}
+	p, err := netpoll.NewPoller(256)
+	if err != nil {
+		return fail(err)
+	}
+	ib, err := engine.NewInbox[task]()
+	if err != nil {
+		p.Close()
+		return fail(err)
+	}
+	l := &Loop{
+		srv: s, id: id, opts: &s.opts, log: s.opts.Logger,
+		poll: p, inbox: ib, acc: engine.NewAcceptor(lns, p, s.opts.Logger, id), handlers: handlers,
+		buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
+		iov: netpoll.NewIOVecs(engine.MaxIOVecs),
+		// The tables that grow with the connections start large enough for thousands of them:
+		// growing copies them and leaves the old arrays as garbage, while the pages of a fresh
+		// allocation cost memory only once they are written.
+		conns:  make([]*conn, 0, initialConns),
+		timers: engine.NewHeap(2 * initialConns),
+		clk:    engine.NewClock(),
+		done:   make(chan struct{}),
+	}
+	l.label = loopLabel(loopSerial.Add(1))
+	l.plain = engine.NewPlain(&l.ctr.Counts)
+	if useTLS {
+		l.tlsT = l.newTLS(s.tlsConfig)
+	}
+	l.accTimer = Timer{l: l, f: l.acceptRetry}
+	l.accTimer.t.Init(timerFunc)
+	err = p.Add(ib.FD(), 0, netpoll.WatchRead)
+	if err == nil {
+		err = l.acc.Listen()
+	}
+	if err != nil {
+		l.closeFds() // the listener too
+		ib.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// testHookNewLoop, when set by a test, runs first in newLoop and fails it with its error.
+var testHookNewLoop func(id int) error
+
+// run is the loop's goroutine. Each iteration polls, then handles what the poll reported in its
+// order — readiness of connections and listeners, and the inbox's wake-up, whose posted tasks
+// and Wakes run there, among the readiness — then TLS input crypto/tls already holds, due
+// timers, parked handlers made ready, connections with requests held over, and handshakes
+// waiting their turn. A handler is only ever resumed from here (runReady, after the tasks and
+// timers that made it ready), never from inside another handler.
+func (l *Loop) run() {
+	l.noteGoroutine()
+	l.labelLoop()
+	defer l.exit()
+	for {
+		evs, err := l.poll.Wait(l.pollTimeout())
+		if err != nil {
+			l.log.Error("dwell: poll failed; loop stops", "loop", l.id, "err", err)
+			return
+		}
+		l.clk.Tick()
+		l.beginTurn()
+		for i := range evs {
+			// A connection is registered with its serial, never 0; the loop's own descriptors
+			// (the inbox, the listeners) with 0. An event for a descriptor this loop no longer
+			// owns is dropped: a connection closed earlier in the batch (the serial tells a
+			// reused descriptor), or a listener after a shutdown closed it earlier in the batch.
+			ev := &evs[i]
+			switch fd := ev.FD(); {
+			case ev.Tag() != 0:
+				if fd < len(l.conns) {
+					if c := l.conns[fd]; c != nil && c.serial == ev.Tag() {
+						c.onEvent(ev)
+					}
+				}
+			case fd == l.inbox.FD():
+				l.runInbox()
+			default:
+				if i := l.acc.At(fd); i >= 0 {
+					l.accept(i)
+				}
+			}
+		}
+		if l.tlsT != nil {
+			l.tlsT.RunBuffered()
+		}
+		l.runTimers()
+		l.runReady()
+		l.runPending()
+		if len(l.toFlush) > 0 {
+			l.flushHanded()
+		}
+		if l.tlsT != nil && l.tlsT.HandshakesWaiting() {
+			l.tlsT.RunHandshakes() // after the open connections: see engine/tlsturn.go
+			if len(l.toFlush) > 0 {
+				l.flushHanded()
+			}
+		}
+		l.endTurn()
+		if l.shutting && l.nconns == 0 && l.nreqs == 0 {
+			// Done: no connection, and no request — a handler held on work that must run to its
+			// end (wait.Do) outlives its connection, and the loop waits for it.
+			return
+		}
+	}
+}
+
+// pollTimeout is how long the next poll may wait: not at all while handlers are ready or
+// connections have requests held over; else until the next timer. (A poll takes what is ready
+// before it waits, so a busy loop never waits.)
+func (l *Loop) pollTimeout() int {
+	if len(l.ready) > 0 || len(l.pending) > 0 || l.tlsT != nil && (l.tlsT.WantsRead() || l.tlsT.HandshakesWaiting()) {
+		return 0
+	}
+	when, ok := l.timers.Next()
+	if !ok {
+		return -1
+	}
+	d := when - l.clk.Now
+	if d <= 0 {
+		return 0
+	}
+	return int((d + int64(time.Millisecond) - 1) / int64(time.Millisecond))
+}
+
+func (l *Loop) runTimers() {
+	for {
+		t := l.timers.PopDue(l.clk.Now)
+		if t == nil {
+			return
+		}
+		l.runTimer(t)
+	}
+}
+
+func (l *Loop) runInbox() {
+	q := l.inbox.Take()
+	for i := range q {
+		t := &q[i]
+		if t.f != nil {
+			l.safely(t.f)
+			continue
+		}
+		if cx := t.w.c; cx != nil && cx.gen == t.w.gen && cx.active() {
+			cx.resume(t.err)
+		}
+	}
+	l.inbox.Recycle(q)
+}
+
+// runReady resumes the handlers woken since the last iteration. Handlers woken while this runs
+// wait for the next iteration, which polls first, so a handler that keeps waking another cannot
+// starve the sockets.
+func (l *Loop) runReady() {
+	n := len(l.ready)
+	for i := 0; i < n; i++ {
+		cx := l.ready[i]
+		l.ready[i] = nil
+		l.resume(cx)
+	}
+	rest := copy(l.ready, l.ready[n:])
+	clear(l.ready[rest:])
+	l.ready = l.ready[:rest]
+}
+
+// runPending gives the connections that hit the per-turn bound their next turn.
+func (l *Loop) runPending() {
+	n := len(l.pending)
+	for i := 0; i < n; i++ {
+		ex := l.pending[i]
+		l.pending[i] = nil
+		if ex.base().state != stClosed {
+			ex.goOn()
+		}
+	}
+	rest := copy(l.pending, l.pending[n:])
+	clear(l.pending[rest:])
+	l.pending = l.pending[:rest]
+}
+
+// safely runs f on the loop, logging a panic instead of letting it take the loop down: for
+// the callbacks the loop runs outside any request's coroutine (Post, AfterFunc, OnDone, a
+// Protocol's methods). It reports whether f panicked, for the callers that must not go on as if
+// it had not (a Protocol's connection closes: Conn.callProtocol); the others ignore it.
+func (l *Loop) safely(f func()) (panicked bool) {
+	l.enterApp()
+	defer func() {
+		if l.sw.Noted() {
+			l.noteStall(l.hooked) // a hook's request, or none
+		}
+		l.leaveApp()
+		if r := recover(); r != nil {
+			panicked = true
+			l.log.Error("dwell: panic in a function run by the loop", "loop", l.id, "panic", r,
+				"stack", string(debug.Stack()))
+		}
+	}()
+	f()
+	return false
+}
+
+// owns reports whether b is a view into the loop's shared read buffer. It compares addresses
+// only; no pointer is made from them.
+func (l *Loop) owns(b []byte) bool {
+	return alias.Within(b, l.buf)
+}
+
+// A task is work posted to a loop from any goroutine: a function to run, or a wake-up for a
+// parked handler (kept apart from f so that waking allocates nothing).
+type task struct {
+	f   func()
+	w   Waker
+	err error
+}
+
+// Post runs f on the loop's goroutine, from any goroutine. Posts are never lost: f runs, in
+// order with the loop's other posts, unless the loop has stopped, which Post reports as
+// ErrShutdown. f runs outside any request: it must not block, and cannot park; a panic in it is
+// logged and the loop goes on.
+func (l *Loop) Post(f func()) error {
+	if !l.inbox.Post(task{f: f}) {
+		return ErrShutdown
+	}
+	return nil
+}
+
+func (l *Loop) exit() {
+	defer l.forgetGoroutine()
+	for _, c := range l.conns {
+		if c != nil {
+			c.close(ErrShutdown)
+		}
+	}
+	l.runReady() // let woken handlers see ErrShutdown and return
+	for _, co := range l.coros {
+		co.end()
+	}
+	l.coros = nil
+	for _, t := range l.inbox.Close() {
+		if t.f != nil {
+			l.safely(t.f)
+		}
+	}
+	l.closeFds()
+	close(l.done)
+}
+
+func (l *Loop) closeFds() {
+	l.acc.Close(l.srv.leaveShared) // the last loop to stop accepting closes a shared listener
+	l.poll.Close()
+}

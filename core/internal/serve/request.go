@@ -1,0 +1,471 @@
+package serve
+
+import (
+	"errors"
+	"io"
+	"iter"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
+)
+
+// The requests of a connection, one after another: parse a request's head, run its handler in a
+// coroutine, end the request (its response completed) and decide what follows — the next
+// request, or the close. The coroutines come last.
+
+// nextRequest starts the request whose head is next in c.in, if it is complete, and runs its
+// handler. It reports whether the connection is ready for more (the handler finished at once).
+func (c *conn) nextRequest() bool {
+	cx := c.startRequest()
+	if cx == nil {
+		return false
+	}
+	c.l.runHandler(cx, nil, nil)
+	return c.state != stHandler
+}
+
+// startRequest parses a request head from c.in and makes it the connection's request, ready
+// for its handler. It returns nil when the head is not complete yet, or was refused.
+func (c *conn) startRequest() *Ctx {
+	l := c.l
+	if c.scan.Fresh() {
+		in, more := wire.SkipEmptyLines(c.in)
+		if c.state == stIdle && len(c.in) > 0 {
+			// The first byte of a request starts its header timeout.
+			c.state = stHead
+			c.setReadDeadline(l.opts.HeaderTimeout)
+		}
+		c.in = in
+		if len(in) == 0 || more {
+			return nil
+		}
+		if !c.spoke && c.choosesOther(in) {
+			return nil
+		}
+	}
+	n, status := c.scan.Scan(c.in, l.opts.MaxHeaderBytes)
+	switch {
+	case status == 400:
+		c.reject(wire.ErrRequestLine)
+		return nil
+	case status == 414:
+		c.reject(wire.LineTooLong(c.in, l.opts.MaxHeaderBytes))
+		return nil
+	case status != 0:
+		c.reject(wire.ErrHeadTooLarge)
+		return nil
+	case n == wire.ScanMore:
+		return nil
+	}
+	head := c.in[:n]
+	c.in = c.in[n:]
+	c.scan.Reset()
+	cx := l.getCtx(c, &c.carrier, c.via)
+	r := &cx.req
+	r.Arena = head // parsed in place; the spans are offsets into head
+	fields := l.fields[:0]
+	rej := wire.ParseHead(r, &fields, l.opts.AllowCONNECT)
+	l.fields = fields[:0]
+	if rej != nil {
+		r.Arena = nil
+		l.putCtx(cx)
+		c.reject(rej)
+		return nil
+	}
+	c.spoke = true
+	if countStats {
+		l.ctr.requests++
+	}
+	cx.body.begin(l, r)
+	// Copy the head out of the loop buffer, so that nothing pins it.
+	r.Adopt(&l.pool.Pool, head, fields, r.ScratchNeeded())
+	r.DecodePath()
+	c.keepAlive = !r.Has(wire.Close) && (r.Minor == 1 || r.Has(wire.KeepAlive)) && !l.shutting
+	c.state = stHandler
+	c.rdl = 0
+	c.cx = cx
+	cx.begin()
+	l.turnLeft--
+	return cx
+}
+
+// runHandler runs the request's handler (or, with k, its continuation) until it returns or parks,
+// and when it returns, goes on with the request: it waits for its continuation, or it is done.
+func (l *Loop) runHandler(cx *Ctx, k func(*Ctx, error), err error) {
+	cx, returned := l.switchTo(cx, k, err)
+	if !returned || cx == nil {
+		return // parked, or finished in the coroutine (see Loop.chain)
+	}
+	if cx.detachK != nil {
+		cx.state = ctxDetached
+		cx.freeRequest() // the request's values end when the handler returns
+		if cx.gone != 0 {
+			cx.wake(cx.gone.err())
+		} else if l.shutting {
+			cx.wakeForShutdown()
+		}
+		return
+	}
+	cx.ex.endRequest()
+}
+
+// resume runs a woken handler or continuation, then lets its exchange go on.
+func (l *Loop) resume(cx *Ctx) {
+	ex := cx.ex // the Ctx may go back to the pool in run
+	l.turnLeft = maxPipelined
+	switch cx.state {
+	case ctxReady:
+		l.runHandler(cx, nil, nil)
+	case ctxDetachedReady:
+		k := cx.detachK
+		cx.detachK = nil
+		l.runHandler(cx, k, cx.endPark())
+	default:
+		return
+	}
+	ex.goOn()
+}
+
+// goOn lets the connection go on once its request is over, and settles its turn.
+func (c *conn) goOn() {
+	if c.state != stHandler && c.state != stClosed {
+		c.serve()
+	}
+	c.settle()
+}
+
+// endRequest ends the connection's request once its handler (or continuation) has finished:
+// the response is completed, the completion hooks run, the Ctx goes back to the loop, and the
+// connection goes on — to its next request, to skipping the rest of an unread body, or to the
+// close. It is the one place where that is decided: the Ctx reports what happened (rfClose,
+// rfAbort, its body's state), and whether the connection can be kept is settled before the
+// response head goes out, so that the head says so.
+func (c *conn) endRequest() {
+	cx := c.cx
+	if c.isHanded() {
+		// The connection is a Protocol's: the request's end concerns the request alone.
+		cx.runDone()
+		cx.recycle()
+		c.freeCtx()
+		return
+	}
+	b := &cx.body
+	if !b.complete() && b.failed == 0 && len(c.in) > 0 {
+		// Skip the part of the unread body that has already arrived.
+		_, used, err := b.decode(nil, c.in)
+		c.in = c.in[used:]
+		if err != nil && err != io.EOF {
+			cx.failBody(err) // broken framing: the connection cannot go on
+		}
+	}
+	// The rest of an unread body is skipped after the response unless it is too long, or the
+	// client still waits for its 100 Continue: then the connection closes.
+	if b.failed != 0 || !b.complete() && (b.waiting100 || b.kind == bodyLength && b.remaining > drainMax) {
+		cx.resp |= rfClose
+	}
+	cx.completeResponse()
+	c.keepAlive = !c.closesAfter(cx) && cx.resp&rfAbort == 0
+	// Only a reset tells a body delimited by the close that it is cut.
+	if cx.resp&(rfAbort|rfCloseDelimited) == rfAbort|rfCloseDelimited {
+		c.ending = closeReset
+	}
+	cx.resp |= rfFinished // what a completion hook writes would follow the response on the wire
+	cx.runDone()
+	cx.recycle()
+	switch {
+	case c.state == stClosed:
+		c.freeCtx()
+	case !c.keepAlive:
+		// Unread body (or a client still waiting for its 100 Continue): drain on close.
+		linger := !b.complete()
+		c.freeCtx()
+		c.closeAfterOutput(linger)
+	case b.complete():
+		c.awaitNext()
+	default:
+		c.state = stDrain
+		c.drainLeft = drainMax
+		c.setReadDeadline(c.l.opts.BodyTimeout)
+	}
+}
+
+// closesAfter reports whether the connection closes after cx's response: it was not to be kept
+// (HTTP/1.0 without keep-alive, a Connection: close from the client, a shutdown), or the
+// response asks for it.
+func (c *conn) closesAfter(cx *Ctx) bool {
+	return !c.keepAlive || cx.resp&rfClose != 0 || c.l.shutting
+}
+
+// freeCtx gives the request's Ctx back to the loop.
+func (c *conn) freeCtx() { c.dropCtx() }
+
+// startNext starts the connection's next request, if its head is complete in the input and the
+// connection may take it now (see serve).
+func (c *conn) startNext() *Ctx {
+	if c.state != stIdle || c.l.turnLeft <= 0 || c.outputBlocked() {
+		return nil
+	}
+	return c.startRequest()
+}
+
+// awaitNext readies the connection for its next request.
+func (c *conn) awaitNext() {
+	c.freeCtx()
+	c.state = stIdle
+	c.setReadDeadline(c.l.opts.IdleTimeout)
+}
+
+// drain discards the unread rest of a finished request's body from c.in. It reports whether the
+// connection is ready for the next request.
+func (c *conn) drain() bool {
+	if len(c.in) == 0 {
+		return false
+	}
+	cx := c.cx
+	_, used, err := cx.body.decode(nil, c.in)
+	c.in = c.in[used:]
+	c.drainLeft -= int32(used)
+	switch {
+	case cx.body.complete():
+		c.awaitNext()
+		return true
+	case err != nil, c.drainLeft <= 0:
+		c.freeCtx()
+		c.closeAfterOutput(true)
+	}
+	return false
+}
+
+// reject answers a request refused before its handler, then closes.
+func (c *conn) reject(rej *wire.Reject) {
+	l := c.l
+	if l.debugEnabled() {
+		l.log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.remoteAddr())
+	}
+	l.refused(rej.Status)
+	if !c.spoke && rej == wire.ErrNotHTTP && c.mayBeDamagedPreface() {
+		c.close(ErrClosed)
+		return
+	}
+	if l.opts.WriteRefusal == nil || !l.shapeReject(c, rej) {
+		writeReject(c, rej)
+	}
+	c.in = c.in[:0]
+	c.keepAlive = false
+	c.closeAfterOutput(true)
+}
+
+// Coroutines.
+
+// A coro is a coroutine that runs handlers and continuations, one after another: the runtime
+// coroutines behind iter.Pull, so that switching into a handler and back is a direct hand-off
+// between two goroutines on the loop's thread, with no scheduler in between. A parked handler
+// is a parked coroutine — a small stack and nothing else — and only its own loop resumes it.
+//
+// Continuations run in one too, although they cannot park: a coroutine is where a panic or a
+// runtime.Goexit of user code can end without taking the loop's goroutine with it.
+//
+// It keeps no stop function: an idle coroutine ends when resumed with no request (end), which
+// spares every parked request the word and iter.Pull's stop closure.
+type coro struct {
+	resume        func() (struct{}, bool)
+	yield         func(struct{}) bool
+	ctx           *Ctx // the request it runs, which owns it (see Ctx.owned)
+	coroGoroutine      // which goroutine it is (owner.go), fixed before anyone can read it
+}
+
+// A coro is four words (a 32-byte size class), kept by every parked request: the continuation a
+// coroutine is to start with is the loop's (Loop.k), and a coroutine that ended by a panic or a
+// Goexit, which must not go back to the pool, is told by its ctx, which recoverHandler clears,
+// rather than by a flag.
+
+// A coroutine's frames below the handler's are on the stack of every parked request. A new
+// goroutine's stack is 2 KiB, of which the runtime's guard leaves about 1.1 KiB to frames
+// before it copies the stack to 4 KiB for good; so the coroutine's own frames are few and small:
+// the handler is called straight from the loop in newCoro, with no wrapper function between.
+
+// coroPoolMax bounds the idle coroutines a loop keeps: a coroutine whose stack grew (a deep
+// handler) keeps that stack, so the pool does not keep coroutines without limit.
+const coroPoolMax = 256
+
+func newCoro() *coro {
+	co := &coro{}
+	co.resume, _ = iter.Pull(func(yield func(struct{}) bool) {
+		co.yield = yield
+		co.noteGoroutine()
+		yield(struct{}{}) // back to newCoro: the coroutine's identity is known before it runs anything
+		// A panic or a Goexit ends the coroutine: recoverHandler answers for the handler, with
+		// the handler's stack in the log, and the loop makes a new coroutine for the next one.
+		defer co.recoverHandler()
+		for {
+			cx := co.ctx
+			if cx == nil {
+				return // end
+			}
+			if l := cx.l; l.k != nil {
+				k, err := l.k, l.kerr
+				l.k, l.kerr = nil, nil
+				k(cx, err)
+			} else {
+				cx.l.handlers[cx.via.listener()](cx)
+			}
+			if cx.l.sw.Noted() {
+				cx.l.noteStall(cx)
+			}
+			if cx.detachK == nil {
+				cx.closeFilter() // here, where its writes may still park
+			}
+			cx.state = ctxReturned
+			if cx.l.chain(cx) != nil {
+				continue // the connection's next request, in this coroutine
+			}
+			yield(struct{}{})
+		}
+	})
+	co.resume()
+	return co
+}
+
+// end ends an idle coroutine: resumed with no request, it returns.
+func (co *coro) end() {
+	co.ctx = nil
+	co.resume()
+}
+
+// errGoexit is what a handler that called runtime.Goexit is reported to have panicked with.
+var errGoexit = errors.New("dwell: runtime.Goexit called by the handler")
+
+// goexitPanic carries a coroutine's runtime.Goexit to its loop as a panic, which the loop
+// recovers (resume). iter.Pull passes a Goexit of the coroutine on to the goroutine that
+// resumed it — the loop's, which would stop every connection — but it passes a panic on as a
+// panic, and a panic can be recovered.
+type goexitPanic struct{}
+
+// recoverHandler is deferred by the coroutine: the handler (or continuation) it was running
+// panicked or called runtime.Goexit. The client gets a 500 if nothing was sent, else sees the
+// response cut, and the loop goes on.
+func (co *coro) recoverHandler() {
+	cx := co.ctx
+	if cx == nil || cx.state == ctxReturned {
+		return // ended while idle
+	}
+	r := recover()
+	cx.state = ctxReturned
+	cx.l.k, cx.l.kerr = nil, nil
+	cx.detachK = nil
+	goexit := r == nil // since Go 1.21, panic(nil) recovers as a *runtime.PanicNilError
+	if goexit {
+		r = errGoexit
+	}
+	cx.l.handlerPanic(cx, r) // an OnPanic responder may use cx: the coroutine still owns it
+	co.ctx = nil             // the coroutine is ending: switchTo does not pool it
+	if goexit {
+		panic(goexitPanic{}) // a Goexit cannot be stopped, but it can be followed by this
+	}
+}
+
+func (l *Loop) getCoro() *coro {
+	if n := len(l.coros); n > 0 {
+		co := l.coros[n-1]
+		l.coros[n-1] = nil
+		l.coros = l.coros[:n-1]
+		return co
+	}
+	return newCoro()
+}
+
+func (l *Loop) putCoro(co *coro) {
+	co.ctx = nil
+	if len(l.coros) >= coroPoolMax {
+		co.end()
+		return
+	}
+	l.coros = append(l.coros, co)
+}
+
+// switchTo runs cx's handler (or, with k, the continuation k(cx, err)) in a coroutine until it
+// returns or parks. The coroutine may go on with the connection's next requests (see chain):
+// switchTo returns the request it stopped at and whether that one's handler returned, or nil
+// and true when the coroutine finished every request it ran. A continuation cannot park:
+// l.current stays unset while it runs.
+func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, returned bool) {
+	co := cx.co
+	if co == nil {
+		co = l.getCoro()
+		cx.co = co
+		co.ctx = cx
+		l.k, l.kerr = k, err
+	}
+	cx.state = ctxRunning
+	if k == nil {
+		l.current = cx
+	}
+	for {
+		l.running.Store(co)
+		l.enterApp()
+		resume(co)
+		l.leaveApp()
+		l.running.Store(nil)
+		if l.work.f == nil {
+			break
+		}
+		l.runLoopWork(l.current) // and back into the handler, which waited for it
+	}
+	last = cx
+	if k == nil {
+		last = l.current // chain moves it along, and clears it when it finished the requests
+	}
+	l.current = nil
+	if last != nil && last.state != ctxReturned {
+		return last, false // parked
+	}
+	if co.ctx != nil { // nil: the coroutine ended (recoverHandler); a live one keeps its last request
+		l.putCoro(co)
+	}
+	if last != nil {
+		last.co = nil
+	}
+	return last, true
+}
+
+// chain runs in the coroutine when cx's handler has returned. If the request ends simply — no
+// continuation to wait for, no completion hooks to run — it finishes it there, as the loop
+// would; then, if the connection has its next request complete in its input, it starts that
+// one and returns its Ctx, bound to this coroutine, which runs its handler at once: pipelined
+// requests cost no switch to the loop and back. It returns nil to yield to the loop, with
+// l.current cleared if it finished cx.
+//
+// It leaves requests with completion hooks to the loop so that hooks (user code, an access log
+// say) run on the loop's stack: a coroutine's stack stays as small as its handlers need, which
+// is what a parked request costs.
+func (l *Loop) chain(cx *Ctx) *Ctx {
+	if l.current != cx || cx.detachK != nil || cx.hasDoneHooks() {
+		return nil
+	}
+	ex := cx.ex // a running handler's exchange holds it, closed or not
+	co := cx.co
+	l.current = nil // from here on, nothing may park: this is the loop's work
+	cx.co = nil
+	ex.endRequest()
+	next := ex.startNext()
+	if next == nil {
+		return nil // serve goes on from here
+	}
+	next.co, co.ctx = co, next
+	next.state = ctxRunning
+	l.current = next
+	l.nextApp()
+	return next
+}
+
+// resume switches into co until it yields or ends. A goexitPanic from it is the end of a
+// handler that called runtime.Goexit, already answered for: nothing more to do.
+func resume(co *coro) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(goexitPanic); !ok {
+				panic(r)
+			}
+		}
+	}()
+	co.resume()
+}

@@ -1,0 +1,141 @@
+package serve
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
+)
+
+// Malformed HTTP/1.x request lines, each with the reason its 400 gives. Every one names an
+// HTTP/1.x version somewhere in its line, so none can be a damaged HTTP/2 preface.
+var malformedRequestLines = []struct {
+	name, raw, reason string
+}{
+	{"two spaces before the version", "GET /  HTTP/1.1\r\nHost: h\r\n\r\n", "malformed request line"},
+	{"junk before the method", "Extra lineGET / HTTP/1.1\r\nHost: h\r\n\r\n", "malformed request line"},
+	{"space in the target", "GET /a b HTTP/1.1\r\nHost: h\r\n\r\n", "malformed request line"},
+	{"two spaces after the method", "GET  / HTTP/1.1\r\nHost: h\r\n\r\n", "malformed request line"},
+	{"space before the method", " GET / HTTP/1.1\r\nHost: h\r\n\r\n", "malformed request line"},
+	{"tab after the method", "GET\t/ HTTP/1.1\r\nHost: h\r\n\r\n", "malformed request line"},
+	{"tab before the version", "GET /\tHTTP/1.1\r\nHost: h\r\n\r\n", "invalid request-target"},
+	{"missing version", "GET /\r\nHost: h\r\n\r\n", "malformed request line"},
+	{"empty version", "GET / \r\nHost: h\r\n\r\n", "malformed HTTP version"},
+	{"lower-case version", "GET / http/1.1\r\nHost: h\r\n\r\n", "malformed HTTP version"},
+	{"mixed-case version", "GET / Http/1.0\r\nHost: h\r\n\r\n", "malformed HTTP version"},
+	{"version with trailing junk", "GET / HTTP/1.1x\r\nHost: h\r\n\r\n", "malformed HTTP version"},
+	{"version then a word", "GET / HTTP/1.1 extra\r\nHost: h\r\n\r\n", "malformed HTTP version"},
+	{"version without its minor", "GET / HTTP/1.\r\nHost: h\r\n\r\n", "malformed HTTP version"},
+	{"bare LF after the version", "GET / HTTP/1.1\nHost: h\r\n\r\n", "line not ended by CRLF"},
+}
+
+// Lines that name no HTTP/1.x version: no HTTP/1.x client sends them, and a port that speaks h2c
+// with prior knowledge may take them for a damaged HTTP/2 preface.
+var notHTTP1Lines = []struct{ name, raw string }{
+	{"invalid connection preface", "INVALID CONNECTION PREFACE\r\n\r\n"},
+	{"three words", "HELLO THERE FRIEND\r\nHost: h\r\n\r\n"},
+	{"HTTP/1. only in a field", "GET / VERSION\r\nX: HTTP/1.1\r\n\r\n"},
+}
+
+// A requestLineListener is a listener the lines are sent to, and how to reach it.
+type requestLineListener struct {
+	name     string
+	h2c      bool // plaintext and speaking h2c with prior knowledge
+	dialConn func(t *testing.T) (net.Conn, *bufio.Reader)
+}
+
+func requestLineListeners(t *testing.T) []requestLineListener {
+	_, h2cAddr := startServer(t, helloHandler, Options{})
+	_, plainAddr := startServer(t, helloHandler, Options{DisableH2C: true})
+	pki := newPKI(t)
+	_, tlsAddr := startTLS(t, pki, helloHandler, Options{})
+	plain := func(addr string) func(t *testing.T) (net.Conn, *bufio.Reader) {
+		return func(t *testing.T) (net.Conn, *bufio.Reader) {
+			c := dial(t, addr)
+			return c.TCPConn, c.R
+		}
+	}
+	return []requestLineListener{
+		{"h2c", true, plain(h2cAddr)},
+		{"DisableH2C", false, plain(plainAddr)},
+		// The TLS listener offers h2 by ALPN; this client asks for nothing, so it speaks HTTP/1.1.
+		{"TLS", false, func(t *testing.T) (net.Conn, *bufio.Reader) {
+			c, r := tlsDial(t, tlsAddr, pki.clientConfig(0))
+			return c, r
+		}},
+	}
+}
+
+// TestMalformedRequestLineGets400: a malformed HTTP/1.x request line is answered with a 400 and
+// its reason, then the close, on every listener — a plaintext one that speaks h2c included, for
+// a line that names HTTP/1.x cannot be an HTTP/2 preface. Only a line that names no HTTP/1.x
+// version is closed unanswered, and only on the h2c port (RFC 9113 §3.4); TLS and DisableH2C
+// listeners answer it with its 400.
+func TestMalformedRequestLineGets400(t *testing.T) {
+	for _, ln := range requestLineListeners(t) {
+		t.Run(ln.name, func(t *testing.T) {
+			for _, tt := range malformedRequestLines {
+				t.Run(tt.name, func(t *testing.T) {
+					c, r := ln.dialConn(t)
+					expect400(t, c, r, tt.raw, tt.reason)
+				})
+			}
+			for _, tt := range notHTTP1Lines {
+				t.Run(tt.name, func(t *testing.T) {
+					c, r := ln.dialConn(t)
+					if ln.h2c {
+						expectSilentClose(t, c, r, tt.raw)
+					} else {
+						expect400(t, c, r, tt.raw, wire.ErrNotHTTP.Reason)
+					}
+				})
+			}
+		})
+	}
+}
+
+// expect400 sends raw and expects a 400 giving reason, with Connection: close, and then the end.
+func expect400(t *testing.T, c net.Conn, r *bufio.Reader, raw, reason string) {
+	t.Helper()
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(patience))
+	resp, err := http.ReadResponse(r, &http.Request{Method: "GET"})
+	if err != nil {
+		t.Fatalf("%q: no response: %v", raw, err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("%q: reading the body: %v", raw, err)
+	}
+	if resp.StatusCode != 400 || !strings.Contains(string(body), reason) || !resp.Close {
+		t.Fatalf("%q: %d %q (close %v), want 400 saying %q, and the close", raw, resp.StatusCode, body, resp.Close, reason)
+	}
+	if b, err := r.ReadByte(); err == nil {
+		t.Fatalf("%q: %q after the 400", raw, b)
+	}
+}
+
+// expectSilentClose sends raw and expects the connection closed with nothing written.
+func expectSilentClose(t *testing.T, c net.Conn, r *bufio.Reader, raw string) {
+	t.Helper()
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(patience))
+	b, err := r.ReadByte()
+	if err == nil {
+		rest, _ := r.Peek(r.Buffered())
+		t.Fatalf("%q: answered %q%q; want the close and nothing else", raw, b, rest)
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("%q: connection still open after %v", raw, patience)
+	}
+}

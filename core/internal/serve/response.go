@@ -1,0 +1,352 @@
+package serve
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
+	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/alias"
+	"github.com/dwellhttp/dwell/internal/syntax"
+)
+
+// respFlags describe the response as it is built and sent.
+type respFlags uint8
+
+const (
+	rfCommitted      respFlags = 1 << iota // the head is queued; the status and fields are final
+	rfChunked                              // the body goes out chunked
+	rfCloseDelimited                       // the body ends when the connection closes (HTTP/1.0)
+	rfHasDate                              // the handler set Date
+	rfHasType                              // the handler set Content-Type
+	rfClose                                // the response asks for the connection to close after it
+	rfAbort                                // the response is abandoned: the client must see it cut
+	rfFinished                             // the response is complete: nothing more may be written
+)
+
+// reqFlags are facts of the request that the response needs once the request's head is gone
+// (a detached response outlives it).
+type reqFlags uint8
+
+const (
+	reqHTTP11 reqFlags = 1 << iota // the request is HTTP/1.1
+	reqHead                        // the request is a HEAD: no body goes out
+)
+
+// ErrBodyNotAllowed is returned by Write for a response that cannot have a body (204, 304).
+// Writes to a HEAD response are counted, for its Content-Length, and not sent.
+var ErrBodyNotAllowed = errors.New("dwell: response status does not allow a body")
+
+// SetStatus sets the response status code, 200 by default. It has no effect once the response
+// has started (after Flush, or once written bytes passed the high-water mark). A code outside
+// 100–999 is a programming error and panics, as in net/http.
+//
+// An informational status (1xx other than 101) is not the response's status: it is sent at
+// once as an interim response, with the header fields set so far (103 Early Hints with its
+// Link fields, say), and the final status stays 200 unless set again. HTTP/1.0 clients get no
+// interim response (RFC 9110 §15.2).
+func (cx *Ctx) SetStatus(code int) {
+	cx.check("SetStatus")
+	if code < 100 || code > 999 {
+		panic("dwell: invalid status code " + strconv.Itoa(code))
+	}
+	if cx.resp&rfCommitted != 0 {
+		return
+	}
+	if code < 200 && code != 101 {
+		cx.sendInterim(code)
+		return
+	}
+	cx.status = uint16(code)
+}
+
+// sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2).
+func (cx *Ctx) sendInterim(code int) {
+	if code == 100 {
+		cx.body.waiting100 = false // the client has its 100 Continue: the first read sends none
+	}
+	if cx.ex != nil {
+		cx.ex.sendInterim(cx, code)
+	}
+}
+
+// ResponseStatus returns the response's status set so far (200 when none was).
+func (cx *Ctx) ResponseStatus() int {
+	cx.check("ResponseStatus")
+	return cx.statusCode()
+}
+
+func (cx *Ctx) statusCode() int {
+	if cx.status == 0 {
+		return 200
+	}
+	return int(cx.status)
+}
+
+// ResponseStarted reports whether the response head has been committed: after that, the status
+// and header fields can no longer change.
+func (cx *Ctx) ResponseStarted() bool {
+	cx.check("ResponseStarted")
+	return cx.resp&rfCommitted != 0
+}
+
+// WriteString is Write for a string, without a copy.
+func (cx *Ctx) WriteString(s string) (int, error) {
+	if !cx.owned() {
+		return 0, cx.misused("WriteString")
+	}
+	// Viewing s as bytes is safe: write, like every io.Writer, neither changes nor keeps p (it
+	// copies p into the write queue, or hands it to a filter bound by the same contract).
+	return cx.write(alias.Bytes(s))
+}
+
+// Write appends p to the response body. The body is held until the handler returns, so that it
+// goes out with a Content-Length; once it passes WriteHighWater (or after Flush, or when the
+// handler declared a Content-Length) the head is sent and the body streams — chunked for
+// HTTP/1.1 without a declared length. While more than WriteHighWater bytes wait for a slow
+// client the handler parks, and resumes when the client has taken half. A client that is gone
+// makes Write return ErrClosed at once.
+//
+// With a body filter installed (Seam.WrapBody), p goes through it first.
+//
+// In a continuation (after Detach) Write cannot park: past the high-water mark bytes are
+// queued, so a continuation that writes a lot should write in steps (wait.After).
+func (cx *Ctx) Write(p []byte) (int, error) {
+	if !cx.owned() {
+		return 0, cx.misused("Write")
+	}
+	return cx.write(p)
+}
+
+// write is Write for the request's own code.
+func (cx *Ctx) write(p []byte) (int, error) {
+	if f := cx.filter(); f != nil {
+		return f.Write(p)
+	}
+	return cx.writeBody(p)
+}
+
+// writeBody writes p to the response body itself, after any filter.
+func (cx *Ctx) writeBody(p []byte) (int, error) {
+	if err := cx.writeErr(); err != nil {
+		return 0, err
+	}
+	var err error
+	if cx.declLen >= 0 && cx.written+int64(len(p)) > cx.declLen {
+		p = p[:cx.declLen-cx.written]
+		err = ErrBodyLength
+	}
+	cx.written += int64(len(p))
+	if cx.noBody() {
+		if cx.reqf&reqHead != 0 {
+			return len(p), err
+		}
+		return 0, ErrBodyNotAllowed
+	}
+	if cx.resp&rfCommitted == 0 {
+		if c := cx.cr; cx.declLen < 0 && cx.written <= cx.ex.highWater() {
+			// Held behind a placeholder for the head, which is written when the length is known.
+			c.out.ReserveHead(&c.l.pool)
+			c.out.Write(&cx.l.pool, p)
+			return len(p), err
+		}
+		cx.ex.writeHead(cx, false)
+	}
+	// p goes to the socket from the handler's own memory: while the socket is full the handler
+	// parks on p (see send), so even a single large Write holds no more than the high-water
+	// mark of the server's memory, and the kernel gets large writes.
+	if err := cx.stream(p); err != nil {
+		return 0, err
+	}
+	return len(p), err
+}
+
+// stream sends p as part of a committed body, framing it as a chunk if the body is chunked.
+func (cx *Ctx) stream(p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	c := cx.cr
+	pool := &cx.l.pool
+	if cx.resp&rfChunked != 0 {
+		var hex [18]byte
+		c.out.Write(pool, wire.AppendChunkSize(hex[:0], int64(len(p))))
+		if err := cx.send(p); err != nil {
+			return err
+		}
+		c.out.Write(pool, crlf)
+		return nil
+	}
+	return cx.send(p)
+}
+
+var crlf = []byte("\r\n")
+
+// copyLimit: a body held whole up to this size goes out in the same buffer as its head (an
+// HTTP/1.1 status line's, an HTTP/2 HEADERS frame's); a larger one leaves from the buffer the
+// handler's writes filled.
+const copyLimit = 4 << 10
+
+// flushThreshold: committed output is written once this much is queued; smaller pieces wait for
+// more, or for the end of the turn, so that many small writes cost few syscalls.
+const flushThreshold = 16 << 10
+
+// send queues p and writes when enough is queued, then parks the handler while the queue is over
+// the high-water mark.
+func (cx *Ctx) send(p []byte) error {
+	c, ex := cx.cr, cx.ex
+	if len(p) < engine.MinChunkSize && c.out.Size()+int64(len(p)) < flushThreshold {
+		c.out.Write(&cx.l.pool, p)
+		return cx.waitDrain()
+	}
+	for {
+		pn, progressed, err := c.out.SendFrom(ex.sender(), c.l.iov, &c.l.pool, p)
+		if err != nil {
+			ex.close(ErrClosed)
+			return ErrClosed
+		}
+		p = p[pn:]
+		ex.afterSend(progressed)
+		if len(p) == 0 {
+			return cx.waitDrain()
+		}
+		if !cx.inHandler() || len(p) < engine.MinChunkSize {
+			c.out.Write(&cx.l.pool, p) // a continuation cannot park; a small rest is not worth it
+			ex.updateInterest()
+			return cx.waitDrain()
+		}
+		// The socket is full. Rather than copy the rest of p into the queue, park until the
+		// socket takes more and go on from p itself, which stays the handler's until Write
+		// returns: one copy (into the kernel) instead of two.
+		if err := ex.waitWritable(cx); err != nil {
+			return err
+		}
+		if err := cx.writeErr(); err != nil {
+			return err
+		}
+	}
+}
+
+// waitDrain parks a handler while its connection's queue is over the high-water mark.
+func (cx *Ctx) waitDrain() error {
+	c := cx.cr
+	for c.state != stClosed && c.out.Size() > cx.ex.highWater() {
+		if !cx.inHandler() {
+			return nil // a continuation cannot park; the queue absorbs it
+		}
+		if err := cx.parkOnConn(parkWrite); err != nil {
+			return err
+		}
+	}
+	return cx.writeErr()
+}
+
+// Flush sends the response head, if it has not gone yet, and everything written so far, without
+// waiting for the client to take it. After Flush the body streams (see Write). With a body
+// filter installed (Seam.WrapBody), the filter's Flush runs first.
+func (cx *Ctx) Flush() error {
+	if !cx.owned() {
+		return cx.misused("Flush")
+	}
+	if f := cx.filter(); f != nil {
+		return f.Flush()
+	}
+	return cx.flushBody()
+}
+
+// flushBody is Flush for the response body itself, after any filter.
+func (cx *Ctx) flushBody() error {
+	if err := cx.writeErr(); err != nil {
+		return err
+	}
+	if cx.resp&rfCommitted == 0 {
+		cx.ex.writeHead(cx, false)
+	}
+	if err := cx.sendQueued(); err != nil {
+		return err
+	}
+	return cx.waitDrain()
+}
+
+// sendQueued writes the exchange's queue as far as the client takes it now.
+func (cx *Ctx) sendQueued() error {
+	c, ex := cx.cr, cx.ex
+	progressed, err := c.out.Send(ex.sender(), c.l.iov, &c.l.pool, nil)
+	if err != nil {
+		ex.close(ErrClosed)
+		return ErrClosed
+	}
+	ex.afterSend(progressed)
+	return nil
+}
+
+// writeErr reports why the response can no longer be written.
+func (cx *Ctx) writeErr() error {
+	if cx.state == ctxIdle || cx.cr == nil {
+		return errRequestDone
+	}
+	if cx.cr.state == stClosed {
+		if cx.gone != 0 {
+			return cx.gone.err()
+		}
+		return ErrClosed
+	}
+	if cx.gone != 0 && cx.gone.err() == ErrDeadline {
+		return ErrDeadline // the request's time is up: what it writes now would not be whole
+	}
+	if cx.resp&rfFinished != 0 {
+		return errResponseComplete
+	}
+	return nil
+}
+
+var (
+	errRequestDone      = errors.New("dwell: Ctx used after its request ended")
+	errResponseComplete = errors.New("dwell: the response is complete: a completion hook cannot write to it")
+)
+
+// noBody reports whether the response must not carry a body: a HEAD request (RFC 9110 §9.3.2) or
+// a 1xx, 204 or 304 status (RFC 9110 §6.4.1).
+func (cx *Ctx) noBody() bool {
+	s := cx.status
+	return s != 0 && !syntax.StatusAllowsBody(int(s)) || cx.reqf&reqHead != 0
+}
+
+// The head, and the response's end.
+
+// completeResponse completes the response once the handler (or its continuation) is done: the
+// server answers for a handler that did not (see serverAnswer), the head goes out if it has
+// not, and a chunked body gets its last chunk — unless the response was aborted, which must
+// reach the client cut short. It reports in rfClose and rfAbort what the connection must do
+// after it (see conn.endRequest).
+func (cx *Ctx) completeResponse() {
+	c := cx.cr
+	if c.state == stClosed {
+		return
+	}
+	if cx.resp&rfCommitted != 0 && cx.gone != 0 && cx.gone.err() == ErrDeadline {
+		cx.resp |= rfAbort // the deadline passed mid-response: it must reach the client cut
+	}
+	if cx.resp&rfAbort != 0 {
+		c.out.DropHead(&cx.l.pool) // a response not started is not sent at all
+		return
+	}
+	if cx.resp&rfCommitted == 0 {
+		cx.serverAnswer()
+		cx.ex.writeHead(cx, true)
+	} else if cx.resp&rfChunked != 0 && !cx.hasTrailers() {
+		c.out.Write(&cx.l.pool, lastChunk)
+	}
+	if cx.hasTrailers() {
+		cx.ex.queueTrailers(cx)
+	}
+	if cx.declLen >= 0 && cx.written < cx.declLen && !cx.noBody() {
+		// The body is shorter than the Content-Length sent: the client would wait for the rest
+		// or take the next response as it, so the connection must end here.
+		cx.l.log.Warn("dwell: response body shorter than its Content-Length; closing the connection",
+			"declared", cx.declLen, "written", cx.written)
+		cx.resp |= rfClose
+	}
+}
+
+var lastChunk = []byte("0\r\n\r\n")

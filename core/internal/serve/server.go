@@ -1,0 +1,360 @@
+package serve
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+)
+
+// A Server serves HTTP/1.1 with one or more event loops, on one address or several (plain and
+// TLS, each with its own handler if it likes: AddListener). Create it with NewServer; start it
+// with ListenAndServe (or Listen then ListenAndServe, to learn the addresses first) or Serve;
+// stop it with Shutdown, which stops them all.
+type Server struct {
+	handler   Handler
+	opts      Options
+	tlsConfig *tls.Config // the configuration the loops serve TLS with, or nil (servertls.go)
+
+	mu       sync.Mutex
+	loops    []*Loop
+	lns      []*listening // Options.Addr's (or Serve's), then AddListener's (listener.go)
+	ln       net.Listener // the listener given to Serve, closed by Shutdown
+	started  bool
+	shutdown bool
+	done     chan struct{} // closed when every loop has stopped
+	ready    chan struct{} // closed once serve has made the loops, failed to, or Shutdown came first
+	// onShutdown are RegisterOnShutdown's functions, started by the first Shutdown; stopping
+	// is set then, and a function registered later starts at once.
+	onShutdown []func()
+	stopping   bool
+
+	handed       atomic.Uint32 // ServeConn's connections so far: the next goes to loop handed % n
+	misuses      atomic.Int64  // calls refused by a Ctx that was not theirs (see owner.go)
+	misuseLogged atomic.Bool
+}
+
+// NewServer returns a Server that runs h for every request, configured by o (whose zero value
+// works).
+func NewServer(h Handler, o Options) *Server {
+	s := &Server{handler: h, opts: o.normalize(), done: make(chan struct{}), ready: make(chan struct{})}
+	s.lns = []*listening{{Listener: Listener{Addr: s.opts.Addr}, shared: -1}}
+	return s
+}
+
+// ListenAndServe serves h on addr with default options until the process ends.
+func ListenAndServe(addr string, h Handler) error {
+	return NewServer(h, Options{Addr: addr}).ListenAndServe()
+}
+
+// Listen opens the listening sockets on Options.Addr and on the addresses of AddListener — on
+// Linux one per loop, with SO_REUSEPORT when there are several; elsewhere one that the loops
+// share — without serving yet, so that Addr and Addrs are known (port 0 picks a free port).
+// ListenAndServe calls it if it has not been called. When an address cannot be opened, none
+// that this call opened stays open.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return ErrServerClosed
+	}
+	return s.listen(s.lns)
+}
+
+// listen opens those of lns not open yet. s.mu is held.
+func (s *Server) listen(lns []*listening) error {
+	var opened []*listening
+	for _, ls := range lns {
+		if ls.fds != nil {
+			continue
+		}
+		if err := ls.open(&s.opts); err != nil {
+			for _, o := range opened {
+				o.close(0)
+			}
+			return err
+		}
+		opened = append(opened, ls)
+	}
+	return nil
+}
+
+// ListenAndServe listens on Options.Addr and the addresses of AddListener (unless Listen
+// already did) and serves until Shutdown, after which it returns ErrServerClosed.
+func (s *Server) ListenAndServe() error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	return s.serve()
+}
+
+// Serve serves connections accepted from ln, in place of Options.Addr, and those of the
+// addresses of AddListener, until Shutdown, after which it returns ErrServerClosed. ln must be
+// a TCP listener with a file descriptor (as net.Listen returns); with several loops all of them
+// accept from it. With a nil ln the server listens on no address of Options.Addr's: it serves
+// what AddListener added, if anything, and the connections ServeConn hands it.
+func (s *Server) Serve(ln net.Listener) error {
+	if ln == nil {
+		s.mu.Lock()
+		err := s.listen(s.lns[1:])
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return s.serve()
+	}
+	fd, err := netpoll.ListenerFD(ln)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	main := s.lns[0]
+	if main.fds != nil || s.started || s.shutdown {
+		s.mu.Unlock()
+		return s.serve() // refused below: serving, or shut down (or listening on Options.Addr)
+	}
+	s.ln = ln
+	main.share(fd, s.opts.Loops)
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		main.addr = a
+	}
+	err = s.listen(s.lns[1:])
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.serve()
+}
+
+// serve makes the loops, each taking its socket of every listener, runs them, and waits for
+// them to stop.
+func (s *Server) serve() error {
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("dwell: server already serving")
+	}
+	if err := s.prepareTLS(); err != nil {
+		s.abandonStart(0)
+		s.mu.Unlock()
+		return err
+	}
+	s.started = true
+	for i := range s.opts.Loops {
+		l, err := newLoop(s, i)
+		if err != nil {
+			s.abandonStart(i + 1)
+			s.mu.Unlock()
+			return err
+		}
+		s.loops = append(s.loops, l)
+	}
+	s.announceReady()
+	loops := s.loops
+	s.mu.Unlock()
+	for _, l := range loops {
+		go l.run()
+	}
+	stopWatch, watchDone := make(chan struct{}), make(chan struct{})
+	if t := s.opts.StallThreshold; t > 0 {
+		// The stall detector's watchdog: the one goroutine of a server's beside its loops, since
+		// a loop that is blocked cannot report itself (stall.go). It reads each loop's turn
+		// through atomics and touches no socket.
+		go func() {
+			defer close(watchDone)
+			s.watch(loops, t, stopWatch)
+		}()
+	} else {
+		close(watchDone)
+	}
+	for _, l := range loops {
+		<-l.done
+	}
+	close(stopWatch)
+	<-watchDone     // no goroutine of the server's outlives it
+	netpoll.Drain() // every last response on its way before the program may exit
+	close(s.done)
+	return ErrServerClosed
+}
+
+// leaveShared is called by each loop that stops accepting from listener i's shared socket;
+// the last one closes it, so that new connections are refused from the start of a shutdown
+// on, rather than queued until the server is gone.
+func (s *Server) leaveShared(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ls := s.lns[i]
+	ls.sharing--
+	if ls.sharing == 0 && ls.shared >= 0 {
+		netpoll.Close(ls.shared)
+		ls.shared = -1
+	}
+}
+
+// announceReady closes s.ready, once: the loops are made (or will never be). s.mu is held.
+func (s *Server) announceReady() {
+	select {
+	case <-s.ready:
+	default:
+		close(s.ready)
+	}
+}
+
+// abandonStart undoes a start that failed at one loop: the loops made so far never ran, so
+// their descriptors are closed here, with the listening sockets of the loops from rest on,
+// which no loop took; the server is then closed, and a Shutdown returns at once. s.mu is held.
+func (s *Server) abandonStart(rest int) {
+	for _, l := range s.loops {
+		l.acc.Pause()
+		l.acc.ForgetShared() // closed below, once
+		l.closeFds()
+		l.inbox.Close()
+		close(l.done)
+	}
+	s.loops = nil
+	s.announceReady()
+	for _, ls := range s.lns {
+		if ls.fds != nil {
+			ls.close(rest)
+		}
+	}
+	s.shutdown = true
+	close(s.done)
+}
+
+// Addr returns the address the server listens on — Options.Addr's, or that of the listener
+// given to Serve — once Listen or Serve has been called (nil before). Addrs has the others.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lns[0].addr == nil {
+		return nil
+	}
+	return s.lns[0].addr
+}
+
+// Shutdown stops the server gracefully: it stops accepting, closes idle connections, and lets
+// running and parked handlers finish, closing each connection after its response; waits that
+// asked for it (Seam.WakeOnShutdown: long polls, event streams) end at once with ErrShutdown.
+// It returns nil once every connection has closed. When ctx ends first, Shutdown returns
+// ctx.Err() at once, after telling the loops that the grace period is over: the handlers still
+// waiting are woken with ErrShutdown (their Context is cancelled) and their connections close
+// as they return; ListenAndServe (or Serve) returns once the last has.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shutdown = true
+	if !s.stopping {
+		s.stopping = true
+		startHooks(s.onShutdown...)
+		s.onShutdown = nil
+	}
+	loops := s.loops
+	started := s.started
+	if !started {
+		for _, ls := range s.lns {
+			if ls.fds != nil {
+				ls.close(0)
+			}
+		}
+		s.announceReady()
+	}
+	ln := s.ln
+	s.mu.Unlock()
+	if !started {
+		return nil
+	}
+	for _, l := range loops {
+		l.Post(l.beginShutdown)
+	}
+	if ln != nil {
+		ln.Close()
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+	}
+	for _, l := range loops {
+		l.Post(l.forceShutdown)
+	}
+	return ctx.Err()
+}
+
+// RegisterOnShutdown registers f to be called, on a goroutine of its own, when Shutdown is first
+// called: at the start of the grace period, as net/http's Server.RegisterOnShutdown. It is how
+// work that the server cannot see learns that a shutdown has begun — the handlers behind the
+// net/http bridge (a gRPC server's streams, whose requests' contexts end only with the grace
+// period), goroutines following a topic, a connection pool of the application's — so that it
+// can end what would otherwise hold the shutdown until the grace period ends: f should start
+// that, and not wait for it. dwell's own waits need no hook (Seam.WakeOnShutdown). A function
+// registered once Shutdown has been called starts at once.
+func (s *Server) RegisterOnShutdown(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		startHooks(f)
+		return
+	}
+	s.onShutdown = append(s.onShutdown, f)
+}
+
+// startHooks starts RegisterOnShutdown's functions, each on a goroutine of its own, as
+// net/http does: they are the application's code, which may block, and no work of dwell's runs
+// on these goroutines (the loops' and the stall watchdog's are the server's own).
+func startHooks(fs ...func()) {
+	for _, f := range fs {
+		go f()
+	}
+}
+
+// beginShutdown, on the loop: stop accepting, close what is idle, and let the rest finish.
+func (l *Loop) beginShutdown() {
+	if l.shutting {
+		return
+	}
+	l.shutting = true
+	l.acc.Close(l.srv.leaveShared)
+	for _, c := range l.conns {
+		if c == nil {
+			continue
+		}
+		c.keepAlive = false
+		if c.cx != nil && c.cx.active() {
+			c.cx.wakeForShutdown()
+		}
+		switch c.state {
+		case stIdle, stHead:
+			c.closeAfterOutput(false)
+		case stDrain:
+			c.closeAfterOutput(true)
+		case stHandedOver:
+			hc := c.handed()
+			hc.callProtocol(func() { hc.p.Shutdown(hc) })
+		}
+	}
+}
+
+// forceShutdown, on the loop: the grace period is over. Waiting handlers get ErrShutdown;
+// every connection closes as soon as its handler has returned.
+func (l *Loop) forceShutdown() {
+	l.beginShutdown()
+	l.forced = true
+	for _, c := range l.conns {
+		if c == nil {
+			continue
+		}
+		if c.cx != nil && c.cx.active() && !c.isHanded() {
+			c.cx.clientGone(ErrShutdown)
+		} else {
+			c.close(ErrShutdown)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"reflect"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
+)
+
+// Stalls: application code that blocks the loop's thread or runs on it for long stops the loop,
+// and with it every connection it serves. The watchdog (one goroutine per server) and what a
+// loop keeps for it are the engine's (internal/engine/stallwatch.go); here the loop marks its
+// turns and the calls of application code it makes — a handler or continuation from the moment
+// the loop switches into it until it returns or parks, a Post callback, a timer, a completion
+// hook, a Protocol's method — and says, when one of them stalled, which request it served: its
+// route and path.
+
+// defaultStallThreshold is Options.StallThreshold's default.
+const defaultStallThreshold = 200 * time.Millisecond
+
+// beginTurn marks the start of an iteration, at the loop clock's reading for it.
+func (l *Loop) beginTurn() {
+	l.sw.BeginTurn(l.clk.Now)
+	if countStats {
+		l.ctr.turns++
+	}
+}
+
+// endTurn marks the end of an iteration before the loop polls again: it reports a stall the
+// watchdog saw, and keeps the longest turn.
+func (l *Loop) endTurn() {
+	if n := l.sw.EndTurn(l.clk.Read()); n != nil {
+		l.sw.Report(n, l.log, l.id)
+	}
+}
+
+// enterApp and leaveApp bracket a call of application code on the loop.
+func (l *Loop) enterApp() { l.sw.EnterApp() }
+func (l *Loop) leaveApp() { l.sw.LeaveApp() }
+
+// nextApp marks the start of another call while one runs: the next pipelined request's
+// handler, which a coroutine runs right after the last one's (Loop.chain).
+func (l *Loop) nextApp() { l.sw.NextApp() }
+
+// noteStall records, for the report at the end of the turn, that the call of application code
+// in which the watchdog saw a stall — cx's handler or continuation, its completion hooks, or a
+// callback (cx nil) — is returning or parking: when, and the request's route and path while
+// they are there to read. It is called, from within the call, only when the watchdog has noted
+// a stall (l.sw.Noted), so that the check stays a load at the call sites (the handler's frames
+// while it parks stay as they were); the report itself is made on the loop's own stack, at the
+// end of the turn.
+//
+//go:noinline
+func (l *Loop) noteStall(cx *Ctx) {
+	n := l.sw.EndApp(l.clk.Read())
+	if n == nil || cx == nil {
+		return // not the call that ran when the stall was seen, or no request's
+	}
+	if route := cx.routeName(); route != "" {
+		n.Serving = append(n.Serving, "route", route)
+	}
+	if cx.req.Arena != nil { // gone in a continuation
+		n.Serving = append(n.Serving, "method", string(cx.req.Bytes(cx.req.Method)), "path", string(cx.req.Bytes(cx.req.Path)))
+	}
+}
+
+// watch is the server's watchdog (engine.Watch) over its loops, until stop is closed.
+func (s *Server) watch(loops []*Loop, threshold time.Duration, stop <-chan struct{}) {
+	w := make([]engine.Watched, len(loops))
+	for i, l := range loops {
+		w[i] = (*watchedLoop)(l)
+	}
+	engine.Watch(w, threshold, loopFrames, stop)
+}
+
+// A watchedLoop is a Loop as the watchdog's engine.Watched.
+type watchedLoop Loop
+
+func (w *watchedLoop) StallWatch() *engine.StallWatch { return &w.sw }
+func (w *watchedLoop) Now() int64                     { return w.clk.Elapsed() }
+func (w *watchedLoop) Label() string                  { return w.label }
+
+// Turn has the loop run a turn, whose end reports the stall.
+func (w *watchedLoop) Turn() {
+	l := (*Loop)(w)
+	l.Post(noop)
+	if testHookStall != nil {
+		testHookStall(l)
+	}
+}
+
+func noop() {}
+
+// loopSerial numbers the loops of the process, for their labels.
+var loopSerial atomic.Uint64
+
+// labelLoop gives the calling goroutine, the loop's, its profiler label (see
+// internal/engine/stallstack.go); the coroutines the loop makes inherit it.
+func (l *Loop) labelLoop() { engine.LabelGoroutine(l.label) }
+
+// loopFrames are the functions in which a loop's goroutines run its code: the loop's own, a
+// handler's coroutine, a TLS handshake's.
+var loopFrames = func() []string {
+	pkg := engine.FuncPkg(reflect.ValueOf(loopLabel).Pointer())
+	eng := engine.FuncPkg(reflect.ValueOf(engine.NewTLS).Pointer())
+	return []string{pkg + ".(*Loop).run", pkg + ".newCoro.func1", eng + ".(*tlsConn).runHandshake"}
+}()
+
+// testHookStall, when a test sets it, runs on the watchdog once it has noted a stall.
+var testHookStall func(*Loop)
+
+// Stalls returns how many times application code has stalled the server's loops (see
+// Options.StallThreshold) and the longest turn any loop has taken, stall or not. It may be
+// called from any goroutine.
+func (s *Server) Stalls() (n int64, longest time.Duration) {
+	s.mu.Lock()
+	loops := s.loops
+	s.mu.Unlock()
+	for _, l := range loops {
+		n += l.sw.Stalls()
+		longest = max(longest, l.sw.LongestTurn())
+	}
+	return n, longest
+}
+
+// stallState is what a Loop keeps for the stall watchdog.
+type stallState struct {
+	sw    engine.StallWatch
+	label string // the loop's goroutines' profiler label (labelLoop)
+}
+
+// loopLabel is the profiler label of the loop numbered serial in the process (loopSerial).
+func loopLabel(serial uint64) string { return strconv.FormatUint(serial, 10) }

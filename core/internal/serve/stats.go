@@ -1,0 +1,395 @@
+package serve
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
+)
+
+// Server statistics. Each loop keeps its counters in plain fields that it alone writes
+// (loopCounters): the hot path pays an addition to a field of its own loop, no lock and no
+// atomic write. Server.Stats reads them on the loop, through its inbox: it posts a copy to each
+// loop and waits for the copies, so that nothing is read while it is being written and no loop
+// stops for more than the copy. The gauges — the connections in each state — are not kept on
+// every transition either: the loop counts them when asked, walking its connection table. A loop
+// that has stopped has final counters, read once its goroutine has ended; a loop that does not
+// answer in time (a stalled loop) is reported with the copy it made last, marked Stale.
+
+// statsWait bounds how long Server.Stats waits for a loop's copy (a variable for a test).
+var statsWait = 100 * time.Millisecond
+
+// Stats is a snapshot of a server's statistics: its loops' and their sum. Counters count from
+// the server's start; gauges (Conns) are the state at the snapshot.
+type Stats struct {
+	// Total sums the loops' statistics; its Loop is -1, LongestTurn is the longest of any
+	// loop, AsOf the latest of theirs, and Stale and Stopped are set if they are for any loop.
+	Total LoopStats
+	// Loops has one entry per loop, in the order of their numbers (LoopStats.Loop).
+	Loops []LoopStats
+}
+
+// LoopStats is what one loop (or, in Stats.Total, all of them) has done and holds.
+type LoopStats struct {
+	// Loop is the loop's number, from 0; -1 in Stats.Total.
+	Loop int
+	// AsOf is when the loop made the copy.
+	AsOf time.Time
+	// Stale says that the loop did not answer in time — it is stalled, blocked by a handler or
+	// a callback — so that the values are those of its previous answer (zero if none), but for
+	// Stalls and LongestTurn, which are always current.
+	Stale bool
+	// Stopped says that the loop has stopped (after a shutdown): the values are final, and no
+	// connection is open.
+	Stopped bool
+
+	// Accepted counts the connections accepted.
+	Accepted int64
+	// Requests counts the requests whose head was parsed and accepted, and handed to the
+	// handler: every request but those refused before a handler ran (see Refused).
+	Requests int64
+	// Refused counts the server's own answers, by status: requests refused before their
+	// handler ran, and the answers the server gave for a handler (a request body that failed,
+	// a deadline, a shutdown). A handler's panic is counted in Panics instead.
+	Refused Refusals
+	// Panics counts the handlers and continuations that panicked (or called runtime.Goexit),
+	// ErrAbortHandler's deliberate aborts aside.
+	Panics int64
+	// BytesIn and BytesOut count the bytes read from and written to the connections' sockets:
+	// TLS records for a TLS server, not their plaintext.
+	BytesIn, BytesOut int64
+	// Turns counts the loop's iterations: a poll and the handling of what it found.
+	Turns int64
+	// Stalls counts the stalls application code caused (see Options.StallThreshold and
+	// Server.Stalls), once reported: a stall still under way is counted once it ends.
+	Stalls int64
+	// LongestTurn is the longest turn the loop has taken, stall or not.
+	LongestTurn time.Duration
+	// TLSHandshakes counts the TLS handshakes completed; TLSHandshakeFailures those that ended
+	// with an error (a client hello refused, no shared parameters, a plaintext request on the
+	// TLS port — also counted as a refused 400); TLSHandshakesAbandoned the handshakes begun
+	// and never finished: the client left (its input ended), or the connection was closed (a
+	// timeout, a shutdown).
+	TLSHandshakes, TLSHandshakeFailures, TLSHandshakesAbandoned int64
+
+	// Conns is the loop's connections by state, at the snapshot.
+	Conns ConnStates
+}
+
+// ConnStates counts open connections by state. The states but TLS and TLSHandshaking are
+// exclusive: they add up to Open.
+type ConnStates struct {
+	// Open counts the connections open.
+	Open int
+	// Idle counts the connections waiting for a request, with nothing to send: a new one, or
+	// one kept alive between requests.
+	Idle int
+	// Reading counts the connections that have sent part of a request head, or of the body of
+	// a request whose handler is done and which the loop discards.
+	Reading int
+	// Running counts the connections whose handler was running when the loop copied its
+	// statistics. A loop copies them between handlers' turns, so it is 0; it stays so that the
+	// states add up to Open whatever a later loop does.
+	Running int
+	// Parked counts the connections whose handler is parked: waiting for its body, for room
+	// to write, for a timer, an event or a Waker, or woken and about to resume.
+	Parked int
+	// Working counts the connections whose handler waits for blocking work it handed to
+	// another goroutine (wait.Do): busy, rather than waiting for an event.
+	Working int
+	// Detached counts the connections whose handler has returned after Ctx.Detach, its
+	// continuation pending.
+	Detached int
+	// Writing counts the connections whose handler is done while its response (or the
+	// server's own answer) is still queued, waiting for the client to take it.
+	Writing int
+	// Closing counts the connections closing: their output sent, their input drained for a
+	// moment before the close (so that a client still sending reads its response).
+	Closing int
+	// HandedOver counts the connections handed over from HTTP to a Protocol (Ctx.HandOver): a
+	// WebSocket, a hijacked net/http connection.
+	HandedOver int
+	// HTTP2 counts the connections speaking HTTP/2. Their streams are requests, counted apart
+	// (not in Open): Streams those open, and of them ParkedStreams those whose handler is parked
+	// (or detached), as Parked counts connections; a stream handed over (a WebSocket on an
+	// HTTP/2 connection) is open, never parked.
+	HTTP2, Streams, ParkedStreams int
+	// TLS counts the open connections over TLS, whatever their state; TLSHandshaking those of
+	// them whose handshake has not ended yet (they are Idle).
+	TLS, TLSHandshaking int
+}
+
+// Refusals counts the server's own answers by status.
+type Refusals struct {
+	// BadRequest counts 400s: a malformed request head, a broken chunked body, a body cut
+	// short, plaintext HTTP on the TLS port.
+	BadRequest int64
+	// RequestTimeout counts 408s: a head not complete within HeaderTimeout, a body that stopped
+	// coming within BodyTimeout.
+	RequestTimeout int64
+	// ContentTooLarge counts 413s: a body over MaxBodyBytes (or a handler's limit).
+	ContentTooLarge int64
+	// URITooLong counts 414s: a request line over MaxHeaderBytes.
+	URITooLong int64
+	// ExpectationFailed counts 417s: an Expect other than 100-continue.
+	ExpectationFailed int64
+	// HeaderFieldsTooLarge counts 431s: a header section over MaxHeaderBytes.
+	HeaderFieldsTooLarge int64
+	// NotImplemented counts 501s: a transfer coding other than chunked, CONNECT.
+	NotImplemented int64
+	// Unavailable counts 503s: a request past its deadline (Ctx.SetTimeout), or whose handler
+	// wrote nothing after a shutdown ended its wait.
+	Unavailable int64
+	// VersionNotSupported counts 505s: a major version other than 1.
+	VersionNotSupported int64
+	// Other counts the answers of any other status.
+	Other int64
+}
+
+// Total returns the number of answers counted.
+func (r Refusals) Total() int64 {
+	return r.BadRequest + r.RequestTimeout + r.ContentTooLarge + r.URITooLong + r.ExpectationFailed +
+		r.HeaderFieldsTooLarge + r.NotImplemented + r.Unavailable + r.VersionNotSupported + r.Other
+}
+
+// The statuses Refusals counts, in the order of its fields.
+var refusalStatuses = [...]int{400, 408, 413, 414, 417, 431, 501, 503, 505}
+
+const nRefusals = len(refusalStatuses) + 1 // and Other
+
+// loopCounters are a loop's counters: plain fields, written by the loop alone (its goroutine,
+// and the coroutines it switches into, which run while it waits), read on the loop by
+// snapshot, or after the loop has ended.
+type loopCounters struct {
+	accepted, requests, panics int64
+	turns                      int64
+	engine.Counts              // the transports': bytes carried, TLS handshakes
+	refused                    [nRefusals]int64
+}
+
+// refused counts one of the server's own answers.
+func (l *Loop) refused(status int) {
+	if !countStats {
+		return
+	}
+	i := len(refusalStatuses) // Other
+	for j, s := range refusalStatuses {
+		if s == status {
+			i = j
+			break
+		}
+	}
+	l.ctr.refused[i]++
+}
+
+// Stats returns the server's statistics: per loop, and their sum. It may be called from any
+// goroutine of the application's, at any time (before the server starts it returns zeros). It
+// asks each loop for a copy and waits for them — a turn of each loop at most, up to 100 ms; a
+// loop that does not answer by then is reported as it was last, marked Stale. Since it waits
+// for the loops, code that runs on a loop must not call it (it panics there): a handler calls it
+// through wait.Do, which parks the handler, not its loop, while a goroutine waits.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	loops := s.loops
+	s.mu.Unlock()
+	for _, l := range loops {
+		l.mustBeOffLoop("Server.Stats", "it waits for the loops; call it from a goroutine of the application's (from a handler, through wait.Do)")
+	}
+	st := Stats{Loops: make([]LoopStats, len(loops))}
+	got := make([]bool, len(loops))
+
+	// The loops answer through their inboxes; the last to answer ends the wait.
+	answers := make(chan statsAnswer, len(loops)) // never blocks a loop: late answers stay here
+	done := make(chan struct{})
+	var pending atomic.Int32
+	pending.Store(1) // the caller's own share, until every loop has been asked
+	for i, l := range loops {
+		pending.Add(1)
+		err := l.Post(func() {
+			answers <- statsAnswer{i, l.snapshot(false)}
+			if pending.Add(-1) == 0 {
+				close(done)
+			}
+		})
+		if err != nil {
+			// Stopped: its counters are final once its goroutine has ended, which follows
+			// the inbox's close at once.
+			pending.Add(-1)
+			<-l.done
+			st.Loops[i], got[i] = l.snapshot(true), true
+		}
+	}
+	if pending.Add(-1) != 0 {
+		t := time.NewTimer(statsWait)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	for len(answers) > 0 {
+		a := <-answers
+		st.Loops[a.i], got[a.i] = a.ls, true
+	}
+	for i, l := range loops {
+		ls := &st.Loops[i]
+		if !got[i] {
+			if last := l.lastStats.Load(); last != nil {
+				*ls = *last
+			}
+			ls.Loop, ls.Stale = l.id, true
+		}
+		ls.Stalls = l.sw.Stalls()
+		ls.LongestTurn = l.sw.LongestTurn()
+		st.Total.add(ls)
+	}
+	st.Total.Loop = -1
+	return st
+}
+
+// A statsAnswer is a loop's copy of its statistics, for Server.Stats.
+type statsAnswer struct {
+	i  int
+	ls LoopStats
+}
+
+// snapshot copies the loop's counters and counts its connections by state. It runs on the
+// loop, or once the loop has ended (stopped).
+func (l *Loop) snapshot(stopped bool) LoopStats {
+	k := &l.ctr
+	ls := LoopStats{
+		Loop: l.id, AsOf: time.Now(), Stopped: stopped,
+		Accepted: k.accepted, Requests: k.requests, Panics: k.panics,
+		BytesIn: k.BytesIn, BytesOut: k.BytesOut, Turns: k.turns,
+		TLSHandshakes: k.TLSDone, TLSHandshakeFailures: k.TLSFailed, TLSHandshakesAbandoned: k.TLSAbandoned,
+		Refused: Refusals{
+			BadRequest: k.refused[0], RequestTimeout: k.refused[1], ContentTooLarge: k.refused[2],
+			URITooLong: k.refused[3], ExpectationFailed: k.refused[4], HeaderFieldsTooLarge: k.refused[5],
+			NotImplemented: k.refused[6], Unavailable: k.refused[7], VersionNotSupported: k.refused[8],
+			Other: k.refused[9],
+		},
+	}
+	for _, c := range l.conns {
+		if c != nil && c.state != stClosed {
+			l.countConn(&ls.Conns, c)
+		}
+	}
+	if !stopped {
+		last := ls
+		l.lastStats.Store(&last)
+	}
+	return ls
+}
+
+// countConn counts c in the state it is in.
+func (l *Loop) countConn(n *ConnStates, c *conn) {
+	n.Open++
+	if c.secure() {
+		n.TLS++
+		if c.tr().Handshaking(int(c.fd), c) {
+			n.TLSHandshaking++
+		}
+	}
+	switch c.state {
+	case stHandedOver:
+		if h, ok := c.handed().p.(*h2conn); ok {
+			n.HTTP2++
+			for _, s := range h.streams {
+				n.Streams++
+				if s.state == stHandedOver {
+					continue // a WebSocket's (RFC 8441): open, not a parked request
+				}
+				if cx := s.cx; cx != nil && cx.state != ctxRunning && cx.state != ctxIdle && cx.state != ctxReturned {
+					n.ParkedStreams++
+				}
+			}
+			break
+		}
+		n.HandedOver++
+	case stHandler:
+		switch c.cx.state {
+		case ctxRunning:
+			n.Running++
+		case ctxDetached, ctxDetachedReady:
+			n.Detached++
+		case ctxParked:
+			if c.cx.parkf&parkWorking != 0 {
+				n.Working++
+			} else {
+				n.Parked++
+			}
+		default:
+			n.Parked++
+		}
+	case stLinger:
+		n.Closing++
+	case stClosing:
+		if c.out.Size() > 0 {
+			n.Writing++
+		} else {
+			n.Closing++
+		}
+	default: // stIdle, stHead, stDrain
+		switch {
+		case c.out.Size() > 0:
+			n.Writing++
+		case c.state == stIdle:
+			n.Idle++
+		default:
+			n.Reading++
+		}
+	}
+}
+
+// add adds a loop's statistics to the sum t.
+func (t *LoopStats) add(ls *LoopStats) {
+	if ls.AsOf.After(t.AsOf) {
+		t.AsOf = ls.AsOf
+	}
+	t.Stale = t.Stale || ls.Stale
+	t.Stopped = t.Stopped || ls.Stopped
+	t.Accepted += ls.Accepted
+	t.Requests += ls.Requests
+	t.Panics += ls.Panics
+	t.BytesIn += ls.BytesIn
+	t.BytesOut += ls.BytesOut
+	t.Turns += ls.Turns
+	t.Stalls += ls.Stalls
+	t.LongestTurn = max(t.LongestTurn, ls.LongestTurn)
+	t.TLSHandshakes += ls.TLSHandshakes
+	t.TLSHandshakeFailures += ls.TLSHandshakeFailures
+	t.TLSHandshakesAbandoned += ls.TLSHandshakesAbandoned
+	r, q := &t.Refused, &ls.Refused
+	r.BadRequest += q.BadRequest
+	r.RequestTimeout += q.RequestTimeout
+	r.ContentTooLarge += q.ContentTooLarge
+	r.URITooLong += q.URITooLong
+	r.ExpectationFailed += q.ExpectationFailed
+	r.HeaderFieldsTooLarge += q.HeaderFieldsTooLarge
+	r.NotImplemented += q.NotImplemented
+	r.Unavailable += q.Unavailable
+	r.VersionNotSupported += q.VersionNotSupported
+	r.Other += q.Other
+	c, d := &t.Conns, &ls.Conns
+	c.Open += d.Open
+	c.Idle += d.Idle
+	c.Reading += d.Reading
+	c.Running += d.Running
+	c.Parked += d.Parked
+	c.Working += d.Working
+	c.Detached += d.Detached
+	c.Writing += d.Writing
+	c.Closing += d.Closing
+	c.HandedOver += d.HandedOver
+	c.HTTP2 += d.HTTP2
+	c.Streams += d.Streams
+	c.ParkedStreams += d.ParkedStreams
+	c.TLS += d.TLS
+	c.TLSHandshaking += d.TLSHandshaking
+}
+
+// statsState is what a Loop keeps for Server.Stats.
+type statsState struct {
+	ctr       loopCounters
+	lastStats atomic.Pointer[LoopStats] // the last copy, for a Stats call the loop does not answer in time
+}

@@ -1,7 +1,0 @@
-//go:build !dwell_nostats
-
-package core
-
-// countStats says whether the loops count their statistics (Server.Stats): always, but in a
-// build with the dwell_nostats tag, which the benchmarks use to measure what counting costs.
-const countStats = true
