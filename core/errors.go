@@ -43,85 +43,88 @@ type Done struct {
 // *PanicError: a struct whose one field, Value any, is what the handler panicked with.
 type PanicError = serve.PanicError
 
-// ErrAbortHandler is a sentinel panic value that aborts a response, as net/http's
-// http.ErrAbortHandler does: panic(core.ErrAbortHandler) in a handler or continuation ends
-// the request at once without logging a stack. If the response has started, the client sees
-// it cut short — no final chunk, or a connection reset for a body delimited by the close — so
-// that no proxy or cache takes it for complete; if it has not, the connection closes without
-// a response.
-var ErrAbortHandler = serve.ErrAbortHandler
+// The errors the server returns, and the values it panics with; errors.Is tells them apart.
+var (
+	// ErrAbortHandler is a sentinel panic value that aborts a response, as net/http's
+	// http.ErrAbortHandler does: panic(core.ErrAbortHandler) in a handler or continuation ends
+	// the request at once without logging a stack. If the response has started, the client sees
+	// it cut short — no final chunk, or a connection reset for a body delimited by the close — so
+	// that no proxy or cache takes it for complete; if it has not, the connection closes without
+	// a response.
+	ErrAbortHandler = serve.ErrAbortHandler
 
-// ErrClosed means the connection is closed: for a request, the client went away (reset,
-// hang-up, or end of its input while the handler waited), and writes to it are lost; for a
-// connection handed over to another protocol, the calls made after it closed, or began to
-// (websocket.ErrClosed is this error).
-var ErrClosed = serve.ErrClosed
+	// ErrClosed means the connection is closed: for a request, the client went away (reset,
+	// hang-up, or end of its input while the handler waited), and writes to it are lost; for a
+	// connection handed over to another protocol, the calls made after it closed, or began to
+	// (websocket.ErrClosed is this error).
+	ErrClosed = serve.ErrClosed
 
-// ErrShutdown means the server is shutting down and the grace period has ended.
-var ErrShutdown = serve.ErrShutdown
+	// ErrShutdown means the server is shutting down and the grace period has ended.
+	ErrShutdown = serve.ErrShutdown
 
-// ErrTimeout means a deadline passed first: the timeout of a Suspend or a Detach, a body read
-// that made no progress for Options.BodyTimeout, or a write that made none for
-// Options.WriteTimeout.
-var ErrTimeout = serve.ErrTimeout
+	// ErrTimeout means a deadline passed first: the timeout of a Suspend or a Detach, a body read
+	// that made no progress for Options.BodyTimeout, or a write that made none for
+	// Options.WriteTimeout.
+	ErrTimeout = serve.ErrTimeout
 
-// ErrDeadline means the request's own deadline (SetTimeout) passed: its waits end with it,
-// its writes fail with it, and its Context reports context.DeadlineExceeded. It is a
-// timeout: errors.Is(ErrDeadline, ErrTimeout) holds, while ErrDeadline != ErrTimeout tells a
-// request out of time from a wait whose own timeout passed.
-var ErrDeadline = serve.ErrDeadline
+	// ErrDeadline means the request's own deadline (SetTimeout) passed: its waits end with it,
+	// its writes fail with it, and its Context reports context.DeadlineExceeded. It is a
+	// timeout: errors.Is(ErrDeadline, ErrTimeout) holds, while ErrDeadline != ErrTimeout tells a
+	// request out of time from a wait whose own timeout passed.
+	ErrDeadline = serve.ErrDeadline
 
-// ErrServerClosed is returned by ListenAndServe and Serve after Shutdown.
-var ErrServerClosed = serve.ErrServerClosed
+	// ErrServerClosed is returned by ListenAndServe and Serve after Shutdown.
+	ErrServerClosed = serve.ErrServerClosed
 
-// ErrBodyTooLarge is returned by body reads once the body passes Options.MaxBodyBytes; the
-// server answers 413 if the handler has not started its response.
-var ErrBodyTooLarge = serve.ErrBodyTooLarge
+	// ErrBodyTooLarge is returned by body reads once the body passes Options.MaxBodyBytes; the
+	// server answers 413 if the handler has not started its response.
+	ErrBodyTooLarge = serve.ErrBodyTooLarge
 
-// ErrBodyLength is returned by Write when the handler writes more than the Content-Length it
-// declared.
-var ErrBodyLength = serve.ErrBodyLength
+	// ErrBodyLength is returned by Write when the handler writes more than the Content-Length it
+	// declared.
+	ErrBodyLength = serve.ErrBodyLength
 
-// ErrTunnelRefused is the Done.Err (and the Refusal.Err given to Options.WriteRefusal) of an
-// HTTP/2 extended CONNECT whose handler answered 2xx without handing its stream over
-// (Ctx.HandOver): the server answered 501 Not Implemented in its place, since a 2xx would
-// tell the client that the tunnel it asked for was open.
-var ErrTunnelRefused = serve.ErrTunnelRefused
+	// ErrTunnelRefused is the Done.Err (and the Refusal.Err given to Options.WriteRefusal) of an
+	// HTTP/2 extended CONNECT whose handler answered 2xx without handing its stream over
+	// (Ctx.HandOver): the server answered 501 Not Implemented in its place, since a 2xx would
+	// tell the client that the tunnel it asked for was open.
+	ErrTunnelRefused = serve.ErrTunnelRefused
 
-// ErrInputFull closes a handed-over connection whose Protocol takes none of the bytes that fill
-// the loop's read buffer: it can make no progress.
-var ErrInputFull = serve.ErrInputFull
+	// ErrInputFull closes a handed-over connection whose Protocol takes none of the bytes that fill
+	// the loop's read buffer: it can make no progress.
+	ErrInputFull = serve.ErrInputFull
 
-// ErrProtocolPanic is what Closed hears when one of the Protocol's own methods panicked: the
-// panic is logged and the connection closed at once, as Abort closes it (an HTTP/2 stream is
-// reset, INTERNAL_ERROR), so that a protocol whose state is now unknown is not called again
-// with the client's next bytes. The server goes on serving the other connections.
-var ErrProtocolPanic = serve.ErrProtocolPanic
+	// ErrProtocolPanic is what Closed hears when one of the Protocol's own methods panicked: the
+	// panic is logged and the connection closed at once, as Abort closes it (an HTTP/2 stream is
+	// reset, INTERNAL_ERROR), so that a protocol whose state is now unknown is not called again
+	// with the client's next bytes. The server goes on serving the other connections.
+	ErrProtocolPanic = serve.ErrProtocolPanic
 
-// ErrHandOverHTTP2 is what HandOver (and HandOverConn) return for a request on an HTTP/2
-// stream other than an extended CONNECT's: its connection carries other streams, and is not the
-// request's to give. (The net/http bridge's Hijack answers http.ErrNotSupported then, as
-// net/http's does over HTTP/2.)
-var ErrHandOverHTTP2 = serve.ErrHandOverHTTP2
+	// ErrHandOverHTTP2 is what HandOver (and HandOverConn) return for a request on an HTTP/2
+	// stream other than an extended CONNECT's: its connection carries other streams, and is not the
+	// request's to give. (The net/http bridge's Hijack answers http.ErrNotSupported then, as
+	// net/http's does over HTTP/2.)
+	ErrHandOverHTTP2 = serve.ErrHandOverHTTP2
 
-// ErrOutsideRequest is returned (or, by the methods that return no error, panicked with,
-// wrapped) when a Ctx is used by code that is not its request's own: after the request
-// ended — the Ctx may by then serve another request, which such a call must never touch — or
-// from a goroutine other than the handler's, or from a Loop.Post callback, a timer or another
-// request's handler while it is parked. Hand blocking work to wait.Do, wake a parked handler
-// with a Waker, and run code on the loop with Loop.Post; only the handler, its continuation
-// and its hooks may use the Ctx itself.
-//
-// The calls that park the handler (Suspend, a ReadBody that would have to wait, SendFile,
-// Seam.Hold, Seam.WaitBody) return it as well, wrapped with their name, when the request's own
-// code makes them outside the handler's coroutine: from its continuation or a hook, which
-// cannot park. That refusal is neither counted nor logged, since a package whose calls park
-// when they can meets it as a matter of course (Seam.MayPark says beforehand which it will be).
-var ErrOutsideRequest = serve.ErrOutsideRequest
+	// ErrOutsideRequest is returned (or, by the methods that return no error, panicked with,
+	// wrapped) when a Ctx is used by code that is not its request's own: after the request
+	// ended — the Ctx may by then serve another request, which such a call must never touch — or
+	// from a goroutine other than the handler's, or from a Loop.Post callback, a timer or another
+	// request's handler while it is parked. Hand blocking work to wait.Do, wake a parked handler
+	// with a Waker, and run code on the loop with Loop.Post; only the handler, its continuation
+	// and its hooks may use the Ctx itself.
+	//
+	// The calls that park the handler (Suspend, a ReadBody that would have to wait, SendFile,
+	// Seam.Hold, Seam.WaitBody) return it as well, wrapped with their name, when the request's own
+	// code makes them outside the handler's coroutine: from its continuation or a hook, which
+	// cannot park. That refusal is neither counted nor logged, since a package whose calls park
+	// when they can meets it as a matter of course (Seam.MayPark says beforehand which it will be).
+	ErrOutsideRequest = serve.ErrOutsideRequest
 
-// ErrRefusalTooLarge is what Refusal.Write returns past 16 KiB of body.
-var ErrRefusalTooLarge = serve.ErrRefusalTooLarge
+	// ErrRefusalTooLarge is what Refusal.Write returns past 16 KiB of body.
+	ErrRefusalTooLarge = serve.ErrRefusalTooLarge
 
-// ErrBodyNotAllowed is returned by Write for a response that cannot have a body (204, 304).
-// Writes to a HEAD response are counted, for its Content-Length, and not sent.
-var ErrBodyNotAllowed = serve.ErrBodyNotAllowed
+	// ErrBodyNotAllowed is returned by Write for a response that cannot have a body (204, 304).
+	// Writes to a HEAD response are counted, for its Content-Length, and not sent.
+	ErrBodyNotAllowed = serve.ErrBodyNotAllowed
+)
