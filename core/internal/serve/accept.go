@@ -14,7 +14,7 @@ func (l *Loop) acceptRetry() {
 	}
 }
 
-func (l *Loop) atMaxConns() bool { return l.opts.MaxConns > 0 && l.nconns >= l.opts.MaxConns }
+func (l *Loop) atMaxConns() bool { return l.Opts.MaxConns > 0 && l.nconns >= l.Opts.MaxConns }
 
 // accept takes the connections waiting on listener i (engine.Acceptor.Accept), backing off
 // for a moment when the process runs out of descriptors.
@@ -42,31 +42,31 @@ func (l *Loop) open(fd, ln int) {
 		// it before Serve; those from our own listeners inherit the option (netpoll.Listen).
 		netpoll.SetNoDelay(fd)
 	}
-	l.serial++
-	if l.serial == 0 {
-		l.serial = 1 // 0 marks the loop's own descriptors
+	l.Serial++
+	if l.Serial == 0 {
+		l.Serial = 1 // 0 marks the loop's own descriptors
 	}
-	c := &conn{carrier: carrier{serial: l.serial, l: l}, fd: int32(fd), events: netpoll.WatchRead | netpoll.WatchHangup,
-		via: viaListener(ln, lst.TLS)}
-	c.tm.Init(timerConn)
+	c := &Socket{Carrier: Carrier{Serial: l.Serial, Loop: l}, FD: int32(fd), events: netpoll.WatchRead | netpoll.WatchHangup,
+		Via: viaListener(ln, lst.TLS)}
+	c.Timer.Init(timerConn)
 	for fd >= len(l.conns) {
 		l.conns = engine.AppendDoubling(l.conns, nil)
 	}
 	l.conns[fd] = c
 	l.nconns++
-	if countStats {
-		l.ctr.accepted++
+	if CountStats {
+		l.Ctr.accepted++
 	}
-	c.setReadDeadline(l.opts.HeaderTimeout)
+	c.SetReadDeadline(l.Opts.HeaderTimeout)
 	if lst.Defers {
 		c.readInput()
-		if c.state == stClosed {
+		if c.State == StClosed {
 			return
 		}
 	}
-	if err := l.poll.Add(fd, c.serial, c.events); err != nil {
-		l.log.Error("dwell: cannot poll a new connection", "loop", l.id, "err", err)
-		c.close(ErrClosed)
+	if err := l.poll.Add(fd, c.Serial, c.events); err != nil {
+		l.Log.Error("dwell: cannot poll a new connection", "loop", l.id, "err", err)
+		c.Close(ErrClosed)
 		return
 	}
 	c.polled = true
@@ -74,12 +74,12 @@ func (l *Loop) open(fd, ln int) {
 
 // remoteAddr returns the client's address, asked of the system when wanted: kept nowhere, since
 // few requests ask and every connection would pay for it.
-func (c *conn) remoteAddr() netip.AddrPort {
-	if c.state == stClosed {
+func (c *Socket) RemoteAddr() netip.AddrPort {
+	if c.State == StClosed {
 		return netip.AddrPort{}
 	}
 	if a, ok := c.givenRemote(); ok {
 		return a
 	}
-	return netpoll.RemoteAddr(int(c.fd))
+	return netpoll.RemoteAddr(int(c.FD))
 }

@@ -20,16 +20,16 @@ import (
 // or a body cut short), 413 (over the size limit) or 408 (a body that stopped coming). The
 // connection closes after such an answer, since the body's end is unknown.
 func (cx *Ctx) serverAnswer() {
-	gone := cx.gone.err()
+	gone := cx.Gone.err()
 	if gone == ErrDeadline {
-		cx.serverError(503, "the request timed out", ErrDeadline)
+		cx.ServerError(503, "the request timed out", ErrDeadline)
 		return
 	}
-	if cx.status != 0 || cx.written != 0 {
+	if cx.Status != 0 || cx.Written != 0 {
 		return // the handler answered
 	}
 	if gone == ErrShutdown || cx.parkf&parkShutdownTold != 0 {
-		cx.serverError(503, "the server is shutting down", ErrShutdown)
+		cx.ServerError(503, "the server is shutting down", ErrShutdown)
 		return
 	}
 	err := cx.bodyErr()
@@ -51,13 +51,13 @@ func (cx *Ctx) serverAnswer() {
 		}
 	}
 	if status != 0 {
-		cx.serverError(status, err.Error(), err)
+		cx.ServerError(status, err.Error(), err)
 	}
 }
 
 // serverError is errorResponse for the server's own answers, which its statistics count.
-func (cx *Ctx) serverError(status int, msg string, err error) {
-	cx.l.refused(status)
+func (cx *Ctx) ServerError(status int, msg string, err error) {
+	cx.Loop.Refused(status)
 	cx.errorResponse(status, msg, err)
 }
 
@@ -67,31 +67,31 @@ func (cx *Ctx) serverError(status int, msg string, err error) {
 // response reports.
 func (cx *Ctx) errorResponse(status int, msg string, err error) {
 	c := cx.cr
-	pool := &cx.l.pool
+	pool := &cx.Loop.Pool
 	cx.dropRepresentation()
-	if x := cx.x; x != nil && x.rare != nil {
-		x.rare.filter = nil
-		x.rare.answered = err
+	if x := cx.Extra; x != nil && x.Rare != nil {
+		x.Rare.filter = nil
+		x.Rare.answered = err
 	}
-	c.out.DropAfterHead(pool)
-	cx.resp = rfClose
-	cx.status = uint16(status)
-	c.out.ReserveHead(&c.l.pool)
-	if cx.l.opts.WriteRefusal != nil {
+	c.Out.DropAfterHead(pool)
+	cx.Resp = rfClose
+	cx.Status = uint16(status)
+	c.Out.ReserveHead(&c.Loop.Pool)
+	if cx.Loop.Opts.WriteRefusal != nil {
 		if err == nil && status == 500 {
 			err = &PanicError{cx.rare().panicV}
 		}
 		r := &Refusal{Status: status, Err: err, Ctx: cx}
-		if cx.l.shape(r) {
-			cx.written = int64(cx.shapedBody(r))
+		if cx.Loop.shape(r) {
+			cx.Written = int64(cx.shapedBody(r))
 			return
 		}
 	}
 	text := strconv.Itoa(status) + " " + StatusText(status) + ": " + msg + "\n"
 	if cx.reqf&reqHead == 0 {
-		c.out.Write(pool, []byte(text))
+		c.Out.Write(pool, []byte(text))
 	}
-	cx.written = int64(len(text))
+	cx.Written = int64(len(text))
 }
 
 // handlerPanic logs a handler's panic (or its runtime.Goexit, as errGoexit) and answers 500 if
@@ -100,20 +100,20 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 // ErrAbortHandler aborts without logging.
 func (l *Loop) handlerPanic(cx *Ctx, r any) {
 	if r != ErrAbortHandler {
-		if countStats {
-			l.ctr.panics++
+		if CountStats {
+			l.Ctr.panics++
 		}
-		l.log.Error("dwell: panic in handler", "method", string(cx.req.Bytes(cx.req.Method)),
-			"target", string(cx.req.Bytes(cx.req.Target)), "panic", r, "stack", string(debug.Stack()))
+		l.Log.Error("dwell: panic in handler", "method", string(cx.Req.Bytes(cx.Req.Method)),
+			"target", string(cx.Req.Bytes(cx.Req.Target)), "panic", r, "stack", string(debug.Stack()))
 	}
 	x := cx.rare()
 	x.panicV = r
 	x.filter = nil // a filter must not add to a response that failed
-	if cx.cr == nil || cx.cr.state == stClosed {
+	if cx.cr == nil || cx.cr.State == StClosed {
 		return
 	}
-	if r == ErrAbortHandler || cx.resp&rfCommitted != 0 {
-		cx.resp |= rfAbort | rfClose
+	if r == ErrAbortHandler || cx.Resp&RfCommitted != 0 {
+		cx.Resp |= RfAbort | rfClose
 		return
 	}
 	cx.errorResponse(500, "the handler failed", nil)
@@ -125,23 +125,23 @@ func (l *Loop) handlerPanic(cx *Ctx, r any) {
 // respondToPanic lets the request's OnPanic responder replace the server's 500. It runs where
 // the panic was recovered, but cannot park there: its writes queue.
 func (cx *Ctx) respondToPanic(f func(*Ctx, any), v any) {
-	cx.cr.out.DropAfterHead(&cx.l.pool)
-	cx.status, cx.written = 0, 0
-	current := cx.l.current
-	cx.l.current = nil
+	cx.cr.Out.DropAfterHead(&cx.Loop.Pool)
+	cx.Status, cx.Written = 0, 0
+	current := cx.Loop.current
+	cx.Loop.current = nil
 	defer func() {
-		cx.l.current = current
+		cx.Loop.current = current
 		r := recover()
 		switch {
-		case r != nil && cx.resp&rfCommitted != 0:
-			cx.resp |= rfAbort
-		case r != nil, cx.status == 0 && cx.written == 0:
+		case r != nil && cx.Resp&RfCommitted != 0:
+			cx.Resp |= RfAbort
+		case r != nil, cx.Status == 0 && cx.Written == 0:
 			cx.errorResponse(500, "the handler failed", nil) // the responder failed, or said nothing
 		}
 		if r != nil {
-			cx.l.log.Error("dwell: panic in an OnPanic responder", "panic", r)
+			cx.Loop.Log.Error("dwell: panic in an OnPanic responder", "panic", r)
 		}
-		cx.resp |= rfClose
+		cx.Resp |= rfClose
 	}()
 	f(cx, v)
 }
@@ -158,14 +158,14 @@ func (s Seam) OnPanic(f func(c *Ctx, v any)) {
 }
 
 // writeReject queues the response to a request refused before its handler.
-func writeReject(c *conn, rej *wire.Reject) {
-	l := c.l
-	pool := &l.pool
+func writeReject(c *Socket, rej *wire.Reject) {
+	l := c.Loop
+	pool := &l.Pool
 	text := StatusText(rej.Status)
-	b := c.out.Spare(pool, 200+len(rej.Reason)+len(text))
+	b := c.Out.Spare(pool, 200+len(rej.Reason)+len(text))
 	b = wire.AppendStatusLine(b, rej.Status)
 	b = append(b, "Date: "...)
-	b = append(b, l.clk.Date[:]...)
+	b = append(b, l.Clk.Date[:]...)
 	b = append(b, "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(text)+len(rej.Reason)+7), 10)
 	b = append(b, "\r\n\r\n"...)
@@ -175,9 +175,9 @@ func writeReject(c *conn, rej *wire.Reject) {
 	b = append(b, ": "...)
 	b = append(b, rej.Reason...)
 	b = append(b, '\n')
-	c.out.Filled(pool, b)
+	c.Out.Filled(pool, b)
 }
 
 // debugEnabled reports whether the loop's logger takes debug records, so that the values of
 // one (a getpeername call for the client's address, say) are computed only when it does.
-func (l *Loop) debugEnabled() bool { return l.log.Enabled(context.Background(), slog.LevelDebug) }
+func (l *Loop) DebugEnabled() bool { return l.Log.Enabled(context.Background(), slog.LevelDebug) }

@@ -9,10 +9,10 @@ import (
 // bodyState is the framing of the current request's body: how much is left and what went wrong.
 // The loop still needs it after the handler returns, to skip what the handler did not read.
 type bodyState struct {
-	remaining  int64 // bodyLength: bytes not yet consumed
+	Remaining  int64 // bodyLength: bytes not yet consumed
 	chunked    *wire.ChunkedDecoder
-	kind       bodyKind
-	eof        bool
+	Kind       bodyKind
+	EOF        bool
 	waiting100 bool    // the client sent Expect: 100-continue and no 100 has been sent yet
 	failed     errCode // sticky: a framing error, the size limit, a timeout, the client gone
 }
@@ -20,35 +20,35 @@ type bodyState struct {
 type bodyKind uint8
 
 const (
-	bodyNone bodyKind = iota
-	bodyLength
+	BodyNone bodyKind = iota
+	BodyLength
 	bodyChunked
-	bodyStream // an HTTP/2 request without a Content-Length: the stream's end ends it
+	BodyStream // an HTTP/2 request without a Content-Length: the stream's end ends it
 )
 
 // begin sets up the framing of r's body (RFC 9112 §6.3): chunked, a Content-Length, or none.
 // A declared length over MaxBodyBytes fails the body at once, before any of it is read and
 // without a 100 Continue; the handler still runs (its middleware sees the request), and gets
 // ErrBodyTooLarge from any read.
-func (b *bodyState) begin(l *Loop, r *wire.Request) {
+func (b *bodyState) Begin(l *Loop, r *wire.Request) {
 	*b = bodyState{}
-	max := l.opts.MaxBodyBytes
+	max := l.Opts.MaxBodyBytes
 	switch {
 	case r.Has(wire.Chunked):
-		b.kind = bodyChunked
+		b.Kind = bodyChunked
 		b.chunked = l.getChunked()
 		b.chunked.Reset(max)
 	case r.ContentLength > 0:
-		b.kind = bodyLength
-		b.remaining = r.ContentLength
+		b.Kind = BodyLength
+		b.Remaining = r.ContentLength
 		if max > 0 && r.ContentLength > max {
 			b.failed = codeOf(ErrBodyTooLarge)
 			return
 		}
 	default:
-		b.kind = bodyNone
+		b.Kind = BodyNone
 	}
-	b.waiting100 = r.Has(wire.Expect100) && b.kind != bodyNone
+	b.waiting100 = r.Has(wire.Expect100) && b.Kind != BodyNone
 }
 
 // end releases the decoder once the request is over.
@@ -57,16 +57,16 @@ func (b *bodyState) end(l *Loop) {
 		l.putChunked(b.chunked)
 		b.chunked = nil
 	}
-	b.kind = bodyNone
+	b.Kind = BodyNone
 }
 
 // complete reports whether the whole body has been consumed.
 func (b *bodyState) complete() bool {
-	switch b.kind {
-	case bodyLength:
-		return b.remaining == 0
-	case bodyChunked, bodyStream:
-		return b.eof
+	switch b.Kind {
+	case BodyLength:
+		return b.Remaining == 0
+	case bodyChunked, BodyStream:
+		return b.EOF
 	}
 	return true
 }
@@ -81,23 +81,23 @@ func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
 	if b.failed != 0 {
 		return 0, 0, b.err()
 	}
-	switch b.kind {
-	case bodyLength:
-		n := int(min(int64(len(src)), b.remaining))
+	switch b.Kind {
+	case BodyLength:
+		n := int(min(int64(len(src)), b.Remaining))
 		if dst != nil {
 			n = min(n, len(dst))
 			copy(dst, src[:n])
 		}
-		b.remaining -= int64(n)
+		b.Remaining -= int64(n)
 		nd, ns = n, n
-		if b.remaining == 0 {
+		if b.Remaining == 0 {
 			err = io.EOF
 		}
 	case bodyChunked:
 		nd, ns, err = b.chunked.Decode(dst, src)
 		switch err {
 		case io.EOF:
-			b.eof = true
+			b.EOF = true
 		case wire.ErrTooLarge:
 			err = ErrBodyTooLarge
 		}

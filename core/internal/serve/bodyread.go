@@ -25,11 +25,11 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	if !cx.owned() {
 		return 0, cx.misused("ReadBody")
 	}
-	b := &cx.body
+	b := &cx.Body
 	if b.failed != 0 {
 		return 0, cx.bodyErr()
 	}
-	if cx.state == ctxIdle || b.complete() {
+	if cx.State == CtxIdle || b.complete() {
 		return 0, io.EOF
 	}
 	if len(p) == 0 {
@@ -37,10 +37,10 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	}
 	cx.send100()
 	for {
-		n, err := cx.ex.readBody(cx, p)
+		n, err := cx.ex.ReadBody(cx, p)
 		switch {
-		case err == errReadAgain:
-		case err == errReadBodyRefused, err == io.EOF:
+		case err == ErrReadAgain:
+		case err == ErrReadBodyRefused, err == io.EOF:
 			return 0, err
 		case err != nil:
 			return n, cx.failBody(err)
@@ -53,10 +53,10 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 // send100 answers Expect: 100-continue once the handler wants the body, unless its response
 // has started.
 func (cx *Ctx) send100() {
-	if b := &cx.body; b.waiting100 {
+	if b := &cx.Body; b.waiting100 {
 		b.waiting100 = false
-		if cx.resp&rfCommitted == 0 {
-			cx.ex.sendContinue()
+		if cx.Resp&RfCommitted == 0 {
+			cx.ex.SendContinue()
 		}
 	}
 }
@@ -72,12 +72,12 @@ func (s Seam) BodyReady() bool {
 // bodyReady is BodyReady, for a caller that has checked its own.
 func (cx *Ctx) bodyReady() bool {
 	c := cx.cr
-	b := &cx.body
+	b := &cx.Body
 	switch {
-	case cx.state == ctxIdle, b.failed != 0, b.complete(), c.state == stClosed, c.peerEOF, cx.gone != 0:
+	case cx.State == CtxIdle, b.failed != 0, b.complete(), c.State == StClosed, c.peerEOF, cx.Gone != 0:
 		return true
 	}
-	return cx.ex.hasInput()
+	return cx.ex.HasInput()
 }
 
 // WaitBody parks the handler until body bytes arrive (or the body ends, or fails), a Waker
@@ -97,19 +97,19 @@ func (s Seam) WaitBody() error {
 	}
 	c := cx.cr
 	cx.send100()
-	if t := cx.l.opts.BodyTimeout; t > 0 {
-		c.setReadDeadline(t)
+	if t := cx.Loop.Opts.BodyTimeout; t > 0 {
+		c.SetReadDeadline(t)
 	}
-	cx.ex.watchInput()
-	err := cx.parkUntil(parkBody, 0)
-	c.rdl = 0
+	cx.ex.WatchInput()
+	err := cx.parkUntil(ParkBody, 0)
+	c.ReadDeadline = 0
 	return err
 }
 
 // failBody makes err the body's sticky error and returns the sticky error. An error without a
 // code of its own is kept as it is, so errors.Is still finds what it wraps.
 func (cx *Ctx) failBody(err error) error {
-	b := &cx.body
+	b := &cx.Body
 	if b.failed == 0 {
 		b.failed = codeOf(err)
 		if b.failed == errOther {
@@ -121,10 +121,10 @@ func (cx *Ctx) failBody(err error) error {
 
 // bodyErr returns the body's sticky error, or nil.
 func (cx *Ctx) bodyErr() error {
-	if cx.body.failed == errOther {
-		return cx.x.rare.bodyErr
+	if cx.Body.failed == errOther {
+		return cx.Extra.Rare.bodyErr
 	}
-	return cx.body.err()
+	return cx.Body.err()
 }
 
 // BodyErr returns the sticky error of the request body, if reading it failed.
@@ -139,7 +139,7 @@ func (cx *Ctx) BodyErr() error {
 func (s Seam) BodyDone() bool {
 	cx := s.cx
 	cx.check("Seam().BodyDone")
-	return cx.state != ctxIdle && cx.body.complete()
+	return cx.State != CtxIdle && cx.Body.complete()
 }
 
 // LimitBody bounds the request body to n bytes, below Options.MaxBodyBytes (n <= 0 leaves the
@@ -153,13 +153,13 @@ func (s Seam) LimitBody(n int64) {
 	if n <= 0 {
 		return
 	}
-	b := &cx.body
+	b := &cx.Body
 	if b.failed != 0 {
 		return
 	}
-	switch b.kind {
-	case bodyLength:
-		if cx.req.ContentLength > n {
+	switch b.Kind {
+	case BodyLength:
+		if cx.Req.ContentLength > n {
 			cx.failBody(ErrBodyTooLarge)
 			b.waiting100 = false
 		}
@@ -167,9 +167,9 @@ func (s Seam) LimitBody(n int64) {
 		if b.chunked.Limit(n) {
 			cx.failBody(ErrBodyTooLarge)
 		}
-	case bodyStream:
-		if b.remaining < 0 || b.remaining > n {
-			b.remaining = n // of what is still to be read
+	case BodyStream:
+		if b.Remaining < 0 || b.Remaining > n {
+			b.Remaining = n // of what is still to be read
 		}
 	}
 }
@@ -192,8 +192,8 @@ func (cx *Ctx) Trailers() iter.Seq2[string, string] {
 	cx.check("Trailers")
 	return func(yield func(string, string) bool) {
 		cx.check("Trailers")
-		b := &cx.body
-		if b.kind != bodyChunked || !b.eof {
+		b := &cx.Body
+		if b.Kind != bodyChunked || !b.EOF {
 			return
 		}
 		b.chunked.Trailers(func(name, value []byte) bool {

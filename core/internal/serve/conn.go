@@ -12,19 +12,19 @@ import (
 // shared buffer during a turn and moves to a pooled spill buffer only if some is left over; a
 // Ctx comes from the loop's pool when a request head is complete and goes back when the request
 // is over; output lives in pooled chunks only until the socket takes it.
-type conn struct {
-	carrier // first: its timer is the conn's (see timer)
-	fd      int32
+type Socket struct {
+	Carrier // first: its timer is the conn's (see timer)
+	FD      int32
 	spill   int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
 	drainLeft int32 // stDrain: unread body bytes the loop may still discard
-	scan      wire.HeadScan
+	Scan      wire.HeadScan
 	headSize  uint16           // what a read for a request head takes (see headRead); 0: headReadFirst
 	events    netpoll.Interest // what the poller watches the socket for
 	keepAlive bool             // the current request allows another after it
 	polled    bool             // registered with the poller (see Loop.open); until then events is only noted
-	via       via              // the listener it came by, and whether it speaks TLS
-	spoke     bool             // a request has begun: it speaks HTTP/1.1 (see choosesOther)
+	Via       via              // the listener it came by, and whether it speaks TLS
+	spoke     bool             // a request has begun: it speaks HTTP/1.1 (see Multiplexer.Chooses)
 
 	in []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
 }
@@ -35,8 +35,8 @@ type closeHow uint8
 const (
 	closeAtOnce closeHow = iota // the client sends nothing more that matters
 	closeLinger                 // shut down writes and drain the client's input first
-	closeReset                  // reset the connection: an aborted response must not look whole
-	closeFailed                 // reset it: the code that owned it failed (a Protocol's panic)
+	CloseReset                  // reset the connection: an aborted response must not look whole
+	CloseFailed                 // reset it: the code that owned it failed (a Protocol's panic)
 )
 
 type connState uint8
@@ -44,32 +44,32 @@ type connState uint8
 const (
 	stIdle       connState = iota // waiting for the first byte of a request
 	stHead                        // part of a request head has arrived
-	stHandler                     // a handler owns the request (running, parked or detached)
+	StHandler                     // a handler owns the request (running, parked or detached)
 	stDrain                       // the handler is done; discarding the rest of its body
-	stClosing                     // no more requests: close once the output is written
+	StClosing                     // no more requests: close once the output is written
 	stLinger                      // output written and write side shut; draining input, then close
-	stHandedOver                  // HTTP is over: the bytes are a Protocol's (handover.go)
-	stClosed
+	StHandedOver                  // HTTP is over: the bytes are a Protocol's (handover.go)
+	StClosed
 )
 
 // Bounds on the work done for a request the handler did not finish reading, and on a closing
 // connection's lingering, which lets the client read a final response (a 413, say) instead of
 // losing it to a reset caused by its own unread upload.
 const (
-	drainMax      = 256 << 10
+	DrainMax      = 256 << 10
 	lingerTimeout = 2 * time.Second
 )
 
-func (c *conn) onEvent(ev *netpoll.Event) {
+func (c *Socket) onEvent(ev *netpoll.Event) {
 	if ev.Failed() {
 		// Both directions are shut: the client reset the connection, or it finished closing
 		// while we lingered.
-		c.close(ErrClosed)
+		c.Close(ErrClosed)
 		return
 	}
 	if ev.Writable() {
-		c.flush()
-		if c.state == stClosed {
+		c.Flush()
+		if c.State == StClosed {
 			return
 		}
 	}
@@ -78,14 +78,14 @@ func (c *conn) onEvent(ev *netpoll.Event) {
 	}
 }
 
-func (c *conn) onReadable(hangup bool) {
-	switch c.state {
+func (c *Socket) onReadable(hangup bool) {
+	switch c.State {
 	case stIdle, stHead, stDrain:
 		c.readInput()
-	case stHandler:
-		cx := c.cx
-		if cx.parkedOn(parkRead) || cx.parkedOn(parkBody) {
-			cx.wake(nil) // the handler reads for itself, straight into its buffer
+	case StHandler:
+		cx := c.Ctx
+		if cx.ParkedOn(ParkRead) || cx.ParkedOn(ParkBody) {
+			cx.Wake(nil) // the handler reads for itself, straight into its buffer
 			return
 		}
 		// Input the handler does not want yet. The poller is level-triggered, so stop asking
@@ -94,20 +94,20 @@ func (c *conn) onReadable(hangup bool) {
 		if hangup {
 			ev &^= netpoll.WatchHangup
 			c.peerEOF = true
-			if cx.body.complete() {
+			if cx.Body.complete() {
 				cx.clientGone(ErrClosed)
 			}
 		}
 		c.setInterest(ev)
-	case stHandedOver:
+	case StHandedOver:
 		hc := c.handed()
 		switch {
-		case hc.is(hcPaused):
-			hc.set(hcUnread) // ResumeReading asks again
-		case c.heldBack || c.outputBlocked():
+		case hc.Is(HcPaused):
+			hc.Set(HcUnread) // ResumeReading asks again
+		case c.HeldBack || c.OutputBlocked():
 			// The client leaves its output unread: what it sends waits in the kernel until it
 			// has read enough (afterSend), so that no input can make the output grow further.
-			c.heldBack = true
+			c.HeldBack = true
 		default:
 			c.readHandedOver()
 			return
@@ -121,7 +121,7 @@ func (c *conn) onReadable(hangup bool) {
 		c.setInterest(ev)
 	case stLinger:
 		c.readLinger()
-	case stClosing:
+	case StClosing:
 		if hangup {
 			c.peerEOF = true
 		}
@@ -131,16 +131,16 @@ func (c *conn) onReadable(hangup bool) {
 
 // readInput reads what the socket has into the loop buffer, behind any input held from before,
 // and serves the requests it completes.
-func (c *conn) readInput() {
-	l := c.l
-	if c.outputBlocked() {
-		c.updateInterest()
+func (c *Socket) readInput() {
+	l := c.Loop
+	if c.OutputBlocked() {
+		c.UpdateInterest()
 		return
 	}
-	k := copy(l.buf, c.in)
+	k := copy(l.Buf, c.in)
 	c.dropSpill()
-	end := len(l.buf)
-	head := c.state != stDrain
+	end := len(l.Buf)
+	head := c.State != stDrain
 	if head {
 		// A request head, and what follows it: what follows may stay unread in memory for as
 		// long as the request's handler waits (see headRead), so no more is taken than the
@@ -149,7 +149,7 @@ func (c *conn) readInput() {
 		end = min(end, k+c.headReadSize())
 	}
 	if k < end {
-		n, ok := c.readSocket(l.buf[k:end])
+		n, ok := c.readSocket(l.Buf[k:end])
 		if !ok {
 			return
 		}
@@ -158,7 +158,7 @@ func (c *conn) readInput() {
 		}
 		k += n
 	}
-	c.in = l.buf[:k]
+	c.in = l.Buf[:k]
 	c.serve()
 	if c.peerEOF {
 		c.onPeerEOF()
@@ -169,8 +169,8 @@ func (c *conn) readInput() {
 // readSocket reads what the socket has into p and returns how many bytes it took (0 when it had
 // none): the client's end of input sets peerEOF, and a failed read closes the connection (ok
 // false).
-func (c *conn) readSocket(p []byte) (n int, ok bool) {
-	n, e := c.tr().Read(int(c.fd), c, p)
+func (c *Socket) readSocket(p []byte) (n int, ok bool) {
+	n, e := c.tr().Read(int(c.FD), c, p)
 	switch {
 	case n > 0:
 		return n, true
@@ -178,14 +178,14 @@ func (c *conn) readSocket(p []byte) (n int, ok bool) {
 		c.peerEOF = true
 	case e == netpoll.EAGAIN || e == netpoll.EINTR:
 	default:
-		c.close(ErrClosed)
+		c.Close(ErrClosed)
 		return 0, false
 	}
 	return 0, true
 }
 
 // maxPipelined bounds the requests a connection runs in one turn of the loop.
-const maxPipelined = 64
+const MaxPipelined = 64
 
 // Bounds on the input a connection holds while its request's handler waits (parked, detached or
 // streaming its response) and nothing reads it. Every read stops near what the request needs:
@@ -219,10 +219,10 @@ const (
 )
 
 // headReadSize is what c's next read for a request head takes.
-func (c *conn) headReadSize() int { return max(int(c.headSize), headReadFirst) }
+func (c *Socket) headReadSize() int { return max(int(c.headSize), headReadFirst) }
 
 // growHeadRead grows c's head reads after one filled its size.
-func (c *conn) growHeadRead() { c.headSize = uint16(min(4*c.headReadSize(), headRead)) }
+func (c *Socket) growHeadRead() { c.headSize = uint16(min(4*c.headReadSize(), headRead)) }
 
 // serve runs the requests in c.in until it runs out of input or a handler keeps the
 // connection: several pipelined requests are answered in one turn, and their responses leave
@@ -230,18 +230,18 @@ func (c *conn) growHeadRead() { c.headSize = uint16(min(4*c.headReadSize(), head
 // maxPipelined requests a turn (the rest wait for the next iteration, behind other
 // connections), and no new request while the client leaves more than WriteHighWater of
 // responses unread (reading resumes once it has taken half).
-func (c *conn) serve() {
-	c.l.turnLeft = maxPipelined
+func (c *Socket) serve() {
+	c.Loop.TurnLeft = MaxPipelined
 	for {
-		if c.outputBlocked() {
-			c.heldBack = true // afterSend resumes it once the client has read enough
+		if c.OutputBlocked() {
+			c.HeldBack = true // afterSend resumes it once the client has read enough
 			return
 		}
-		if c.l.turnLeft <= 0 {
-			c.l.pending = append(c.l.pending, c)
+		if c.Loop.TurnLeft <= 0 {
+			c.Loop.Pending = append(c.Loop.Pending, c)
 			return
 		}
-		switch c.state {
+		switch c.State {
 		case stIdle, stHead:
 			if !c.nextRequest() {
 				return
@@ -250,7 +250,7 @@ func (c *conn) serve() {
 			if !c.drain() {
 				return
 			}
-		case stHandedOver:
+		case StHandedOver:
 			c.deliver()
 			return
 		default:
@@ -261,122 +261,122 @@ func (c *conn) serve() {
 
 // outputBlocked reports whether the client has left so much output unread that the connection
 // takes no more requests for now.
-func (c *conn) outputBlocked() bool { return c.out.Size() > c.highWater() }
+func (c *Socket) OutputBlocked() bool { return c.Out.Size() > c.HighWater() }
 
 // highWater is the output a connection holds before its writer parks: Options.WriteHighWater.
-func (c *conn) highWater() int64 { return int64(c.l.opts.WriteHighWater) }
+func (c *Socket) HighWater() int64 { return int64(c.Loop.Opts.WriteHighWater) }
 
 // settle ends a turn on c: unparsed input moves out of the shared buffer, queued output is
 // written, and the poller is told what c waits for now.
-func (c *conn) settle() {
-	if c.state == stClosed {
+func (c *Socket) settle() {
+	if c.State == StClosed {
 		return
 	}
-	if c.peerEOF && c.state == stIdle && len(c.in) == 0 {
+	if c.peerEOF && c.State == stIdle && len(c.in) == 0 {
 		// The client shut its side and every request it sent is answered: nothing more can
 		// come. (Without this, a client that left while its last handler ran would hold the
 		// connection until the idle timeout, or until a reset from its host closed it.)
-		c.closeAfterOutput(false)
-		if c.state == stClosed {
+		c.CloseAfterOutput(false)
+		if c.State == StClosed {
 			return
 		}
 	}
 	c.keepInput()
-	if c.out.Size() > 0 {
-		c.flush()
-		if c.state == stClosed {
+	if c.Out.Size() > 0 {
+		c.Flush()
+		if c.State == StClosed {
 			return
 		}
 	}
-	c.updateInterest()
+	c.UpdateInterest()
 }
 
 // keepInput moves unparsed bytes out of the loop buffer, which the next connection's turn will
 // overwrite, into a spill buffer sized for them.
-func (c *conn) keepInput() {
-	l := c.l
+func (c *Socket) keepInput() {
+	l := c.Loop
 	switch {
 	case len(c.in) == 0:
 		c.dropSpill()
 		c.in = nil
 	case l.owns(c.in):
 		c.dropSpill()
-		b := append(l.pool.Get(len(c.in)), c.in...)
+		b := append(l.Pool.Get(len(c.in)), c.in...)
 		c.spill = l.spills.Hold(b)
 		c.in = b
 	}
 }
 
-func (c *conn) dropSpill() {
+func (c *Socket) dropSpill() {
 	if c.spill != 0 {
-		c.l.spills.Release(c.spill, &c.l.pool)
+		c.Loop.spills.Release(c.spill, &c.Loop.Pool)
 		c.spill = 0
 	}
 }
 
 // flush writes queued output until the socket is full, then waits for it to drain.
-func (c *conn) flush() {
-	if tr := c.tr(); tr.Holds(int(c.fd)) && tr.FlushHeld(int(c.fd)) != 0 {
-		c.close(ErrClosed)
+func (c *Socket) Flush() {
+	if tr := c.tr(); tr.Holds(int(c.FD)) && tr.FlushHeld(int(c.FD)) != 0 {
+		c.Close(ErrClosed)
 		return
 	}
-	progressed, err := c.out.Send(c.sender(), c.l.iov, &c.l.pool, nil)
+	progressed, err := c.Out.Send(c.Sender(), c.Loop.IOV, &c.Loop.Pool, nil)
 	if err != nil {
-		c.close(ErrClosed)
+		c.Close(ErrClosed)
 		return
 	}
-	c.afterSend(progressed)
+	c.AfterSend(progressed)
 }
 
 // afterSend updates deadlines, parked writers and closing after bytes were (or were not) written
 // (carrier.sent), and what the poller watches.
-func (c *conn) afterSend(progressed bool) {
-	if c.sent(c, c.highWater(), progressed) {
+func (c *Socket) AfterSend(progressed bool) {
+	if c.Sent(c, c.HighWater(), progressed) {
 		c.finishClose()
 		return
 	}
-	if c.state == stHandedOver {
-		c.handed().drainedCheck()
+	if c.State == StHandedOver {
+		c.handed().DrainedCheck()
 	}
-	c.updateInterest()
+	c.UpdateInterest()
 }
 
 // updateInterest registers what the connection waits for. Readability is watched while the
 // loop wants input; during a handler it is left as it is until input arrives that the handler
 // does not want (onReadable), so the steady keep-alive path makes no epoll_ctl call.
-func (c *conn) updateInterest() {
+func (c *Socket) UpdateInterest() {
 	ev := c.events
-	switch c.state {
+	switch c.State {
 	case stIdle, stHead, stDrain:
 		switch {
 		case c.handshakeDeferred():
 			// Its handshake waits its turn (engine/tlsturn.go): nothing is read meanwhile, and a
 			// hang-up is seen by the read that finally comes.
 			ev &^= netpoll.WatchRead | netpoll.WatchHangup
-		case c.outputBlocked():
+		case c.OutputBlocked():
 			ev &^= netpoll.WatchRead
 		default:
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
 		}
 	case stLinger:
 		ev |= netpoll.WatchRead | netpoll.WatchHangup
-	case stHandedOver:
+	case StHandedOver:
 		// A pause alone leaves the interest as it is (PauseReading); output held back stops
 		// reading as HTTP's does.
-		if c.handed().is(hcUnread) || c.heldBack {
+		if c.handed().Is(HcUnread) || c.HeldBack {
 			ev &^= netpoll.WatchRead
 		} else {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
 		}
-	case stHandler:
-		if c.cx.parkedOn(parkRead) || c.cx.parkedOn(parkBody) {
+	case StHandler:
+		if c.Ctx.ParkedOn(ParkRead) || c.Ctx.ParkedOn(ParkBody) {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
 		}
 	}
 	if c.peerEOF {
 		ev &^= netpoll.WatchRead | netpoll.WatchHangup
 	}
-	if c.out.Size() > 0 || c.cx != nil && c.cx.parkedOn(parkWrite) || c.tr().Holds(int(c.fd)) {
+	if c.Out.Size() > 0 || c.Ctx != nil && c.Ctx.ParkedOn(ParkWrite) || c.tr().Holds(int(c.FD)) {
 		ev |= netpoll.WatchWrite // output to send, or a writer waiting for room to send from its own buffer
 	} else {
 		ev &^= netpoll.WatchWrite
@@ -384,74 +384,74 @@ func (c *conn) updateInterest() {
 	c.setInterest(ev)
 }
 
-func (c *conn) setInterest(ev netpoll.Interest) {
-	if ev == c.events || c.state == stClosed {
+func (c *Socket) setInterest(ev netpoll.Interest) {
+	if ev == c.events || c.State == StClosed {
 		return
 	}
 	c.events = ev
 	if !c.polled {
 		return // Loop.open registers it for c.events
 	}
-	if err := c.l.poll.Mod(int(c.fd), c.serial, ev); err != nil {
-		c.close(ErrClosed)
+	if err := c.Loop.poll.Mod(int(c.FD), c.Serial, ev); err != nil {
+		c.Close(ErrClosed)
 	}
 }
 
 // close releases the socket and everything the connection holds. A handler still running or
 // parked on it is woken with err (ErrClosed or ErrShutdown) and finishes on its own; its Ctx
 // goes back to the pool when it does.
-func (c *conn) close(err error) {
-	if c.state == stClosed {
+func (c *Socket) Close(err error) {
+	if c.State == StClosed {
 		return
 	}
-	l := c.l
+	l := c.Loop
 	handed := c.isHanded()
-	c.state = stClosed
-	l.timers.Stop(&c.tm)
-	l.conns[c.fd] = nil
+	c.State = StClosed
+	l.Timers.Stop(&c.Timer)
+	l.conns[c.FD] = nil
 	if l.given != nil {
-		delete(l.given, c.fd) // ServeConn's remote address, if it gave one
+		delete(l.given, c.FD) // ServeConn's remote address, if it gave one
 	}
 	l.nconns--
-	c.tr().Close(int(c.fd), c.ending >= closeReset)
+	c.tr().Close(int(c.FD), c.Ending >= CloseReset)
 	c.in = nil
 	c.dropSpill()
-	c.out.Release(&l.pool)
+	c.Out.Release(&l.Pool)
 	if handed {
-		hc := l.handed[c.fd]
-		l.handed[c.fd] = nil
-		hc.closedBy(err)
+		hc := l.handed[c.FD]
+		l.handed[c.FD] = nil
+		hc.ClosedBy(err)
 	}
-	c.wakeOnClose(err)
+	c.WakeOnClose(err)
 	if l.acc.Paused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
 		l.acc.Listen()
 	}
 }
 
 // onPeerEOF handles the client's end of input seen by the loop's own read.
-func (c *conn) onPeerEOF() {
-	switch c.state {
+func (c *Socket) onPeerEOF() {
+	switch c.State {
 	case stIdle, stHead, stDrain:
 		// Nothing more will come: a partial request or body is abandoned, and a finished
 		// exchange ends once its responses are out.
 		c.freeCtx()
-		c.closeAfterOutput(false)
+		c.CloseAfterOutput(false)
 	}
 	c.setInterest(c.events &^ (netpoll.WatchRead | netpoll.WatchHangup))
 }
 
 // closeAfterOutput ends the connection once its queued output is written. linger says the
 // client may still be sending, so its input is drained before the close (see finishClose).
-func (c *conn) closeAfterOutput(linger bool) {
-	if c.state == stClosed {
+func (c *Socket) CloseAfterOutput(linger bool) {
+	if c.State == StClosed {
 		return
 	}
-	c.state = stClosing
-	if linger && c.ending == closeAtOnce {
-		c.ending = closeLinger
+	c.State = StClosing
+	if linger && c.Ending == closeAtOnce {
+		c.Ending = closeLinger
 	}
-	c.rdl = 0
-	if c.out.Size() == 0 {
+	c.ReadDeadline = 0
+	if c.Out.Size() == 0 {
 		c.finishClose()
 	}
 }
@@ -460,31 +460,31 @@ func (c *conn) closeAfterOutput(linger bool) {
 // unread input makes the kernel send a reset, which can destroy the response before the client
 // reads it; so when the client may still be sending, shut down our side, discard what arrives
 // for a bounded time, and close when the client does.
-func (c *conn) finishClose() {
-	if c.ending >= closeReset {
-		c.close(nil) // the transport resets it
+func (c *Socket) finishClose() {
+	if c.Ending >= CloseReset {
+		c.Close(nil) // the transport resets it
 		return
 	}
-	if c.ending != closeLinger || c.peerEOF {
-		c.close(nil)
+	if c.Ending != closeLinger || c.peerEOF {
+		c.Close(nil)
 		return
 	}
-	c.tr().ShutdownWrite(int(c.fd))
-	c.state = stLinger
-	c.setReadDeadline(lingerTimeout)
+	c.tr().ShutdownWrite(int(c.FD))
+	c.State = stLinger
+	c.SetReadDeadline(lingerTimeout)
 	c.setInterest(netpoll.WatchRead | netpoll.WatchHangup)
 }
 
-func (c *conn) readLinger() {
-	for c.state == stLinger {
-		n, e := c.tr().Read(int(c.fd), c, c.l.buf)
+func (c *Socket) readLinger() {
+	for c.State == stLinger {
+		n, e := c.tr().Read(int(c.FD), c, c.Loop.Buf)
 		switch {
 		case n > 0:
 		case e == netpoll.EAGAIN:
 			return
 		case e == netpoll.EINTR:
 		default:
-			c.close(nil)
+			c.Close(nil)
 		}
 	}
 }

@@ -16,20 +16,20 @@ import (
 // the connection's write queue, the waits and deadlines of a handler on the socket, and the
 // hand-over that ends HTTP on it.
 
-func (c *conn) base() *carrier { return &c.carrier }
+func (c *Socket) Base() *Carrier { return &c.Carrier }
 
-func (c *conn) tlsState() *tls.ConnectionState { return c.tr().State(int(c.fd), c) }
+func (c *Socket) TLSState() *tls.ConnectionState { return c.tr().State(int(c.FD), c) }
 
 // proto reports the request's HTTP version: a higher 1.x minor version is served as 1.1.
-func (c *conn) proto() string {
-	if c.cx != nil && c.cx.reqf&reqHTTP11 == 0 {
+func (c *Socket) Proto() string {
+	if c.Ctx != nil && c.Ctx.reqf&reqHTTP11 == 0 {
 		return "HTTP/1.0"
 	}
 	return "HTTP/1.1"
 }
 
 // connectProtocol: an extended CONNECT is HTTP/2's (RFC 8441).
-func (c *conn) connectProtocol() string { return "" }
+func (c *Socket) ConnectProtocol() string { return "" }
 
 // The body.
 
@@ -38,21 +38,21 @@ var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // sendContinue answers Expect: 100-continue, ahead of anything the handler wrote (its final
 // response is not committed yet), unless the body has begun to arrive anyway.
-func (c *conn) sendContinue() {
-	if len(c.in) == 0 && c.state != stClosed {
-		c.out.InsertBeforeHead(&c.l.pool, continue100)
-		c.flush()
+func (c *Socket) SendContinue() {
+	if len(c.in) == 0 && c.State != StClosed {
+		c.Out.InsertBeforeHead(&c.Loop.Pool, continue100)
+		c.Flush()
 	}
 }
 
 // hasInput reports whether input has arrived that the loop has not yet taken.
-func (c *conn) hasInput() bool { return len(c.in) > 0 }
+func (c *Socket) HasInput() bool { return len(c.in) > 0 }
 
 // watchInput watches the socket for input while a handler waits for its body.
-func (c *conn) watchInput() { c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup) }
+func (c *Socket) WatchInput() { c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup) }
 
 // errReadAgain: readBody parked and was woken by new bytes; read again.
-var errReadAgain = errors.New("dwell: read again")
+var ErrReadAgain = errors.New("dwell: read again")
 
 // readBody moves more of cx's body into p: first what has arrived with the head or a chunk
 // read before (decoded: n bytes, and io.EOF on the call after the last), then from the socket.
@@ -61,8 +61,8 @@ var errReadAgain = errors.New("dwell: read again")
 // no error: decode it), and any bytes past its end stay as the next request's. When nothing has
 // arrived the handler parks until something does (errReadAgain), with the progress-based body
 // timeout.
-func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
-	b := &cx.body
+func (c *Socket) ReadBody(cx *Ctx, p []byte) (n int, err error) {
+	b := &cx.Body
 	if len(c.in) > 0 {
 		nd, ns, err := b.decode(p, c.in)
 		c.in = c.in[ns:]
@@ -73,45 +73,45 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 			}
 			return nd, err
 		case err == nil:
-			return 0, errReadAgain
+			return 0, ErrReadAgain
 		}
 		return 0, err
 	}
-	if err := c.bodyGone(cx); err != nil {
+	if err := c.BodyGone(cx); err != nil {
 		return 0, err
 	}
 	if c.peerEOF {
 		return 0, io.ErrUnexpectedEOF
 	}
 	var e netpoll.Errno
-	if b.kind == bodyStream {
-		n, e = c.tr().Read(int(c.fd), c, p)
+	if b.Kind == BodyStream {
+		n, e = c.tr().Read(int(c.FD), c, p)
 		if n > 0 {
-			if b.remaining >= 0 {
-				if int64(n) > b.remaining {
+			if b.Remaining >= 0 {
+				if int64(n) > b.Remaining {
 					return 0, ErrBodyTooLarge
 				}
-				b.remaining -= int64(n)
+				b.Remaining -= int64(n)
 			}
 			return n, nil
 		}
 		if e == 0 {
-			b.eof = true
+			b.EOF = true
 			return 0, io.EOF
 		}
-	} else if b.kind == bodyLength {
-		n, e = c.tr().Read(int(c.fd), c, p[:min(int64(len(p)), b.remaining)])
+	} else if b.Kind == BodyLength {
+		n, e = c.tr().Read(int(c.FD), c, p[:min(int64(len(p)), b.Remaining)])
 		if n > 0 {
-			b.remaining -= int64(n)
+			b.Remaining -= int64(n)
 			return n, nil
 		}
 	} else {
 		// As much as the handler asked for, of the chunk being read, and room for the framing
 		// and the next chunk's start: so little is read past the body's end (see headRead).
-		want := int(min(int64(len(c.l.buf)), min(b.chunked.DataLeft(), int64(len(p)))+headRead))
-		n, e = c.tr().Read(int(c.fd), c, c.l.buf[:want])
+		want := int(min(int64(len(c.Loop.Buf)), min(b.chunked.DataLeft(), int64(len(p)))+headRead))
+		n, e = c.tr().Read(int(c.FD), c, c.Loop.Buf[:want])
 		if n > 0 {
-			c.in = c.l.buf[:n]
+			c.in = c.Loop.Buf[:n]
 			return 0, nil
 		}
 	}
@@ -120,18 +120,18 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 		c.peerEOF = true
 		return 0, io.ErrUnexpectedEOF
 	case e == netpoll.EINTR:
-		return 0, errReadAgain
+		return 0, ErrReadAgain
 	case e != netpoll.EAGAIN:
-		c.close(ErrClosed)
+		c.Close(ErrClosed)
 		return 0, ErrClosed
 	}
-	if !cx.inHandler() {
-		return 0, errReadBodyRefused
+	if !cx.InHandler() {
+		return 0, ErrReadBodyRefused
 	}
 	if err := c.waitReadable(cx); err != nil {
 		return 0, err
 	}
-	return 0, errReadAgain
+	return 0, ErrReadAgain
 }
 
 // The response.
@@ -140,13 +140,13 @@ func (c *conn) readBody(cx *Ctx, p []byte) (n int, err error) {
 // body already written. whole means the handler has returned, so the body is complete and its
 // length known; otherwise the body streams from here (chunked in HTTP/1.1, delimited by the
 // close in 1.0, or by a declared Content-Length).
-func (c *conn) writeHead(cx *Ctx, whole bool) {
-	l := cx.l
-	pool := &l.pool
-	status := cx.statusCode()
-	noBody := cx.noBody()
+func (c *Socket) WriteHead(cx *Ctx, whole bool) {
+	l := cx.Loop
+	pool := &l.Pool
+	status := cx.StatusCode()
+	noBody := cx.NoBody()
 	if noBody {
-		c.out.DropAfterHead(pool)
+		c.Out.DropAfterHead(pool)
 	}
 	http11 := cx.reqf&reqHTTP11 != 0
 	length := int64(-1)
@@ -155,44 +155,44 @@ func (c *conn) writeHead(cx *Ctx, whole bool) {
 		// RFC 9110 §8.6: no Content-Length in 1xx (a 101 here) or 204; in 304 only if the
 		// handler set it.
 		if status == 304 {
-			length = cx.declLen
+			length = cx.DeclLen
 		}
 		if status == 101 {
 			// The handler claims to switch protocols, which only it could speak; the
 			// connection cannot go on as HTTP/1.1.
-			cx.resp |= rfClose
+			cx.Resp |= rfClose
 		}
-	case whole && cx.declLen < 0 && !(http11 && cx.hasTrailers() && !noBody):
-		length = cx.written
-	case cx.declLen >= 0:
-		length = cx.declLen
+	case whole && cx.DeclLen < 0 && !(http11 && cx.HasTrailers() && !noBody):
+		length = cx.Written
+	case cx.DeclLen >= 0:
+		length = cx.DeclLen
 	case noBody:
 	case http11:
-		cx.resp |= rfChunked // trailers, when there are any, follow the last chunk
+		cx.Resp |= rfChunked // trailers, when there are any, follow the last chunk
 	default:
-		cx.resp |= rfCloseDelimited | rfClose
+		cx.Resp |= rfCloseDelimited | rfClose
 	}
 	close := c.closesAfter(cx)
-	buffered := c.out.AfterHead()
+	buffered := c.Out.AfterHead()
 
 	n := 200 + cx.fieldLinesRoom()
-	if whole && buffered <= copyLimit {
+	if whole && buffered <= CopyLimit {
 		n += int(buffered) // room to merge a small body into the head's buffer (fillHead)
 	}
 	// More input behind this request means pipelined requests whose responses can follow
 	// this one in its buffer.
-	b := wire.AppendStatusLine(c.out.HeadRoom(pool, n, len(c.in) > 0), status)
-	if cx.resp&rfHasDate == 0 {
+	b := wire.AppendStatusLine(c.Out.HeadRoom(pool, n, len(c.in) > 0), status)
+	if cx.Resp&RfHasDate == 0 {
 		b = append(b, "Date: "...)
-		b = append(b, l.clk.Date[:]...)
+		b = append(b, l.Clk.Date[:]...)
 		b = append(b, crlf...)
 	}
 	b = cx.appendFieldLines(b)
-	if cx.resp&rfHasType == 0 && !noBody && (length != 0 || !whole) {
+	if cx.Resp&RfHasType == 0 && !noBody && (length != 0 || !whole) {
 		b = append(b, "Content-Type: text/plain; charset=utf-8\r\n"...)
 	}
 	switch {
-	case cx.resp&rfChunked != 0:
+	case cx.Resp&rfChunked != 0:
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
 	case length >= 0:
 		b = append(b, "Content-Length: "...)
@@ -202,46 +202,46 @@ func (c *conn) writeHead(cx *Ctx, whole bool) {
 	switch {
 	case close:
 		b = append(b, "Connection: close\r\n"...)
-		cx.resp |= rfClose // the head says so: the connection decides after it (conn.endRequest)
+		cx.Resp |= rfClose // the head says so: the connection decides after it (conn.endRequest)
 	case !http11:
 		b = append(b, "Connection: keep-alive\r\n"...)
 	}
 	b = append(b, crlf...)
-	chunkedBody := cx.resp&rfChunked != 0 && buffered > 0
+	chunkedBody := cx.Resp&rfChunked != 0 && buffered > 0
 	if chunkedBody {
 		b = wire.AppendChunkSize(b, buffered) // the body held so far becomes the first chunk
 	}
-	c.out.FillHead(pool, b)
+	c.Out.FillHead(pool, b)
 	if chunkedBody {
-		c.out.Write(pool, crlf)
+		c.Out.Write(pool, crlf)
 	}
-	cx.resp |= rfCommitted
+	cx.Resp |= RfCommitted
 }
 
 // sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2): its status line
 // and the fields set so far, written at once.
-func (c *conn) sendInterim(cx *Ctx, code int) {
-	if cx.reqf&reqHTTP11 == 0 || c.state == stClosed {
+func (c *Socket) SendInterim(cx *Ctx, code int) {
+	if cx.reqf&reqHTTP11 == 0 || c.State == StClosed {
 		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
 	}
-	pool := &cx.l.pool
+	pool := &cx.Loop.Pool
 	b := wire.AppendStatusLine(pool.Get(cx.fieldLinesRoom()+64), code)
 	b = cx.appendFieldLines(b)
 	b = append(b, crlf...)
-	c.out.InsertBeforeHead(pool, b)
+	c.Out.InsertBeforeHead(pool, b)
 	pool.Put(b)
-	c.flush()
+	c.Flush()
 }
 
 // queueTrailers queues the last chunk of a chunked body and the trailer section after it. (Out
 // of completeResponse's frame, which every parked request's stack may hold.)
 //
 //go:noinline
-func (c *conn) queueTrailers(cx *Ctx) {
-	if cx.resp&rfChunked != 0 {
-		b := cx.appendTrailerLines(cx.l.h2scratch[:0])
-		c.out.Write(&cx.l.pool, b)
-		cx.l.h2scratch = b[:0]
+func (c *Socket) QueueTrailers(cx *Ctx) {
+	if cx.Resp&rfChunked != 0 {
+		b := cx.appendTrailerLines(cx.Loop.scratch[:0])
+		c.Out.Write(&cx.Loop.Pool, b)
+		cx.Loop.scratch = b[:0]
 	}
 }
 
@@ -249,7 +249,7 @@ func (c *conn) queueTrailers(cx *Ctx) {
 // the empty line.
 func (cx *Ctx) appendTrailerLines(b []byte) []byte {
 	b = append(b, "0\r\n"...)
-	t := cx.x.rare.trailers
+	t := cx.Extra.Rare.TrailerSet
 	for i := 0; i < len(t); i += 2 {
 		b = append(b, t[i]...)
 		b = append(b, ": "...)
@@ -263,41 +263,41 @@ func (cx *Ctx) appendTrailerLines(b []byte) []byte {
 
 // waitWritable parks the handler cx until the socket takes more output, for a write that goes
 // on from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
-func (c *conn) waitWritable(cx *Ctx) error {
+func (c *Socket) WaitWritable(cx *Ctx) error {
 	c.setInterest(c.events | netpoll.WatchWrite)
-	c.armWriteDeadline()
-	return cx.parkOnConn(parkWrite)
+	c.ArmWriteDeadline()
+	return cx.ParkOnConn(ParkWrite)
 }
 
 // waitReadable parks the handler cx until body bytes arrive, with the progress-based body
 // timeout.
-func (c *conn) waitReadable(cx *Ctx) error {
+func (c *Socket) waitReadable(cx *Ctx) error {
 	c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup)
-	return c.awaitInput(cx)
+	return c.AwaitInput(cx)
 }
 
 // onDeadline runs when the connection's timer is due: it acts on whichever deadline has passed.
-func (c *conn) onDeadline(l *Loop) {
-	switch c.due(l.clk.Now) {
-	case dueWrite:
-		c.writeTimedOut(c)
+func (c *Socket) onDeadline(l *Loop) {
+	switch c.Due(l.Clk.Now) {
+	case DueWrite:
+		c.WriteTimedOut(c)
 		return
-	case dueRead:
-		switch c.state {
+	case DueRead:
+		switch c.State {
 		case stHead:
 			c.reject(wire.ErrHeaderTimeout)
 			c.settle()
-		case stHandler:
-			c.readTimedOut()
-		case stHandedOver:
+		case StHandler:
+			c.ReadTimedOut()
+		case StHandedOver:
 			hc := c.handed()
-			hc.callProtocol(func() { hc.p.Timeout(hc) })
+			hc.CallProtocol(func() { hc.Proto.Timeout(hc) })
 		default:
-			c.close(nil)
+			c.Close(nil)
 		}
 	}
-	if c.state != stClosed {
-		c.rearm()
+	if c.State != StClosed {
+		c.Rearm()
 	}
 }
 
@@ -306,36 +306,36 @@ func (c *conn) onDeadline(l *Loop) {
 
 // handOver hands the connection over to p, after its 101 response when the status is 101, or
 // after nothing (a raw takeover); see Ctx.HandOver.
-func (c *conn) handOver(cx *Ctx, p Protocol) (*Conn, error) {
+func (c *Socket) HandOver(cx *Ctx, p Protocol) (*Conn, error) {
 	switch {
-	case !cx.body.complete():
+	case !cx.Body.complete():
 		return nil, errHandOverBody
-	case cx.resp&rfCommitted != 0 || cx.written != 0:
-		return nil, errHandOverResponse
-	case cx.status != 0 && cx.status != 101:
-		return nil, errHandOverResponse
+	case cx.Resp&RfCommitted != 0 || cx.Written != 0:
+		return nil, ErrHandOverResponse
+	case cx.Status != 0 && cx.Status != 101:
+		return nil, ErrHandOverResponse
 	}
-	if cx.status == 101 {
+	if cx.Status == 101 {
 		c.writeSwitch(cx)
 	}
-	cx.resp |= rfFinished
-	cx.dropResponseFields()
-	return c.handOverTo(p, cx.gone == 0), nil
+	cx.Resp |= RfFinished
+	cx.DropResponseFields()
+	return c.HandOverTo(p, cx.Gone == 0), nil
 }
 
 // handOverTo makes p the owner of c's bytes. With deliver, the bytes behind the head (and those
 // read later in this turn) go to p once the turn is over: p's methods run outside any request.
-func (c *conn) handOverTo(p Protocol, deliver bool) *Conn {
-	hc := &Conn{ex: c, p: p, serial: c.serial}
-	l := c.l
-	for int(c.fd) >= len(l.handed) {
+func (c *Socket) HandOverTo(p Protocol, deliver bool) *Conn {
+	hc := &Conn{Exchange: c, Proto: p, Serial: c.Serial}
+	l := c.Loop
+	for int(c.FD) >= len(l.handed) {
 		l.handed = engine.AppendDoubling(l.handed, nil)
 	}
-	l.handed[c.fd] = hc
-	c.state = stHandedOver
-	c.rdl, c.drainLeft = 0, 0
+	l.handed[c.FD] = hc
+	c.State = StHandedOver
+	c.ReadDeadline, c.drainLeft = 0, 0
 	if deliver {
-		l.pending = append(l.pending, c)
+		l.Pending = append(l.Pending, c)
 	}
 	return hc
 }
@@ -344,72 +344,72 @@ func (c *conn) handOverTo(p Protocol, deliver bool) *Conn {
 // handler's fields (Upgrade among them) and Connection: Upgrade, which RFC 9110 §7.8 requires
 // of a 101 and which, like every Connection value, is the server's to write; nothing else (RFC
 // 9110 §15.2.2: the switch happens right after its empty line).
-func (c *conn) writeSwitch(cx *Ctx) {
-	pool := &cx.l.pool
-	b := c.out.Spare(pool, 128+cx.fieldLinesRoom())
+func (c *Socket) writeSwitch(cx *Ctx) {
+	pool := &cx.Loop.Pool
+	b := c.Out.Spare(pool, 128+cx.fieldLinesRoom())
 	b = wire.AppendStatusLine(b, 101)
-	if cx.resp&rfHasDate == 0 {
+	if cx.Resp&RfHasDate == 0 {
 		b = append(b, "Date: "...)
-		b = append(b, cx.l.clk.Date[:]...)
+		b = append(b, cx.Loop.Clk.Date[:]...)
 		b = append(b, crlf...)
 	}
 	b = cx.appendFieldLines(b)
 	b = append(b, "Connection: Upgrade\r\n\r\n"...)
-	c.out.Filled(pool, b)
-	cx.resp |= rfCommitted
+	c.Out.Filled(pool, b)
+	cx.Resp |= RfCommitted
 }
 
 // handed returns the Conn a handed-over c belongs to: the loop keeps a connection's by its
 // descriptor.
-func (c *conn) handed() *Conn { return c.l.handed[c.fd] }
+func (c *Socket) handed() *Conn { return c.Loop.handed[c.FD] }
 
 // isHanded reports whether c has been handed over and is not closed yet (it may be closing).
-func (c *conn) isHanded() bool {
-	l := c.l
-	return int(c.fd) < len(l.handed) && l.handed[c.fd] != nil && l.handed[c.fd].serial == c.serial
+func (c *Socket) isHanded() bool {
+	l := c.Loop
+	return int(c.FD) < len(l.handed) && l.handed[c.FD] != nil && l.handed[c.FD].Serial == c.Serial
 }
 
 // deliver gives the protocol of a handed-over c the input it holds.
-func (c *conn) deliver() {
+func (c *Socket) deliver() {
 	hc := c.handed()
-	if len(c.in) == 0 || hc.is(hcPaused) {
+	if len(c.in) == 0 || hc.Is(HcPaused) {
 		return
 	}
 	used := 0
-	hc.callProtocol(func() { used = hc.p.Receive(hc, c.in) })
-	if c.state == stClosed {
+	hc.CallProtocol(func() { used = hc.Proto.Receive(hc, c.in) })
+	if c.State == StClosed {
 		return
 	}
 	used = min(max(used, 0), len(c.in))
 	c.in = c.in[used:]
-	if used == 0 && len(c.in) >= len(c.l.buf) {
-		c.close(ErrInputFull)
+	if used == 0 && len(c.in) >= len(c.Loop.Buf) {
+		c.Close(ErrInputFull)
 	}
 }
 
 // readHandedOver reads what the socket has for a handed-over connection, behind what its
 // protocol left, and gives it all to the protocol.
-func (c *conn) readHandedOver() {
-	l := c.l
-	k := copy(l.buf, c.in)
+func (c *Socket) readHandedOver() {
+	l := c.Loop
+	k := copy(l.Buf, c.in)
 	c.dropSpill()
-	c.in = l.buf[:k]
-	if k < len(l.buf) {
-		n, ok := c.readSocket(l.buf[k:])
+	c.in = l.Buf[:k]
+	if k < len(l.Buf) {
+		n, ok := c.readSocket(l.Buf[k:])
 		if !ok {
 			return
 		}
-		c.in = l.buf[:k+n]
+		c.in = l.Buf[:k+n]
 	}
 	c.deliver()
-	if c.state == stClosed {
+	if c.State == StClosed {
 		return
 	}
-	if c.outputBlocked() {
-		c.heldBack = true // see onReadable
+	if c.OutputBlocked() {
+		c.HeldBack = true // see onReadable
 	}
 	if c.peerEOF {
-		c.close(ErrClosed) // the client ended its input: what it sent has been given
+		c.Close(ErrClosed) // the client ended its input: what it sent has been given
 		return
 	}
 	c.settle()

@@ -33,10 +33,10 @@ func (cx *Ctx) Context() context.Context {
 		x.moveInlineValues()
 		x.reqCtx = &requestContext{values: x.values}
 		if x.deadlineAt != 0 {
-			x.reqCtx.deadline = cx.l.clk.Time(x.deadlineAt)
+			x.reqCtx.deadline = cx.Loop.Clk.Time(x.deadlineAt)
 		}
-		if cx.gone != 0 {
-			x.reqCtx.cancel(cx.gone.err())
+		if cx.Gone != 0 {
+			x.reqCtx.cancel(cx.Gone.err())
 		}
 	}
 	return x.reqCtx

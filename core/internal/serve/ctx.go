@@ -46,27 +46,27 @@ type Handler func(c *Ctx)
 // status, header fields, body — stays the continuation's to finish.
 type Ctx struct {
 	tm    timer    // first: see timer; the deadline of Suspend and Detach
-	l     *Loop    // the Ctx's loop for its whole life: Ctxs are pooled per loop
-	ex    exchange // what the request is served on; nil once the request has ended
-	cr    *carrier // ex's carrier
-	req   wire.Request
-	body  bodyState
+	Loop  *Loop    // the Ctx's loop for its whole life: Ctxs are pooled per loop
+	ex    Exchange // what the request is served on; nil once the request has ended
+	cr    *Carrier // ex's carrier
+	Req   wire.Request
+	Body  bodyState
 	start int64 // loop clock when the request's handler started
 
 	// Response.
-	status  uint16
-	resp    respFlags
+	Status  uint16
+	Resp    respFlags
 	reqf    reqFlags
 	via     via // the listener the request came by (its handler), and whether it speaks TLS
-	state   ctxState
+	State   ctxState
 	park    parkKind
 	parkf   parkFlags
-	gone    errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
+	Gone    errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
 	woken   errCode // what the last wake passed: a coded error, or errOther (see wakeErr)
 	gen     uint32  // counts ended parks; a Waker holds the value for the park it targets
-	declLen int64   // Content-Length set by the handler; -1 when none
-	written int64   // body bytes the handler has written
-	x       *ctxExtra
+	DeclLen int64   // Content-Length set by the handler; -1 when none
+	Written int64   // body bytes the handler has written
+	Extra   *ctxExtra
 	route   *Route // what served the request (SetRoute), nil when none
 
 	// Coroutine and parking.
@@ -77,7 +77,7 @@ type Ctx struct {
 type ctxState uint8
 
 const (
-	ctxIdle     ctxState = iota // no handler: before it starts, or after it finished
+	CtxIdle     ctxState = iota // no handler: before it starts, or after it finished
 	ctxRunning                  // the handler's coroutine (or continuation) is running
 	ctxParked                   // the coroutine is suspended
 	ctxReady                    // woken; resumes at the top of the loop
@@ -93,7 +93,7 @@ type ctxExtra struct {
 	hdrs   []byte // the response's field set: names and values behind their lengths (header.go), from the loop's pool
 	names  uint64 // the nameBit of every line in hdrs, and of lines removed since it was emptied
 	params []Param
-	rare   *ctxRare
+	Rare   *ctxRare
 }
 
 // ctxRare holds what hardly any request needs, out of the way of those that need hdrs or params.
@@ -110,7 +110,7 @@ type ctxRare struct {
 	deadline   *Timer         // the request's deadline (SetTimeout), kept for the Ctx's next requests
 	deadlineAt int64          // when it fires, on the loop clock; 0 when not set
 	remote     netip.AddrPort // the client's address, once asked for
-	trailers   []string       // response trailers (SetTrailer): name, value, ...
+	TrailerSet []string       // response trailers (SetTrailer): name, value, ...
 
 	// The first values SetValue attached, oldest first, while the request had no Context:
 	// inline[:ninline]. Making the Context moves them to values.
@@ -120,17 +120,17 @@ type ctxRare struct {
 
 func (cx *Ctx) rare() *ctxRare {
 	x := cx.extra()
-	if x.rare == nil {
-		x.rare = &ctxRare{}
+	if x.Rare == nil {
+		x.Rare = &ctxRare{}
 	}
-	return x.rare
+	return x.Rare
 }
 
 func (cx *Ctx) extra() *ctxExtra {
-	if cx.x == nil {
-		cx.x = cx.l.getExtra()
+	if cx.Extra == nil {
+		cx.Extra = cx.Loop.getExtra()
 	}
-	return cx.x
+	return cx.Extra
 }
 
 // getExtra returns an empty ctxExtra, one a handed-over request gave back if there is one. l
@@ -158,24 +158,24 @@ func (l *Loop) putExtra(x *ctxExtra) {
 
 // getCtx takes a Ctx from the loop's pool for a request on ex, whose carrier is cr, that came
 // by v.
-func (l *Loop) getCtx(ex exchange, cr *carrier, v via) *Ctx {
+func (l *Loop) GetCtx(ex Exchange, cr *Carrier, v via) *Ctx {
 	var cx *Ctx
 	if n := len(l.ctxs); n > 0 {
 		cx = l.ctxs[n-1]
 		l.ctxs[n-1] = nil
 		l.ctxs = l.ctxs[:n-1]
 	} else {
-		cx = &Ctx{l: l}
+		cx = &Ctx{Loop: l}
 		cx.tm.Init(timerCtx)
 	}
 	cx.ex, cx.cr, cx.via = ex, cr, v
-	cx.req = wire.Request{ContentLength: -1}
+	cx.Req = wire.Request{ContentLength: -1}
 	l.nreqs++
 	return cx
 }
 
 // putCtx returns a Ctx whose request is over to the pool.
-func (l *Loop) putCtx(cx *Ctx) {
+func (l *Loop) PutCtx(cx *Ctx) {
 	cx.ex, cx.cr = nil, nil
 	l.nreqs--
 	if len(l.ctxs) < ctxPoolMax {
@@ -187,33 +187,33 @@ func (l *Loop) putCtx(cx *Ctx) {
 const ctxPoolMax = 1024
 
 // begin readies the response side for a new request, before its handler starts.
-func (cx *Ctx) begin() {
-	l := cx.l
-	cx.status = 0
-	cx.resp, cx.reqf, cx.parkf = 0, 0, 0
-	if cx.req.Minor == 1 {
+func (cx *Ctx) Begin() {
+	l := cx.Loop
+	cx.Status = 0
+	cx.Resp, cx.reqf, cx.parkf = 0, 0, 0
+	if cx.Req.Minor == 1 {
 		cx.reqf |= reqHTTP11
 	}
-	if cx.req.IsMethod("HEAD") {
+	if cx.Req.IsMethod("HEAD") {
 		cx.reqf |= reqHead
 	}
-	cx.declLen = -1
-	cx.written = 0
-	cx.gone = 0
+	cx.DeclLen = -1
+	cx.Written = 0
+	cx.Gone = 0
 	cx.route = nil
-	cx.start = l.clk.Now
+	cx.start = l.Clk.Now
 }
 
 // active reports whether the request's handler or continuation has yet to finish.
-func (cx *Ctx) active() bool { return cx.state != ctxIdle }
+func (cx *Ctx) Active() bool { return cx.State != CtxIdle }
 
 // freeRequest returns the request head to the pool: borrowed values end here.
 func (cx *Ctx) freeRequest() {
-	if cx.req.Arena != nil {
-		bufpool.PutArena(&cx.l.pool.Pool, cx.req.Arena)
+	if cx.Req.Arena != nil {
+		bufpool.PutArena(&cx.Loop.Pool.Pool, cx.Req.Arena)
 	}
-	cx.req = wire.Request{ContentLength: -1}
-	if x := cx.x; x != nil {
+	cx.Req = wire.Request{ContentLength: -1}
+	if x := cx.Extra; x != nil {
 		x.params = nil // most often a router's own slice (SetParams): nothing to keep
 	}
 }
@@ -221,16 +221,16 @@ func (cx *Ctx) freeRequest() {
 // recycle readies the Ctx for its next request once its response is complete: what the
 // request held goes back, except the body framing, which the loop may still need to skip the
 // unread rest.
-func (cx *Ctx) recycle() {
-	l := cx.l
+func (cx *Ctx) Recycle() {
+	l := cx.Loop
 	cx.freeRequest()
 	cx.clearHeaders()
-	l.timers.Stop(&cx.tm)
+	l.Timers.Stop(&cx.tm)
 	cx.gen++
 	cx.woken = 0
 	cx.detachK = nil
-	if x := cx.x; x != nil && x.rare != nil {
-		r := x.rare
+	if x := cx.Extra; x != nil && x.Rare != nil {
+		r := x.Rare
 		if r.reqCtx != nil {
 			r.reqCtx.cancel(errRequestEnded)
 		}
@@ -244,10 +244,10 @@ func (cx *Ctx) recycle() {
 		// The hooks' slice, the value slots (emptied) and the deadline's timer are kept for
 		// the Ctx's next requests; the rest is zeroed, so that the next request sees none of
 		// this one's values and the GC keeps none alive.
-		clear(r.trailers)
-		*r = ctxRare{onDone: r.onDone[:0], inline: r.inline, deadline: r.deadline, trailers: r.trailers[:0]}
+		clear(r.TrailerSet)
+		*r = ctxRare{onDone: r.onDone[:0], inline: r.inline, deadline: r.deadline, TrailerSet: r.TrailerSet[:0]}
 	}
-	cx.state = ctxIdle
+	cx.State = CtxIdle
 }
 
 // borrowString views b as a string without copying, for a comparison within the call that

@@ -29,14 +29,14 @@ func (cx *Ctx) Bytes() RequestBytes { return RequestBytes{cx} }
 func (b RequestBytes) Method() []byte {
 	cx := b.cx
 	cx.check("Bytes().Method")
-	return cx.req.Bytes(cx.req.Method)
+	return cx.Req.Bytes(cx.Req.Method)
 }
 
 // Path is Ctx.Path without the copy: the target's path, percent-decoded.
 func (b RequestBytes) Path() []byte {
 	cx := b.cx
 	cx.check("Bytes().Path")
-	return cx.req.Bytes(cx.req.Path)
+	return cx.Req.Bytes(cx.Req.Path)
 }
 
 // Header is Ctx.Header without the copy, and says whether the field is there: the value of the
@@ -45,7 +45,7 @@ func (b RequestBytes) Path() []byte {
 func (b RequestBytes) Header(name string) ([]byte, bool) {
 	cx := b.cx
 	cx.check("Bytes().Header")
-	return cx.req.Lookup(name)
+	return cx.Req.Lookup(name)
 }
 
 // HeaderValues iterates over the values of every header field named name (case-insensitive),
@@ -58,7 +58,7 @@ func (b RequestBytes) HeaderValues(name string) iter.Seq[[]byte] {
 	cx := b.cx
 	return func(yield func([]byte) bool) {
 		cx.check("Bytes().HeaderValues")
-		r := &cx.req
+		r := &cx.Req
 		for _, f := range r.Fields() {
 			if f.Name.Len() == len(name) && syntax.EqualFold(borrowString(r.Bytes(f.Name)), name) {
 				if !yield(r.Bytes(f.Value)) {
@@ -77,7 +77,7 @@ func (b RequestBytes) Headers() iter.Seq2[[]byte, []byte] {
 	cx := b.cx
 	return func(yield func([]byte, []byte) bool) {
 		cx.check("Bytes().Headers")
-		r := &cx.req
+		r := &cx.Req
 		for _, f := range r.Fields() {
 			if !yield(r.Bytes(f.Name), r.Bytes(f.Value)) {
 				return
@@ -92,7 +92,7 @@ func (b RequestBytes) Headers() iter.Seq2[[]byte, []byte] {
 func (b RequestBytes) Query(name string) ([]byte, bool) {
 	cx := b.cx
 	cx.check("Bytes().Query")
-	return cx.req.QueryValue(name)
+	return cx.Req.QueryValue(name)
 }
 
 // QueryValues iterates over every value of the query parameter name, decoded, in the order
@@ -103,7 +103,7 @@ func (b RequestBytes) QueryValues(name string) iter.Seq[[]byte] {
 	cx := b.cx
 	return func(yield func([]byte) bool) {
 		cx.check("Bytes().QueryValues")
-		for v := range cx.req.QueryValues(name) {
+		for v := range cx.Req.QueryValues(name) {
 			if !yield(v) {
 				return
 			}
@@ -121,10 +121,10 @@ func (b RequestBytes) Param(name string) []byte { return b.cx.checkedParam("Byte
 // not escape.
 func (cx *Ctx) checkedParam(op, name string) []byte {
 	cx.check(op)
-	if cx.x == nil {
+	if cx.Extra == nil {
 		return nil
 	}
-	for _, p := range cx.x.params {
+	for _, p := range cx.Extra.params {
 		if p.Key == name {
 			// The value is a substring of the request's path, in its arena: viewing it as bytes
 			// exposes no memory but the request's own, which the caller may not change.

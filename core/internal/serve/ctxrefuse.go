@@ -23,8 +23,8 @@ func (cx *Ctx) Refuse(status int, err error) bool {
 	if status < 400 || status > 599 {
 		panic("dwell: Ctx.Refuse with status " + strconv.Itoa(status) + ": a refusal is a 4xx or 5xx")
 	}
-	l := cx.l
-	if l == nil || l.opts.WriteRefusal == nil || cx.resp&rfCommitted != 0 || cx.writeErr() != nil {
+	l := cx.Loop
+	if l == nil || l.Opts.WriteRefusal == nil || cx.Resp&RfCommitted != 0 || cx.writeErr() != nil {
 		return false
 	}
 	r := &Refusal{Status: status, Err: err, Ctx: cx}
@@ -34,14 +34,14 @@ func (cx *Ctx) Refuse(status int, err error) bool {
 	// As errorResponse does, less the close: the request was the handler's to answer, and it
 	// did, so the connection goes on as after any response.
 	c := cx.cr
-	pool := &l.pool
+	pool := &l.Pool
 	cx.dropRepresentation()
-	if x := cx.x; x != nil && x.rare != nil {
-		x.rare.filter = nil // a filter would go on writing (a compressor's trailer) after the answer
+	if x := cx.Extra; x != nil && x.Rare != nil {
+		x.Rare.filter = nil // a filter would go on writing (a compressor's trailer) after the answer
 	}
-	c.out.DropAfterHead(pool)
-	c.out.ReserveHead(pool)
-	cx.status = uint16(status)
+	c.Out.DropAfterHead(pool)
+	c.Out.ReserveHead(pool)
+	cx.Status = uint16(status)
 	if r.typeSet {
 		cx.addField("Content-Type", r.contentType, fieldContentType)
 	}
@@ -52,8 +52,8 @@ func (cx *Ctx) Refuse(status int, err error) bool {
 		cx.appendField(r.fields[i], r.fields[i+1])
 	}
 	if cx.reqf&reqHead == 0 {
-		c.out.Write(pool, r.body)
+		c.Out.Write(pool, r.body)
 	}
-	cx.written = int64(len(r.body)) // HEAD's too: its Content-Length is the body's
+	cx.Written = int64(len(r.body)) // HEAD's too: its Content-Length is the body's
 	return true
 }

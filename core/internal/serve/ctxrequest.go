@@ -15,20 +15,20 @@ import (
 // constants, without an allocation.
 func (cx *Ctx) Method() string {
 	cx.check("Method")
-	return cx.req.MethodString()
+	return cx.Req.MethodString()
 }
 
 // Target returns the request-target exactly as received, such as "/a%20b?x=1".
 func (cx *Ctx) Target() string {
 	cx.check("Target")
-	return string(cx.req.Bytes(cx.req.Target))
+	return string(cx.Req.Bytes(cx.Req.Target))
 }
 
 // Path returns the target's path, percent-decoded ("/a b"); "*" for "OPTIONS *"; "/" for an
 // absolute-form target without a path.
 func (cx *Ctx) Path() string {
 	cx.check("Path")
-	b := cx.req.Bytes(cx.req.Path)
+	b := cx.Req.Bytes(cx.Req.Path)
 	if len(b) == 1 && b[0] == '/' {
 		return "/"
 	}
@@ -38,7 +38,7 @@ func (cx *Ctx) Path() string {
 // RawQuery returns the target's query without the "?", undecoded.
 func (cx *Ctx) RawQuery() string {
 	cx.check("RawQuery")
-	return string(cx.req.Bytes(cx.req.RawQuery()))
+	return string(cx.Req.Bytes(cx.Req.RawQuery()))
 }
 
 // Query returns the first value of the query parameter name, decoded ('+' is a space), or ""
@@ -46,7 +46,7 @@ func (cx *Ctx) RawQuery() string {
 // (RequestBytes.Query) or reads every value (RequestBytes.QueryValues).
 func (cx *Ctx) Query(name string) string {
 	cx.check("Query")
-	v, _ := cx.req.QueryValue(name)
+	v, _ := cx.Req.QueryValue(name)
 	return string(v)
 }
 
@@ -54,7 +54,7 @@ func (cx *Ctx) Query(name string) string {
 // Requests with a higher 1.x minor version are served as 1.1 and report "HTTP/1.1".
 func (cx *Ctx) Proto() string {
 	cx.check("Proto")
-	return cx.ex.proto()
+	return cx.ex.Proto()
 }
 
 // ConnectProtocol returns the protocol an HTTP/2 extended CONNECT asks for (RFC 8441's
@@ -69,14 +69,14 @@ func (cx *Ctx) Proto() string {
 func (s Seam) ConnectProtocol() string {
 	cx := s.cx
 	cx.check("Seam().ConnectProtocol")
-	return cx.ex.connectProtocol()
+	return cx.ex.ConnectProtocol()
 }
 
 // Host returns the authority the request is for: the absolute-form target's, else the Host
 // header.
 func (cx *Ctx) Host() string {
 	cx.check("Host")
-	if a := cx.req.Authority(); len(a) > 0 {
+	if a := cx.Req.Authority(); len(a) > 0 {
 		return string(a) // RFC 9112 §3.2.2: an absolute-form target's authority replaces Host
 	}
 	return cx.Header("Host")
@@ -87,7 +87,7 @@ func (cx *Ctx) Host() string {
 // (RequestBytes.Header) or reads every field of the name (RequestBytes.HeaderValues).
 func (cx *Ctx) Header(name string) string {
 	cx.check("Header")
-	v, _ := cx.req.Lookup(name)
+	v, _ := cx.Req.Lookup(name)
 	return string(v)
 }
 
@@ -97,7 +97,7 @@ func (cx *Ctx) Headers() iter.Seq2[string, string] {
 	cx.check("Headers")
 	return func(yield func(string, string) bool) {
 		cx.check("Headers")
-		r := &cx.req
+		r := &cx.Req
 		for _, f := range r.Fields() {
 			if !yield(string(r.Bytes(f.Name)), string(r.Bytes(f.Value))) {
 				return
@@ -110,13 +110,13 @@ func (cx *Ctx) Headers() iter.Seq2[string, string] {
 // or a chunked one).
 func (cx *Ctx) ContentLength() int64 {
 	cx.check("ContentLength")
-	return cx.req.ContentLength
+	return cx.Req.ContentLength
 }
 
 // Chunked reports whether the request body uses the chunked transfer coding.
 func (s Seam) Chunked() bool {
 	s.cx.check("Seam().Chunked")
-	return s.cx.req.Has(wire.Chunked)
+	return s.cx.Req.Has(wire.Chunked)
 }
 
 // RemoteAddr returns the client's address (the zero value once the connection is closed).
@@ -129,7 +129,7 @@ func (cx *Ctx) RemoteAddr() netip.AddrPort {
 	// connection does not keep it, since few requests ask and every idle connection would pay.
 	r := cx.rare()
 	if !r.remote.IsValid() {
-		r.remote = cx.ex.remoteAddr()
+		r.remote = cx.ex.RemoteAddr()
 	}
 	return r.remote
 }

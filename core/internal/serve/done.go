@@ -67,20 +67,20 @@ var ErrAbortHandler = errors.New("dwell: handler aborted its response")
 
 // hasDoneHooks reports whether the request has completion hooks (OnDone).
 func (cx *Ctx) hasDoneHooks() bool {
-	return cx.x != nil && cx.x.rare != nil && len(cx.x.rare.onDone) > 0
+	return cx.Extra != nil && cx.Extra.Rare != nil && len(cx.Extra.Rare.onDone) > 0
 }
 
 // runDone calls the completion hooks, if any, with the response's outcome.
-func (cx *Ctx) runDone() {
-	x := cx.x
-	if x == nil || x.rare == nil || len(x.rare.onDone) == 0 {
+func (cx *Ctx) RunDone() {
+	x := cx.Extra
+	if x == nil || x.Rare == nil || len(x.Rare.onDone) == 0 {
 		return
 	}
-	r := x.rare
-	now, mono := cx.l.clk.Wall()
+	r := x.Rare
+	now, mono := cx.Loop.Clk.Wall()
 	d := Done{
-		Status:   cx.statusCode(),
-		Bytes:    cx.written,
+		Status:   cx.StatusCode(),
+		Bytes:    cx.Written,
 		Duration: time.Duration(mono - cx.start),
 		Time:     now,
 		Err:      cx.outcome(),
@@ -89,7 +89,7 @@ func (cx *Ctx) runDone() {
 		d.Bytes = 0 // counted for the Content-Length, not sent
 	}
 	// The hooks are the request's own code, run by the loop's goroutine: they may use cx.
-	l := cx.l
+	l := cx.Loop
 	l.hooked = cx
 	for _, f := range r.onDone {
 		l.safely(func() { f(d) })
@@ -99,7 +99,7 @@ func (cx *Ctx) runDone() {
 
 // outcome returns the Done.Err of the request.
 func (cx *Ctx) outcome() error {
-	r := cx.x.rare
+	r := cx.Extra.Rare
 	end, handed := r.answered.(*handedEnd)
 	switch {
 	case r.panicV == ErrAbortHandler:
@@ -110,9 +110,9 @@ func (cx *Ctx) outcome() error {
 		// The connection it handed over ended, as recorded then (see handover.go): the
 		// ErrClosed its close then woke the handler with is no more than the close.
 		return end.err
-	case cx.gone != 0:
-		return cx.gone.err()
-	case cx.cr == nil || cx.cr.state == stClosed:
+	case cx.Gone != 0:
+		return cx.Gone.err()
+	case cx.cr == nil || cx.cr.State == StClosed:
 		return ErrClosed
 	}
 	return r.answered

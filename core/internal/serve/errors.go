@@ -58,7 +58,7 @@ var (
 	errSuspendRefused  error = &parkRefused{"Suspend"}
 	errHoldRefused     error = &parkRefused{"Seam().Hold"}
 	errWaitBodyRefused error = &parkRefused{"Seam().WaitBody"}
-	errReadBodyRefused error = &parkRefused{"ReadBody"}
+	ErrReadBodyRefused error = &parkRefused{"ReadBody"}
 	errSendFileRefused error = &parkRefused{"SendFile"}
 )
 
@@ -68,7 +68,7 @@ func parkRefusal(k parkKind) error {
 	switch k {
 	case parkHold:
 		return errHoldRefused
-	case parkBody:
+	case ParkBody:
 		return errWaitBodyRefused
 	}
 	return errSuspendRefused

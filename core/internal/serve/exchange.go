@@ -14,103 +14,103 @@ import (
 // directly (Ctx.cr); what differs between them — how the body arrives, how the response head
 // and trailers are framed, where the bytes go, how the exchange ends — the Ctx asks of the
 // exchange (Ctx.ex).
-type exchange interface {
-	base() *carrier
+type Exchange interface {
+	Base() *Carrier
 
 	// The request body.
 
 	// readBody moves body bytes into p: what has arrived, or what the client sends next,
 	// parking cx's handler until some does (then errReadAgain: read again). io.EOF after the
 	// last byte; errReadBodyRefused where a continuation would have to park.
-	readBody(cx *Ctx, p []byte) (int, error)
+	ReadBody(cx *Ctx, p []byte) (int, error)
 	// hasInput reports whether body bytes (or the body's end) have arrived that readBody would
 	// return without waiting for the client.
-	hasInput() bool
+	HasInput() bool
 	// sendContinue answers Expect: 100-continue, unless the body has begun to arrive anyway.
-	sendContinue()
+	SendContinue()
 	// watchInput has the exchange watch for input while a handler waits for its body
 	// (Seam.WaitBody).
-	watchInput()
+	WatchInput()
 
 	// The response.
 
 	// writeHead frames the response head ahead of the body held so far (whole: the handler
 	// has returned, and the body is all there is).
-	writeHead(cx *Ctx, whole bool)
+	WriteHead(cx *Ctx, whole bool)
 	// sendInterim sends an informational response (1xx) ahead of the final one.
-	sendInterim(cx *Ctx, code int)
+	SendInterim(cx *Ctx, code int)
 	// queueTrailers frames the response's trailers to follow its body.
-	queueTrailers(cx *Ctx)
+	QueueTrailers(cx *Ctx)
 	// highWater is the output the exchange holds before a writer parks.
-	highWater() int64
+	HighWater() int64
 	// sender carries the write queue's bytes to the client.
-	sender() engine.Sender
+	Sender() engine.Sender
 	// afterSend goes on after bytes were (or were not) written: deadlines, a parked writer,
 	// the close that waited for the output.
-	afterSend(progressed bool)
+	AfterSend(progressed bool)
 	// flush writes the queued output as far as the client takes it.
-	flush()
+	Flush()
 	// updateInterest says that output was queued without being written.
-	updateInterest()
+	UpdateInterest()
 	// waitWritable parks cx's handler until the client takes more output.
-	waitWritable(cx *Ctx) error
+	WaitWritable(cx *Ctx) error
 
 	// The end of the request, and of the exchange.
 
 	// endRequest ends the request once its handler (or continuation) has finished.
-	endRequest()
+	EndRequest()
 	// startNext starts the request that follows the one just ended, if its head is complete
 	// and the exchange may serve it now: its handler runs in the coroutine that ran the last
 	// one's (Loop.chain). nil when there is none.
-	startNext() *Ctx
+	StartNext() *Ctx
 	// goOn lets the exchange go on after a handler ran, or in the loop's pending list: with
 	// the requests it holds, or a handed-over protocol's input; then its output is written.
-	goOn()
+	GoOn()
 	// closeAfterOutput ends the exchange once its queued output is written; linger says that
 	// the client may still be sending.
-	closeAfterOutput(linger bool)
+	CloseAfterOutput(linger bool)
 	// close ends the exchange at once: a handler still under way is woken with err.
-	close(err error)
+	Close(err error)
 
 	// What a request may ask of what carries it.
 
-	remoteAddr() netip.AddrPort
-	tlsState() *tls.ConnectionState
-	proto() string           // Ctx.Proto
-	connectProtocol() string // Seam.ConnectProtocol
-	handOver(cx *Ctx, p Protocol) (*Conn, error)
+	RemoteAddr() netip.AddrPort
+	TLSState() *tls.ConnectionState
+	Proto() string           // Ctx.Proto
+	ConnectProtocol() string // Seam.ConnectProtocol
+	HandOver(cx *Ctx, p Protocol) (*Conn, error)
 }
 
 // A carrier is what an exchange has whatever its protocol. Its timer comes first, and a
 // carrier comes first in each exchange, so that the exchange's timer is its own (see timer).
-type carrier struct {
-	tm       timer // first: see timer
-	serial   uint32
-	state    connState
-	peerEOF  bool     // the client has shut down its side
-	heldBack bool     // input waits until the client reads its output (see serve, onReadable)
-	ending   closeHow // how the exchange closes once its output is written
-	l        *Loop
-	cx       *Ctx  // the request being served, or nil
-	rdl, wdl int64 // read-side and write-side deadlines on the loop clock; 0 means none
-	out      engine.WriteQueue
+type Carrier struct {
+	Timer             timer // first: see timer
+	Serial            uint32
+	State             connState
+	peerEOF           bool     // the client has shut down its side
+	HeldBack          bool     // input waits until the client reads its output (see serve, onReadable)
+	Ending            closeHow // how the exchange closes once its output is written
+	Loop              *Loop
+	Ctx               *Ctx  // the request being served, or nil
+	ReadDeadline, wdl int64 // read-side and write-side deadlines on the loop clock; 0 means none
+	Out               engine.WriteQueue
 }
 
 // setReadDeadline sets the read-side deadline d from now (none when d is 0).
-func (c *carrier) setReadDeadline(d time.Duration) {
+func (c *Carrier) SetReadDeadline(d time.Duration) {
 	if d <= 0 {
-		c.rdl = 0
+		c.ReadDeadline = 0
 		return
 	}
-	c.rdl = c.l.clk.Now + int64(d)
-	c.armTimer(c.rdl)
+	c.ReadDeadline = c.Loop.Clk.Now + int64(d)
+	c.armTimer(c.ReadDeadline)
 }
 
 // armWriteDeadline starts the write timeout, unless it is already counting: it runs while
 // output waits for the client (queued, or a handler parked on its own buffer).
-func (c *carrier) armWriteDeadline() {
-	if c.wdl == 0 && c.l.opts.WriteTimeout > 0 {
-		c.wdl = c.l.clk.Now + int64(c.l.opts.WriteTimeout)
+func (c *Carrier) ArmWriteDeadline() {
+	if c.wdl == 0 && c.Loop.Opts.WriteTimeout > 0 {
+		c.wdl = c.Loop.Clk.Now + int64(c.Loop.Opts.WriteTimeout)
 		c.armTimer(c.wdl)
 	}
 }
@@ -118,20 +118,20 @@ func (c *carrier) armWriteDeadline() {
 // armTimer makes sure the exchange's timer fires no later than when. A timer already due
 // earlier is left alone and re-armed when it fires (deadlineDue): moving a deadline later, as
 // every keep-alive request does, costs no heap operation.
-func (c *carrier) armTimer(when int64) {
-	if !c.tm.Armed() || c.tm.When() > when {
-		c.l.timers.Set(&c.tm, when)
+func (c *Carrier) armTimer(when int64) {
+	if !c.Timer.Armed() || c.Timer.When() > when {
+		c.Loop.Timers.Set(&c.Timer, when)
 	}
 }
 
 // rearm sets the exchange's timer for the earlier of its deadlines still to come.
-func (c *carrier) rearm() {
-	next := c.rdl
+func (c *Carrier) Rearm() {
+	next := c.ReadDeadline
 	if c.wdl != 0 && (next == 0 || c.wdl < next) {
 		next = c.wdl
 	}
 	if next != 0 {
-		c.l.timers.Set(&c.tm, next)
+		c.Loop.Timers.Set(&c.Timer, next)
 	}
 }
 
@@ -140,54 +140,54 @@ func (c *carrier) rearm() {
 // exchange, in the loop's pending list); a writer parked for room is woken; the write timeout
 // restarts with progress and stops once the queue is empty. It reports whether the exchange,
 // closing, has written the last of its output and is to close now.
-func (c *carrier) sent(ex exchange, hw int64, progressed bool) (closeNow bool) {
-	l := c.l
-	if c.heldBack && c.out.Size() <= hw/2 {
-		c.heldBack = false
-		l.pending = append(l.pending, ex)
+func (c *Carrier) Sent(ex Exchange, hw int64, progressed bool) (closeNow bool) {
+	l := c.Loop
+	if c.HeldBack && c.Out.Size() <= hw/2 {
+		c.HeldBack = false
+		l.Pending = append(l.Pending, ex)
 	}
-	cx := c.cx
-	writer := cx != nil && cx.parkedOn(parkWrite)
-	if c.out.Size() == 0 {
+	cx := c.Ctx
+	writer := cx != nil && cx.ParkedOn(ParkWrite)
+	if c.Out.Size() == 0 {
 		c.wdl = 0
 		if writer {
-			cx.wake(nil)
+			cx.Wake(nil)
 		}
-		return c.state == stClosing
+		return c.State == StClosing
 	}
 	// Progress-based write timeout: it restarts whenever the client takes some bytes.
 	if progressed {
 		c.wdl = 0
 	}
-	c.armWriteDeadline()
-	if writer && c.out.Size() <= hw/2 && !c.out.HasFile() {
-		cx.wake(nil)
+	c.ArmWriteDeadline()
+	if writer && c.Out.Size() <= hw/2 && !c.Out.HasFile() {
+		cx.Wake(nil)
 	}
 	return false
 }
 
 // dropCtx gives the request's Ctx back to the loop, reporting whether there was one.
-func (c *carrier) dropCtx() bool {
-	cx := c.cx
+func (c *Carrier) DropCtx() bool {
+	cx := c.Ctx
 	if cx == nil {
 		return false
 	}
-	c.cx = nil
-	cx.body.end(c.l)
-	c.l.putCtx(cx)
+	c.Ctx = nil
+	cx.Body.end(c.Loop)
+	c.Loop.PutCtx(cx)
 	return true
 }
 
 // wakeOnClose ends the request of an exchange that has closed: a handler still running or
 // parked is woken with err (ErrClosed when nil) and finishes on its own; a finished one's Ctx
 // goes back to the loop, and wakeOnClose reports that it did.
-func (c *carrier) wakeOnClose(err error) bool {
-	cx := c.cx
+func (c *Carrier) WakeOnClose(err error) bool {
+	cx := c.Ctx
 	switch {
 	case cx == nil:
 		return false
-	case cx.state == ctxIdle:
-		return c.dropCtx() // draining: the handler is done
+	case cx.State == CtxIdle:
+		return c.DropCtx() // draining: the handler is done
 	}
 	if err == nil {
 		err = ErrClosed
@@ -201,59 +201,59 @@ type dueKind uint8
 
 const (
 	dueNone dueKind = iota
-	dueWrite
-	dueRead
+	DueWrite
+	DueRead
 )
 
 // due reports which of c's deadlines has passed at now, the write-side one first; a read-side
 // one is cleared as it is reported.
-func (c *carrier) due(now int64) dueKind {
+func (c *Carrier) Due(now int64) dueKind {
 	switch {
 	case c.wdl != 0 && c.wdl <= now:
-		return dueWrite
-	case c.rdl != 0 && c.rdl <= now:
-		c.rdl = 0
-		return dueRead
+		return DueWrite
+	case c.ReadDeadline != 0 && c.ReadDeadline <= now:
+		c.ReadDeadline = 0
+		return DueRead
 	}
 	return dueNone
 }
 
 // writeTimedOut closes ex, whose output made no progress for Options.WriteTimeout.
-func (c *carrier) writeTimedOut(ex exchange) {
-	if l := c.l; l.debugEnabled() {
-		l.log.Debug("dwell: write timeout", "remote", ex.remoteAddr())
+func (c *Carrier) WriteTimedOut(ex Exchange) {
+	if l := c.Loop; l.DebugEnabled() {
+		l.Log.Debug("dwell: write timeout", "remote", ex.RemoteAddr())
 	}
-	ex.close(ErrTimeout)
+	ex.Close(ErrTimeout)
 }
 
 // readTimedOut wakes a handler waiting for its body, which made no progress for
 // Options.BodyTimeout.
-func (c *carrier) readTimedOut() {
-	if cx := c.cx; cx.parkedOn(parkRead) || cx.parkedOn(parkBody) {
-		cx.wake(ErrTimeout)
+func (c *Carrier) ReadTimedOut() {
+	if cx := c.Ctx; cx.ParkedOn(ParkRead) || cx.ParkedOn(ParkBody) {
+		cx.Wake(ErrTimeout)
 	}
 }
 
 // bodyGone returns why no more of cx's body can be read, whatever the protocol: the exchange
 // has closed (the client left, or the grace period ended), or the request's deadline passed.
-func (c *carrier) bodyGone(cx *Ctx) error {
+func (c *Carrier) BodyGone(cx *Ctx) error {
 	switch {
-	case c.state == stClosed && cx.gone != 0:
-		return cx.gone.err()
-	case c.state == stClosed:
+	case c.State == StClosed && cx.Gone != 0:
+		return cx.Gone.err()
+	case c.State == StClosed:
 		return ErrClosed
-	case cx.gone.err() == ErrDeadline:
+	case cx.Gone.err() == ErrDeadline:
 		return ErrDeadline
 	}
 	return nil
 }
 
 // awaitInput parks the handler cx until body bytes arrive, with the progress-based body timeout.
-func (c *carrier) awaitInput(cx *Ctx) error {
-	if t := c.l.opts.BodyTimeout; t > 0 {
-		c.setReadDeadline(t)
+func (c *Carrier) AwaitInput(cx *Ctx) error {
+	if t := c.Loop.Opts.BodyTimeout; t > 0 {
+		c.SetReadDeadline(t)
 	}
-	err := cx.parkOnConn(parkRead)
-	c.rdl = 0
+	err := cx.ParkOnConn(ParkRead)
+	c.ReadDeadline = 0
 	return err
 }

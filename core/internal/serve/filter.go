@@ -47,8 +47,8 @@ func (s Seam) WrapBody(wrap func(next BodyWriter) BodyWriter) {
 
 // filter returns the outermost body filter, or nil.
 func (cx *Ctx) filter() BodyWriter {
-	if x := cx.x; x != nil && x.rare != nil {
-		return x.rare.filter
+	if x := cx.Extra; x != nil && x.Rare != nil {
+		return x.Rare.filter
 	}
 	return nil
 }
@@ -60,9 +60,9 @@ func (cx *Ctx) closeFilter() {
 	if f == nil {
 		return
 	}
-	cx.x.rare.filter = nil
-	if err := f.Close(); err != nil && cx.resp&rfCommitted != 0 {
-		cx.resp |= rfAbort | rfClose
+	cx.Extra.Rare.filter = nil
+	if err := f.Close(); err != nil && cx.Resp&RfCommitted != 0 {
+		cx.Resp |= RfAbort | rfClose
 	}
 }
 

@@ -111,7 +111,7 @@ func TestParkedFootprint(t *testing.T) {
 	var co, cont, chained float64
 	// The connections are accepted before each baseline; what each holds (its conn, rounded up
 	// to its allocator size class) is added to get what a parked request costs in all.
-	connSize := float64(bufpool.SizeClass(int(unsafe.Sizeof(conn{}))))
+	connSize := float64(bufpool.SizeClass(int(unsafe.Sizeof(Socket{}))))
 	t.Run("coroutine", func(t *testing.T) {
 		var parked atomic.Int64
 		co = parkedFootprint(t, 2000, func(c *Ctx) {

@@ -500,7 +500,7 @@ func TestH2ResponseFields(t *testing.T) {
 // (beyond it, within a frame), or framed from the stream's queue (beyond a frame), and a
 // stream after it on the connection too. (The client grants no window: a connection each.)
 func TestH2WholeBodies(t *testing.T) {
-	sizes := []int{1, copyLimit, copyLimit + 1, 10_000, h2.MinMaxFrameSize, h2.MinMaxFrameSize + 1, 30_000}
+	sizes := []int{1, CopyLimit, CopyLimit + 1, 10_000, h2.MinMaxFrameSize, h2.MinMaxFrameSize + 1, 30_000}
 	body := func(n int) []byte {
 		b := make([]byte, n)
 		for i := range b {

@@ -30,8 +30,8 @@ const (
 
 // An h2conn is the HTTP/2 side of one connection.
 type h2conn struct {
-	c   *conn // the connection it speaks on
-	hc  *Conn // c, handed over to HTTP/2
+	c   *Socket // the connection it speaks on
+	hc  *Conn   // c, handed over to HTTP/2
 	dec *h2.Decoder
 
 	streams map[uint32]*h2stream // the streams not closed yet, by id
@@ -70,45 +70,45 @@ type h2conn struct {
 var errH2Protocol = errors.New("dwell: HTTP/2 protocol error")
 
 // offersH2 reports whether c may speak HTTP/2 (Options.DisableHTTP2, DisableH2C).
-func (c *conn) offersH2() bool {
-	o := c.l.opts
-	return !o.DisableHTTP2 && (c.secure() || !o.DisableH2C)
+func offersH2(c *Socket) bool {
+	o := c.Loop.Opts
+	return !o.DisableHTTP2 && (c.Secure() || !o.DisableH2C)
 }
 
-// choosesOther looks at the first bytes of a connection that has begun no request yet, in, for
+// Chooses looks at the first bytes of a connection that has begun no request yet, in, for
 // HTTP/2's client preface, which no HTTP/1.1 request begins with: h2c with prior knowledge, or
 // the "h2" a TLS client chose by ALPN. It reports whether the connection is not HTTP/1.1's to
 // serve: it speaks HTTP/2 now, or its preface is still arriving, or a client that chose HTTP/2
 // by ALPN sent something else — no HTTP/1.1 answer means anything to it (RFC 9113 §3.4), and
 // it is closed. Once a request has begun, a preface can no longer come, and it is not asked.
-func (c *conn) choosesOther(in []byte) bool {
-	if !c.offersH2() {
+func (h2mux) Chooses(c *Socket, in []byte) bool {
+	if !offersH2(c) {
 		return false
 	}
 	n := min(len(in), len(h2.ClientPreface))
 	if string(in[:n]) == h2.ClientPreface[:n] {
 		if n == len(h2.ClientPreface) {
-			c.startH2()
+			startH2(c)
 		}
 		return true
 	}
-	if c.secure() && c.l.tlsT.Protocol(int(c.fd)) == "h2" {
-		c.close(ErrClosed)
+	if c.Secure() && c.Loop.TLST.Protocol(int(c.FD)) == "h2" {
+		c.Close(ErrClosed)
 		return true
 	}
 	return false
 }
 
-// mayBeDamagedPreface reports whether a first line that names no HTTP/1.x version at all may
+// MayBeDamagedPreface reports whether a first line that names no HTTP/1.x version at all may
 // be a damaged HTTP/2 preface, on a port that speaks h2c with prior knowledge: its client
 // cannot read an HTTP/1.1 answer, and RFC 9113 §3.4 lets the connection close without a word.
 // (A malformed line that names HTTP/1.x is an HTTP/1.x client's mistake: it gets its 400, as on
 // every other port; so does any line after a request.)
-func (c *conn) mayBeDamagedPreface() bool { return c.offersH2() && !c.secure() }
+func (h2mux) MayBeDamagedPreface(c *Socket) bool { return offersH2(c) && !c.Secure() }
 
 // startH2 hands c, whose input begins with the client preface, over to HTTP/2.
-func (c *conn) startH2() {
-	l := c.l
+func startH2(c *Socket) {
+	l := c.Loop
 	h := &h2conn{
 		c:            c,
 		dec:          h2.NewDecoder(4096),
@@ -118,31 +118,31 @@ func (c *conn) startH2() {
 		sendWin:      h2.DefaultWindow,
 		recvWin:      h2.NewRecvWindow(h2ConnWindow),
 	}
-	h.hc = c.handOverTo(h, true)
-	c.scan.Reset()
-	b := l.h2scratch[:0]
+	h.hc = c.HandOverTo(h, true)
+	c.Scan.Reset()
+	b := h2loop(l).h2scratch[:0]
 	settings := [...]h2.Setting{
 		{ID: h2.SettingMaxConcurrentStreams, Value: h2MaxStreams},
-		{ID: h2.SettingMaxHeaderListSize, Value: uint32(l.opts.MaxHeaderBytes)},
+		{ID: h2.SettingMaxHeaderListSize, Value: uint32(l.Opts.MaxHeaderBytes)},
 		{ID: h2.SettingEnablePush, Value: 0},
 		{ID: h2.SettingEnableConnectProtocol, Value: 1}, // last: see DisableConnectProtocol
 	}
 	n := len(settings)
-	if l.opts.DisableConnectProtocol {
+	if l.Opts.DisableConnectProtocol {
 		n--
 	}
 	b = h2.AppendSettings(b, settings[:n]...)
 	b = h2.AppendWindowUpdate(b, 0, h2ConnWindow-h2.DefaultWindow)
 	h.queue(b)
-	l.h2scratch = b[:0]
-	c.setReadDeadline(l.opts.IdleTimeout) // until the first stream (see Timeout)
-	h.calm.Start(l.clk.TurnNow())
+	h2loop(l).h2scratch = b[:0]
+	c.SetReadDeadline(l.Opts.IdleTimeout) // until the first stream (see Timeout)
+	h.calm.Start(l.Clk.TurnNow())
 }
 
 // queue adds frames to the connection's output.
 func (h *h2conn) queue(b []byte) {
 	if !h.closed {
-		h.hc.queue(b)
+		h.hc.Queue(b)
 	}
 }
 
@@ -150,10 +150,10 @@ func (h *h2conn) queue(b []byte) {
 // which owns it from now on (or gives it back, once the connection has closed).
 func (h *h2conn) queueBuffer(b []byte) {
 	if h.closed {
-		h.c.l.pool.Put(b)
+		h.c.Loop.Pool.Put(b)
 		return
 	}
-	h.hc.queueBuffer(b)
+	h.hc.QueueBuffer(b)
 }
 
 // Receive takes the frames that have arrived whole. It stops early when the output is over the
@@ -168,7 +168,7 @@ func (h *h2conn) Receive(hc *Conn, in []byte) int {
 		h.preface = true
 		used = len(h2.ClientPreface)
 	}
-	for !h.closed && !h.c.outputBlocked() {
+	for !h.closed && !h.c.OutputBlocked() {
 		rest := in[used:]
 		if len(rest) < h2.HeaderLen {
 			break
@@ -208,7 +208,7 @@ func (h *h2conn) fail(err error) {
 			s.reset(se.Code)
 			return
 		}
-		h.queue(h2.AppendRSTStream(h.c.l.h2scratch[:0], se.StreamID, se.Code))
+		h.queue(h2.AppendRSTStream(h2loop(h.c.Loop).h2scratch[:0], se.StreamID, se.Code))
 		return
 	}
 	code := h2.ProtocolError
@@ -226,17 +226,17 @@ func (h *h2conn) goAway(code h2.ErrCode, reason string) {
 	if h.closed {
 		return
 	}
-	if h.c.l.debugEnabled() {
-		h.c.l.log.Debug("dwell: HTTP/2 connection error", "code", code.String(), "reason", reason,
-			"remote", h.c.remoteAddr())
+	if h.c.Loop.DebugEnabled() {
+		h.c.Loop.Log.Debug("dwell: HTTP/2 connection error", "code", code.String(), "reason", reason,
+			"remote", h.c.RemoteAddr())
 	}
-	h.queue(h2.AppendGoAway(h.c.l.h2scratch[:0], h.maxID, code, []byte(reason)))
+	h.queue(h2.AppendGoAway(h2loop(h.c.Loop).h2scratch[:0], h.maxID, code, []byte(reason)))
 	h.goingAway = true
 	h.closed = true // the streams' ends send nothing more
 	h.endStreams(ErrClosed)
 	h.hc.SetErr(errH2Protocol)
 	if code == h2.EnhanceYourCalm {
-		h.hc.closeUnread() // a flood: what follows it is not read
+		h.hc.CloseUnread() // a flood: what follows it is not read
 		return
 	}
 	h.hc.Close()
@@ -245,7 +245,7 @@ func (h *h2conn) goAway(code h2.ErrCode, reason string) {
 // endStreams closes every stream with err, their handlers woken with it.
 func (h *h2conn) endStreams(err error) {
 	for _, s := range h.streams {
-		s.close(err)
+		s.Close(err)
 	}
 }
 
@@ -257,7 +257,7 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 	if !h.settings && (fh.Type != h2.TypeSettings || fh.Flags.Has(h2.FlagAck)) {
 		return &h2.ConnError{Code: h2.ProtocolError, Reason: "the client's preface is not followed by SETTINGS"}
 	}
-	if !h.calm.Take(fh, h.c.l.clk.TurnNow()) {
+	if !h.calm.Take(fh, h.c.Loop.Clk.TurnNow()) {
 		return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many frames that carry no request"}
 	}
 	switch fh.Type {
@@ -276,7 +276,7 @@ func (h *h2conn) frame(fh h2.Header, p []byte) error {
 		return h.settingsFrame(fh, p)
 	case h2.TypePing:
 		if !fh.Flags.Has(h2.FlagAck) {
-			h.queue(h2.AppendPing(h.c.l.h2scratch[:0], true, h2.Ping(p)))
+			h.queue(h2.AppendPing(h2loop(h.c.Loop).h2scratch[:0], true, h2.Ping(p)))
 		}
 	case h2.TypeGoAway:
 		// The client is done with the connection: the streams under way finish, and the server
@@ -315,7 +315,7 @@ func (h *h2conn) settingsFrame(fh h2.Header, p []byte) error {
 	if err != nil {
 		return err
 	}
-	h.queue(h2.AppendSettingsAck(h.c.l.h2scratch[:0]))
+	h.queue(h2.AppendSettingsAck(h2loop(h.c.Loop).h2scratch[:0]))
 	h.unblock()
 	return nil
 }
@@ -403,7 +403,7 @@ func (h *h2conn) data(fh h2.Header, p []byte) error {
 // consumed gives n bytes of the connection's window back as they are done with.
 func (h *h2conn) consumed(n uint32) {
 	if inc := h.recvWin.Consume(n); inc > 0 {
-		h.queue(h2.AppendWindowUpdate(h.c.l.h2scratch[:0], 0, inc))
+		h.queue(h2.AppendWindowUpdate(h2loop(h.c.Loop).h2scratch[:0], 0, inc))
 	}
 }
 
@@ -440,15 +440,15 @@ func (h *h2conn) Shutdown(hc *Conn) {
 	h.shutdown = true
 	h.stop()
 	for _, s := range h.streams {
-		switch cx := s.cx; {
+		switch cx := s.Ctx; {
 		case s.draining:
 			s.endDrain() // its response is whole: the rest of its request is not waited for
-		case s.state == stHandedOver:
+		case s.State == StHandedOver:
 			// A stream handed over (a WebSocket's) ends its protocol's way, as a connection does.
 			p := s.hc
-			p.callProtocol(func() { p.p.Shutdown(p) })
-		case cx != nil && cx.active():
-			cx.wakeForShutdown()
+			p.CallProtocol(func() { p.Proto.Shutdown(p) })
+		case cx != nil && cx.Active():
+			cx.WakeForShutdown()
 		}
 	}
 	if len(h.streams) == 0 {
@@ -460,7 +460,7 @@ func (h *h2conn) Shutdown(hc *Conn) {
 func (h *h2conn) stop() {
 	if !h.goingAway {
 		h.goingAway = true
-		h.queue(h2.AppendGoAway(h.c.l.h2scratch[:0], h.maxID, h2.NoError, nil))
+		h.queue(h2.AppendGoAway(h2loop(h.c.Loop).h2scratch[:0], h.maxID, h2.NoError, nil))
 	}
 }
 
@@ -471,6 +471,20 @@ func (h *h2conn) Closed(_ *Conn, err error) {
 		err = ErrClosed
 	}
 	h.endStreams(err)
+}
+
+// CountStreams counts the connection and its streams in n (StreamCounter).
+func (h *h2conn) CountStreams(n *ConnStates) {
+	n.HTTP2++
+	for _, s := range h.streams {
+		n.Streams++
+		if s.State == StHandedOver {
+			continue // a WebSocket's (RFC 8441): open, not a parked request
+		}
+		if cx := s.Ctx; cx != nil && cx.Parked() {
+			n.ParkedStreams++
+		}
+	}
 }
 
 // streamEnded forgets a stream that has closed, and closes the connection after the last
@@ -484,5 +498,5 @@ func (h *h2conn) streamEnded(s *h2stream) {
 		h.hc.Close()
 		return
 	}
-	h.c.setReadDeadline(h.c.l.opts.IdleTimeout)
+	h.c.SetReadDeadline(h.c.Loop.Opts.IdleTimeout)
 }

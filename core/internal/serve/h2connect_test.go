@@ -175,7 +175,7 @@ func TestH2ExtendedConnectRefused(t *testing.T) {
 	_, addr = startServer(t, tunnelHandler(newEcho(""), 101, errc), Options{})
 	c = dialH2(t, addr)
 	c.connect(1)
-	if err := receive(t, "HandOver's error", errc); !errors.Is(err, errHandOverTunnel) {
+	if err := receive(t, "HandOver's error", errc); !errors.Is(err, ErrHandOverTunnel) {
 		t.Fatalf("HandOver with 101: %v", err)
 	}
 	if r := c.response(1); r.status != 500 {

@@ -8,194 +8,194 @@ import (
 
 // A stream as its request's exchange (exchange.go): what the Ctx asks of it.
 
-func (s *h2stream) base() *carrier { return &s.carrier }
+func (s *h2stream) Base() *Carrier { return &s.Carrier }
 
 // readBody moves what has arrived of the request body into p, parking the handler until some
 // arrives (errReadAgain), with the progress-based body timeout. A body without a
 // Content-Length ends with the stream (io.EOF); one with a length ends when it has come whole,
 // and a stream that ends before is a cut body.
-func (s *h2stream) readBody(cx *Ctx, p []byte) (int, error) {
-	b := &cx.body
-	if err := s.bodyGone(cx); err != nil {
+func (s *h2stream) ReadBody(cx *Ctx, p []byte) (int, error) {
+	b := &cx.Body
+	if err := s.BodyGone(cx); err != nil {
 		return 0, err
 	}
-	if b.kind == bodyLength {
-		p = p[:min(int64(len(p)), b.remaining)]
+	if b.Kind == BodyLength {
+		p = p[:min(int64(len(p)), b.Remaining)]
 	}
 	if n := s.take(p); n > 0 {
-		if b.remaining >= 0 {
-			if int64(n) > b.remaining {
+		if b.Remaining >= 0 {
+			if int64(n) > b.Remaining {
 				return 0, ErrBodyTooLarge // past the limit of a body without a length
 			}
-			b.remaining -= int64(n)
+			b.Remaining -= int64(n)
 		}
 		return n, nil
 	}
 	if s.remoteEnd {
-		if b.kind == bodyStream {
-			b.eof = true
+		if b.Kind == BodyStream {
+			b.EOF = true
 			return 0, io.EOF
 		}
 		return 0, io.ErrUnexpectedEOF
 	}
-	if !cx.inHandler() {
-		return 0, errReadBodyRefused
+	if !cx.InHandler() {
+		return 0, ErrReadBodyRefused
 	}
-	if err := s.awaitInput(cx); err != nil {
+	if err := s.AwaitInput(cx); err != nil {
 		return 0, err
 	}
-	return 0, errReadAgain
+	return 0, ErrReadAgain
 }
 
 // hasInput reports whether DATA (or the stream's end) has arrived that the handler has not read.
-func (s *h2stream) hasInput() bool { return len(s.rbuf) > s.roff || s.remoteEnd }
+func (s *h2stream) HasInput() bool { return len(s.rbuf) > s.roff || s.remoteEnd }
 
 // sendContinue answers Expect: 100-continue with a 100 HEADERS frame, unless DATA has come
 // anyway.
-func (s *h2stream) sendContinue() {
-	if s.state != stClosed && len(s.rbuf) == 0 {
-		s.sendInterim(s.cx, 100)
+func (s *h2stream) SendContinue() {
+	if s.State != StClosed && len(s.rbuf) == 0 {
+		s.SendInterim(s.Ctx, 100)
 	}
 }
 
 // watchInput has nothing to do: the stream's DATA wakes a handler waiting for its body (receive).
-func (s *h2stream) watchInput() {}
+func (s *h2stream) WatchInput() {}
 
 // endRequest ends the stream's request once its handler (or continuation) has finished: the
 // response is completed, the completion hooks run, the Ctx goes back to the loop, and the
 // stream ends once its output is out — with RST_STREAM if the response was aborted.
-func (s *h2stream) endRequest() {
-	cx := s.cx
+func (s *h2stream) EndRequest() {
+	cx := s.Ctx
 	if s.isHanded() {
 		// The stream is a Protocol's: the request's end concerns the request alone.
-		cx.runDone()
-		cx.recycle()
+		cx.RunDone()
+		cx.Recycle()
 		s.freeCtx()
 		return
 	}
-	cx.completeResponse()
-	if cx.resp&rfAbort != 0 {
-		s.ending = closeReset
+	cx.CompleteResponse()
+	if cx.Resp&RfAbort != 0 {
+		s.Ending = CloseReset
 	}
-	cx.resp |= rfFinished // what a completion hook writes would follow the response on the wire
-	cx.runDone()
-	cx.recycle()
+	cx.Resp |= RfFinished // what a completion hook writes would follow the response on the wire
+	cx.RunDone()
+	cx.Recycle()
 	s.freeCtx()
-	s.closeAfterOutput(false)
+	s.CloseAfterOutput(false)
 }
 
 // startNext: a stream serves one request.
-func (s *h2stream) startNext() *Ctx { return nil }
+func (s *h2stream) StartNext() *Ctx { return nil }
 
 // goOn lets the stream go on after its handler ran: a handed-over stream reads what has
 // arrived, and the queued output is framed.
-func (s *h2stream) goOn() {
+func (s *h2stream) GoOn() {
 	s.readHandedStream()
 	s.settle()
 }
 
 // freeCtx gives the request's Ctx back to the loop, and the stream too if it is over.
 func (s *h2stream) freeCtx() {
-	if s.dropCtx() {
+	if s.DropCtx() {
 		s.recycle()
 	}
 }
 
 // closeAfterOutput ends the stream once its queued output is framed (linger is a socket's
 // concern: a stream's client still sending is drained by finish).
-func (s *h2stream) closeAfterOutput(bool) {
-	if s.state == stClosed {
+func (s *h2stream) CloseAfterOutput(bool) {
+	if s.State == StClosed {
 		return
 	}
-	s.state = stClosing
-	s.rdl = 0
-	if s.out.Size() == 0 {
-		s.close(nil)
+	s.State = StClosing
+	s.ReadDeadline = 0
+	if s.Out.Size() == 0 {
+		s.Close(nil)
 	}
 }
 
 // close ends the stream (finish) and releases what it holds. A handler still running or parked
 // on it is woken with err and finishes on its own; its Ctx goes back to the pool when it does.
-func (s *h2stream) close(err error) {
-	if s.state == stClosed {
+func (s *h2stream) Close(err error) {
+	if s.State == StClosed {
 		return
 	}
 	handed := s.isHanded()
-	s.state = stClosed
-	s.l.timers.Stop(&s.tm)
+	s.State = StClosed
+	s.Loop.Timers.Stop(&s.Timer)
 	s.finish()
-	s.out.Release(&s.l.pool)
+	s.Out.Release(&s.Loop.Pool)
 	if handed {
 		hc := s.hc
 		s.hc = nil
-		hc.closedBy(err)
+		hc.ClosedBy(err)
 	}
-	if s.wakeOnClose(err) {
+	if s.WakeOnClose(err) {
 		s.recycle()
 	}
 }
 
 // onDeadline runs when the stream's timer is due: it acts on whichever deadline has passed.
 func (s *h2stream) onDeadline(l *Loop) {
-	switch s.due(l.clk.Now) {
-	case dueWrite:
-		s.writeTimedOut(s)
-	case dueRead:
-		switch s.state {
-		case stHandler:
-			s.readTimedOut()
-		case stHandedOver:
+	switch s.Due(l.Clk.Now) {
+	case DueWrite:
+		s.WriteTimedOut(s)
+	case DueRead:
+		switch s.State {
+		case StHandler:
+			s.ReadTimedOut()
+		case StHandedOver:
 			hc := s.hc
-			hc.callProtocol(func() { hc.p.Timeout(hc) })
+			hc.CallProtocol(func() { hc.Proto.Timeout(hc) })
 		default:
-			s.close(nil)
+			s.Close(nil)
 		}
 	}
-	if s.state != stClosed {
-		s.rearm()
+	if s.State != StClosed {
+		s.Rearm()
 	}
 }
 
 // What a request may ask of its stream: the rest is its connection's.
 
-func (s *h2stream) remoteAddr() netip.AddrPort {
-	if s.state == stClosed {
+func (s *h2stream) RemoteAddr() netip.AddrPort {
+	if s.State == StClosed {
 		return netip.AddrPort{}
 	}
-	return s.h.c.remoteAddr()
+	return s.h.c.RemoteAddr()
 }
 
-func (s *h2stream) tlsState() *tls.ConnectionState { return s.h.c.tlsState() }
+func (s *h2stream) TLSState() *tls.ConnectionState { return s.h.c.TLSState() }
 
-func (s *h2stream) proto() string { return "HTTP/2.0" }
+func (s *h2stream) Proto() string { return "HTTP/2.0" }
 
-func (s *h2stream) connectProtocol() string { return s.protocol }
+func (s *h2stream) ConnectProtocol() string { return s.protocol }
 
 // handOver hands the stream of an extended CONNECT over to p: its HEADERS go out without ending
 // it, and its DATA is p's from now on (see Ctx.HandOver). Any other stream's connection is not
 // the request's to give.
-func (s *h2stream) handOver(cx *Ctx, p Protocol) (*Conn, error) {
+func (s *h2stream) HandOver(cx *Ctx, p Protocol) (*Conn, error) {
 	switch {
 	case s.protocol == "":
 		return nil, ErrHandOverHTTP2
-	case cx.resp&rfCommitted != 0 || cx.written != 0:
-		return nil, errHandOverResponse
-	case cx.status != 0 && (cx.status < 200 || cx.status > 299):
-		return nil, errHandOverTunnel
+	case cx.Resp&RfCommitted != 0 || cx.Written != 0:
+		return nil, ErrHandOverResponse
+	case cx.Status != 0 && (cx.Status < 200 || cx.Status > 299):
+		return nil, ErrHandOverTunnel
 	}
 	s.writeTunnelHead(cx)
-	cx.resp |= rfFinished
-	cx.dropResponseFields()
-	hc := &Conn{ex: s, p: p, serial: s.serial}
+	cx.Resp |= RfFinished
+	cx.DropResponseFields()
+	hc := &Conn{Exchange: s, Proto: p, Serial: s.Serial}
 	s.hc = hc
-	s.state = stHandedOver
-	s.rdl = 0
-	if cx.gone == 0 {
-		s.l.pending = append(s.l.pending, s) // what has arrived goes to p once the turn is over
+	s.State = StHandedOver
+	s.ReadDeadline = 0
+	if cx.Gone == 0 {
+		s.Loop.Pending = append(s.Loop.Pending, s) // what has arrived goes to p once the turn is over
 	}
 	return hc, nil
 }
 
 // isHanded reports whether the stream has been handed over and is not closed yet (it may be
 // closing).
-func (s *h2stream) isHanded() bool { return s.hc != nil && s.hc.serial == s.serial }
+func (s *h2stream) isHanded() bool { return s.hc != nil && s.hc.Serial == s.Serial }

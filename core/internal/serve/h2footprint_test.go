@@ -111,7 +111,7 @@ func TestH2IdleFootprint(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	// The connections were accepted before the baseline: add what each held then, its conn.
-	per := float64(int64(after.HeapInuse)-int64(before.HeapInuse))/conns + float64(bufpool.SizeClass(int(unsafe.Sizeof(conn{}))))
+	per := float64(int64(after.HeapInuse)-int64(before.HeapInuse))/conns + float64(bufpool.SizeClass(int(unsafe.Sizeof(Socket{}))))
 	t.Logf("heap %.0f B per idle HTTP/2 connection, its conn included", per)
 	if per > 1.6*1024 {
 		t.Errorf("an idle HTTP/2 connection costs %.0f B, over 1.6 KiB", per)

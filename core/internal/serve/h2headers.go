@@ -94,17 +94,17 @@ func (h *h2conn) endBlock() error {
 		return h.trailers(s, id, block, refused)
 	}
 	h.maxID = id
-	l := h.c.l
-	b := &l.h2head
-	b.Reset(l.h2headBuf, l.fields)
-	check := h2.RequestCheck{StreamID: id, ConnectProtocol: !l.opts.DisableConnectProtocol}
+	l := h.c.Loop
+	b := &h2loop(l).h2head
+	b.Reset(h2loop(l).h2headBuf, l.Fields)
+	check := h2.RequestCheck{StreamID: id, ConnectProtocol: !l.Opts.DisableConnectProtocol}
 	var bad error
 	tooLarge := false
 	protocol := "" // an extended CONNECT's :protocol (RFC 8441)
 	// The crumbs of a cookie split into fields of its own (RFC 9113 §8.2.3), joined again into
 	// one Cookie field as HTTP/1.1 sends it, which is what handlers, the bridge and proxies
 	// that pass the request on see.
-	cookie := l.h2cookie[:0]
+	cookie := h2loop(l).h2cookie[:0]
 	err := h.dec.Decode(block, func(name, value []byte, _ bool) error {
 		if bad != nil || tooLarge {
 			return nil // the block is decoded to its end all the same: the table must follow it
@@ -112,7 +112,7 @@ func (h *h2conn) endBlock() error {
 		if bad = check.Field(name, value); bad != nil {
 			return nil
 		}
-		if b.Size()+len(cookie)+len(name)+len(value) > l.opts.MaxHeaderBytes {
+		if b.Size()+len(cookie)+len(name)+len(value) > l.Opts.MaxHeaderBytes {
 			tooLarge = true
 			return nil
 		}
@@ -141,8 +141,8 @@ func (h *h2conn) endBlock() error {
 	if len(cookie) > 0 && !tooLarge && !b.Field([]byte("cookie"), cookie) {
 		tooLarge = true
 	}
-	l.h2cookie = cookie[:0]
-	l.h2headBuf, l.fields = b.Buf[:0], b.Fields[:0]
+	h2loop(l).h2cookie = cookie[:0]
+	h2loop(l).h2headBuf, l.Fields = b.Buf[:0], b.Fields[:0]
 	if err != nil {
 		return err // COMPRESSION_ERROR: the table can no longer be trusted
 	}
@@ -213,8 +213,8 @@ func (h *h2conn) trailers(s *h2stream, id uint32, block []byte, refused error) e
 
 // answer sends a response of its own on stream id, which no handler serves: a refusal.
 func (h *h2conn) answer(id uint32, status int) {
-	b := h2.AppendStatus(h.c.l.h2block[:0], status)
-	h.c.l.h2block = b[:0]
-	h.queue(h2.AppendHeaders(h.c.l.h2scratch[:0], id, true, b, int(h.peerMaxFrame)))
-	h.c.l.refused(status)
+	b := h2.AppendStatus(h2loop(h.c.Loop).h2block[:0], status)
+	h2loop(h.c.Loop).h2block = b[:0]
+	h.queue(h2.AppendHeaders(h2loop(h.c.Loop).h2scratch[:0], id, true, b, int(h.peerMaxFrame)))
+	h.c.Loop.Refused(status)
 }

@@ -1,6 +1,21 @@
 package serve
 
-import "github.com/dwellhttp/dwell/core/internal/wire"
+import (
+	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/alias"
+)
+
+// h2mux is HTTP/2 as the server's Multiplexer.
+type h2mux struct{}
+
+// NewLoop makes what a loop keeps for HTTP/2.
+func (h2mux) NewLoop(*Loop) any { return &h2state{} }
+
+// Deadline acts on the deadline of a stream whose timer is due.
+func (h2mux) Deadline(t *timer, l *Loop) { alias.Outer[h2stream](t).onDeadline(l) }
+
+// h2loop is what loop l keeps for HTTP/2.
+func h2loop(l *Loop) *h2state { return l.Mux.(*h2state) }
 
 // h2state is what a loop keeps for HTTP/2: the scratch buffers of the heads, frames and field
 // blocks it builds, one at a time.

@@ -18,67 +18,67 @@ import (
 
 // writeHead queues the response head as a HEADERS frame, ending the stream with it when there is
 // no body (whole: the handler has returned, and the body held is all there is).
-func (s *h2stream) writeHead(cx *Ctx, whole bool) {
-	c := &s.carrier
+func (s *h2stream) WriteHead(cx *Ctx, whole bool) {
+	c := &s.Carrier
 	h := s.h
-	l := cx.l
-	pool := &l.pool
-	status := cx.statusCode()
+	l := cx.Loop
+	pool := &l.Pool
+	status := cx.StatusCode()
 	if s.protocol != "" && status >= 200 && status <= 299 {
 		s.refuseTunnel(cx, !whole)
-		whole, status = true, cx.statusCode() // the refusal is whole, whatever the handler goes on to write
+		whole, status = true, cx.StatusCode() // the refusal is whole, whatever the handler goes on to write
 	}
-	noBody := cx.noBody()
+	noBody := cx.NoBody()
 	if noBody {
-		c.out.DropAfterHead(pool)
+		c.Out.DropAfterHead(pool)
 	}
 	length := int64(-1)
 	switch {
 	case whole && (status < 200 || status == 204 || status == 304):
 		if status == 304 {
-			length = cx.declLen
+			length = cx.DeclLen
 		}
-	case whole && cx.declLen < 0:
-		length = cx.written
-	case cx.declLen >= 0:
-		length = cx.declLen
+	case whole && cx.DeclLen < 0:
+		length = cx.Written
+	case cx.DeclLen >= 0:
+		length = cx.DeclLen
 	}
-	block := cx.appendFieldBlock(l.h2block[:0], status, length, noBody, whole)
-	l.h2block = block[:0]
-	buffered := c.out.AfterHead()
-	c.out.RemoveHead()
-	cx.resp |= rfCommitted
+	block := appendFieldBlock(cx, h2loop(l).h2block[:0], status, length, noBody, whole)
+	h2loop(l).h2block = block[:0]
+	buffered := c.Out.AfterHead()
+	c.Out.RemoveHead()
+	cx.Resp |= RfCommitted
 	// The end of the stream goes with the head when there is no body, or with the body's one
 	// DATA frame when the whole of it fits the windows now: a small response is two frames.
-	trailers := cx.hasTrailers() // then they end the stream (finish)
+	trailers := cx.HasTrailers() // then they end the stream (finish)
 	endWithHead := whole && buffered == 0 && !trailers
-	out := h2.AppendHeaders(l.h2scratch[:0], s.id, endWithHead, block, int(h.peerMaxFrame))
-	l.h2scratch = out[:0]
+	out := h2.AppendHeaders(h2loop(l).h2scratch[:0], s.id, endWithHead, block, int(h.peerMaxFrame))
+	h2loop(l).h2scratch = out[:0]
 	h.queue(out)
 	if endWithHead {
 		s.ended = true
 		return
 	}
-	if body, ok := c.out.Whole(); whole && !trailers && ok && s.room(len(body)) == len(body) {
+	if body, ok := c.Out.Whole(); whole && !trailers && ok && s.room(len(body)) == len(body) {
 		// A body beyond copyLimit moves, its buffer and all, into the connection's queue: its
 		// bytes are copied once on their way out, by the handler's write. A smaller one is
 		// copied behind its head, as over HTTP/1.1 (conn.writeHead).
-		if len(body) > copyLimit {
-			if b, ok := c.out.TakeWhole(pool); ok {
+		if len(body) > CopyLimit {
+			if b, ok := c.Out.TakeWhole(pool); ok {
 				s.dataHeader(len(b), true)
 				h.queueBuffer(b)
 				return
 			}
 		}
 		s.sendData(body, true)
-		c.out.Consume(pool, len(body))
+		c.Out.Consume(pool, len(body))
 		return
 	}
 	if whole {
 		// The body waits for a window, for as long as the client likes until the write
 		// timeout: it waits in a buffer of its size (a client that opens streams and no
 		// window holds a few hundred bytes a stream, not a chunk).
-		c.out.Compact(pool)
+		c.Out.Compact(pool)
 	}
 }
 
@@ -86,17 +86,17 @@ func (s *h2stream) writeHead(cx *Ctx, whole bool) {
 // status (200 unless a 2xx was set) and the handler's fields, in a HEADERS frame that does not
 // end the stream, whose DATA is the tunnel's from now on (RFC 8441 §5).
 func (s *h2stream) writeTunnelHead(cx *Ctx) {
-	l := cx.l
+	l := cx.Loop
 	status := 200
-	if cx.status != 0 {
-		status = int(cx.status)
+	if cx.Status != 0 {
+		status = int(cx.Status)
 	}
-	block := cx.appendFieldBlock(l.h2block[:0], status, -1, true, false)
-	l.h2block = block[:0]
-	out := h2.AppendHeaders(l.h2scratch[:0], s.id, false, block, int(s.h.peerMaxFrame))
-	l.h2scratch = out[:0]
+	block := appendFieldBlock(cx, h2loop(l).h2block[:0], status, -1, true, false)
+	h2loop(l).h2block = block[:0]
+	out := h2.AppendHeaders(h2loop(l).h2scratch[:0], s.id, false, block, int(s.h.peerMaxFrame))
+	h2loop(l).h2scratch = out[:0]
 	s.h.queue(out)
-	cx.resp |= rfCommitted
+	cx.Resp |= RfCommitted
 }
 
 // An extended CONNECT (RFC 8441) asks for a tunnel, and a 2xx answer says that the tunnel is
@@ -126,28 +126,28 @@ var ErrTunnelRefused = errors.New("dwell: this resource opens no tunnel for an e
 // take it now, else with its head — so that the handler's next writes find the stream ended
 // and fail (ErrClosed), as after a client's reset.
 func (s *h2stream) refuseTunnel(cx *Ctx, streaming bool) {
-	if x := cx.x; x != nil && x.rare != nil {
-		x.rare.trailers = x.rare.trailers[:0]
+	if x := cx.Extra; x != nil && x.Rare != nil {
+		x.Rare.TrailerSet = x.Rare.TrailerSet[:0]
 	}
-	cx.serverError(501, "this resource opens no tunnel for an extended CONNECT", ErrTunnelRefused)
+	cx.ServerError(501, "this resource opens no tunnel for an extended CONNECT", ErrTunnelRefused)
 	// The refusal's body is one buffer (errorResponse, shapedBody: at most maxRefusalBody), so
 	// it goes in one DATA frame, ending the stream, when the windows allow its length now.
-	if n := s.out.AfterHead(); streaming && n > 0 && int64(s.room(int(n))) != n {
-		s.out.DropAfterHead(&cx.l.pool)
-		cx.written = 0
+	if n := s.Out.AfterHead(); streaming && n > 0 && int64(s.room(int(n))) != n {
+		s.Out.DropAfterHead(&cx.Loop.Pool)
+		cx.Written = 0
 	}
 }
 
 // appendFieldBlock appends the response's field block: :status, Date, the handler's fields (in
 // lower case, less the connection-specific ones), Content-Type and Content-Length.
-func (cx *Ctx) appendFieldBlock(b []byte, status int, length int64, noBody, whole bool) []byte {
-	l := cx.l
+func appendFieldBlock(cx *Ctx, b []byte, status int, length int64, noBody, whole bool) []byte {
+	l := cx.Loop
 	b = h2.AppendStatus(b, status)
-	if cx.resp&rfHasDate == 0 {
-		b = h2.AppendField(b, []byte("date"), l.clk.Date[:], false)
+	if cx.Resp&RfHasDate == 0 {
+		b = h2.AppendField(b, []byte("date"), l.Clk.Date[:], false)
 	}
-	b = cx.appendH2Fields(b)
-	if cx.resp&rfHasType == 0 && !noBody && (length != 0 || !whole) {
+	b = appendH2Fields(cx, b)
+	if cx.Resp&RfHasType == 0 && !noBody && (length != 0 || !whole) {
 		b = h2.AppendField(b, []byte("content-type"), []byte("text/plain; charset=utf-8"), false)
 	}
 	if length >= 0 && !(status < 200 || status == 204) {
@@ -159,12 +159,12 @@ func (cx *Ctx) appendFieldBlock(b []byte, status int, length int64, noBody, whol
 
 // appendH2Fields appends the handler's fields, straight from the response's field set, their
 // names in lower case, less those HTTP/2 forbids (h2Value says how their values go).
-func (cx *Ctx) appendH2Fields(b []byte) []byte {
-	set := cx.fieldSet()
+func appendH2Fields(cx *Ctx, b []byte) []byte {
+	set := cx.FieldSet()
 	for i := 0; i < len(set); {
-		name, value, next := nextField(set, i)
+		name, value, next := NextField(set, i)
 		i = next
-		if name := cx.l.lowerName(name); !connectionSpecific(name) {
+		if name := lowerName(cx.Loop, name); !connectionSpecific(name) {
 			b = h2.AppendField(b, name, h2Value(value), false)
 		}
 	}
@@ -173,12 +173,12 @@ func (cx *Ctx) appendH2Fields(b []byte) []byte {
 
 // lowerName returns name in lower case, as HTTP/2 sends field names (RFC 9113 §8.2.1), in the
 // loop's scratch: valid until the next call.
-func (l *Loop) lowerName(name []byte) []byte {
-	lower := l.h2name[:0]
+func lowerName(l *Loop, name []byte) []byte {
+	lower := h2loop(l).h2name[:0]
 	for _, ch := range name {
 		lower = append(lower, syntax.Lower(ch))
 	}
-	l.h2name = lower
+	h2loop(l).h2name = lower
 	return lower
 }
 
@@ -194,34 +194,34 @@ func connectionSpecific(name []byte) bool {
 
 // sendInterim sends an informational response on the stream: a HEADERS frame that does not
 // end it.
-func (s *h2stream) sendInterim(cx *Ctx, code int) {
-	if s.state == stClosed {
+func (s *h2stream) SendInterim(cx *Ctx, code int) {
+	if s.State == StClosed {
 		return
 	}
-	l := cx.l
-	b := h2.AppendStatus(l.h2block[:0], code)
+	l := cx.Loop
+	b := h2.AppendStatus(h2loop(l).h2block[:0], code)
 	if code != 100 {
-		b = cx.appendH2Fields(b) // 103 Early Hints with its Link fields, say
+		b = appendH2Fields(cx, b) // 103 Early Hints with its Link fields, say
 	}
-	l.h2block = b[:0]
-	out := h2.AppendHeaders(l.h2scratch[:0], s.id, false, b, int(s.h.peerMaxFrame))
-	l.h2scratch = out[:0]
+	h2loop(l).h2block = b[:0]
+	out := h2.AppendHeaders(h2loop(l).h2scratch[:0], s.id, false, b, int(s.h.peerMaxFrame))
+	h2loop(l).h2scratch = out[:0]
 	s.h.queue(out)
 }
 
 // queueTrailers encodes the response's trailers, to end the stream once its body is sent
 // (finish).
-func (s *h2stream) queueTrailers(cx *Ctx) {
-	s.trailers = cx.appendTrailerBlock(s.l.pool.Get(256))
+func (s *h2stream) QueueTrailers(cx *Ctx) {
+	s.trailers = appendTrailerBlock(cx, s.Loop.Pool.Get(256))
 }
 
 // appendTrailerBlock appends the trailers as an HTTP/2 field block, as the head's fields are
 // (appendH2Fields): their names in lower case.
-func (cx *Ctx) appendTrailerBlock(b []byte) []byte {
-	t := cx.x.rare.trailers
+func appendTrailerBlock(cx *Ctx, b []byte) []byte {
+	t := cx.Extra.Rare.TrailerSet
 	for i := 0; i < len(t); i += 2 {
 		// Viewing the strings as bytes is safe: lowerName and AppendField copy them.
-		b = h2.AppendField(b, cx.l.lowerName(alias.Bytes(t[i])), h2Value(alias.Bytes(t[i+1])), false)
+		b = h2.AppendField(b, lowerName(cx.Loop, alias.Bytes(t[i])), h2Value(alias.Bytes(t[i+1])), false)
 	}
 	return b
 }

@@ -16,7 +16,7 @@ import (
 // allocation.
 type streamSender h2stream
 
-func (s *h2stream) sender() engine.Sender { return (*streamSender)(s) }
+func (s *h2stream) Sender() engine.Sender { return (*streamSender)(s) }
 
 // Writev frames the bytes as DATA, as many as the windows and the connection's queue allow. A
 // frame may span the queue's buffers: how the handler's writes fell into them does not make
@@ -68,7 +68,7 @@ func (ss *streamSender) Sendfile(f netpoll.File, off *int64, n int) (int, netpol
 		}
 		return 0, netpoll.EAGAIN
 	}
-	pool := &s.l.pool
+	pool := &s.Loop.Pool
 	buf := pool.Get(k)[:k]
 	defer pool.Put(buf)
 	got, e := netpoll.Pread(f, buf, *off)
@@ -89,7 +89,7 @@ func (s *h2stream) room(n int) int {
 	if h.closed || s.ended {
 		return 0
 	}
-	if pc := h.c; pc.out.Size() >= int64(pc.l.opts.WriteHighWater) {
+	if pc := h.c; pc.Out.Size() >= int64(pc.Loop.Opts.WriteHighWater) {
 		return 0 // Drained, once the client has read half
 	}
 	// A frame is not cut to the few bytes left under the mark, which a stream writing as fast
@@ -132,45 +132,45 @@ func (s *h2stream) block() {
 // Options.WriteHighWater (16 KiB at least), so that what the streams of one connection hold
 // for clients that do not read — each at its mark, until the write timeout resets it — stays
 // within a quarter of SETTINGS_MAX_CONCURRENT_STREAMS marks.
-func (s *h2stream) highWater() int64 { return max(int64(s.l.opts.WriteHighWater)/4, 16<<10) }
+func (s *h2stream) HighWater() int64 { return max(int64(s.Loop.Opts.WriteHighWater)/4, 16<<10) }
 
 // flush writes the stream's queue as DATA, as far as the windows allow.
-func (s *h2stream) flush() {
-	progressed, err := s.out.Send(s.sender(), s.l.iov, &s.l.pool, nil)
+func (s *h2stream) Flush() {
+	progressed, err := s.Out.Send(s.Sender(), s.Loop.IOV, &s.Loop.Pool, nil)
 	if err != nil {
-		s.close(ErrClosed)
+		s.Close(ErrClosed)
 		return
 	}
-	s.afterSend(progressed)
+	s.AfterSend(progressed)
 }
 
 // afterSend goes on after DATA was (or was not) sent: see carrier.sent.
-func (s *h2stream) afterSend(progressed bool) {
-	if s.sent(s, s.highWater(), progressed) {
-		s.close(nil) // its output is out, and it was closing
+func (s *h2stream) AfterSend(progressed bool) {
+	if s.Sent(s, s.HighWater(), progressed) {
+		s.Close(nil) // its output is out, and it was closing
 		return
 	}
-	if s.state == stHandedOver {
-		s.hc.drainedCheck()
+	if s.State == StHandedOver {
+		s.hc.DrainedCheck()
 	}
 }
 
 // updateInterest has nothing to do: a stream has no socket of its own to watch, and its queued
 // output goes when the windows and the connection's queue let it (block).
-func (s *h2stream) updateInterest() {}
+func (s *h2stream) UpdateInterest() {}
 
 // settle ends a turn of the stream's: its queued output is framed as far as it may be.
 func (s *h2stream) settle() {
-	if s.state != stClosed && s.out.Size() > 0 {
-		s.flush()
+	if s.State != StClosed && s.Out.Size() > 0 {
+		s.Flush()
 	}
 }
 
 // waitWritable parks the handler cx until the stream may send more, for a write that goes on
 // from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
-func (s *h2stream) waitWritable(cx *Ctx) error {
-	s.armWriteDeadline()
-	return cx.parkOnConn(parkWrite)
+func (s *h2stream) WaitWritable(cx *Ctx) error {
+	s.ArmWriteDeadline()
+	return cx.ParkOnConn(ParkWrite)
 }
 
 // finish ends the stream as its close: END_STREAM after a whole response, RST_STREAM after a cut
@@ -182,14 +182,14 @@ func (s *h2stream) waitWritable(cx *Ctx) error {
 func (s *h2stream) finish() {
 	switch {
 	case s.h.closed || s.rst:
-	case s.ending == closeFailed:
+	case s.Ending == CloseFailed:
 		s.sendRST(h2.InternalError)
-	case s.ending == closeReset || !s.ended && (s.cx != nil && s.cx.active() && !s.isHanded() || s.out.Size() > 0):
+	case s.Ending == CloseReset || !s.ended && (s.Ctx != nil && s.Ctx.Active() && !s.isHanded() || s.Out.Size() > 0):
 		s.sendRST(h2.Cancel) // cut: its handler is under way, or its output was never sent
 	default:
 		if s.trailers != nil && !s.ended {
-			out := h2.AppendHeaders(s.l.h2scratch[:0], s.id, true, s.trailers, int(s.h.peerMaxFrame))
-			s.l.h2scratch = out[:0]
+			out := h2.AppendHeaders(h2loop(s.Loop).h2scratch[:0], s.id, true, s.trailers, int(s.h.peerMaxFrame))
+			h2loop(s.Loop).h2scratch = out[:0]
 			s.h.queue(out)
 			s.ended = true
 		}

@@ -17,7 +17,7 @@ import (
 // An h2stream is one stream. Its carrier comes first, so that the carrier's timer is the
 // stream's (see timer).
 type h2stream struct {
-	carrier
+	Carrier
 	h       *h2conn
 	id      uint32
 	st      h2.StreamState
@@ -47,11 +47,11 @@ type h2stream struct {
 // Ctx is given back.
 
 // getStream takes a stream from the loop's pool, or makes one.
-func (l *Loop) getStream() *h2stream {
-	if n := len(l.h2free); n > 0 {
-		s := l.h2free[n-1]
-		l.h2free[n-1] = nil
-		l.h2free = l.h2free[:n-1]
+func getStream(l *Loop) *h2stream {
+	if n := len(h2loop(l).h2free); n > 0 {
+		s := h2loop(l).h2free[n-1]
+		h2loop(l).h2free[n-1] = nil
+		h2loop(l).h2free = h2loop(l).h2free[:n-1]
 		*s = h2stream{}
 		return s
 	}
@@ -61,13 +61,13 @@ func (l *Loop) getStream() *h2stream {
 // recycle gives a released stream back to the loop once it is closed and no Ctx's. The stream
 // stays as it is, closed, until getStream takes it: its closer may still be reading it.
 func (s *h2stream) recycle() {
-	if !s.released || s.state != stClosed || s.cx != nil {
+	if !s.released || s.State != StClosed || s.Ctx != nil {
 		return
 	}
 	s.released = false // once
 	s.h = nil          // nothing more of the connection is kept alive by the pool
-	if l := s.l; len(l.h2free) < h2StreamPoolMax {
-		l.h2free = append(l.h2free, s)
+	if l := s.Loop; len(h2loop(l).h2free) < h2StreamPoolMax {
+		h2loop(l).h2free = append(h2loop(l).h2free, s)
 	}
 }
 
@@ -78,12 +78,12 @@ const h2StreamPoolMax = 1024
 // handler starts once the frames that arrived with its head are handled (h2conn.Receive): a
 // stream's DATA, a reset or a window update that came along are known to it from the start.
 func (h *h2conn) startStream(id uint32, end bool, protocol string) {
-	l := h.c.l
+	l := h.c.Loop
 	h.calm.Give(h2.CalmPerStream)
 	if len(h.streams) == 0 {
-		h.c.setReadDeadline(0) // not idle: the streams keep deadlines of their own
+		h.c.SetReadDeadline(0) // not idle: the streams keep deadlines of their own
 	}
-	s := l.getStream()
+	s := getStream(l)
 	s.h, s.id, s.declared, s.protocol = h, id, -1, protocol
 	s.st = h2.StateOpen
 	if end {
@@ -93,17 +93,17 @@ func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	s.sendWin = h2.SendWindow(h.peerWindow)
 	s.recvWin = h2.NewRecvWindow(h2StreamWindow)
 	h.streams[id] = s
-	l.serial++
-	s.serial, s.l = l.serial, l
-	s.tm.Init(timerStream)
+	l.Serial++
+	s.Serial, s.Loop = l.Serial, l
+	s.Timer.Init(TimerStream)
 
-	cx := l.getCtx(s, &s.carrier, h.c.via)
-	r := &cx.req
-	b := &l.h2head
-	if rej := b.Finish(r, l.opts.AllowCONNECT); rej != nil {
+	cx := l.GetCtx(s, &s.Carrier, h.c.Via)
+	r := &cx.Req
+	b := &h2loop(l).h2head
+	if rej := b.Finish(r, l.Opts.AllowCONNECT); rej != nil {
 		r.Arena = nil
-		l.putCtx(cx)
-		s.state = stClosed
+		l.PutCtx(cx)
+		s.State = StClosed
 		h.answer(id, rej.Status)
 		s.ended = true
 		s.release()
@@ -111,34 +111,34 @@ func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	}
 	if end && r.ContentLength > 0 {
 		r.Arena = nil
-		l.putCtx(cx)
-		s.state = stClosed
+		l.PutCtx(cx)
+		s.State = StClosed
 		s.reset(h2.ProtocolError) // a body declared and none sent: malformed (RFC 9113 §8.1.1)
 		s.release()
 		return
 	}
 	s.declared = r.ContentLength
-	if countStats {
-		l.ctr.requests++
+	if CountStats {
+		l.Ctr.Requests++
 	}
 	head := r.Arena
 	fields := b.Fields
-	cx.body.begin(l, r)
-	if !end && cx.body.kind == bodyNone && r.ContentLength < 0 {
-		cx.body.kind = bodyStream
-		cx.body.remaining = -1 // no limit left to count down, unless there is one
-		if max := l.opts.MaxBodyBytes; max > 0 {
-			cx.body.remaining = max
+	cx.Body.Begin(l, r)
+	if !end && cx.Body.Kind == BodyNone && r.ContentLength < 0 {
+		cx.Body.Kind = BodyStream
+		cx.Body.Remaining = -1 // no limit left to count down, unless there is one
+		if max := l.Opts.MaxBodyBytes; max > 0 {
+			cx.Body.Remaining = max
 		}
 	}
-	r.Adopt(&l.pool.Pool, head, fields, r.ScratchNeeded())
+	r.Adopt(&l.Pool.Pool, head, fields, r.ScratchNeeded())
 	r.DecodePath()
-	l.h2headBuf, l.fields = head[:0], fields[:0] // kept as grown, for the next head
+	h2loop(l).h2headBuf, l.Fields = head[:0], fields[:0] // kept as grown, for the next head
 
-	s.state = stHandler
-	s.cx = cx
-	cx.begin()
-	h.starting = append(h.starting, h2start{s, s.serial})
+	s.State = StHandler
+	s.Ctx = cx
+	cx.Begin()
+	h.starting = append(h.starting, h2start{s, s.Serial})
 }
 
 // An h2start is a stream whose handler is to start, and its serial then: a stream that ended
@@ -151,11 +151,11 @@ type h2start struct {
 // run runs the stream's handler, unless the stream ended before it could start.
 func (st h2start) run() {
 	s := st.s
-	if s.serial != st.serial || s.state != stHandler || s.cx == nil || s.cx.state != ctxIdle {
+	if s.Serial != st.serial || s.State != StHandler || s.Ctx == nil || s.Ctx.State != CtxIdle {
 		return
 	}
-	s.l.turnLeft = maxPipelined
-	s.l.runHandler(s.cx, nil, nil)
+	s.Loop.TurnLeft = MaxPipelined
+	s.Loop.RunHandler(s.Ctx, nil, nil)
 	s.settle()
 }
 
@@ -171,19 +171,19 @@ func (s *h2stream) receive(data []byte, end bool) error {
 	if end {
 		s.remoteEnd = true
 	}
-	cx := s.cx
-	handed := s.state == stHandedOver // its DATA is a Protocol's (handOver)
+	cx := s.Ctx
+	handed := s.State == StHandedOver // its DATA is a Protocol's (handOver)
 	switch {
 	case len(data) == 0:
 	case s.draining || cx == nil && !handed:
 		// No handler reads it any more: counted as read.
 		s.h.consumed(uint32(len(data)))
 		s.consumed(uint32(len(data)))
-	case !handed && cx.body.kind == bodyNone:
+	case !handed && cx.Body.Kind == BodyNone:
 		s.h.consumed(uint32(len(data)))
 		return &h2.StreamError{StreamID: s.id, Code: h2.ProtocolError, Reason: "DATA on a request that ended with its head"}
 	default:
-		pool := &s.l.pool
+		pool := &s.Loop.Pool
 		if len(s.rbuf) == 0 {
 			s.rbuf, s.roff = pool.Get(len(data)), 0
 		} else if cap(s.rbuf)-len(s.rbuf) < len(data) {
@@ -195,18 +195,18 @@ func (s *h2stream) receive(data []byte, end bool) error {
 	}
 	if s.draining {
 		s.drained += int64(len(data))
-		if s.remoteEnd || s.drained > drainMax {
+		if s.remoteEnd || s.drained > DrainMax {
 			s.endDrain()
 		}
 		return nil
 	}
 	if handed {
 		// A stream has no readiness of its own: its turn in the loop's pending list reads it.
-		s.l.pending = append(s.l.pending, s)
+		s.Loop.Pending = append(s.Loop.Pending, s)
 		return nil
 	}
-	if s.state == stHandler && cx != nil && (cx.parkedOn(parkRead) || cx.parkedOn(parkBody)) {
-		cx.wake(nil)
+	if s.State == StHandler && cx != nil && (cx.ParkedOn(ParkRead) || cx.ParkedOn(ParkBody)) {
+		cx.Wake(nil)
 	}
 	return nil
 }
@@ -217,38 +217,38 @@ func (s *h2stream) receive(data []byte, end bool) error {
 // What the protocol does not take is not counted as read: it is given again with what arrives
 // next, and the stream's window holds the client back meanwhile.
 func (s *h2stream) readHandedStream() {
-	if s.state != stHandedOver || len(s.rbuf) == s.roff && !s.remoteEnd {
+	if s.State != StHandedOver || len(s.rbuf) == s.roff && !s.remoteEnd {
 		return
 	}
-	if hc := s.hc; hc.is(hcPaused) {
-		hc.set(hcUnread) // ResumeReading reads it
+	if hc := s.hc; hc.Is(HcPaused) {
+		hc.Set(HcUnread) // ResumeReading reads it
 		return
 	}
-	if s.heldBack || s.out.Size() > s.highWater() {
-		s.heldBack = true // afterSend reads it once the client has taken enough
+	if s.HeldBack || s.Out.Size() > s.HighWater() {
+		s.HeldBack = true // afterSend reads it once the client has taken enough
 		return
 	}
-	l := s.l
-	if in := l.buf[:copy(l.buf, s.rbuf[s.roff:])]; len(in) > 0 {
+	l := s.Loop
+	if in := l.Buf[:copy(l.Buf, s.rbuf[s.roff:])]; len(in) > 0 {
 		hc := s.hc
 		used := 0
-		hc.callProtocol(func() { used = hc.p.Receive(hc, in) })
-		if s.state == stClosed {
+		hc.CallProtocol(func() { used = hc.Proto.Receive(hc, in) })
+		if s.State == StClosed {
 			return
 		}
 		used = min(max(used, 0), len(in))
 		if used == 0 && len(in) >= h2StreamWindow {
-			s.close(ErrInputFull) // the window is full: nothing more can come
+			s.Close(ErrInputFull) // the window is full: nothing more can come
 			return
 		}
 		s.consume(used)
 	}
-	if s.out.Size() > s.highWater() {
-		s.heldBack = true
+	if s.Out.Size() > s.HighWater() {
+		s.HeldBack = true
 	}
 	s.settle()
-	if s.remoteEnd && s.state != stClosed {
-		s.close(ErrClosed) // the client ended its input: what it sent has been given, and answered
+	if s.remoteEnd && s.State != StClosed {
+		s.Close(ErrClosed) // the client ended its input: what it sent has been given, and answered
 	}
 }
 
@@ -267,7 +267,7 @@ func (s *h2stream) consume(n int) {
 	}
 	s.roff += n
 	if s.roff == len(s.rbuf) {
-		s.l.pool.Put(s.rbuf)
+		s.Loop.Pool.Put(s.rbuf)
 		s.rbuf, s.roff = nil, 0
 	}
 	s.h.consumed(uint32(n))
@@ -277,7 +277,7 @@ func (s *h2stream) consume(n int) {
 // consumed gives n bytes of the stream's window back once they are read.
 func (s *h2stream) consumed(n uint32) {
 	if inc := s.recvWin.Consume(n); inc > 0 && !s.remoteEnd {
-		s.h.queue(h2.AppendWindowUpdate(s.l.h2scratch[:0], s.id, inc))
+		s.h.queue(h2.AppendWindowUpdate(h2loop(s.Loop).h2scratch[:0], s.id, inc))
 	}
 }
 
@@ -290,7 +290,7 @@ func (s *h2stream) reset(code h2.ErrCode) {
 // sendRST sends RST_STREAM code, unless one went either way already.
 func (s *h2stream) sendRST(code h2.ErrCode) {
 	if !s.rst && !s.h.closed {
-		s.h.queue(h2.AppendRSTStream(s.l.h2scratch[:0], s.id, code))
+		s.h.queue(h2.AppendRSTStream(h2loop(s.Loop).h2scratch[:0], s.id, code))
 	}
 	s.rst, s.ended = true, true
 }
@@ -303,8 +303,8 @@ func (s *h2stream) peerReset() {
 
 // end closes the stream, which releases it — or releases a stream closed already, draining.
 func (s *h2stream) end() {
-	if s.state != stClosed {
-		s.close(ErrClosed)
+	if s.State != StClosed {
+		s.Close(ErrClosed)
 	} else if s.draining {
 		s.release()
 	}
@@ -321,8 +321,8 @@ func (s *h2stream) endDrain() {
 
 // writable lets a stream waiting to send go on: its queue is written, or its parked writer woken.
 func (s *h2stream) writable() {
-	if s.state != stClosed {
-		s.flush()
+	if s.State != StClosed {
+		s.Flush()
 	}
 }
 
@@ -335,14 +335,14 @@ func (s *h2stream) dropBody() {
 		s.h.consumed(uint32(unread))
 		s.consumed(uint32(unread))
 	}
-	s.l.pool.Put(s.rbuf)
+	s.Loop.Pool.Put(s.rbuf)
 	s.rbuf, s.roff = nil, 0
 }
 
 // release forgets the stream once it has closed (and drained).
 func (s *h2stream) release() {
 	if s.trailers != nil {
-		s.l.pool.Put(s.trailers)
+		s.Loop.Pool.Put(s.trailers)
 		s.trailers = nil
 	}
 	s.draining = false

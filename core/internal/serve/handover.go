@@ -61,11 +61,11 @@ var ErrProtocolPanic = errors.New("dwell: a handed-over connection's protocol pa
 // called on its loop — from the Protocol's own methods, a handler or continuation of that loop,
 // a Loop.Post callback — and the output they queue leaves at the end of the loop's turn.
 type Conn struct {
-	ex     exchange // the connection, or the HTTP/2 stream, handed over
-	p      Protocol
-	remote *Remote // the goroutine side, once asked for (remote.go)
-	serial uint32  // ex's, to tell it from a later exchange on the same descriptor or stream
-	flags  hcFlags
+	Exchange Exchange // the connection, or the HTTP/2 stream, handed over
+	Proto    Protocol
+	remote   *Remote // the goroutine side, once asked for (remote.go)
+	Serial   uint32  // ex's, to tell it from a later exchange on the same descriptor or stream
+	flags    hcFlags
 }
 
 // hcFlags are a Conn's state, in a byte: a Conn is a part of every handed-over connection's
@@ -76,18 +76,18 @@ const (
 	hcOver    hcFlags = 1 << iota // the output went over the high-water mark: Drained is owed
 	hcClosing                     // Close was called
 	hcClosed
-	hcPaused  // PauseReading
-	hcUnread  // paused, and the client sent more: the socket's read interest is off
+	HcPaused  // PauseReading
+	HcUnread  // paused, and the client sent more: the socket's read interest is off
 	hcFlushed // in the loop's list of connections to flush at the end of the turn
 	hcFailed  // a method of p panicked: Closed hears ErrProtocolPanic
 )
 
-func (hc *Conn) is(f hcFlags) bool { return hc.flags&f != 0 }
-func (hc *Conn) set(f hcFlags)     { hc.flags |= f }
+func (hc *Conn) Is(f hcFlags) bool { return hc.flags&f != 0 }
+func (hc *Conn) Set(f hcFlags)     { hc.flags |= f }
 func (hc *Conn) clear(f hcFlags)   { hc.flags &^= f }
 
 // base returns the carrier of what was handed over.
-func (hc *Conn) base() *carrier { return hc.ex.base() }
+func (hc *Conn) base() *Carrier { return hc.Exchange.Base() }
 
 // ErrHandOverHTTP2 is what HandOver (and HandOverConn) return for a request on an HTTP/2
 // stream other than an extended CONNECT's: its connection carries other streams, and is not the
@@ -98,8 +98,8 @@ var ErrHandOverHTTP2 = errors.New("dwell: HandOver on an HTTP/2 stream: the conn
 // errHandOver says why a request's connection cannot be handed over.
 var (
 	errHandOverBody     = errors.New("dwell: HandOver before the request body was read to its end")
-	errHandOverResponse = errors.New("dwell: HandOver after a response other than a 101 started")
-	errHandOverTunnel   = errors.New("dwell: HandOver of an extended CONNECT's stream with a status other than 2xx")
+	ErrHandOverResponse = errors.New("dwell: HandOver after a response other than a 101 started")
+	ErrHandOverTunnel   = errors.New("dwell: HandOver of an extended CONNECT's stream with a status other than 2xx")
 )
 
 // HandOver hands the request's connection to p: from the end of the loop's turn on, its bytes
@@ -132,61 +132,61 @@ func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 	if !cx.owned() {
 		return nil, cx.misused("HandOver")
 	}
-	if cx.cr.state == stClosed {
+	if cx.cr.State == StClosed {
 		return nil, ErrClosed
 	}
-	return cx.ex.handOver(cx, p)
+	return cx.ex.HandOver(cx, p)
 }
 
 // dropResponseFields gives back what held the response's header fields, written now: a
 // handler that goes on for the protocol's life (the sequential style of a WebSocket) would
 // keep them for nothing. The request's own fields, and a router's parameters, stay the
 // handler's to read.
-func (cx *Ctx) dropResponseFields() {
-	x := cx.x
+func (cx *Ctx) DropResponseFields() {
+	x := cx.Extra
 	if x == nil {
 		return
 	}
 	if x.hdrs != nil {
-		cx.l.pool.Put(x.hdrs)
+		cx.Loop.Pool.Put(x.hdrs)
 		x.hdrs, x.names = nil, 0
 	}
-	if x.params == nil && x.rare == nil {
-		cx.x = nil
-		cx.l.putExtra(x) // for the next request that sets a field, not garbage
+	if x.params == nil && x.Rare == nil {
+		cx.Extra = nil
+		cx.Loop.putExtra(x) // for the next request that sets a field, not garbage
 	}
 }
 
 // drainedCheck tells a handed-over connection's protocol that its output has drained, once it
 // has gone under half the high-water mark after being over it.
-func (hc *Conn) drainedCheck() {
-	if hc.is(hcOver) && hc.base().out.Size() <= hc.ex.highWater()/2 {
+func (hc *Conn) DrainedCheck() {
+	if hc.Is(hcOver) && hc.base().Out.Size() <= hc.Exchange.HighWater()/2 {
 		hc.clear(hcOver)
 		if hc.remote != nil {
 			hc.remote.st.Drained()
 		}
-		hc.callProtocol(func() { hc.p.Drained(hc) })
+		hc.CallProtocol(func() { hc.Proto.Drained(hc) })
 	}
 }
 
 // closedBy tells a handed-over connection's protocol that it has closed, with err: the last call.
 // The exchange has forgotten it already.
-func (hc *Conn) closedBy(err error) {
+func (hc *Conn) ClosedBy(err error) {
 	switch {
-	case hc.is(hcFailed):
+	case hc.Is(hcFailed):
 		err = ErrProtocolPanic
-	case err == nil && !hc.is(hcClosing):
+	case err == nil && !hc.Is(hcClosing):
 		err = ErrClosed // nil stays nil only after Close: a close of the protocol's own
 	}
-	if !hc.is(hcClosing) {
+	if !hc.Is(hcClosing) {
 		hc.reportEnd(err) // the connection ended by itself: the client left, a timeout
 	}
-	hc.set(hcClosed)
+	hc.Set(hcClosed)
 	if hc.remote != nil {
 		hc.remote.st.Closed(err)
 	}
 	// Not callProtocol: a panic in the last call has nothing left to close.
-	hc.base().l.safely(func() { hc.p.Closed(hc, err) })
+	hc.base().Loop.safely(func() { hc.Proto.Closed(hc, err) })
 }
 
 // callProtocol runs f, a call of one of the Protocol's methods (Receive, Drained, Timeout,
@@ -195,14 +195,14 @@ func (hc *Conn) closedBy(err error) {
 // stream's RST_STREAM INTERNAL_ERROR, as net/http resets the stream of a handler that
 // panicked) — and Closed hears ErrProtocolPanic: the protocol's state is unknown after it, and a
 // connection left open would give it the client's next bytes, to panic again on each.
-func (hc *Conn) callProtocol(f func()) {
-	if !hc.base().l.safely(f) || hc.is(hcClosed) {
+func (hc *Conn) CallProtocol(f func()) {
+	if !hc.base().Loop.safely(f) || hc.Is(hcClosed) {
 		return
 	}
 	hc.reportEnd(ErrProtocolPanic) // unless its end was told first (a Close before the panic)
-	hc.set(hcFailed | hcClosing)
-	hc.base().ending = closeFailed
-	hc.ex.close(ErrClosed) // a handler still under way wakes as when the client leaves
+	hc.Set(hcFailed | hcClosing)
+	hc.base().Ending = CloseFailed
+	hc.Exchange.Close(ErrClosed) // a handler still under way wakes as when the client leaves
 }
 
 // How a handed-over connection's end ends the request that handed it over, when that request
@@ -235,11 +235,11 @@ var handedClean = &handedEnd{}
 // counts, and none replaces what the request ended with before (its deadline passed, a
 // shutdown's grace period ended).
 func (hc *Conn) reportEnd(err error) {
-	cx := hc.base().cx
-	if cx == nil || cx.state == ctxIdle || cx.gone != 0 || !cx.hasDoneHooks() {
+	cx := hc.base().Ctx
+	if cx == nil || cx.State == CtxIdle || cx.Gone != 0 || !cx.hasDoneHooks() {
 		return
 	}
-	r := cx.x.rare
+	r := cx.Extra.Rare
 	if r.answered != nil {
 		return
 	}
@@ -258,32 +258,32 @@ func (hc *Conn) reportEnd(err error) {
 // own accord (a broadcast) it should stop writing until Drained, or drop the client: the
 // queue is not bounded otherwise. It returns ErrClosed once the connection has closed.
 func (hc *Conn) Write(p []byte) error {
-	if !hc.alive("Write") || hc.is(hcClosing) {
+	if !hc.alive("Write") || hc.Is(hcClosing) {
 		return ErrClosed
 	}
-	hc.queue(p)
+	hc.Queue(p)
 	return nil
 }
 
 // queue is Write for the loop's own code, which is on the loop and knows the connection open.
-func (hc *Conn) queue(p []byte) {
+func (hc *Conn) Queue(p []byte) {
 	c := hc.base()
-	if c.out.Size() == 0 && len(p) >= smallChunkWrite && len(p) < engine.MinChunkSize {
+	if c.Out.Size() == 0 && len(p) >= smallChunkWrite && len(p) < engine.MinChunkSize {
 		// A write alone in the queue, as a broadcast's frame is to each of thousands of
 		// connections in one turn, takes a buffer of its size rather than a chunk of
 		// engine.MinChunkSize: the pool keeps thousands of those, not of these.
-		c.out.PushBuffer(&c.l.pool, append(c.l.pool.Get(len(p)), p...))
+		c.Out.PushBuffer(&c.Loop.Pool, append(c.Loop.Pool.Get(len(p)), p...))
 	} else {
-		c.out.Write(&c.l.pool, p)
+		c.Out.Write(&c.Loop.Pool, p)
 	}
 	hc.queued()
 }
 
 // queueBuffer queues b, a buffer of the loop's pool, as it stands: the queue owns it from now
 // on (a stream's body moved rather than copied, h2response.go).
-func (hc *Conn) queueBuffer(b []byte) {
+func (hc *Conn) QueueBuffer(b []byte) {
 	c := hc.base()
-	c.out.PushBuffer(&c.l.pool, b)
+	c.Out.PushBuffer(&c.Loop.Pool, b)
 	hc.queued()
 }
 
@@ -291,8 +291,8 @@ func (hc *Conn) queueBuffer(b []byte) {
 // output is written at the end of the turn.
 func (hc *Conn) queued() {
 	c := hc.base()
-	if !hc.is(hcOver) && c.out.Size() > hc.ex.highWater() {
-		hc.set(hcOver)
+	if !hc.Is(hcOver) && c.Out.Size() > hc.Exchange.HighWater() {
+		hc.Set(hcOver)
 		if hc.remote != nil {
 			hc.remote.st.SetOver()
 		}
@@ -308,9 +308,9 @@ const smallChunkWrite = 64
 // flushLater has the connection's output written at the end of the loop's turn, once,
 // whatever queued it.
 func (hc *Conn) flushLater() {
-	if !hc.is(hcFlushed) {
-		hc.set(hcFlushed)
-		l := hc.base().l
+	if !hc.Is(hcFlushed) {
+		hc.Set(hcFlushed)
+		l := hc.base().Loop
 		l.toFlush = append(l.toFlush, hc)
 	}
 }
@@ -321,19 +321,19 @@ func (l *Loop) flushHanded() {
 		hc := l.toFlush[i]
 		l.toFlush[i] = nil
 		hc.clear(hcFlushed)
-		if !hc.is(hcClosed) && hc.base().out.Size() > 0 {
-			hc.ex.flush()
+		if !hc.Is(hcClosed) && hc.base().Out.Size() > 0 {
+			hc.Exchange.Flush()
 		}
 	}
 	l.toFlush = l.toFlush[:0]
 }
 
 // Buffered returns how many bytes are queued and not yet taken by the client.
-func (hc *Conn) Buffered() int { return int(hc.base().out.Size()) }
+func (hc *Conn) Buffered() int { return int(hc.base().Out.Size()) }
 
 // HighWater returns the output queued (Buffered) past which the protocol should wait for
 // Drained: Options.WriteHighWater (a quarter of it, 16 KiB at least, on an HTTP/2 stream).
-func (hc *Conn) HighWater() int { return int(hc.ex.highWater()) }
+func (hc *Conn) HighWater() int { return int(hc.Exchange.HighWater()) }
 
 // Close closes the connection once its queued output is written; Closed(c, nil) follows. A
 // client still sending then has the rest of its input read and discarded for a moment, as
@@ -345,7 +345,7 @@ func (hc *Conn) HighWater() int { return int(hc.ex.highWater()) }
 // handler that handed it over is still under way, its request ends without an error (Done.Err
 // nil, as for a response that went out whole), unless SetErr said why the protocol closes.
 func (hc *Conn) Close() {
-	if hc.alive("Close") && !hc.is(hcClosing) {
+	if hc.alive("Close") && !hc.Is(hcClosing) {
 		hc.closeAfter(true)
 	}
 }
@@ -353,8 +353,8 @@ func (hc *Conn) Close() {
 // closeUnread is Close without the read that lingers after the output for a client still
 // sending: for a client that broke the bounds of its protocol, whose flood is not worth two
 // more seconds of reading. Its last output still goes first.
-func (hc *Conn) closeUnread() {
-	if !hc.is(hcClosed | hcClosing) {
+func (hc *Conn) CloseUnread() {
+	if !hc.Is(hcClosed | hcClosing) {
 		hc.closeAfter(false)
 	}
 }
@@ -363,9 +363,9 @@ func (hc *Conn) closeUnread() {
 // a client still sending.
 func (hc *Conn) closeAfter(linger bool) {
 	hc.reportEnd(nil) // unless SetErr reported an error first
-	hc.set(hcClosing)
-	hc.ex.closeAfterOutput(linger)
-	if !hc.is(hcClosed) {
+	hc.Set(hcClosing)
+	hc.Exchange.CloseAfterOutput(linger)
+	if !hc.Is(hcClosed) {
 		hc.flushLater()
 	}
 }
@@ -378,12 +378,12 @@ func (hc *Conn) Abort() {
 	if !hc.alive("Abort") {
 		return
 	}
-	if !hc.is(hcClosing) {
+	if !hc.Is(hcClosing) {
 		hc.reportEnd(nil) // unless SetErr reported an error first
 	}
-	hc.set(hcClosing)
-	hc.base().ending = closeReset
-	hc.ex.close(nil)
+	hc.Set(hcClosing)
+	hc.base().Ending = CloseReset
+	hc.Exchange.Close(nil)
 }
 
 // SetErr says why the protocol is ending the connection when that is not its normal end — a
@@ -396,7 +396,7 @@ func (hc *Conn) Abort() {
 // The error is told to the request at once rather than kept in the Conn, whose size every idle
 // connection pays for.
 func (hc *Conn) SetErr(err error) {
-	if hc.alive("SetErr") && err != nil && !hc.is(hcClosing) {
+	if hc.alive("SetErr") && err != nil && !hc.Is(hcClosing) {
 		hc.reportEnd(err)
 	}
 }
@@ -404,7 +404,7 @@ func (hc *Conn) SetErr(err error) {
 // SetTimeout makes Timeout be called d from now, once; d <= 0 removes the timeout.
 func (hc *Conn) SetTimeout(d time.Duration) {
 	if hc.alive("SetTimeout") {
-		hc.base().setReadDeadline(d)
+		hc.base().SetReadDeadline(d)
 	}
 }
 
@@ -415,28 +415,28 @@ func (hc *Conn) SetTimeout(d time.Duration) {
 // reader) costs no system call.
 func (hc *Conn) PauseReading() {
 	if hc.alive("PauseReading") {
-		hc.set(hcPaused)
+		hc.Set(HcPaused)
 	}
 }
 
 // ResumeReading reads the connection again after PauseReading, giving the protocol first what
 // it holds already.
 func (hc *Conn) ResumeReading() {
-	if hc.alive("ResumeReading") && hc.is(hcPaused) {
-		hc.clear(hcPaused | hcUnread)
-		l := hc.base().l
-		l.pending = append(l.pending, hc.ex)
-		hc.ex.updateInterest()
+	if hc.alive("ResumeReading") && hc.Is(HcPaused) {
+		hc.clear(HcPaused | HcUnread)
+		l := hc.base().Loop
+		l.Pending = append(l.Pending, hc.Exchange)
+		hc.Exchange.UpdateInterest()
 	}
 }
 
 // Loop returns the connection's loop. It may be called from any goroutine.
-func (hc *Conn) Loop() *Loop { return hc.base().l }
+func (hc *Conn) Loop() *Loop { return hc.base().Loop }
 
 // RemoteAddr returns the client's address (the zero value once the connection is closed).
 func (hc *Conn) RemoteAddr() netip.AddrPort {
 	if !hc.alive("RemoteAddr") {
 		return netip.AddrPort{}
 	}
-	return hc.ex.remoteAddr()
+	return hc.Exchange.RemoteAddr()
 }

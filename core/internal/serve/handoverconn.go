@@ -20,7 +20,7 @@ import (
 func (cx *Ctx) HandOverConn() (net.Conn, error) {
 	cx.check("HandOverConn")
 	remote := net.TCPAddrFromAddrPort(cx.RemoteAddr())
-	g := engine.NewGoConn(cx.l, localAddrOf(remote), remote)
+	g := engine.NewGoConn(cx.Loop, localAddrOf(remote), remote)
 	hc, err := cx.HandOver(goProtocol{g})
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ import (
 // panics. It has no effect once the response has started.
 func (cx *Ctx) SetHeader(name, value string) {
 	cx.check("SetHeader")
-	if cx.resp&rfCommitted != 0 {
+	if cx.Resp&RfCommitted != 0 {
 		return
 	}
 	k := kindOf(name)
@@ -36,7 +36,7 @@ func (cx *Ctx) SetHeader(name, value string) {
 // SetHeader for the special fields and validation.
 func (cx *Ctx) AddHeader(name, value string) {
 	cx.check("AddHeader")
-	if cx.resp&rfCommitted != 0 {
+	if cx.Resp&RfCommitted != 0 {
 		return
 	}
 	cx.addField(name, value, kindOf(name))
@@ -90,19 +90,19 @@ func (cx *Ctx) addField(name, value string, k fieldKind) {
 		if !ok {
 			panic("dwell: invalid Content-Length " + strconv.Quote(value))
 		}
-		cx.declLen = n
+		cx.DeclLen = n
 		return
 	case fieldTransferEncoding:
 		return
 	case fieldConnection:
 		if syntax.EqualFold(value, "close") {
-			cx.resp |= rfClose
+			cx.Resp |= rfClose
 		}
 		return
 	case fieldDate:
-		cx.resp |= rfHasDate
+		cx.Resp |= RfHasDate
 	case fieldContentType:
-		cx.resp |= rfHasType
+		cx.Resp |= RfHasType
 		if value == "" {
 			return // no Content-Type at all
 		}
@@ -116,7 +116,7 @@ func (cx *Ctx) appendField(name, value string) {
 	x := cx.extra()
 	need := len(name) + len(value) + 2*binary.MaxVarintLen64
 	if cap(x.hdrs)-len(x.hdrs) < need {
-		pool := &cx.l.pool
+		pool := &cx.Loop.Pool
 		b := append(pool.Get(max(len(x.hdrs)+need, 2*cap(x.hdrs), 128)), x.hdrs...)
 		if x.hdrs != nil {
 			pool.Put(x.hdrs)
@@ -134,7 +134,7 @@ func (cx *Ctx) appendField(name, value string) {
 // has started.
 func (cx *Ctx) DelHeader(name string) {
 	cx.check("DelHeader")
-	if cx.resp&rfCommitted != 0 {
+	if cx.Resp&RfCommitted != 0 {
 		return
 	}
 	cx.delField(name, kindOf(name))
@@ -144,13 +144,13 @@ func (cx *Ctx) DelHeader(name string) {
 func (cx *Ctx) delField(name string, k fieldKind) {
 	switch k {
 	case fieldContentLength:
-		cx.declLen = -1
+		cx.DeclLen = -1
 	case fieldDate:
-		cx.resp &^= rfHasDate
+		cx.Resp &^= RfHasDate
 	case fieldContentType:
-		cx.resp &^= rfHasType
+		cx.Resp &^= RfHasType
 	}
-	if x := cx.x; x == nil || x.names&nameBit(name) == 0 {
+	if x := cx.Extra; x == nil || x.names&nameBit(name) == 0 {
 		return // no line has the name: setting a field is then one append, not a scan of the others
 	}
 	cx.dropFields(func(n []byte) bool { return syntax.EqualFold(borrowString(n), name) })
@@ -169,14 +169,14 @@ func nameBit(name string) uint64 {
 
 // dropFields removes the fields whose name drop reports true for.
 func (cx *Ctx) dropFields(drop func(name []byte) bool) {
-	x := cx.x
+	x := cx.Extra
 	if x == nil {
 		return
 	}
 	b := x.hdrs
 	k := 0
 	for i := 0; i < len(b); {
-		name, _, next := nextField(b, i)
+		name, _, next := NextField(b, i)
 		if !drop(name) {
 			if k != i { // fields move only once one before them was dropped
 				copy(b[k:], b[i:next])
@@ -190,7 +190,7 @@ func (cx *Ctx) dropFields(drop func(name []byte) bool) {
 
 // nextField returns the name and value of the field of set b starting at b[i], and where the
 // next one starts. The set holds only what appendField wrote.
-func nextField(b []byte, i int) (name, value []byte, next int) {
+func NextField(b []byte, i int) (name, value []byte, next int) {
 	n, k := uvarint(b, i)
 	i += k
 	name = b[i : i+n]
@@ -212,9 +212,9 @@ func uvarint(b []byte, i int) (n, size int) {
 
 // appendFieldLines appends the response's fields as HTTP/1.1 writes them, one line each.
 func (cx *Ctx) appendFieldLines(b []byte) []byte {
-	set := cx.fieldSet()
+	set := cx.FieldSet()
 	for i := 0; i < len(set); {
-		name, value, next := nextField(set, i)
+		name, value, next := NextField(set, i)
 		b = append(b, name...)
 		b = append(b, ": "...)
 		b = append(b, value...)
@@ -226,20 +226,20 @@ func (cx *Ctx) appendFieldLines(b []byte) []byte {
 
 // fieldLinesRoom bounds what appendFieldLines appends: a field's line adds 4 bytes to its name
 // and value, and its lengths take 2 bytes at least in the set.
-func (cx *Ctx) fieldLinesRoom() int { return 2 * len(cx.fieldSet()) }
+func (cx *Ctx) fieldLinesRoom() int { return 2 * len(cx.FieldSet()) }
 
 // ResponseHeader returns the value of the first response field named name set so far, or "".
 func (cx *Ctx) ResponseHeader(name string) string {
 	cx.check("ResponseHeader")
-	if syntax.EqualFold(name, "Content-Length") && cx.declLen >= 0 {
-		return strconv.FormatInt(cx.declLen, 10)
+	if syntax.EqualFold(name, "Content-Length") && cx.DeclLen >= 0 {
+		return strconv.FormatInt(cx.DeclLen, 10)
 	}
-	if cx.x == nil || cx.x.names&nameBit(name) == 0 {
+	if cx.Extra == nil || cx.Extra.names&nameBit(name) == 0 {
 		return ""
 	}
-	b := cx.x.hdrs
+	b := cx.Extra.hdrs
 	for i := 0; i < len(b); {
-		n, v, next := nextField(b, i)
+		n, v, next := NextField(b, i)
 		if syntax.EqualFold(borrowString(n), name) {
 			return string(v)
 		}
@@ -249,23 +249,23 @@ func (cx *Ctx) ResponseHeader(name string) string {
 }
 
 // fieldSet returns the response's field set (see nextField).
-func (cx *Ctx) fieldSet() []byte {
-	if cx.x == nil {
+func (cx *Ctx) FieldSet() []byte {
+	if cx.Extra == nil {
 		return nil
 	}
-	return cx.x.hdrs
+	return cx.Extra.hdrs
 }
 
 // clearHeaders empties the field buffer for the Ctx's next request, which most likely sets
 // fields too: it stays with the Ctx, unless a large response grew it.
 func (cx *Ctx) clearHeaders() {
-	x := cx.x
+	x := cx.Extra
 	if x == nil || x.hdrs == nil {
 		return
 	}
 	x.names = 0
 	if cap(x.hdrs) > keptHeaderBuffer {
-		cx.l.pool.Put(x.hdrs)
+		cx.Loop.Pool.Put(x.hdrs)
 		x.hdrs = nil
 		return
 	}
@@ -279,8 +279,8 @@ const keptHeaderBuffer = 512
 // encoding, validators, range), keeping the rest — a request id or CORS fields a middleware
 // set — for an error response that replaces the content.
 func (cx *Ctx) dropRepresentation() {
-	cx.resp &^= rfHasType
-	cx.declLen = -1
+	cx.Resp &^= RfHasType
+	cx.DeclLen = -1
 	cx.dropFields(func(n []byte) bool {
 		for _, r := range representationFields {
 			if syntax.EqualFold(borrowString(n), r) {

@@ -13,7 +13,7 @@ import (
 // fills it, then fourfold each time one does, up to headRead.
 
 // serverConn returns what f reads of the server's one connection, on its loop.
-func serverConn[T any](t *testing.T, s *Server, f func(c *conn) T) T {
+func serverConn[T any](t *testing.T, s *Server, f func(c *Socket) T) T {
 	t.Helper()
 	s.mu.Lock()
 	loops := s.loops
@@ -39,7 +39,7 @@ func serverConn[T any](t *testing.T, s *Server, f func(c *conn) T) T {
 
 func headSizeOf(t *testing.T, s *Server) int {
 	t.Helper()
-	return serverConn(t, s, func(c *conn) int { return c.headReadSize() })
+	return serverConn(t, s, func(c *Socket) int { return c.headReadSize() })
 }
 
 // roundTrip sends req, n requests in one write, and reads their n responses.
@@ -124,7 +124,7 @@ func TestHeadReadLeavesJunkInKernel(t *testing.T) {
 	c := dial(t, addr)
 	c.Send(req + strings.Repeat("x", 60000))
 	waitFor(t, "the request parked", func() bool { return parked.Load() == 1 })
-	held := serverConn(t, s, func(c *conn) int { return len(c.in) })
+	held := serverConn(t, s, func(c *Socket) int { return len(c.in) })
 	if held > headReadFirst-len(req) {
 		t.Fatalf("%d bytes held behind the parked request, want %d at most", held, headReadFirst-len(req))
 	}

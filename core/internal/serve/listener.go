@@ -164,4 +164,4 @@ func (v via) listener() int { return int(v &^ viaTLS) }
 func (v via) secure() bool { return v&viaTLS != 0 }
 
 // secure reports whether c speaks TLS.
-func (c *conn) secure() bool { return c.via.secure() }
+func (c *Socket) Secure() bool { return c.Via.secure() }

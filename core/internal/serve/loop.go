@@ -20,39 +20,39 @@ import (
 type Loop struct {
 	srv  *Server
 	id   int
-	opts *Options
-	log  *slog.Logger
+	Opts *Options
+	Log  *slog.Logger
 
 	poll  *netpoll.Poller
 	inbox *engine.Inbox[task]
 	plain *engine.Plain // the transport of the connections whose bytes are the socket's
-	tlsT  *engine.TLS   // the transport of the connections that speak TLS, or nil
+	TLST  *engine.TLS   // the transport of the connections that speak TLS, or nil
 
 	acc      engine.Acceptor // the server's listeners, each with its socket for this loop
 	handlers []Handler       // by listener, what serves the requests that come by it
 	accTimer Timer           // ends an accept backoff
 
-	buf    []byte  // the read buffer shared by all connections, one turn at a time
-	conns  []*conn // by file descriptor
+	Buf    []byte    // the read buffer shared by all connections, one turn at a time
+	conns  []*Socket // by file descriptor
 	nconns int
 	nreqs  int    // requests taken from the pool and not yet given back: running, parked or detached
-	serial uint32 // of the last connection opened
+	Serial uint32 // of the last connection opened
 
-	timers      engine.Heap
+	Timers      engine.Heap
 	ready       []*Ctx     // parked handlers to resume at the top of the next iteration
-	pending     []exchange // exchanges with requests (or a protocol's input) held over from their last turn
+	Pending     []Exchange // exchanges with requests (or a protocol's input) held over from their last turn
 	coros       []*coro
 	ctxs        []*Ctx
 	spills      engine.Spills // the spill buffers of connections (conn.spill)
-	fields      []wire.Field  // the field table of the head being parsed
+	Fields      []wire.Field  // the field table of the head being parsed
 	chunkedFree []*wire.ChunkedDecoder
-	pool        engine.OutPool
-	iov         *netpoll.IOVecs
+	Pool        engine.OutPool
+	IOV         *netpoll.IOVecs
 
-	clk engine.Clock // read each turn, and when a timer is armed
+	Clk engine.Clock // read each turn, and when a timer is armed
 
 	current  *Ctx // the handler whose coroutine is running, if any
-	turnLeft int  // requests the connection being served may still start in this turn (see serve)
+	TurnLeft int  // requests the connection being served may still start in this turn (see serve)
 
 	// A continuation to run, and what to pass it, in the coroutine switchTo is about to resume
 	// instead of a handler: the coroutine takes them as it starts (newCoro). Kept here rather
@@ -77,7 +77,8 @@ type Loop struct {
 	handed  []*Conn // by file descriptor, the connections handed over from HTTP (handover.go)
 	toFlush []*Conn // handed-over connections written to outside their own turn
 
-	h2state // HTTP/2's streams and scratch buffers (h2loop.go)
+	Mux     any    // what the server's Multiplexer keeps on the loop (Multiplexer.NewLoop)
+	scratch []byte // what is built to be queued at once (a chunked body's trailer section)
 
 	shutting bool // stop accepting; close connections as they go idle
 	forced   bool // the grace period is over: wake everything with ErrShutdown
@@ -132,22 +133,25 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		return fail(err)
 	}
 	l := &Loop{
-		srv: s, id: id, opts: &s.opts, log: s.opts.Logger,
+		srv: s, id: id, Opts: &s.opts, Log: s.opts.Logger,
 		poll: p, inbox: ib, acc: engine.NewAcceptor(lns, p, s.opts.Logger, id), handlers: handlers,
-		buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
-		iov: netpoll.NewIOVecs(engine.MaxIOVecs),
+		Buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
+		IOV: netpoll.NewIOVecs(engine.MaxIOVecs),
 		// The tables that grow with the connections start large enough for thousands of them:
 		// growing copies them and leaves the old arrays as garbage, while the pages of a fresh
 		// allocation cost memory only once they are written.
-		conns:  make([]*conn, 0, initialConns),
-		timers: engine.NewHeap(2 * initialConns),
-		clk:    engine.NewClock(),
+		conns:  make([]*Socket, 0, initialConns),
+		Timers: engine.NewHeap(2 * initialConns),
+		Clk:    engine.NewClock(),
 		done:   make(chan struct{}),
 	}
+	if s.mux != nil {
+		l.Mux = s.mux.NewLoop(l)
+	}
 	l.label = loopLabel(loopSerial.Add(1))
-	l.plain = engine.NewPlain(&l.ctr.Counts)
+	l.plain = engine.NewPlain(&l.Ctr.Counts)
 	if useTLS {
-		l.tlsT = l.newTLS(s.tlsConfig)
+		l.TLST = l.newTLS(s.tlsConfig)
 	}
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
 	l.accTimer.t.Init(timerFunc)
@@ -179,10 +183,10 @@ func (l *Loop) run() {
 	for {
 		evs, err := l.poll.Wait(l.pollTimeout())
 		if err != nil {
-			l.log.Error("dwell: poll failed; loop stops", "loop", l.id, "err", err)
+			l.Log.Error("dwell: poll failed; loop stops", "loop", l.id, "err", err)
 			return
 		}
-		l.clk.Tick()
+		l.Clk.Tick()
 		l.beginTurn()
 		for i := range evs {
 			// A connection is registered with its serial, never 0; the loop's own descriptors
@@ -193,7 +197,7 @@ func (l *Loop) run() {
 			switch fd := ev.FD(); {
 			case ev.Tag() != 0:
 				if fd < len(l.conns) {
-					if c := l.conns[fd]; c != nil && c.serial == ev.Tag() {
+					if c := l.conns[fd]; c != nil && c.Serial == ev.Tag() {
 						c.onEvent(ev)
 					}
 				}
@@ -205,8 +209,8 @@ func (l *Loop) run() {
 				}
 			}
 		}
-		if l.tlsT != nil {
-			l.tlsT.RunBuffered()
+		if l.TLST != nil {
+			l.TLST.RunBuffered()
 		}
 		l.runTimers()
 		l.runReady()
@@ -214,8 +218,8 @@ func (l *Loop) run() {
 		if len(l.toFlush) > 0 {
 			l.flushHanded()
 		}
-		if l.tlsT != nil && l.tlsT.HandshakesWaiting() {
-			l.tlsT.RunHandshakes() // after the open connections: see engine/tlsturn.go
+		if l.TLST != nil && l.TLST.HandshakesWaiting() {
+			l.TLST.RunHandshakes() // after the open connections: see engine/tlsturn.go
 			if len(l.toFlush) > 0 {
 				l.flushHanded()
 			}
@@ -233,14 +237,14 @@ func (l *Loop) run() {
 // connections have requests held over; else until the next timer. (A poll takes what is ready
 // before it waits, so a busy loop never waits.)
 func (l *Loop) pollTimeout() int {
-	if len(l.ready) > 0 || len(l.pending) > 0 || l.tlsT != nil && (l.tlsT.WantsRead() || l.tlsT.HandshakesWaiting()) {
+	if len(l.ready) > 0 || len(l.Pending) > 0 || l.TLST != nil && (l.TLST.WantsRead() || l.TLST.HandshakesWaiting()) {
 		return 0
 	}
-	when, ok := l.timers.Next()
+	when, ok := l.Timers.Next()
 	if !ok {
 		return -1
 	}
-	d := when - l.clk.Now
+	d := when - l.Clk.Now
 	if d <= 0 {
 		return 0
 	}
@@ -249,7 +253,7 @@ func (l *Loop) pollTimeout() int {
 
 func (l *Loop) runTimers() {
 	for {
-		t := l.timers.PopDue(l.clk.Now)
+		t := l.Timers.PopDue(l.Clk.Now)
 		if t == nil {
 			return
 		}
@@ -265,7 +269,7 @@ func (l *Loop) runInbox() {
 			l.safely(t.f)
 			continue
 		}
-		if cx := t.w.c; cx != nil && cx.gen == t.w.gen && cx.active() {
+		if cx := t.w.c; cx != nil && cx.gen == t.w.gen && cx.Active() {
 			cx.resume(t.err)
 		}
 	}
@@ -289,17 +293,17 @@ func (l *Loop) runReady() {
 
 // runPending gives the connections that hit the per-turn bound their next turn.
 func (l *Loop) runPending() {
-	n := len(l.pending)
+	n := len(l.Pending)
 	for i := 0; i < n; i++ {
-		ex := l.pending[i]
-		l.pending[i] = nil
-		if ex.base().state != stClosed {
-			ex.goOn()
+		ex := l.Pending[i]
+		l.Pending[i] = nil
+		if ex.Base().State != StClosed {
+			ex.GoOn()
 		}
 	}
-	rest := copy(l.pending, l.pending[n:])
-	clear(l.pending[rest:])
-	l.pending = l.pending[:rest]
+	rest := copy(l.Pending, l.Pending[n:])
+	clear(l.Pending[rest:])
+	l.Pending = l.Pending[:rest]
 }
 
 // safely runs f on the loop, logging a panic instead of letting it take the loop down: for
@@ -315,7 +319,7 @@ func (l *Loop) safely(f func()) (panicked bool) {
 		l.leaveApp()
 		if r := recover(); r != nil {
 			panicked = true
-			l.log.Error("dwell: panic in a function run by the loop", "loop", l.id, "panic", r,
+			l.Log.Error("dwell: panic in a function run by the loop", "loop", l.id, "panic", r,
 				"stack", string(debug.Stack()))
 		}
 	}()
@@ -326,7 +330,7 @@ func (l *Loop) safely(f func()) (panicked bool) {
 // owns reports whether b is a view into the loop's shared read buffer. It compares addresses
 // only; no pointer is made from them.
 func (l *Loop) owns(b []byte) bool {
-	return alias.Within(b, l.buf)
+	return alias.Within(b, l.Buf)
 }
 
 // A task is work posted to a loop from any goroutine: a function to run, or a wake-up for a
@@ -352,7 +356,7 @@ func (l *Loop) exit() {
 	defer l.forgetGoroutine()
 	for _, c := range l.conns {
 		if c != nil {
-			c.close(ErrShutdown)
+			c.Close(ErrShutdown)
 		}
 	}
 	l.runReady() // let woken handlers see ErrShutdown and return

@@ -30,7 +30,7 @@ type loopWork struct {
 // handler's coroutine (a continuation, a completion hook, the loop itself) f runs at once,
 // where it is. A panic in f goes on in the handler.
 func (cx *Ctx) onLoopStack(f loopWorkFunc, p any, b []byte, n int) int {
-	l := cx.l
+	l := cx.Loop
 	if l.current != cx {
 		return f(p, b, n)
 	}

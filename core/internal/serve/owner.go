@@ -49,7 +49,7 @@ func (e *outsideError) Unwrap() error { return ErrOutsideRequest }
 
 // owned reports whether the code running is cx's request's own.
 func (cx *Ctx) owned() bool {
-	l := cx.l
+	l := cx.Loop
 	return l == nil || l.runs(cx, gid.Self()) // no loop made cx (a test's zero value): nothing to protect
 }
 
@@ -68,7 +68,7 @@ func (l *Loop) runs(cx *Ctx, me uintptr) bool {
 // check panics unless the code running owns cx: the first line of the methods that return no
 // error. It is a call of its own, so that the methods stay small enough to inline.
 func (cx *Ctx) check(op string) {
-	if l := cx.l; l != nil && !l.runs(cx, gid.Self()) {
+	if l := cx.Loop; l != nil && !l.runs(cx, gid.Self()) {
 		cx.misuse(op)
 	}
 }
@@ -83,7 +83,7 @@ func (cx *Ctx) misuse(op string) {
 // error for the caller. It touches nothing of cx but its loop, which never changes.
 func (cx *Ctx) misused(op string) error {
 	err := &outsideError{op}
-	cx.l.srv.reportMisuse(cx.l, err)
+	cx.Loop.srv.reportMisuse(cx.Loop, err)
 	return err
 }
 
@@ -92,7 +92,7 @@ func (cx *Ctx) misused(op string) error {
 func (s *Server) reportMisuse(l *Loop, err error) {
 	s.misuses.Add(1)
 	if s.misuseLogged.CompareAndSwap(false, true) {
-		l.log.Error("dwell: Ctx used outside its request (logged once per server)", "err", err,
+		l.Log.Error("dwell: Ctx used outside its request (logged once per server)", "err", err,
 			"stack", string(debug.Stack()))
 	}
 }
@@ -164,10 +164,10 @@ func (l *Loop) mustBeOffLoop(op, why string) {
 
 // alive reports whether the Conn's connection is still open, and panics off its loop.
 func (hc *Conn) alive(op string) bool {
-	if !hc.base().l.onLoop() {
+	if !hc.base().Loop.onLoop() {
 		hc.offLoop(op)
 	}
-	return !hc.is(hcClosed)
+	return !hc.Is(hcClosed)
 }
 
 // MustBeOnLoop panics, naming op, unless the code running is the connection's loop's: a handler
@@ -176,7 +176,7 @@ func (hc *Conn) alive(op string) bool {
 // calling one is told which, and what to use instead (elsewhere, such as "goroutines use
 // Conn.Remote"; "" for nothing), before anything is touched. It costs a few nanoseconds.
 func (hc *Conn) MustBeOnLoop(op, elsewhere string) {
-	if l := hc.base().l; !l.onLoop() {
+	if l := hc.base().Loop; !l.onLoop() {
 		l.offLoopPanic(op, elsewhere)
 	}
 }
@@ -198,7 +198,7 @@ func (l *Loop) offLoopPanic(op, elsewhere string) {
 // and, in a handler's coroutine, enough stack to make the runtime grow it.
 //
 //go:noinline
-func (hc *Conn) offLoop(op string) { panic(hc.base().l.offLoopError("Conn." + op)) }
+func (hc *Conn) offLoop(op string) { panic(hc.base().Loop.offLoopError("Conn." + op)) }
 
 // offLoopError is what a call of op off its loop panics with.
 func (l *Loop) offLoopError(op string) string {

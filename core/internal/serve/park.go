@@ -25,10 +25,10 @@ const (
 	parkNone  parkKind = iota
 	parkUser           // Suspend: ended by a Waker, the deadline, or the client leaving
 	parkHold           // Hold: ended only by a Waker
-	parkRead           // waiting for request body bytes
-	parkWrite          // waiting for the write queue to drain
+	ParkRead           // waiting for request body bytes
+	ParkWrite          // waiting for the write queue to drain
 	parkAfter          // detached until a time (DetachFor): the deadline is the event
-	parkBody           // WaitBody: ended by a Waker, body bytes, or the client leaving
+	ParkBody           // WaitBody: ended by a Waker, body bytes, or the client leaving
 )
 
 // Suspend parks the handler until a Waker wakes it, and returns the error passed there; after
@@ -58,7 +58,7 @@ func (s Seam) Hold() error {
 	}
 	err := cx.parkUntil(parkHold, 0)
 	if err == nil {
-		err = cx.gone.err()
+		err = cx.Gone.err()
 	}
 	return err
 }
@@ -68,13 +68,13 @@ func (s Seam) Hold() error {
 // through parkOnConn), since a coroutine's first 2 KiB of stack leave only about 1 KiB to the
 // frames before the runtime grows it to 4 KiB.
 func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
-	l := cx.l
+	l := cx.Loop
 	if l.current != cx {
 		return parkRefusal(kind)
 	}
 	if kind != parkHold {
-		if cx.gone != 0 {
-			return cx.gone.err()
+		if cx.Gone != 0 {
+			return cx.Gone.err()
 		}
 		if cx.parkf&parkShutdownWake != 0 && l.shutting {
 			cx.parkf |= parkShutdownTold
@@ -82,9 +82,9 @@ func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 		}
 	}
 	if d > 0 {
-		l.timers.Set(&cx.tm, l.clk.Read()+int64(d))
+		l.Timers.Set(&cx.tm, l.Clk.Read()+int64(d))
 	}
-	cx.state = ctxParked
+	cx.State = ctxParked
 	cx.park = kind
 	cx.woken = 0
 	if l.sw.Noted() {
@@ -98,19 +98,19 @@ func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 // taken for it are spent, and it returns what the wake passed.
 func (cx *Ctx) endPark() error {
 	cx.park = parkNone
-	cx.l.timers.Stop(&cx.tm)
+	cx.Loop.Timers.Stop(&cx.tm)
 	cx.gen++
 	return cx.wakeErr()
 }
 
 // parkOnConn yields the coroutine back to the loop until wake, for the server's own parks (body
 // reads, writes to a slow client).
-func (cx *Ctx) parkOnConn(kind parkKind) error {
-	cx.state = ctxParked
+func (cx *Ctx) ParkOnConn(kind parkKind) error {
+	cx.State = ctxParked
 	cx.park = kind
 	cx.woken = 0
-	if cx.l.sw.Noted() {
-		cx.l.noteStall(cx)
+	if cx.Loop.sw.Noted() {
+		cx.Loop.noteStall(cx)
 	}
 	cx.co.yield(struct{}{})
 	cx.park = parkNone
@@ -119,23 +119,23 @@ func (cx *Ctx) parkOnConn(kind parkKind) error {
 
 // inHandler reports whether the code running is cx's handler, in its coroutine: the only place
 // a request may park.
-func (cx *Ctx) inHandler() bool { return cx.l.current == cx }
+func (cx *Ctx) InHandler() bool { return cx.Loop.current == cx }
 
 // parkedOn reports whether the handler is parked in a wait of kind k.
-func (cx *Ctx) parkedOn(k parkKind) bool { return cx.state == ctxParked && cx.park == k }
+func (cx *Ctx) ParkedOn(k parkKind) bool { return cx.State == ctxParked && cx.park == k }
 
 // wake makes a parked handler (or a pending continuation) ready with err.
-func (cx *Ctx) wake(err error) {
-	switch cx.state {
+func (cx *Ctx) Wake(err error) {
+	switch cx.State {
 	case ctxParked:
-		cx.state = ctxReady
+		cx.State = ctxReady
 	case ctxDetached:
-		cx.state = ctxDetachedReady
+		cx.State = ctxDetachedReady
 	default:
 		return
 	}
 	cx.setWakeErr(err)
-	cx.l.ready = append(cx.l.ready, cx)
+	cx.Loop.ready = append(cx.Loop.ready, cx)
 }
 
 // setWakeErr records what a wake passes to the parked handler: most are coded in a byte; another
@@ -150,7 +150,7 @@ func (cx *Ctx) setWakeErr(err error) {
 // wakeErr returns what the last wake passed.
 func (cx *Ctx) wakeErr() error {
 	if cx.woken == errOther {
-		return cx.x.rare.wakeErr
+		return cx.Extra.Rare.wakeErr
 	}
 	return cx.woken.err()
 }
@@ -159,8 +159,8 @@ func (cx *Ctx) wakeErr() error {
 // Detach); Suspend returns err. It has no effect when the handler is not parked there. It is
 // for a Waker, once the park is known to be the one the Waker was taken for.
 func (cx *Ctx) resume(err error) {
-	if cx.parkedOn(parkUser) || cx.parkedOn(parkHold) || cx.parkedOn(parkBody) || cx.state == ctxDetached {
-		cx.wake(err)
+	if cx.ParkedOn(parkUser) || cx.ParkedOn(parkHold) || cx.ParkedOn(ParkBody) || cx.State == ctxDetached {
+		cx.Wake(err)
 	}
 }
 
@@ -176,6 +176,12 @@ type Waker struct {
 	gen uint32
 }
 
+// Parked reports whether the request's handler is parked or detached: neither running, nor
+// returned, nor yet to start.
+func (cx *Ctx) Parked() bool {
+	return cx.State != ctxRunning && cx.State != CtxIdle && cx.State != ctxReturned
+}
+
 // Waker returns a Waker for the handler's next (or current) Suspend, Seam.Hold or Detach.
 func (cx *Ctx) Waker() Waker {
 	cx.check("Waker")
@@ -189,7 +195,7 @@ func (cx *Ctx) Waker() Waker {
 // callback, a timer, another request's handler or continuation there) wakes it without the
 // inbox with Loop.Wake.
 func (w Waker) Wake(err error) bool {
-	return w.c.l.inbox.Post(task{w: w, err: err}) // a Ctx's loop never changes: reading it races nothing
+	return w.c.Loop.inbox.Post(task{w: w, err: err}) // a Ctx's loop never changes: reading it races nothing
 }
 
 // Wake resumes the park w was taken for with err, at once: the loop-side form of Waker.Wake,
@@ -200,7 +206,7 @@ func (w Waker) Wake(err error) bool {
 // wake kept for the park. Called off l, or with a Waker of another loop's request, it panics.
 func (l *Loop) Wake(w Waker, err error) {
 	cx := w.c
-	if cx.l != l {
+	if cx.Loop != l {
 		panic("dwell: Loop.Wake with a Waker of another loop's request: use Waker.Wake")
 	}
 	l.mustBeOnLoop("Loop.Wake")
@@ -208,7 +214,7 @@ func (l *Loop) Wake(w Waker, err error) {
 		l.inbox.Post(task{w: w, err: err}) // its own handler, not parked yet: kept for the park
 		return
 	}
-	if cx.gen == w.gen && cx.active() {
+	if cx.gen == w.gen && cx.Active() {
 		cx.resume(err)
 	}
 }
@@ -231,14 +237,14 @@ func (cx *Ctx) Detach(timeout time.Duration, k func(c *Ctx, err error)) {
 }
 
 func (cx *Ctx) detach(d time.Duration, k func(*Ctx, error), deadlineIsSuccess bool) {
-	l := cx.l
+	l := cx.Loop
 	cx.detachK = k
 	cx.park = parkNone
 	if deadlineIsSuccess {
 		cx.park = parkAfter
 	}
 	if d > 0 {
-		l.timers.Set(&cx.tm, l.clk.Read()+int64(d))
+		l.Timers.Set(&cx.tm, l.Clk.Read()+int64(d))
 	}
 }
 
@@ -252,27 +258,27 @@ func (s Seam) WakeOnShutdown() {
 	cx := s.cx
 	cx.check("Seam().WakeOnShutdown")
 	cx.parkf |= parkShutdownWake
-	if cx.l.shutting && cx.state == ctxDetached {
-		cx.wakeForShutdown()
+	if cx.Loop.shutting && cx.State == ctxDetached {
+		cx.WakeForShutdown()
 	}
 }
 
 // wakeForShutdown is the shutdown notice: called on every active request when a shutdown
 // begins. A handler told, that then writes nothing, gets a 503 (serverAnswer).
-func (cx *Ctx) wakeForShutdown() {
-	if cx.parkf&parkShutdownWake != 0 && (cx.parkedOn(parkUser) || cx.state == ctxDetached) {
+func (cx *Ctx) WakeForShutdown() {
+	if cx.parkf&parkShutdownWake != 0 && (cx.ParkedOn(parkUser) || cx.State == ctxDetached) {
 		cx.parkf |= parkShutdownTold
-		cx.wake(ErrShutdown)
+		cx.Wake(ErrShutdown)
 	}
 }
 
 // onTimeout is the Ctx timer: the deadline of Suspend or Detach.
 func (cx *Ctx) onTimeout() {
 	switch {
-	case cx.state == ctxDetached && cx.park == parkAfter:
-		cx.wake(nil)
-	case cx.parkedOn(parkUser), cx.state == ctxDetached:
-		cx.wake(ErrTimeout)
+	case cx.State == ctxDetached && cx.park == parkAfter:
+		cx.Wake(nil)
+	case cx.ParkedOn(parkUser), cx.State == ctxDetached:
+		cx.Wake(ErrTimeout)
 	}
 }
 
@@ -280,14 +286,14 @@ func (cx *Ctx) onTimeout() {
 // ErrShutdown, or ErrDeadline for the request's deadline) and wakes the handler wherever it
 // waits, except in Hold.
 func (cx *Ctx) clientGone(err error) {
-	if cx.gone == 0 {
-		cx.gone = codeOf(err)
+	if cx.Gone == 0 {
+		cx.Gone = codeOf(err)
 	}
-	if x := cx.x; x != nil && x.rare != nil && x.rare.reqCtx != nil {
-		x.rare.reqCtx.cancel(err)
+	if x := cx.Extra; x != nil && x.Rare != nil && x.Rare.reqCtx != nil {
+		x.Rare.reqCtx.cancel(err)
 	}
-	if cx.state == ctxParked && cx.park != parkHold || cx.state == ctxDetached {
-		cx.wake(err)
+	if cx.State == ctxParked && cx.park != parkHold || cx.State == ctxDetached {
+		cx.Wake(err)
 	}
 }
 
@@ -310,12 +316,12 @@ func (cx *Ctx) SetTimeout(d time.Duration) {
 		return
 	}
 	if r.deadline == nil {
-		r.deadline = &Timer{l: cx.l, f: func() { cx.clientGone(ErrDeadline) }}
+		r.deadline = &Timer{l: cx.Loop, f: func() { cx.clientGone(ErrDeadline) }}
 		r.deadline.t.Init(timerFunc)
 	}
 	r.deadline.reset(d)
-	r.deadlineAt = cx.l.clk.Now + int64(d) // reset has just read the clock
+	r.deadlineAt = cx.Loop.Clk.Now + int64(d) // reset has just read the clock
 	if r.reqCtx != nil {
-		r.reqCtx.setDeadline(cx.l.clk.Time(r.deadlineAt))
+		r.reqCtx.setDeadline(cx.Loop.Clk.Time(r.deadlineAt))
 	}
 }

@@ -101,7 +101,7 @@ func (r *Refusal) WriteString(s string) (int, error) {
 // shape runs the application's WriteRefusal for r and reports whether it wrote the answer (a
 // panic in it is logged, and the server's plain text answers instead).
 func (l *Loop) shape(r *Refusal) (ok bool) {
-	f := l.opts.WriteRefusal
+	f := l.Opts.WriteRefusal
 	if f == nil {
 		return false
 	}
@@ -115,7 +115,7 @@ func (l *Loop) shape(r *Refusal) (ok bool) {
 	defer func() {
 		l.current, l.hooked = current, hooked
 		if v := recover(); v != nil {
-			l.log.Error("dwell: panic in WriteRefusal", "status", r.Status, "panic", v)
+			l.Log.Error("dwell: panic in WriteRefusal", "status", r.Status, "panic", v)
 			ok = false
 		}
 	}()
@@ -125,7 +125,7 @@ func (l *Loop) shape(r *Refusal) (ok bool) {
 
 // shapeReject answers a request refused before its handler as the application's WriteRefusal
 // writes it, and reports whether it did.
-func (l *Loop) shapeReject(c *conn, rej *wire.Reject) bool {
+func (l *Loop) shapeReject(c *Socket, rej *wire.Reject) bool {
 	r := &Refusal{Status: rej.Status, Err: &RequestError{rej.Status, rej.Reason}}
 	if !l.shape(r) {
 		return false
@@ -136,17 +136,17 @@ func (l *Loop) shapeReject(c *conn, rej *wire.Reject) bool {
 
 // writeShapedReject queues the answer to a request refused before its handler, as the
 // application's WriteRefusal wrote it.
-func writeShapedReject(c *conn, r *Refusal) {
-	l := c.l
-	pool := &l.pool
+func writeShapedReject(c *Socket, r *Refusal) {
+	l := c.Loop
+	pool := &l.Pool
 	n := 0
 	for _, f := range r.fields {
 		n += len(f) + 2
 	}
-	b := c.out.Spare(pool, 160+len(r.contentType)+n+len(r.body))
+	b := c.Out.Spare(pool, 160+len(r.contentType)+n+len(r.body))
 	b = wire.AppendStatusLine(b, r.Status)
 	b = append(b, "Date: "...)
-	b = append(b, l.clk.Date[:]...)
+	b = append(b, l.Clk.Date[:]...)
 	b = append(b, "\r\n"...)
 	if !r.typeSet {
 		b = append(b, "Content-Type: text/plain; charset=utf-8\r\n"...)
@@ -160,7 +160,7 @@ func writeShapedReject(c *conn, r *Refusal) {
 	b = strconv.AppendInt(b, int64(len(r.body)), 10)
 	b = append(b, "\r\n\r\n"...)
 	b = append(b, r.body...)
-	c.out.Filled(pool, b)
+	c.Out.Filled(pool, b)
 }
 
 // shapedBody writes the fields and body of a refusal the application shaped into the
@@ -173,7 +173,7 @@ func (cx *Ctx) shapedBody(r *Refusal) int {
 		cx.appendField(r.fields[i], r.fields[i+1])
 	}
 	if cx.reqf&reqHead == 0 {
-		cx.cr.out.Write(&cx.l.pool, r.body)
+		cx.cr.Out.Write(&cx.Loop.Pool, r.body)
 	}
 	return len(r.body)
 }

@@ -26,8 +26,8 @@ const remoteOnLoop = "a Remote is for goroutines, and code of the connection's l
 func (hc *Conn) Remote() *Remote {
 	hc.alive("Remote")
 	if hc.remote == nil {
-		r := &Remote{hc: hc, l: hc.base().l}
-		r.st.Init(hc.is(hcOver), hc.is(hcClosed))
+		r := &Remote{hc: hc, l: hc.base().Loop}
+		r.st.Init(hc.Is(hcOver), hc.Is(hcClosed))
 		hc.remote = r
 	}
 	return hc.remote
@@ -41,7 +41,7 @@ func (r *Remote) Do(f func(hc *Conn)) error {
 	r.l.mustBeOffLoop("Remote.Do", remoteOnLoop)
 	ran := make(chan bool, 1)
 	if r.l.Post(func() {
-		if r.hc.is(hcClosed) {
+		if r.hc.Is(hcClosed) {
 			ran <- false
 			return
 		}

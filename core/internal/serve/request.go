@@ -14,41 +14,41 @@ import (
 
 // nextRequest starts the request whose head is next in c.in, if it is complete, and runs its
 // handler. It reports whether the connection is ready for more (the handler finished at once).
-func (c *conn) nextRequest() bool {
+func (c *Socket) nextRequest() bool {
 	cx := c.startRequest()
 	if cx == nil {
 		return false
 	}
-	c.l.runHandler(cx, nil, nil)
-	return c.state != stHandler
+	c.Loop.RunHandler(cx, nil, nil)
+	return c.State != StHandler
 }
 
 // startRequest parses a request head from c.in and makes it the connection's request, ready
 // for its handler. It returns nil when the head is not complete yet, or was refused.
-func (c *conn) startRequest() *Ctx {
-	l := c.l
-	if c.scan.Fresh() {
+func (c *Socket) startRequest() *Ctx {
+	l := c.Loop
+	if c.Scan.Fresh() {
 		in, more := wire.SkipEmptyLines(c.in)
-		if c.state == stIdle && len(c.in) > 0 {
+		if c.State == stIdle && len(c.in) > 0 {
 			// The first byte of a request starts its header timeout.
-			c.state = stHead
-			c.setReadDeadline(l.opts.HeaderTimeout)
+			c.State = stHead
+			c.SetReadDeadline(l.Opts.HeaderTimeout)
 		}
 		c.in = in
 		if len(in) == 0 || more {
 			return nil
 		}
-		if !c.spoke && c.choosesOther(in) {
+		if !c.spoke && l.srv.mux != nil && l.srv.mux.Chooses(c, in) {
 			return nil
 		}
 	}
-	n, status := c.scan.Scan(c.in, l.opts.MaxHeaderBytes)
+	n, status := c.Scan.Scan(c.in, l.Opts.MaxHeaderBytes)
 	switch {
 	case status == 400:
 		c.reject(wire.ErrRequestLine)
 		return nil
 	case status == 414:
-		c.reject(wire.LineTooLong(c.in, l.opts.MaxHeaderBytes))
+		c.reject(wire.LineTooLong(c.in, l.Opts.MaxHeaderBytes))
 		return nil
 	case status != 0:
 		c.reject(wire.ErrHeadTooLarge)
@@ -58,76 +58,76 @@ func (c *conn) startRequest() *Ctx {
 	}
 	head := c.in[:n]
 	c.in = c.in[n:]
-	c.scan.Reset()
-	cx := l.getCtx(c, &c.carrier, c.via)
-	r := &cx.req
+	c.Scan.Reset()
+	cx := l.GetCtx(c, &c.Carrier, c.Via)
+	r := &cx.Req
 	r.Arena = head // parsed in place; the spans are offsets into head
-	fields := l.fields[:0]
-	rej := wire.ParseHead(r, &fields, l.opts.AllowCONNECT)
-	l.fields = fields[:0]
+	fields := l.Fields[:0]
+	rej := wire.ParseHead(r, &fields, l.Opts.AllowCONNECT)
+	l.Fields = fields[:0]
 	if rej != nil {
 		r.Arena = nil
-		l.putCtx(cx)
+		l.PutCtx(cx)
 		c.reject(rej)
 		return nil
 	}
 	c.spoke = true
-	if countStats {
-		l.ctr.requests++
+	if CountStats {
+		l.Ctr.Requests++
 	}
-	cx.body.begin(l, r)
+	cx.Body.Begin(l, r)
 	// Copy the head out of the loop buffer, so that nothing pins it.
-	r.Adopt(&l.pool.Pool, head, fields, r.ScratchNeeded())
+	r.Adopt(&l.Pool.Pool, head, fields, r.ScratchNeeded())
 	r.DecodePath()
 	c.keepAlive = !r.Has(wire.Close) && (r.Minor == 1 || r.Has(wire.KeepAlive)) && !l.shutting
-	c.state = stHandler
-	c.rdl = 0
-	c.cx = cx
-	cx.begin()
-	l.turnLeft--
+	c.State = StHandler
+	c.ReadDeadline = 0
+	c.Ctx = cx
+	cx.Begin()
+	l.TurnLeft--
 	return cx
 }
 
 // runHandler runs the request's handler (or, with k, its continuation) until it returns or parks,
 // and when it returns, goes on with the request: it waits for its continuation, or it is done.
-func (l *Loop) runHandler(cx *Ctx, k func(*Ctx, error), err error) {
+func (l *Loop) RunHandler(cx *Ctx, k func(*Ctx, error), err error) {
 	cx, returned := l.switchTo(cx, k, err)
 	if !returned || cx == nil {
 		return // parked, or finished in the coroutine (see Loop.chain)
 	}
 	if cx.detachK != nil {
-		cx.state = ctxDetached
+		cx.State = ctxDetached
 		cx.freeRequest() // the request's values end when the handler returns
-		if cx.gone != 0 {
-			cx.wake(cx.gone.err())
+		if cx.Gone != 0 {
+			cx.Wake(cx.Gone.err())
 		} else if l.shutting {
-			cx.wakeForShutdown()
+			cx.WakeForShutdown()
 		}
 		return
 	}
-	cx.ex.endRequest()
+	cx.ex.EndRequest()
 }
 
 // resume runs a woken handler or continuation, then lets its exchange go on.
 func (l *Loop) resume(cx *Ctx) {
 	ex := cx.ex // the Ctx may go back to the pool in run
-	l.turnLeft = maxPipelined
-	switch cx.state {
+	l.TurnLeft = MaxPipelined
+	switch cx.State {
 	case ctxReady:
-		l.runHandler(cx, nil, nil)
+		l.RunHandler(cx, nil, nil)
 	case ctxDetachedReady:
 		k := cx.detachK
 		cx.detachK = nil
-		l.runHandler(cx, k, cx.endPark())
+		l.RunHandler(cx, k, cx.endPark())
 	default:
 		return
 	}
-	ex.goOn()
+	ex.GoOn()
 }
 
 // goOn lets the connection go on once its request is over, and settles its turn.
-func (c *conn) goOn() {
-	if c.state != stHandler && c.state != stClosed {
+func (c *Socket) GoOn() {
+	if c.State != StHandler && c.State != StClosed {
 		c.serve()
 	}
 	c.settle()
@@ -139,16 +139,16 @@ func (c *conn) goOn() {
 // close. It is the one place where that is decided: the Ctx reports what happened (rfClose,
 // rfAbort, its body's state), and whether the connection can be kept is settled before the
 // response head goes out, so that the head says so.
-func (c *conn) endRequest() {
-	cx := c.cx
+func (c *Socket) EndRequest() {
+	cx := c.Ctx
 	if c.isHanded() {
 		// The connection is a Protocol's: the request's end concerns the request alone.
-		cx.runDone()
-		cx.recycle()
+		cx.RunDone()
+		cx.Recycle()
 		c.freeCtx()
 		return
 	}
-	b := &cx.body
+	b := &cx.Body
 	if !b.complete() && b.failed == 0 && len(c.in) > 0 {
 		// Skip the part of the unread body that has already arrived.
 		_, used, err := b.decode(nil, c.in)
@@ -159,99 +159,99 @@ func (c *conn) endRequest() {
 	}
 	// The rest of an unread body is skipped after the response unless it is too long, or the
 	// client still waits for its 100 Continue: then the connection closes.
-	if b.failed != 0 || !b.complete() && (b.waiting100 || b.kind == bodyLength && b.remaining > drainMax) {
-		cx.resp |= rfClose
+	if b.failed != 0 || !b.complete() && (b.waiting100 || b.Kind == BodyLength && b.Remaining > DrainMax) {
+		cx.Resp |= rfClose
 	}
-	cx.completeResponse()
-	c.keepAlive = !c.closesAfter(cx) && cx.resp&rfAbort == 0
+	cx.CompleteResponse()
+	c.keepAlive = !c.closesAfter(cx) && cx.Resp&RfAbort == 0
 	// Only a reset tells a body delimited by the close that it is cut.
-	if cx.resp&(rfAbort|rfCloseDelimited) == rfAbort|rfCloseDelimited {
-		c.ending = closeReset
+	if cx.Resp&(RfAbort|rfCloseDelimited) == RfAbort|rfCloseDelimited {
+		c.Ending = CloseReset
 	}
-	cx.resp |= rfFinished // what a completion hook writes would follow the response on the wire
-	cx.runDone()
-	cx.recycle()
+	cx.Resp |= RfFinished // what a completion hook writes would follow the response on the wire
+	cx.RunDone()
+	cx.Recycle()
 	switch {
-	case c.state == stClosed:
+	case c.State == StClosed:
 		c.freeCtx()
 	case !c.keepAlive:
 		// Unread body (or a client still waiting for its 100 Continue): drain on close.
 		linger := !b.complete()
 		c.freeCtx()
-		c.closeAfterOutput(linger)
+		c.CloseAfterOutput(linger)
 	case b.complete():
 		c.awaitNext()
 	default:
-		c.state = stDrain
-		c.drainLeft = drainMax
-		c.setReadDeadline(c.l.opts.BodyTimeout)
+		c.State = stDrain
+		c.drainLeft = DrainMax
+		c.SetReadDeadline(c.Loop.Opts.BodyTimeout)
 	}
 }
 
 // closesAfter reports whether the connection closes after cx's response: it was not to be kept
 // (HTTP/1.0 without keep-alive, a Connection: close from the client, a shutdown), or the
 // response asks for it.
-func (c *conn) closesAfter(cx *Ctx) bool {
-	return !c.keepAlive || cx.resp&rfClose != 0 || c.l.shutting
+func (c *Socket) closesAfter(cx *Ctx) bool {
+	return !c.keepAlive || cx.Resp&rfClose != 0 || c.Loop.shutting
 }
 
 // freeCtx gives the request's Ctx back to the loop.
-func (c *conn) freeCtx() { c.dropCtx() }
+func (c *Socket) freeCtx() { c.DropCtx() }
 
 // startNext starts the connection's next request, if its head is complete in the input and the
 // connection may take it now (see serve).
-func (c *conn) startNext() *Ctx {
-	if c.state != stIdle || c.l.turnLeft <= 0 || c.outputBlocked() {
+func (c *Socket) StartNext() *Ctx {
+	if c.State != stIdle || c.Loop.TurnLeft <= 0 || c.OutputBlocked() {
 		return nil
 	}
 	return c.startRequest()
 }
 
 // awaitNext readies the connection for its next request.
-func (c *conn) awaitNext() {
+func (c *Socket) awaitNext() {
 	c.freeCtx()
-	c.state = stIdle
-	c.setReadDeadline(c.l.opts.IdleTimeout)
+	c.State = stIdle
+	c.SetReadDeadline(c.Loop.Opts.IdleTimeout)
 }
 
 // drain discards the unread rest of a finished request's body from c.in. It reports whether the
 // connection is ready for the next request.
-func (c *conn) drain() bool {
+func (c *Socket) drain() bool {
 	if len(c.in) == 0 {
 		return false
 	}
-	cx := c.cx
-	_, used, err := cx.body.decode(nil, c.in)
+	cx := c.Ctx
+	_, used, err := cx.Body.decode(nil, c.in)
 	c.in = c.in[used:]
 	c.drainLeft -= int32(used)
 	switch {
-	case cx.body.complete():
+	case cx.Body.complete():
 		c.awaitNext()
 		return true
 	case err != nil, c.drainLeft <= 0:
 		c.freeCtx()
-		c.closeAfterOutput(true)
+		c.CloseAfterOutput(true)
 	}
 	return false
 }
 
 // reject answers a request refused before its handler, then closes.
-func (c *conn) reject(rej *wire.Reject) {
-	l := c.l
-	if l.debugEnabled() {
-		l.log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.remoteAddr())
+func (c *Socket) reject(rej *wire.Reject) {
+	l := c.Loop
+	if l.DebugEnabled() {
+		l.Log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.RemoteAddr())
 	}
-	l.refused(rej.Status)
-	if !c.spoke && rej == wire.ErrNotHTTP && c.mayBeDamagedPreface() {
-		c.close(ErrClosed)
+	l.Refused(rej.Status)
+	if !c.spoke && rej == wire.ErrNotHTTP && l.srv.mux != nil && l.srv.mux.MayBeDamagedPreface(c) {
+		c.Close(ErrClosed)
 		return
 	}
-	if l.opts.WriteRefusal == nil || !l.shapeReject(c, rej) {
+	if l.Opts.WriteRefusal == nil || !l.shapeReject(c, rej) {
 		writeReject(c, rej)
 	}
 	c.in = c.in[:0]
 	c.keepAlive = false
-	c.closeAfterOutput(true)
+	c.CloseAfterOutput(true)
 }
 
 // Coroutines.
@@ -301,21 +301,21 @@ func newCoro() *coro {
 			if cx == nil {
 				return // end
 			}
-			if l := cx.l; l.k != nil {
+			if l := cx.Loop; l.k != nil {
 				k, err := l.k, l.kerr
 				l.k, l.kerr = nil, nil
 				k(cx, err)
 			} else {
-				cx.l.handlers[cx.via.listener()](cx)
+				cx.Loop.handlers[cx.via.listener()](cx)
 			}
-			if cx.l.sw.Noted() {
-				cx.l.noteStall(cx)
+			if cx.Loop.sw.Noted() {
+				cx.Loop.noteStall(cx)
 			}
 			if cx.detachK == nil {
 				cx.closeFilter() // here, where its writes may still park
 			}
-			cx.state = ctxReturned
-			if cx.l.chain(cx) != nil {
+			cx.State = ctxReturned
+			if cx.Loop.chain(cx) != nil {
 				continue // the connection's next request, in this coroutine
 			}
 			yield(struct{}{})
@@ -345,19 +345,19 @@ type goexitPanic struct{}
 // response cut, and the loop goes on.
 func (co *coro) recoverHandler() {
 	cx := co.ctx
-	if cx == nil || cx.state == ctxReturned {
+	if cx == nil || cx.State == ctxReturned {
 		return // ended while idle
 	}
 	r := recover()
-	cx.state = ctxReturned
-	cx.l.k, cx.l.kerr = nil, nil
+	cx.State = ctxReturned
+	cx.Loop.k, cx.Loop.kerr = nil, nil
 	cx.detachK = nil
 	goexit := r == nil // since Go 1.21, panic(nil) recovers as a *runtime.PanicNilError
 	if goexit {
 		r = errGoexit
 	}
-	cx.l.handlerPanic(cx, r) // an OnPanic responder may use cx: the coroutine still owns it
-	co.ctx = nil             // the coroutine is ending: switchTo does not pool it
+	cx.Loop.handlerPanic(cx, r) // an OnPanic responder may use cx: the coroutine still owns it
+	co.ctx = nil                // the coroutine is ending: switchTo does not pool it
 	if goexit {
 		panic(goexitPanic{}) // a Goexit cannot be stopped, but it can be followed by this
 	}
@@ -395,7 +395,7 @@ func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, ret
 		co.ctx = cx
 		l.k, l.kerr = k, err
 	}
-	cx.state = ctxRunning
+	cx.State = ctxRunning
 	if k == nil {
 		l.current = cx
 	}
@@ -415,7 +415,7 @@ func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, ret
 		last = l.current // chain moves it along, and clears it when it finished the requests
 	}
 	l.current = nil
-	if last != nil && last.state != ctxReturned {
+	if last != nil && last.State != ctxReturned {
 		return last, false // parked
 	}
 	if co.ctx != nil { // nil: the coroutine ended (recoverHandler); a live one keeps its last request
@@ -445,13 +445,13 @@ func (l *Loop) chain(cx *Ctx) *Ctx {
 	co := cx.co
 	l.current = nil // from here on, nothing may park: this is the loop's work
 	cx.co = nil
-	ex.endRequest()
-	next := ex.startNext()
+	ex.EndRequest()
+	next := ex.StartNext()
 	if next == nil {
 		return nil // serve goes on from here
 	}
 	next.co, co.ctx = co, next
-	next.state = ctxRunning
+	next.State = ctxRunning
 	l.current = next
 	l.nextApp()
 	return next

@@ -14,14 +14,14 @@ import (
 type respFlags uint8
 
 const (
-	rfCommitted      respFlags = 1 << iota // the head is queued; the status and fields are final
+	RfCommitted      respFlags = 1 << iota // the head is queued; the status and fields are final
 	rfChunked                              // the body goes out chunked
 	rfCloseDelimited                       // the body ends when the connection closes (HTTP/1.0)
-	rfHasDate                              // the handler set Date
-	rfHasType                              // the handler set Content-Type
+	RfHasDate                              // the handler set Date
+	RfHasType                              // the handler set Content-Type
 	rfClose                                // the response asks for the connection to close after it
-	rfAbort                                // the response is abandoned: the client must see it cut
-	rfFinished                             // the response is complete: nothing more may be written
+	RfAbort                                // the response is abandoned: the client must see it cut
+	RfFinished                             // the response is complete: nothing more may be written
 )
 
 // reqFlags are facts of the request that the response needs once the request's head is gone
@@ -50,44 +50,44 @@ func (cx *Ctx) SetStatus(code int) {
 	if code < 100 || code > 999 {
 		panic("dwell: invalid status code " + strconv.Itoa(code))
 	}
-	if cx.resp&rfCommitted != 0 {
+	if cx.Resp&RfCommitted != 0 {
 		return
 	}
 	if code < 200 && code != 101 {
 		cx.sendInterim(code)
 		return
 	}
-	cx.status = uint16(code)
+	cx.Status = uint16(code)
 }
 
 // sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2).
 func (cx *Ctx) sendInterim(code int) {
 	if code == 100 {
-		cx.body.waiting100 = false // the client has its 100 Continue: the first read sends none
+		cx.Body.waiting100 = false // the client has its 100 Continue: the first read sends none
 	}
 	if cx.ex != nil {
-		cx.ex.sendInterim(cx, code)
+		cx.ex.SendInterim(cx, code)
 	}
 }
 
 // ResponseStatus returns the response's status set so far (200 when none was).
 func (cx *Ctx) ResponseStatus() int {
 	cx.check("ResponseStatus")
-	return cx.statusCode()
+	return cx.StatusCode()
 }
 
-func (cx *Ctx) statusCode() int {
-	if cx.status == 0 {
+func (cx *Ctx) StatusCode() int {
+	if cx.Status == 0 {
 		return 200
 	}
-	return int(cx.status)
+	return int(cx.Status)
 }
 
 // ResponseStarted reports whether the response head has been committed: after that, the status
 // and header fields can no longer change.
 func (cx *Ctx) ResponseStarted() bool {
 	cx.check("ResponseStarted")
-	return cx.resp&rfCommitted != 0
+	return cx.Resp&RfCommitted != 0
 }
 
 // WriteString is Write for a string, without a copy.
@@ -132,25 +132,25 @@ func (cx *Ctx) writeBody(p []byte) (int, error) {
 		return 0, err
 	}
 	var err error
-	if cx.declLen >= 0 && cx.written+int64(len(p)) > cx.declLen {
-		p = p[:cx.declLen-cx.written]
+	if cx.DeclLen >= 0 && cx.Written+int64(len(p)) > cx.DeclLen {
+		p = p[:cx.DeclLen-cx.Written]
 		err = ErrBodyLength
 	}
-	cx.written += int64(len(p))
-	if cx.noBody() {
+	cx.Written += int64(len(p))
+	if cx.NoBody() {
 		if cx.reqf&reqHead != 0 {
 			return len(p), err
 		}
 		return 0, ErrBodyNotAllowed
 	}
-	if cx.resp&rfCommitted == 0 {
-		if c := cx.cr; cx.declLen < 0 && cx.written <= cx.ex.highWater() {
+	if cx.Resp&RfCommitted == 0 {
+		if c := cx.cr; cx.DeclLen < 0 && cx.Written <= cx.ex.HighWater() {
 			// Held behind a placeholder for the head, which is written when the length is known.
-			c.out.ReserveHead(&c.l.pool)
-			c.out.Write(&cx.l.pool, p)
+			c.Out.ReserveHead(&c.Loop.Pool)
+			c.Out.Write(&cx.Loop.Pool, p)
 			return len(p), err
 		}
-		cx.ex.writeHead(cx, false)
+		cx.ex.WriteHead(cx, false)
 	}
 	// p goes to the socket from the handler's own memory: while the socket is full the handler
 	// parks on p (see send), so even a single large Write holds no more than the high-water
@@ -167,14 +167,14 @@ func (cx *Ctx) stream(p []byte) error {
 		return nil
 	}
 	c := cx.cr
-	pool := &cx.l.pool
-	if cx.resp&rfChunked != 0 {
+	pool := &cx.Loop.Pool
+	if cx.Resp&rfChunked != 0 {
 		var hex [18]byte
-		c.out.Write(pool, wire.AppendChunkSize(hex[:0], int64(len(p))))
+		c.Out.Write(pool, wire.AppendChunkSize(hex[:0], int64(len(p))))
 		if err := cx.send(p); err != nil {
 			return err
 		}
-		c.out.Write(pool, crlf)
+		c.Out.Write(pool, crlf)
 		return nil
 	}
 	return cx.send(p)
@@ -185,7 +185,7 @@ var crlf = []byte("\r\n")
 // copyLimit: a body held whole up to this size goes out in the same buffer as its head (an
 // HTTP/1.1 status line's, an HTTP/2 HEADERS frame's); a larger one leaves from the buffer the
 // handler's writes filled.
-const copyLimit = 4 << 10
+const CopyLimit = 4 << 10
 
 // flushThreshold: committed output is written once this much is queued; smaller pieces wait for
 // more, or for the end of the turn, so that many small writes cost few syscalls.
@@ -195,30 +195,30 @@ const flushThreshold = 16 << 10
 // the high-water mark.
 func (cx *Ctx) send(p []byte) error {
 	c, ex := cx.cr, cx.ex
-	if len(p) < engine.MinChunkSize && c.out.Size()+int64(len(p)) < flushThreshold {
-		c.out.Write(&cx.l.pool, p)
+	if len(p) < engine.MinChunkSize && c.Out.Size()+int64(len(p)) < flushThreshold {
+		c.Out.Write(&cx.Loop.Pool, p)
 		return cx.waitDrain()
 	}
 	for {
-		pn, progressed, err := c.out.SendFrom(ex.sender(), c.l.iov, &c.l.pool, p)
+		pn, progressed, err := c.Out.SendFrom(ex.Sender(), c.Loop.IOV, &c.Loop.Pool, p)
 		if err != nil {
-			ex.close(ErrClosed)
+			ex.Close(ErrClosed)
 			return ErrClosed
 		}
 		p = p[pn:]
-		ex.afterSend(progressed)
+		ex.AfterSend(progressed)
 		if len(p) == 0 {
 			return cx.waitDrain()
 		}
-		if !cx.inHandler() || len(p) < engine.MinChunkSize {
-			c.out.Write(&cx.l.pool, p) // a continuation cannot park; a small rest is not worth it
-			ex.updateInterest()
+		if !cx.InHandler() || len(p) < engine.MinChunkSize {
+			c.Out.Write(&cx.Loop.Pool, p) // a continuation cannot park; a small rest is not worth it
+			ex.UpdateInterest()
 			return cx.waitDrain()
 		}
 		// The socket is full. Rather than copy the rest of p into the queue, park until the
 		// socket takes more and go on from p itself, which stays the handler's until Write
 		// returns: one copy (into the kernel) instead of two.
-		if err := ex.waitWritable(cx); err != nil {
+		if err := ex.WaitWritable(cx); err != nil {
 			return err
 		}
 		if err := cx.writeErr(); err != nil {
@@ -230,11 +230,11 @@ func (cx *Ctx) send(p []byte) error {
 // waitDrain parks a handler while its connection's queue is over the high-water mark.
 func (cx *Ctx) waitDrain() error {
 	c := cx.cr
-	for c.state != stClosed && c.out.Size() > cx.ex.highWater() {
-		if !cx.inHandler() {
+	for c.State != StClosed && c.Out.Size() > cx.ex.HighWater() {
+		if !cx.InHandler() {
 			return nil // a continuation cannot park; the queue absorbs it
 		}
-		if err := cx.parkOnConn(parkWrite); err != nil {
+		if err := cx.ParkOnConn(ParkWrite); err != nil {
 			return err
 		}
 	}
@@ -259,8 +259,8 @@ func (cx *Ctx) flushBody() error {
 	if err := cx.writeErr(); err != nil {
 		return err
 	}
-	if cx.resp&rfCommitted == 0 {
-		cx.ex.writeHead(cx, false)
+	if cx.Resp&RfCommitted == 0 {
+		cx.ex.WriteHead(cx, false)
 	}
 	if err := cx.sendQueued(); err != nil {
 		return err
@@ -271,30 +271,30 @@ func (cx *Ctx) flushBody() error {
 // sendQueued writes the exchange's queue as far as the client takes it now.
 func (cx *Ctx) sendQueued() error {
 	c, ex := cx.cr, cx.ex
-	progressed, err := c.out.Send(ex.sender(), c.l.iov, &c.l.pool, nil)
+	progressed, err := c.Out.Send(ex.Sender(), c.Loop.IOV, &c.Loop.Pool, nil)
 	if err != nil {
-		ex.close(ErrClosed)
+		ex.Close(ErrClosed)
 		return ErrClosed
 	}
-	ex.afterSend(progressed)
+	ex.AfterSend(progressed)
 	return nil
 }
 
 // writeErr reports why the response can no longer be written.
 func (cx *Ctx) writeErr() error {
-	if cx.state == ctxIdle || cx.cr == nil {
+	if cx.State == CtxIdle || cx.cr == nil {
 		return errRequestDone
 	}
-	if cx.cr.state == stClosed {
-		if cx.gone != 0 {
-			return cx.gone.err()
+	if cx.cr.State == StClosed {
+		if cx.Gone != 0 {
+			return cx.Gone.err()
 		}
 		return ErrClosed
 	}
-	if cx.gone != 0 && cx.gone.err() == ErrDeadline {
+	if cx.Gone != 0 && cx.Gone.err() == ErrDeadline {
 		return ErrDeadline // the request's time is up: what it writes now would not be whole
 	}
-	if cx.resp&rfFinished != 0 {
+	if cx.Resp&RfFinished != 0 {
 		return errResponseComplete
 	}
 	return nil
@@ -307,8 +307,8 @@ var (
 
 // noBody reports whether the response must not carry a body: a HEAD request (RFC 9110 §9.3.2) or
 // a 1xx, 204 or 304 status (RFC 9110 §6.4.1).
-func (cx *Ctx) noBody() bool {
-	s := cx.status
+func (cx *Ctx) NoBody() bool {
+	s := cx.Status
 	return s != 0 && !syntax.StatusAllowsBody(int(s)) || cx.reqf&reqHead != 0
 }
 
@@ -319,33 +319,33 @@ func (cx *Ctx) noBody() bool {
 // not, and a chunked body gets its last chunk — unless the response was aborted, which must
 // reach the client cut short. It reports in rfClose and rfAbort what the connection must do
 // after it (see conn.endRequest).
-func (cx *Ctx) completeResponse() {
+func (cx *Ctx) CompleteResponse() {
 	c := cx.cr
-	if c.state == stClosed {
+	if c.State == StClosed {
 		return
 	}
-	if cx.resp&rfCommitted != 0 && cx.gone != 0 && cx.gone.err() == ErrDeadline {
-		cx.resp |= rfAbort // the deadline passed mid-response: it must reach the client cut
+	if cx.Resp&RfCommitted != 0 && cx.Gone != 0 && cx.Gone.err() == ErrDeadline {
+		cx.Resp |= RfAbort // the deadline passed mid-response: it must reach the client cut
 	}
-	if cx.resp&rfAbort != 0 {
-		c.out.DropHead(&cx.l.pool) // a response not started is not sent at all
+	if cx.Resp&RfAbort != 0 {
+		c.Out.DropHead(&cx.Loop.Pool) // a response not started is not sent at all
 		return
 	}
-	if cx.resp&rfCommitted == 0 {
+	if cx.Resp&RfCommitted == 0 {
 		cx.serverAnswer()
-		cx.ex.writeHead(cx, true)
-	} else if cx.resp&rfChunked != 0 && !cx.hasTrailers() {
-		c.out.Write(&cx.l.pool, lastChunk)
+		cx.ex.WriteHead(cx, true)
+	} else if cx.Resp&rfChunked != 0 && !cx.HasTrailers() {
+		c.Out.Write(&cx.Loop.Pool, lastChunk)
 	}
-	if cx.hasTrailers() {
-		cx.ex.queueTrailers(cx)
+	if cx.HasTrailers() {
+		cx.ex.QueueTrailers(cx)
 	}
-	if cx.declLen >= 0 && cx.written < cx.declLen && !cx.noBody() {
+	if cx.DeclLen >= 0 && cx.Written < cx.DeclLen && !cx.NoBody() {
 		// The body is shorter than the Content-Length sent: the client would wait for the rest
 		// or take the next response as it, so the connection must end here.
-		cx.l.log.Warn("dwell: response body shorter than its Content-Length; closing the connection",
-			"declared", cx.declLen, "written", cx.written)
-		cx.resp |= rfClose
+		cx.Loop.Log.Warn("dwell: response body shorter than its Content-Length; closing the connection",
+			"declared", cx.DeclLen, "written", cx.Written)
+		cx.Resp |= rfClose
 	}
 }
 

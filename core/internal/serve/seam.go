@@ -33,7 +33,7 @@ func (cx *Ctx) Seam() Seam { return Seam{cx} }
 // Loop returns the loop serving the request: to run code on it from another goroutine
 // (Loop.Post), and to arm a loop timer (Loop.AfterFunc). It may be called from any goroutine,
 // also after the request has ended: a Ctx belongs to one loop for its whole life.
-func (s Seam) Loop() *Loop { return s.cx.l }
+func (s Seam) Loop() *Loop { return s.cx.Loop }
 
 // A Param is a route parameter: its name, and its value in the request's path.
 type Param struct {
@@ -49,8 +49,8 @@ func (s Seam) SetParams(ps []Param) {
 	cx := s.cx
 	cx.check("Seam().SetParams")
 	if len(ps) == 0 {
-		if cx.x != nil {
-			cx.x.params = nil
+		if cx.Extra != nil {
+			cx.Extra.params = nil
 		}
 		return
 	}
@@ -62,10 +62,10 @@ func (s Seam) SetParams(ps []Param) {
 func (cx *Ctx) Params() iter.Seq2[string, string] {
 	cx.check("Params")
 	return func(yield func(string, string) bool) {
-		if cx.x == nil {
+		if cx.Extra == nil {
 			return
 		}
-		for _, p := range cx.x.params {
+		for _, p := range cx.Extra.params {
 			if !yield(p.Key, strings.Clone(p.Value)) {
 				return
 			}
@@ -129,7 +129,7 @@ func (s Seam) CheckCaller(op string) error {
 // they can, and queue or post otherwise, asks it first. It refuses nothing and logs nothing.
 func (s Seam) MayPark() bool {
 	cx := s.cx
-	return cx.l != nil && cx.owned() && cx.inHandler()
+	return cx.Loop != nil && cx.owned() && cx.InHandler()
 }
 
 // SetWorking says whether the handler's parks wait for work it handed to another goroutine

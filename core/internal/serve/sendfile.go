@@ -31,7 +31,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 		return errors.New("dwell: SendFile with a negative offset or length")
 	}
 	c := cx.cr
-	if !cx.inHandler() {
+	if !cx.InHandler() {
 		return errSendFileRefused
 	}
 	if fl := cx.filter(); fl != nil {
@@ -39,37 +39,37 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 			return cx.copyThroughFilter(f, off, n)
 		}
 	}
-	if cx.declLen >= 0 && cx.written+n > cx.declLen {
+	if cx.DeclLen >= 0 && cx.Written+n > cx.DeclLen {
 		return ErrBodyLength
 	}
-	cx.written += n
-	if cx.noBody() || n == 0 {
+	cx.Written += n
+	if cx.NoBody() || n == 0 {
 		return nil
 	}
 	file, err := netpoll.FileOf(f)
 	if err != nil {
 		return err
 	}
-	if cx.resp&rfCommitted == 0 {
-		cx.ex.writeHead(cx, false)
+	if cx.Resp&RfCommitted == 0 {
+		cx.ex.WriteHead(cx, false)
 	}
-	pool := &cx.l.pool
-	if cx.resp&rfChunked != 0 {
+	pool := &cx.Loop.Pool
+	if cx.Resp&rfChunked != 0 {
 		var hex [18]byte
-		c.out.Write(pool, wire.AppendChunkSize(hex[:0], n))
+		c.Out.Write(pool, wire.AppendChunkSize(hex[:0], n))
 	}
 	if n <= copyFileMax {
 		return cx.copyFile(file, off, n)
 	}
-	c.out.AppendFile(&c.l.pool, file, off, n)
-	if cx.resp&rfChunked != 0 {
-		c.out.Write(pool, crlf)
+	c.Out.AppendFile(&c.Loop.Pool, file, off, n)
+	if cx.Resp&rfChunked != 0 {
+		c.Out.Write(pool, crlf)
 	}
 	if err := cx.sendQueued(); err != nil {
 		return err
 	}
-	for c.state != stClosed && c.out.HasFile() {
-		if err := cx.parkOnConn(parkWrite); err != nil {
+	for c.State != StClosed && c.Out.HasFile() {
+		if err := cx.ParkOnConn(ParkWrite); err != nil {
 			cx.abandonFile()
 			return err
 		}
@@ -83,11 +83,11 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 // client sees the body cut.
 func (cx *Ctx) abandonFile() {
 	c := cx.cr
-	if c.state == stClosed {
+	if c.State == StClosed {
 		return
 	}
-	c.out.DropFiles(&cx.l.pool)
-	cx.resp |= rfAbort | rfClose
+	c.Out.DropFiles(&cx.Loop.Pool)
+	cx.Resp |= RfAbort | rfClose
 }
 
 // copyThroughFilter sends n bytes of f from off through the body filter, in pieces.
@@ -104,8 +104,8 @@ const copyFileMax = 16 << 10
 // copyFile sends n bytes of the file f from offset off by reading them into the write queue.
 func (cx *Ctx) copyFile(f netpoll.File, off, n int64) error {
 	c := cx.cr
-	pool := &c.l.pool
-	b := c.out.Spare(pool, int(n))[:n]
+	pool := &c.Loop.Pool
+	b := c.Out.Spare(pool, int(n))[:n]
 	for got := 0; got < len(b); {
 		k, e := netpoll.Pread(f, b[got:], off+int64(got))
 		switch {
@@ -114,16 +114,16 @@ func (cx *Ctx) copyFile(f netpoll.File, off, n int64) error {
 		case e != 0 || k == 0: // k == 0: the file was truncated since its size was taken
 			// As with sendfile, the client gets what there was, then the close that tells it
 			// the body is incomplete.
-			c.out.Filled(pool, b[:got])
-			c.out.Send(cx.ex.sender(), c.l.iov, &c.l.pool, nil)
-			cx.ex.close(ErrClosed)
+			c.Out.Filled(pool, b[:got])
+			c.Out.Send(cx.ex.Sender(), c.Loop.IOV, &c.Loop.Pool, nil)
+			cx.ex.Close(ErrClosed)
 			return ErrClosed
 		}
 		got += k
 	}
-	c.out.Filled(pool, b)
-	if cx.resp&rfChunked != 0 {
-		c.out.Write(pool, crlf)
+	c.Out.Filled(pool, b)
+	if cx.Resp&rfChunked != 0 {
+		c.Out.Write(pool, crlf)
 	}
 	return cx.send(nil)
 }

@@ -88,12 +88,12 @@ func (l *Loop) openGiven(fd int, remote netip.AddrPort) *ServedConn {
 		delete(l.given, int32(fd))
 		return nil // the poller refused it, and open closed it
 	}
-	return &ServedConn{l: l, fd: int32(fd), serial: c.serial}
+	return &ServedConn{l: l, fd: int32(fd), serial: c.Serial}
 }
 
 // givenRemote returns the peer address ServeConn was given for c, if any.
-func (c *conn) givenRemote() (netip.AddrPort, bool) {
-	a, ok := c.l.given[c.fd]
+func (c *Socket) givenRemote() (netip.AddrPort, bool) {
+	a, ok := c.Loop.given[c.FD]
 	return a, ok
 }
 
@@ -127,16 +127,16 @@ func (sc *ServedConn) Waiting() (parked bool, wait uint32, over bool) {
 // those ended before (Ctx.gen, which each end of a Suspend, Hold or Detach advances).
 func (sc *ServedConn) state() (parked bool, wait uint32, over bool) {
 	c := sc.l.conns[sc.fd]
-	if c == nil || c.serial != sc.serial || c.state == stClosed {
+	if c == nil || c.Serial != sc.serial || c.State == StClosed {
 		return false, 0, true
 	}
 	switch {
-	case c.state > stHandler: // after the request's handler
+	case c.State > StHandler: // after the request's handler
 		return false, 0, true
-	case c.state != stHandler: // waiting for a request: the first, or one after a request kept
+	case c.State != StHandler: // waiting for a request: the first, or one after a request kept
 		return false, 0, c.keepAlive // the connection alive, which a request's head sets
 	}
-	switch cx := c.cx; cx.state {
+	switch cx := c.Ctx; cx.State {
 	case ctxDetached:
 		return true, cx.gen, false
 	case ctxParked:

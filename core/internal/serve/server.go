@@ -19,6 +19,7 @@ type Server struct {
 	handler   Handler
 	opts      Options
 	tlsConfig *tls.Config // the configuration the loops serve TLS with, or nil (servertls.go)
+	mux       Multiplexer // the protocol besides HTTP/1.1 (HTTP/2), or nil
 
 	mu       sync.Mutex
 	loops    []*Loop
@@ -41,7 +42,7 @@ type Server struct {
 // NewServer returns a Server that runs h for every request, configured by o (whose zero value
 // works).
 func NewServer(h Handler, o Options) *Server {
-	s := &Server{handler: h, opts: o.normalize(), done: make(chan struct{}), ready: make(chan struct{})}
+	s := &Server{handler: h, opts: o.normalize(), mux: h2mux{}, done: make(chan struct{}), ready: make(chan struct{})}
 	s.lns = []*listening{{Listener: Listener{Addr: s.opts.Addr}, shared: -1}}
 	return s
 }
@@ -327,17 +328,17 @@ func (l *Loop) beginShutdown() {
 			continue
 		}
 		c.keepAlive = false
-		if c.cx != nil && c.cx.active() {
-			c.cx.wakeForShutdown()
+		if c.Ctx != nil && c.Ctx.Active() {
+			c.Ctx.WakeForShutdown()
 		}
-		switch c.state {
+		switch c.State {
 		case stIdle, stHead:
-			c.closeAfterOutput(false)
+			c.CloseAfterOutput(false)
 		case stDrain:
-			c.closeAfterOutput(true)
-		case stHandedOver:
+			c.CloseAfterOutput(true)
+		case StHandedOver:
 			hc := c.handed()
-			hc.callProtocol(func() { hc.p.Shutdown(hc) })
+			hc.CallProtocol(func() { hc.Proto.Shutdown(hc) })
 		}
 	}
 }
@@ -351,10 +352,10 @@ func (l *Loop) forceShutdown() {
 		if c == nil {
 			continue
 		}
-		if c.cx != nil && c.cx.active() && !c.isHanded() {
-			c.cx.clientGone(ErrShutdown)
+		if c.Ctx != nil && c.Ctx.Active() && !c.isHanded() {
+			c.Ctx.clientGone(ErrShutdown)
 		} else {
-			c.close(ErrShutdown)
+			c.Close(ErrShutdown)
 		}
 	}
 }

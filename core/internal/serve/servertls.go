@@ -129,7 +129,7 @@ func (cx *Ctx) TLS() *tls.ConnectionState {
 	if cx.ex == nil {
 		return nil
 	}
-	return cx.ex.tlsState()
+	return cx.ex.TLSState()
 }
 
 // Scheme returns the scheme the request came by: "https" over TLS, else "http". (A request
@@ -149,18 +149,18 @@ func (hc *Conn) TLS() *tls.ConnectionState {
 	if !hc.alive("TLS") {
 		return nil
 	}
-	return hc.ex.tlsState()
+	return hc.Exchange.TLSState()
 }
 
 // newTLS makes the loop's TLS transport.
 func (l *Loop) newTLS(config *tls.Config) *engine.TLS {
 	return engine.NewTLS(engine.TLSOptions{
-		Config: config, Log: l.log, Loop: l.id, Clock: &l.clk, Counts: &l.ctr.Counts,
+		Config: config, Log: l.Log, Loop: l.id, Clock: &l.Clk, Counts: &l.Ctr.Counts,
 		Plaintext: func(first []byte) []byte {
 			if !looksLikeHTTP(first) {
 				return nil
 			}
-			l.refused(400)
+			l.Refused(400)
 			return plainHTTPAnswer // as net/http answers
 		},
 	})

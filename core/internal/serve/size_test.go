@@ -14,7 +14,7 @@ import (
 // or an HTTP/2 stream, as an interface) beside the exchange's carrier (Ctx.cr), which the hot
 // paths reach without a call.
 func TestStructSizes(t *testing.T) {
-	if n := unsafe.Sizeof(conn{}); n > 144 {
+	if n := unsafe.Sizeof(Socket{}); n > 144 {
 		t.Errorf("conn is %d bytes; budget 144", n)
 	}
 	if n := unsafe.Sizeof(Ctx{}); n > 208 {
@@ -24,7 +24,7 @@ func TestStructSizes(t *testing.T) {
 	if n := unsafe.Sizeof(coro{}); n > 32 {
 		t.Errorf("coro is %d bytes; budget 32", n)
 	}
-	t.Logf("conn %d B, Ctx %d B, request %d B, bodyState %d B", unsafe.Sizeof(conn{}), unsafe.Sizeof(Ctx{}),
+	t.Logf("conn %d B, Ctx %d B, request %d B, bodyState %d B", unsafe.Sizeof(Socket{}), unsafe.Sizeof(Ctx{}),
 		unsafe.Sizeof(wire.Request{}), unsafe.Sizeof(bodyState{}))
 }
 
@@ -32,8 +32,8 @@ func TestStructSizes(t *testing.T) {
 // runTimer's alias.Outer finds the owner from its timer.
 func TestTimerOwnersFirst(t *testing.T) {
 	for name, off := range map[string]uintptr{
-		"conn.tm": unsafe.Offsetof(conn{}.tm), "Ctx.tm": unsafe.Offsetof(Ctx{}.tm), "Timer.t": unsafe.Offsetof(Timer{}.t),
-		"h2stream.carrier": unsafe.Offsetof(h2stream{}.carrier), "carrier.tm": unsafe.Offsetof(carrier{}.tm),
+		"conn.tm": unsafe.Offsetof(Socket{}.Timer), "Ctx.tm": unsafe.Offsetof(Ctx{}.tm), "Timer.t": unsafe.Offsetof(Timer{}.t),
+		"h2stream.Carrier": unsafe.Offsetof(h2stream{}.Carrier), "carrier.tm": unsafe.Offsetof(Carrier{}.Timer),
 	} {
 		if off != 0 {
 			t.Errorf("%s is at offset %d, not first", name, off)

@@ -22,17 +22,17 @@ const defaultStallThreshold = 200 * time.Millisecond
 
 // beginTurn marks the start of an iteration, at the loop clock's reading for it.
 func (l *Loop) beginTurn() {
-	l.sw.BeginTurn(l.clk.Now)
-	if countStats {
-		l.ctr.turns++
+	l.sw.BeginTurn(l.Clk.Now)
+	if CountStats {
+		l.Ctr.turns++
 	}
 }
 
 // endTurn marks the end of an iteration before the loop polls again: it reports a stall the
 // watchdog saw, and keeps the longest turn.
 func (l *Loop) endTurn() {
-	if n := l.sw.EndTurn(l.clk.Read()); n != nil {
-		l.sw.Report(n, l.log, l.id)
+	if n := l.sw.EndTurn(l.Clk.Read()); n != nil {
+		l.sw.Report(n, l.Log, l.id)
 	}
 }
 
@@ -54,15 +54,15 @@ func (l *Loop) nextApp() { l.sw.NextApp() }
 //
 //go:noinline
 func (l *Loop) noteStall(cx *Ctx) {
-	n := l.sw.EndApp(l.clk.Read())
+	n := l.sw.EndApp(l.Clk.Read())
 	if n == nil || cx == nil {
 		return // not the call that ran when the stall was seen, or no request's
 	}
 	if route := cx.routeName(); route != "" {
 		n.Serving = append(n.Serving, "route", route)
 	}
-	if cx.req.Arena != nil { // gone in a continuation
-		n.Serving = append(n.Serving, "method", string(cx.req.Bytes(cx.req.Method)), "path", string(cx.req.Bytes(cx.req.Path)))
+	if cx.Req.Arena != nil { // gone in a continuation
+		n.Serving = append(n.Serving, "method", string(cx.Req.Bytes(cx.Req.Method)), "path", string(cx.Req.Bytes(cx.Req.Path)))
 	}
 }
 
@@ -79,7 +79,7 @@ func (s *Server) watch(loops []*Loop, threshold time.Duration, stop <-chan struc
 type watchedLoop Loop
 
 func (w *watchedLoop) StallWatch() *engine.StallWatch { return &w.sw }
-func (w *watchedLoop) Now() int64                     { return w.clk.Elapsed() }
+func (w *watchedLoop) Now() int64                     { return w.Clk.Elapsed() }
 func (w *watchedLoop) Label() string                  { return w.label }
 
 // Turn has the loop run a turn, whose end reports the stall.

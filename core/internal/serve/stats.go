@@ -161,15 +161,15 @@ const nRefusals = len(refusalStatuses) + 1 // and Other
 // and the coroutines it switches into, which run while it waits), read on the loop by
 // snapshot, or after the loop has ended.
 type loopCounters struct {
-	accepted, requests, panics int64
+	accepted, Requests, panics int64
 	turns                      int64
 	engine.Counts              // the transports': bytes carried, TLS handshakes
 	refused                    [nRefusals]int64
 }
 
 // refused counts one of the server's own answers.
-func (l *Loop) refused(status int) {
-	if !countStats {
+func (l *Loop) Refused(status int) {
+	if !CountStats {
 		return
 	}
 	i := len(refusalStatuses) // Other
@@ -179,7 +179,7 @@ func (l *Loop) refused(status int) {
 			break
 		}
 	}
-	l.ctr.refused[i]++
+	l.Ctr.refused[i]++
 }
 
 // Stats returns the server's statistics: per loop, and their sum. It may be called from any
@@ -256,10 +256,10 @@ type statsAnswer struct {
 // snapshot copies the loop's counters and counts its connections by state. It runs on the
 // loop, or once the loop has ended (stopped).
 func (l *Loop) snapshot(stopped bool) LoopStats {
-	k := &l.ctr
+	k := &l.Ctr
 	ls := LoopStats{
 		Loop: l.id, AsOf: time.Now(), Stopped: stopped,
-		Accepted: k.accepted, Requests: k.requests, Panics: k.panics,
+		Accepted: k.accepted, Requests: k.Requests, Panics: k.panics,
 		BytesIn: k.BytesIn, BytesOut: k.BytesOut, Turns: k.turns,
 		TLSHandshakes: k.TLSDone, TLSHandshakeFailures: k.TLSFailed, TLSHandshakesAbandoned: k.TLSAbandoned,
 		Refused: Refusals{
@@ -270,7 +270,7 @@ func (l *Loop) snapshot(stopped bool) LoopStats {
 		},
 	}
 	for _, c := range l.conns {
-		if c != nil && c.state != stClosed {
+		if c != nil && c.State != StClosed {
 			l.countConn(&ls.Conns, c)
 		}
 	}
@@ -282,38 +282,29 @@ func (l *Loop) snapshot(stopped bool) LoopStats {
 }
 
 // countConn counts c in the state it is in.
-func (l *Loop) countConn(n *ConnStates, c *conn) {
+func (l *Loop) countConn(n *ConnStates, c *Socket) {
 	n.Open++
-	if c.secure() {
+	if c.Secure() {
 		n.TLS++
-		if c.tr().Handshaking(int(c.fd), c) {
+		if c.tr().Handshaking(int(c.FD), c) {
 			n.TLSHandshaking++
 		}
 	}
-	switch c.state {
-	case stHandedOver:
-		if h, ok := c.handed().p.(*h2conn); ok {
-			n.HTTP2++
-			for _, s := range h.streams {
-				n.Streams++
-				if s.state == stHandedOver {
-					continue // a WebSocket's (RFC 8441): open, not a parked request
-				}
-				if cx := s.cx; cx != nil && cx.state != ctxRunning && cx.state != ctxIdle && cx.state != ctxReturned {
-					n.ParkedStreams++
-				}
-			}
+	switch c.State {
+	case StHandedOver:
+		if sc, ok := c.handed().Proto.(StreamCounter); ok {
+			sc.CountStreams(n)
 			break
 		}
 		n.HandedOver++
-	case stHandler:
-		switch c.cx.state {
+	case StHandler:
+		switch c.Ctx.State {
 		case ctxRunning:
 			n.Running++
 		case ctxDetached, ctxDetachedReady:
 			n.Detached++
 		case ctxParked:
-			if c.cx.parkf&parkWorking != 0 {
+			if c.Ctx.parkf&parkWorking != 0 {
 				n.Working++
 			} else {
 				n.Parked++
@@ -323,17 +314,17 @@ func (l *Loop) countConn(n *ConnStates, c *conn) {
 		}
 	case stLinger:
 		n.Closing++
-	case stClosing:
-		if c.out.Size() > 0 {
+	case StClosing:
+		if c.Out.Size() > 0 {
 			n.Writing++
 		} else {
 			n.Closing++
 		}
 	default: // stIdle, stHead, stDrain
 		switch {
-		case c.out.Size() > 0:
+		case c.Out.Size() > 0:
 			n.Writing++
-		case c.state == stIdle:
+		case c.State == stIdle:
 			n.Idle++
 		default:
 			n.Reading++
@@ -390,6 +381,6 @@ func (t *LoopStats) add(ls *LoopStats) {
 
 // statsState is what a Loop keeps for Server.Stats.
 type statsState struct {
-	ctr       loopCounters
+	Ctr       loopCounters
 	lastStats atomic.Pointer[LoopStats] // the last copy, for a Stats call the loop does not answer in time
 }

@@ -2,6 +2,6 @@
 
 package serve
 
-// countStats says whether the loops count their statistics (Server.Stats): always, but in a
+// CountStats says whether the loops count their statistics (Server.Stats): always, but in a
 // build with the dwell_nostats tag, which the benchmarks use to measure what counting costs.
-const countStats = true
+const CountStats = true

@@ -117,7 +117,7 @@ func TestSlowReaderBoundsMemory(t *testing.T) {
 				t.Error(err)
 				break
 			}
-			peak = max(peak, c.cr.out.Size())
+			peak = max(peak, c.cr.Out.Size())
 		}
 		maxQueued <- peak
 	}, Options{WriteHighWater: hw})
@@ -318,12 +318,12 @@ func TestPipelinedFloodIsBounded(t *testing.T) {
 	var mu sync.Mutex
 	var maxOut int64
 	handled := 0
-	var flooded *conn
+	var flooded *Socket
 	_, addr := startServer(t, func(c *Ctx) {
 		mu.Lock()
-		maxOut = max(maxOut, c.cr.out.Size())
+		maxOut = max(maxOut, c.cr.Out.Size())
 		handled++
-		flooded = c.ex.(*conn)
+		flooded = c.ex.(*Socket)
 		mu.Unlock()
 		c.Write(bytes.Repeat([]byte("r"), 1000))
 	}, Options{WriteHighWater: hw})
@@ -341,7 +341,7 @@ func TestPipelinedFloodIsBounded(t *testing.T) {
 			return all
 		}
 		stalled := make(chan bool, 1)
-		cn.l.Post(func() { stalled <- cn.heldBack && cn.events&netpoll.WatchWrite != 0 })
+		cn.Loop.Post(func() { stalled <- cn.HeldBack && cn.events&netpoll.WatchWrite != 0 })
 		return <-stalled
 	})
 	mu.Lock()

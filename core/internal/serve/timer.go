@@ -15,7 +15,7 @@ type timer = engine.Timer
 // The owners of timers, as a timer's Kind.
 const (
 	timerConn   uint8 = iota + 1 // the first field of a conn (its carrier's)
-	timerStream                  // the first field of an h2stream (its carrier's)
+	TimerStream                  // the first field of a Multiplexer's stream (its Carrier's)
 	timerCtx                     // the first field of a Ctx
 	timerFunc                    // the first field of a Timer
 )
@@ -30,9 +30,9 @@ const (
 func (l *Loop) runTimer(t *timer) {
 	switch t.Kind {
 	case timerConn:
-		alias.Outer[conn](t).onDeadline(l)
-	case timerStream:
-		alias.Outer[h2stream](t).onDeadline(l)
+		alias.Outer[Socket](t).onDeadline(l)
+	case TimerStream:
+		l.srv.mux.Deadline(t, l)
 	case timerCtx:
 		alias.Outer[Ctx](t).onTimeout()
 	case timerFunc:
@@ -58,7 +58,7 @@ func (t *Timer) stop() bool {
 	if !t.t.Armed() {
 		return false
 	}
-	t.l.timers.Stop(&t.t)
+	t.l.Timers.Stop(&t.t)
 	return true
 }
 
@@ -72,7 +72,7 @@ func (l *Loop) AfterFunc(d time.Duration, f func()) *Timer {
 	l.mustBeOnLoop("Loop.AfterFunc")
 	t := &Timer{l: l, f: f}
 	t.t.Init(timerFunc)
-	l.timers.Set(&t.t, l.clk.Read()+int64(max(d, 0)))
+	l.Timers.Set(&t.t, l.Clk.Read()+int64(max(d, 0)))
 	return t
 }
 
@@ -84,5 +84,5 @@ func (t *Timer) Reset(d time.Duration) {
 }
 
 func (t *Timer) reset(d time.Duration) {
-	t.l.timers.Set(&t.t, t.l.clk.Read()+int64(max(d, 0)))
+	t.l.Timers.Set(&t.t, t.l.Clk.Read()+int64(max(d, 0)))
 }

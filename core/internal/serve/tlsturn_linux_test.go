@@ -35,9 +35,9 @@ func TestHandshakesWaitForOpenConnections(t *testing.T) {
 	first := make(chan place, 1)
 	s, addr := startTLS(t, pki, func(c *Ctx) {
 		if c.Path() == "/first" {
-			first <- place{int(c.ex.(*conn).fd), c.l}
+			first <- place{int(c.ex.(*Socket).FD), c.Loop}
 		}
-		c.WriteString(fmt.Sprintf("begun %d, queued %d", begun.Load(), c.l.tlsT.Queued()))
+		c.WriteString(fmt.Sprintf("begun %d, queued %d", begun.Load(), c.Loop.TLST.Queued()))
 	}, Options{TLSConfig: cfg, StallThreshold: -1, Loops: 1}) // one loop: one listening socket for the storm
 	open, r := tlsDial(t, addr, pki.clientConfig(0))
 	get := func(path string) string {

@@ -22,17 +22,17 @@ func (cx *Ctx) SetTrailer(name, value string) {
 	cx.check("SetTrailer")
 	checkName(name)
 	checkValue(name, value)
-	if cx.resp&rfFinished != 0 || notTrailer(name) {
+	if cx.Resp&RfFinished != 0 || notTrailer(name) {
 		return
 	}
 	r := cx.rare()
-	for i := 0; i < len(r.trailers); i += 2 {
-		if syntax.EqualFold(r.trailers[i], name) {
-			r.trailers[i+1] = value
+	for i := 0; i < len(r.TrailerSet); i += 2 {
+		if syntax.EqualFold(r.TrailerSet[i], name) {
+			r.TrailerSet[i+1] = value
 			return
 		}
 	}
-	r.trailers = append(r.trailers, name, value)
+	r.TrailerSet = append(r.TrailerSet, name, value)
 }
 
 // notTrailer reports whether a field may not be sent as a trailer (RFC 9110 §6.5.1: framing,
@@ -46,6 +46,6 @@ func notTrailer(name string) bool {
 }
 
 // hasTrailers reports whether the response has trailers to send.
-func (cx *Ctx) hasTrailers() bool {
-	return cx.x != nil && cx.x.rare != nil && len(cx.x.rare.trailers) > 0
+func (cx *Ctx) HasTrailers() bool {
+	return cx.Extra != nil && cx.Extra.Rare != nil && len(cx.Extra.Rare.TrailerSet) > 0
 }

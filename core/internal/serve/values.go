@@ -56,10 +56,10 @@ func (cx *Ctx) SetValue(key, val any) {
 // Value returns the value SetValue attached to the request under key, or nil.
 func (cx *Ctx) Value(key any) any {
 	cx.check("Value")
-	if cx.x == nil || cx.x.rare == nil {
+	if cx.Extra == nil || cx.Extra.Rare == nil {
 		return nil
 	}
-	r := cx.x.rare
+	r := cx.Extra.Rare
 	// The nodes are newer than the inline values: a node exists before the Context only once
 	// the slots are full, and the slots are moved into nodes when the Context is made.
 	if v, ok := lookupValue(r.values, key); ok {

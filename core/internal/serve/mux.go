@@ -1,0 +1,31 @@
+package serve
+
+// A Multiplexer is a protocol that may take a connection over from HTTP/1.1 before its first
+// request, by the connection's first bytes or the protocol TLS chose, and serve many requests
+// on it, each on an exchange of its own (a stream) with a Ctx as an HTTP/1.1 request has:
+// HTTP/2, which core gives every server (Server.SetMultiplexer). HTTP/1.1 asks it only until a
+// connection's first request has begun; the rest is the multiplexer's own, behind the
+// Protocol it hands the connection to, the Exchange of each stream, and the calls below.
+type Multiplexer interface {
+	// Chooses looks at in, the first bytes of c, which has begun no request, and reports
+	// whether c is not HTTP/1.1's to serve: the multiplexer has taken it over (Socket.HandOverTo),
+	// or may once more bytes have come, or has closed it.
+	Chooses(c *Socket, in []byte) bool
+	// MayBeDamagedPreface reports whether c, whose first line names no HTTP version at all, may
+	// be a client of the multiplexer's that HTTP/1.1 cannot answer: it is closed without a word.
+	MayBeDamagedPreface(c *Socket) bool
+	// NewLoop makes what the multiplexer keeps on loop l (Loop.Mux): its pools and buffers.
+	NewLoop(l *Loop) any
+	// Deadline is called when a timer of kind TimerStream is due: the timer of a stream's
+	// Carrier, the first field of the stream.
+	Deadline(t *timer, l *Loop)
+}
+
+// A StreamCounter is a handed-over connection's Protocol that serves requests on streams: it
+// counts itself and its streams in a loop's statistics (Server.Stats).
+type StreamCounter interface {
+	CountStreams(n *ConnStates)
+}
+
+// SetMultiplexer gives the server its multiplexer, before it listens.
+func (s *Server) SetMultiplexer(m Multiplexer) { s.mux = m }
