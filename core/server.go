@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/http2"
 	"github.com/dwellhttp/dwell/core/internal/serve"
 	"github.com/dwellhttp/dwell/internal/alias"
 )
@@ -36,12 +37,14 @@ type Server struct{ x serve.Server }
 // NewServer returns a Server that runs h for every request, configured by o (whose zero value
 // works).
 func NewServer(h Handler, o Options) *Server {
-	return alias.As[*Server](serve.NewServer(alias.As[serve.Handler](h), alias.As[serve.Options](o)))
+	s := serve.NewServer(alias.As[serve.Handler](h), alias.As[serve.Options](o))
+	s.SetMultiplexer(http2.New())
+	return alias.As[*Server](s)
 }
 
 // ListenAndServe serves h on addr with default options until the process ends.
 func ListenAndServe(addr string, h Handler) error {
-	return serve.ListenAndServe(addr, alias.As[serve.Handler](h))
+	return NewServer(h, Options{Addr: addr}).ListenAndServe()
 }
 
 // Waiting reports, asking the connection's loop, whether the handler of the connection's

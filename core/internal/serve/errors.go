@@ -106,3 +106,9 @@ func (c errCode) err() error {
 	}
 	return codedErrors[c]
 }
+
+// ErrTunnelRefused is the Done.Err (and the Refusal.Err given to Options.WriteRefusal) of an
+// HTTP/2 extended CONNECT whose handler answered 2xx without handing its stream over
+// (Ctx.HandOver): the server answered 501 Not Implemented in its place, since a 2xx would
+// tell the client that the tunnel it asked for was open.
+var ErrTunnelRefused = errors.New("dwell: this resource opens no tunnel for an extended CONNECT")

@@ -4,8 +4,6 @@ package serve
 
 import (
 	"net"
-	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -13,10 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/internal/bufpool"
+	"github.com/dwellhttp/dwell/internal/testclient"
 )
-
-// fixedStackStart is the GODEBUG setting under which new goroutines start with 2 KiB stacks.
-const fixedStackStart = "adaptivestackstart=0"
 
 // measureStallThreshold turns the stall detector off in the servers whose memory is measured.
 // On a loaded machine code that waits for a CPU can outlast the threshold, and what the
@@ -80,31 +76,11 @@ func parkedHeapStack(t *testing.T, n int, h Handler, parked *atomic.Int64, req s
 	return float64(dh) / float64(n), float64(ds) / float64(n)
 }
 
-// inProcessOfItsOwn reports whether the test is running in a process of its own with the
-// runtime's fixed 2 KiB stack start; if not, it runs the test so and reports false. Go starts
-// new goroutines with stacks sized to the average its last collection found (GODEBUG
-// adaptivestackstart), so in a process shared with other tests a footprint would depend on the
-// tests that ran before: it is dwell's own that is measured.
-func inProcessOfItsOwn(t *testing.T, name string) bool {
-	t.Helper()
-	if strings.Contains(os.Getenv("GODEBUG"), fixedStackStart) {
-		return true
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v")
-	cmd.Env = append(os.Environ(), "GODEBUG="+strings.TrimPrefix(os.Getenv("GODEBUG")+","+fixedStackStart, ","))
-	out, err := cmd.CombinedOutput()
-	t.Logf("in a process of its own:\n%s", out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return false
-}
-
 func TestParkedFootprint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
-	if !inProcessOfItsOwn(t, "TestParkedFootprint") {
+	if !testclient.InProcessOfItsOwn(t, "TestParkedFootprint") {
 		return
 	}
 	const poll = "GET /messages?after=0 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: Go-http-client/1.1\r\nAccept-Encoding: gzip\r\n\r\n"

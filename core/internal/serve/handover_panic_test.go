@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/dwellhttp/dwell/core/internal/h2"
 )
 
 // panicky is a Protocol that panics in the method named at (Receive: for any input but "ok"),
@@ -123,46 +121,6 @@ func TestProtocolPanic(t *testing.T) {
 			}
 			if n := p.closeds.Load(); n != 1 {
 				t.Fatalf("Closed called %d times", n)
-			}
-		})
-	}
-}
-
-// TestProtocolPanicH2: a panic in the Protocol of an HTTP/2 stream handed over (an extended
-// CONNECT's) resets that stream (INTERNAL_ERROR), its Closed hearing ErrProtocolPanic, and the
-// connection serves its other streams on (until the shutdown's end, in Shutdown's case).
-func TestProtocolPanicH2(t *testing.T) {
-	for _, at := range []string{"Receive", "Shutdown"} {
-		t.Run(at, func(t *testing.T) {
-			p := newPanicky(at)
-			s, addr := startServer(t, tunnelHandler(p, 0, nil), Options{})
-			c := dialH2(t, addr)
-			c.connect(1)
-			c.until("the answer to the CONNECT", func() bool { s := c.streams[1]; return s != nil && s.status != 0 })
-			c.get(3, "/hello")
-			if r := c.response(3); string(r.body) != "hello" {
-				t.Fatalf("the stream beside: %q", r.body)
-			}
-			if at == "Shutdown" {
-				go s.Shutdown(context.Background())
-			} else {
-				c.data(1, false, []byte("hi"))
-			}
-			if r := c.response(1); !r.rst || r.code != h2.InternalError {
-				t.Fatalf("the stream after the panic: end %v, reset %v (%v), body %q", r.end, r.rst, r.code, r.body)
-			}
-			if err := receive(t, "Closed", p.closed); err != ErrProtocolPanic {
-				t.Fatalf("Closed(%v)", err)
-			}
-			if at == "Shutdown" {
-				if code := c.connError(); code != h2.NoError {
-					t.Fatalf("GOAWAY %v after the shutdown", code)
-				}
-				return
-			}
-			c.get(5, "/hello")
-			if r := c.response(5); string(r.body) != "hello" {
-				t.Fatalf("a stream after the panic: %q", r.body)
 			}
 		})
 	}

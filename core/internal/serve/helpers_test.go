@@ -16,11 +16,20 @@ import (
 // startServer serves h on a free loopback port for the duration of the test.
 func startServer(t testing.TB, h Handler, o Options) (*Server, string) {
 	t.Helper()
+	return startServerMux(t, h, o, nil)
+}
+
+// startServerMux is startServer with mux as the server's Multiplexer.
+func startServerMux(t testing.TB, h Handler, o Options, mux Multiplexer) (*Server, string) {
+	t.Helper()
 	o.Addr = "127.0.0.1:0"
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := NewServer(h, o)
+	if mux != nil {
+		s.SetMultiplexer(mux)
+	}
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
 	}

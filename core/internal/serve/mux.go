@@ -14,6 +14,8 @@ type Multiplexer interface {
 	// MayBeDamagedPreface reports whether c, whose first line names no HTTP version at all, may
 	// be a client of the multiplexer's that HTTP/1.1 cannot answer: it is closed without a word.
 	MayBeDamagedPreface(c *Socket) bool
+	// ALPN is the protocol name a TLS client chooses the multiplexer by ("h2").
+	ALPN() string
 	// NewLoop makes what the multiplexer keeps on loop l (Loop.Mux): its pools and buffers.
 	NewLoop(l *Loop) any
 	// Deadline is called when a timer of kind TimerStream is due: the timer of a stream's

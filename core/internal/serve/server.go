@@ -42,7 +42,7 @@ type Server struct {
 // NewServer returns a Server that runs h for every request, configured by o (whose zero value
 // works).
 func NewServer(h Handler, o Options) *Server {
-	s := &Server{handler: h, opts: o.normalize(), mux: h2mux{}, done: make(chan struct{}), ready: make(chan struct{})}
+	s := &Server{handler: h, opts: o.normalize(), done: make(chan struct{}), ready: make(chan struct{})}
 	s.lns = []*listening{{Listener: Listener{Addr: s.opts.Addr}, shared: -1}}
 	return s
 }

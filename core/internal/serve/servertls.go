@@ -53,8 +53,14 @@ func (s *Server) prepareTLS() error {
 	if len(cfg.Certificates) == 0 && cfg.GetCertificate == nil && cfg.GetConfigForClient == nil {
 		return errors.New("dwell: TLSConfig has no certificate (Certificates, GetCertificate or GetConfigForClient)")
 	}
-	h2 := !s.opts.DisableHTTP2
-	serverDefaults(cfg, h2)
+	var mux, served string // the multiplexer's ALPN name, and whether it is served
+	if s.mux != nil {
+		mux = s.mux.ALPN()
+		if !s.opts.DisableHTTP2 {
+			served = mux
+		}
+	}
+	serverDefaults(cfg, mux, served)
 	if get := cfg.GetConfigForClient; get != nil {
 		// The configuration a handshake gets from the application's callback replaces this one
 		// whole: it gets the same defaults, on a copy, since the callback may return the same
@@ -65,7 +71,7 @@ func (s *Server) prepareTLS() error {
 				return c, err
 			}
 			c = c.Clone()
-			serverDefaults(c, h2)
+			serverDefaults(c, mux, served)
 			return c, nil
 		}
 	}
@@ -75,8 +81,9 @@ func (s *Server) prepareTLS() error {
 }
 
 // serverDefaults fills in what cfg leaves to the defaults with dwell's, and reduces its ALPN
-// protocols to those the server speaks: "h2" first when it serves HTTP/2 (h2), then "http/1.1",
-// then any others of cfg's (a protocol a handler serves itself, such as "acme-tls/1").
+// protocols to those the server speaks: its multiplexer's first when it serves it (served: "h2"
+// for HTTP/2), then "http/1.1", then any others of cfg's but the multiplexer's (mux) — a
+// protocol a handler serves itself, such as "acme-tls/1".
 //
 // crypto/tls's own defaults for TLS 1.2 include CBC cipher suites (ECDHE with AES-CBC and
 // SHA-1), which scanners report as obsolete and as LUCKY13's target. dwell's are Mozilla's
@@ -88,7 +95,7 @@ func (s *Server) prepareTLS() error {
 // 1.2 is crypto/tls's own default too, but set here it holds whatever GODEBUG says
 // (tls10server=1 would enable TLS 1.0 and 1.1, which have none of these suites). A field the
 // application set is its choice and is kept.
-func serverDefaults(cfg *tls.Config, h2 bool) {
+func serverDefaults(cfg *tls.Config, mux, served string) {
 	if cfg.MinVersion == 0 {
 		cfg.MinVersion = tls.VersionTLS12
 	}
@@ -96,11 +103,11 @@ func serverDefaults(cfg *tls.Config, h2 bool) {
 		cfg.CipherSuites = slices.Clone(tls12CipherSuites)
 	}
 	protos := []string{"http/1.1"}
-	if h2 {
-		protos = []string{"h2", "http/1.1"}
+	if served != "" {
+		protos = []string{served, "http/1.1"}
 	}
 	for _, p := range cfg.NextProtos {
-		if p != "h2" && !slices.Contains(protos, p) {
+		if p != mux && !slices.Contains(protos, p) {
 			protos = append(protos, p)
 		}
 	}

@@ -32,8 +32,8 @@ func TestStructSizes(t *testing.T) {
 // runTimer's alias.Outer finds the owner from its timer.
 func TestTimerOwnersFirst(t *testing.T) {
 	for name, off := range map[string]uintptr{
-		"conn.tm": unsafe.Offsetof(Socket{}.Timer), "Ctx.tm": unsafe.Offsetof(Ctx{}.tm), "Timer.t": unsafe.Offsetof(Timer{}.t),
-		"h2stream.Carrier": unsafe.Offsetof(h2stream{}.Carrier), "carrier.tm": unsafe.Offsetof(Carrier{}.Timer),
+		"Socket.Timer": unsafe.Offsetof(Socket{}.Timer), "Ctx.tm": unsafe.Offsetof(Ctx{}.tm), "Timer.t": unsafe.Offsetof(Timer{}.t),
+		"Carrier.Timer": unsafe.Offsetof(Carrier{}.Timer),
 	} {
 		if off != 0 {
 			t.Errorf("%s is at offset %d, not first", name, off)

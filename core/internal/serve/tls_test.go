@@ -286,7 +286,7 @@ func TestTLSALPN(t *testing.T) {
 			Certificates: []tls.Certificate{p.cert(t, "localhost", false, "localhost")},
 			NextProtos:   []string{"acme-tls/1", "h2"},
 		}
-		_, addr := startTLS(t, p, tlsInfo, Options{TLSConfig: cfg, DisableHTTP2: tc.disable})
+		_, addr := startTLSOffering(t, p, tlsInfo, Options{TLSConfig: cfg, DisableHTTP2: tc.disable})
 		cc := p.clientConfig(0)
 		cc.NextProtos = tc.client
 		c, err := tls.Dial("tcp", addr, cc)

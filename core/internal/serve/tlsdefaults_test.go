@@ -193,7 +193,7 @@ func TestTLSConfigForClientDefaults(t *testing.T) {
 		}
 		return strict, nil
 	}}
-	_, addr := startTLS(t, p, helloHandler, Options{TLSConfig: cfg})
+	_, addr := startTLSOffering(t, p, helloHandler, Options{TLSConfig: cfg})
 	client := func(name string, suites ...uint16) *tls.Config {
 		cc := p.suiteClient(suites...)
 		cc.ServerName = name

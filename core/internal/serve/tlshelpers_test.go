@@ -102,6 +102,25 @@ func startTLS(t testing.TB, p *testPKI, h Handler, o Options) (*Server, string) 
 	return startServer(t, h, o)
 }
 
+// startTLSOffering is startTLS on a server whose Multiplexer is only a name TLS offers, "h2"
+// (alpnOnly): the ALPN rules are serve's, whatever the protocol.
+func startTLSOffering(t testing.TB, p *testPKI, h Handler, o Options) (*Server, string) {
+	t.Helper()
+	if o.TLSConfig == nil {
+		o.TLSConfig = &tls.Config{Certificates: []tls.Certificate{p.cert(t, "localhost", false, "localhost")}}
+	}
+	return startServerMux(t, h, o, alpnOnly{})
+}
+
+// alpnOnly is a Multiplexer that TLS offers as "h2" and that takes no connection over.
+type alpnOnly struct{}
+
+func (alpnOnly) Chooses(*Socket, []byte) bool     { return false }
+func (alpnOnly) MayBeDamagedPreface(*Socket) bool { return false }
+func (alpnOnly) ALPN() string                     { return "h2" }
+func (alpnOnly) NewLoop(*Loop) any                { return nil }
+func (alpnOnly) Deadline(*timer, *Loop)           {}
+
 // clientConfig trusts the CA and speaks version v (0: any).
 func (p *testPKI) clientConfig(v uint16) *tls.Config {
 	return &tls.Config{RootCAs: p.pool, ServerName: "localhost", MinVersion: v, MaxVersion: v}

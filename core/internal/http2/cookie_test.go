@@ -1,15 +1,17 @@
-package serve
+package http2
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/dwellhttp/dwell/core/internal/serve"
 )
 
 // TestH2CookieCrumbs: the crumbs of a cookie, each a field of its own (RFC 9113 §8.2.3), and
 // wherever they are among the other fields, reach the handler as one Cookie field joined with
 // "; " in their order.
 func TestH2CookieCrumbs(t *testing.T) {
-	_, addr := startServer(t, func(c *Ctx) {
+	_, addr := startServer(t, func(c *serve.Ctx) {
 		var n int
 		for name := range c.Headers() {
 			if strings.EqualFold(name, "cookie") {
@@ -18,7 +20,7 @@ func TestH2CookieCrumbs(t *testing.T) {
 		}
 		c.WriteString(c.Header("Cookie") + " " + c.Header("Accept"))
 		c.SetHeader("X-Cookies", strings.Repeat("c", n))
-	}, Options{})
+	}, serve.Options{})
 	c := dialH2(t, addr)
 	c.request(1, true, ":method", "GET", ":scheme", "http", ":authority", "h", ":path", "/",
 		"cookie", "a=1", "accept", "*/*", "cookie", "b=2", "cookie", "c=3")

@@ -1,9 +1,10 @@
-package serve
+package http2
 
 import (
 	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/h2"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
+	"github.com/dwellhttp/dwell/core/internal/serve"
 )
 
 // A stream's output: its write queue holds the response as an HTTP/1.1 connection's does, and
@@ -138,7 +139,7 @@ func (s *h2stream) HighWater() int64 { return max(int64(s.Loop.Opts.WriteHighWat
 func (s *h2stream) Flush() {
 	progressed, err := s.Out.Send(s.Sender(), s.Loop.IOV, &s.Loop.Pool, nil)
 	if err != nil {
-		s.Close(ErrClosed)
+		s.Close(serve.ErrClosed)
 		return
 	}
 	s.AfterSend(progressed)
@@ -150,7 +151,7 @@ func (s *h2stream) AfterSend(progressed bool) {
 		s.Close(nil) // its output is out, and it was closing
 		return
 	}
-	if s.State == StHandedOver {
+	if s.State == serve.StHandedOver {
 		s.hc.DrainedCheck()
 	}
 }
@@ -161,16 +162,16 @@ func (s *h2stream) UpdateInterest() {}
 
 // settle ends a turn of the stream's: its queued output is framed as far as it may be.
 func (s *h2stream) settle() {
-	if s.State != StClosed && s.Out.Size() > 0 {
+	if s.State != serve.StClosed && s.Out.Size() > 0 {
 		s.Flush()
 	}
 }
 
 // waitWritable parks the handler cx until the stream may send more, for a write that goes on
 // from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
-func (s *h2stream) WaitWritable(cx *Ctx) error {
+func (s *h2stream) WaitWritable(cx *serve.Ctx) error {
 	s.ArmWriteDeadline()
-	return cx.ParkOnConn(ParkWrite)
+	return cx.ParkOnConn(serve.ParkWrite)
 }
 
 // finish ends the stream as its close: END_STREAM after a whole response, RST_STREAM after a cut
@@ -182,9 +183,9 @@ func (s *h2stream) WaitWritable(cx *Ctx) error {
 func (s *h2stream) finish() {
 	switch {
 	case s.h.closed || s.rst:
-	case s.Ending == CloseFailed:
+	case s.Ending == serve.CloseFailed:
 		s.sendRST(h2.InternalError)
-	case s.Ending == CloseReset || !s.ended && (s.Ctx != nil && s.Ctx.Active() && !s.isHanded() || s.Out.Size() > 0):
+	case s.Ending == serve.CloseReset || !s.ended && (s.Ctx != nil && s.Ctx.Active() && !s.isHanded() || s.Out.Size() > 0):
 		s.sendRST(h2.Cancel) // cut: its handler is under way, or its output was never sent
 	default:
 		if s.trailers != nil && !s.ended {

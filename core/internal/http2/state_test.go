@@ -1,10 +1,11 @@
-package serve
+package http2
 
 import (
 	"io"
 	"testing"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/core/internal/serve"
 )
 
 // A stream's error never costs the connection its state: the frames behind the one that was
@@ -12,7 +13,7 @@ import (
 // HPACK table stays the client's.
 
 // echoFieldHandler answers with the value of the request's X-A field.
-func echoFieldHandler(c *Ctx) {
+func echoFieldHandler(c *serve.Ctx) {
 	c.WriteString("x-a=" + c.Header("X-A"))
 }
 
@@ -98,7 +99,7 @@ func TestH2StreamErrorKeepsState(t *testing.T) {
 		}, h2.StreamClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, addr := startServer(t, func(c *Ctx) {
+			_, addr := startServer(t, func(c *serve.Ctx) {
 				if c.Method() == "POST" {
 					// Stream 1 of the trailers: it waits, so that its stream is still the
 					// client's to end, until its error resets it.
@@ -107,7 +108,7 @@ func TestH2StreamErrorKeepsState(t *testing.T) {
 					return
 				}
 				echoFieldHandler(c)
-			}, Options{})
+			}, serve.Options{})
 			c := dialH2(t, addr)
 			tc.send(c)
 			r3 := c.response(3)

@@ -1,7 +1,8 @@
-package serve
+package http2
 
 import (
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/core/internal/serve"
 )
 
 // An HTTP/2 stream is a request. Its Ctx is served exactly as an HTTP/1.1 request's is: the
@@ -17,7 +18,7 @@ import (
 // An h2stream is one stream. Its carrier comes first, so that the carrier's timer is the
 // stream's (see timer).
 type h2stream struct {
-	Carrier
+	serve.Carrier
 	h       *h2conn
 	id      uint32
 	st      h2.StreamState
@@ -37,8 +38,8 @@ type h2stream struct {
 	released  bool   // the stream is over; it goes back to the loop once no Ctx holds it
 	trailers  []byte // the response's trailers, encoded, which end the stream (setTrailers)
 
-	protocol string // an extended CONNECT's :protocol (RFC 8441), or ""
-	hc       *Conn  // the Protocol's side, once an extended CONNECT has handed the stream over
+	protocol string      // an extended CONNECT's :protocol (RFC 8441), or ""
+	hc       *serve.Conn // the Protocol's side, once an extended CONNECT has handed the stream over
 }
 
 // Streams are the loop's, reused: a stream goes back once it is over and it is no Ctx's — a
@@ -47,7 +48,7 @@ type h2stream struct {
 // Ctx is given back.
 
 // getStream takes a stream from the loop's pool, or makes one.
-func getStream(l *Loop) *h2stream {
+func getStream(l *serve.Loop) *h2stream {
 	if n := len(h2loop(l).h2free); n > 0 {
 		s := h2loop(l).h2free[n-1]
 		h2loop(l).h2free[n-1] = nil
@@ -61,7 +62,7 @@ func getStream(l *Loop) *h2stream {
 // recycle gives a released stream back to the loop once it is closed and no Ctx's. The stream
 // stays as it is, closed, until getStream takes it: its closer may still be reading it.
 func (s *h2stream) recycle() {
-	if !s.released || s.State != StClosed || s.Ctx != nil {
+	if !s.released || s.State != serve.StClosed || s.Ctx != nil {
 		return
 	}
 	s.released = false // once
@@ -95,7 +96,7 @@ func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	h.streams[id] = s
 	l.Serial++
 	s.Serial, s.Loop = l.Serial, l
-	s.Timer.Init(TimerStream)
+	s.Timer.Init(serve.TimerStream)
 
 	cx := l.GetCtx(s, &s.Carrier, h.c.Via)
 	r := &cx.Req
@@ -103,7 +104,7 @@ func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	if rej := b.Finish(r, l.Opts.AllowCONNECT); rej != nil {
 		r.Arena = nil
 		l.PutCtx(cx)
-		s.State = StClosed
+		s.State = serve.StClosed
 		h.answer(id, rej.Status)
 		s.ended = true
 		s.release()
@@ -112,20 +113,20 @@ func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	if end && r.ContentLength > 0 {
 		r.Arena = nil
 		l.PutCtx(cx)
-		s.State = StClosed
+		s.State = serve.StClosed
 		s.reset(h2.ProtocolError) // a body declared and none sent: malformed (RFC 9113 §8.1.1)
 		s.release()
 		return
 	}
 	s.declared = r.ContentLength
-	if CountStats {
+	if serve.CountStats {
 		l.Ctr.Requests++
 	}
 	head := r.Arena
 	fields := b.Fields
 	cx.Body.Begin(l, r)
-	if !end && cx.Body.Kind == BodyNone && r.ContentLength < 0 {
-		cx.Body.Kind = BodyStream
+	if !end && cx.Body.Kind == serve.BodyNone && r.ContentLength < 0 {
+		cx.Body.Kind = serve.BodyStream
 		cx.Body.Remaining = -1 // no limit left to count down, unless there is one
 		if max := l.Opts.MaxBodyBytes; max > 0 {
 			cx.Body.Remaining = max
@@ -135,7 +136,7 @@ func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	r.DecodePath()
 	h2loop(l).h2headBuf, l.Fields = head[:0], fields[:0] // kept as grown, for the next head
 
-	s.State = StHandler
+	s.State = serve.StHandler
 	s.Ctx = cx
 	cx.Begin()
 	h.starting = append(h.starting, h2start{s, s.Serial})
@@ -151,10 +152,10 @@ type h2start struct {
 // run runs the stream's handler, unless the stream ended before it could start.
 func (st h2start) run() {
 	s := st.s
-	if s.Serial != st.serial || s.State != StHandler || s.Ctx == nil || s.Ctx.State != CtxIdle {
+	if s.Serial != st.serial || s.State != serve.StHandler || s.Ctx == nil || s.Ctx.State != serve.CtxIdle {
 		return
 	}
-	s.Loop.TurnLeft = MaxPipelined
+	s.Loop.TurnLeft = serve.MaxPipelined
 	s.Loop.RunHandler(s.Ctx, nil, nil)
 	s.settle()
 }
@@ -172,14 +173,14 @@ func (s *h2stream) receive(data []byte, end bool) error {
 		s.remoteEnd = true
 	}
 	cx := s.Ctx
-	handed := s.State == StHandedOver // its DATA is a Protocol's (handOver)
+	handed := s.State == serve.StHandedOver // its DATA is a Protocol's (handOver)
 	switch {
 	case len(data) == 0:
 	case s.draining || cx == nil && !handed:
 		// No handler reads it any more: counted as read.
 		s.h.consumed(uint32(len(data)))
 		s.consumed(uint32(len(data)))
-	case !handed && cx.Body.Kind == BodyNone:
+	case !handed && cx.Body.Kind == serve.BodyNone:
 		s.h.consumed(uint32(len(data)))
 		return &h2.StreamError{StreamID: s.id, Code: h2.ProtocolError, Reason: "DATA on a request that ended with its head"}
 	default:
@@ -195,7 +196,7 @@ func (s *h2stream) receive(data []byte, end bool) error {
 	}
 	if s.draining {
 		s.drained += int64(len(data))
-		if s.remoteEnd || s.drained > DrainMax {
+		if s.remoteEnd || s.drained > serve.DrainMax {
 			s.endDrain()
 		}
 		return nil
@@ -205,7 +206,7 @@ func (s *h2stream) receive(data []byte, end bool) error {
 		s.Loop.Pending = append(s.Loop.Pending, s)
 		return nil
 	}
-	if s.State == StHandler && cx != nil && (cx.ParkedOn(ParkRead) || cx.ParkedOn(ParkBody)) {
+	if s.State == serve.StHandler && cx != nil && (cx.ParkedOn(serve.ParkRead) || cx.ParkedOn(serve.ParkBody)) {
 		cx.Wake(nil)
 	}
 	return nil
@@ -217,11 +218,11 @@ func (s *h2stream) receive(data []byte, end bool) error {
 // What the protocol does not take is not counted as read: it is given again with what arrives
 // next, and the stream's window holds the client back meanwhile.
 func (s *h2stream) readHandedStream() {
-	if s.State != StHandedOver || len(s.rbuf) == s.roff && !s.remoteEnd {
+	if s.State != serve.StHandedOver || len(s.rbuf) == s.roff && !s.remoteEnd {
 		return
 	}
-	if hc := s.hc; hc.Is(HcPaused) {
-		hc.Set(HcUnread) // ResumeReading reads it
+	if hc := s.hc; hc.Is(serve.HcPaused) {
+		hc.Set(serve.HcUnread) // ResumeReading reads it
 		return
 	}
 	if s.HeldBack || s.Out.Size() > s.HighWater() {
@@ -233,12 +234,12 @@ func (s *h2stream) readHandedStream() {
 		hc := s.hc
 		used := 0
 		hc.CallProtocol(func() { used = hc.Proto.Receive(hc, in) })
-		if s.State == StClosed {
+		if s.State == serve.StClosed {
 			return
 		}
 		used = min(max(used, 0), len(in))
 		if used == 0 && len(in) >= h2StreamWindow {
-			s.Close(ErrInputFull) // the window is full: nothing more can come
+			s.Close(serve.ErrInputFull) // the window is full: nothing more can come
 			return
 		}
 		s.consume(used)
@@ -247,8 +248,8 @@ func (s *h2stream) readHandedStream() {
 		s.HeldBack = true
 	}
 	s.settle()
-	if s.remoteEnd && s.State != StClosed {
-		s.Close(ErrClosed) // the client ended its input: what it sent has been given, and answered
+	if s.remoteEnd && s.State != serve.StClosed {
+		s.Close(serve.ErrClosed) // the client ended its input: what it sent has been given, and answered
 	}
 }
 
@@ -303,8 +304,8 @@ func (s *h2stream) peerReset() {
 
 // end closes the stream, which releases it — or releases a stream closed already, draining.
 func (s *h2stream) end() {
-	if s.State != StClosed {
-		s.Close(ErrClosed)
+	if s.State != serve.StClosed {
+		s.Close(serve.ErrClosed)
 	} else if s.draining {
 		s.release()
 	}
@@ -321,7 +322,7 @@ func (s *h2stream) endDrain() {
 
 // writable lets a stream waiting to send go on: its queue is written, or its parked writer woken.
 func (s *h2stream) writable() {
-	if s.State != StClosed {
+	if s.State != serve.StClosed {
 		s.Flush()
 	}
 }

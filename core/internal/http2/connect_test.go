@@ -1,4 +1,4 @@
-package serve
+package http2
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/core/internal/serve"
 )
 
 // The extended CONNECT of RFC 8441: a stream handed over (HandOver) as a connection would be.
@@ -13,8 +14,8 @@ import (
 // tunnelHandler hands an extended CONNECT's stream over to p, after checking that the request
 // is served as the GET it stands for; other requests get "hello". A HandOver error is answered
 // 500 with its text, and sent on errc.
-func tunnelHandler(p Protocol, status int, errc chan<- error) Handler {
-	return func(c *Ctx) {
+func tunnelHandler(p serve.Protocol, status int, errc chan<- error) serve.Handler {
+	return func(c *serve.Ctx) {
 		if c.Seam().ConnectProtocol() == "" {
 			if c.Path() == "/tunnel" {
 				_, err := c.HandOver(p)
@@ -66,7 +67,7 @@ func (c *h2client) connectTo(id uint32, path string) {
 // the connection serves other streams meanwhile and after.
 func TestH2ExtendedConnect(t *testing.T) {
 	p := newEcho("> ")
-	_, addr := startServer(t, tunnelHandler(p, 0, nil), Options{})
+	_, addr := startServer(t, tunnelHandler(p, 0, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.connect(1)
 	c.until("the answer to the CONNECT", func() bool { s := c.streams[1]; return s != nil && s.status != 0 })
@@ -113,7 +114,7 @@ func TestH2ExtendedConnect(t *testing.T) {
 func TestH2ExtendedConnectClientEnds(t *testing.T) {
 	for _, reset := range []bool{false, true} {
 		p := newEcho("> ")
-		_, addr := startServer(t, tunnelHandler(p, 0, nil), Options{})
+		_, addr := startServer(t, tunnelHandler(p, 0, nil), serve.Options{})
 		c := dialH2(t, addr)
 		c.connect(1)
 		if reset {
@@ -126,7 +127,7 @@ func TestH2ExtendedConnectClientEnds(t *testing.T) {
 				t.Fatalf("END_STREAM: reset %v, body %q", r.rst, r.body)
 			}
 		}
-		if err := receive(t, "Closed", p.closed); !errors.Is(err, ErrClosed) {
+		if err := receive(t, "Closed", p.closed); !errors.Is(err, serve.ErrClosed) {
 			t.Fatalf("reset %v: Closed(%v)", reset, err)
 		}
 		c.get(3, "/hello")
@@ -140,7 +141,7 @@ func TestH2ExtendedConnectClientEnds(t *testing.T) {
 // connection's, and the connection closes after the stream's end.
 func TestH2ExtendedConnectShutdown(t *testing.T) {
 	p := newEcho("> ")
-	s, addr := startServer(t, tunnelHandler(p, 0, nil), Options{})
+	s, addr := startServer(t, tunnelHandler(p, 0, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.connect(1)
 	c.until("the answer", func() bool { s := c.streams[1]; return s != nil && s.status != 0 })
@@ -165,24 +166,24 @@ func TestH2ExtendedConnectShutdown(t *testing.T) {
 // client that sends one anyway has its stream refused as malformed.
 func TestH2ExtendedConnectRefused(t *testing.T) {
 	errc := make(chan error, 1)
-	_, addr := startServer(t, tunnelHandler(newEcho(""), 0, errc), Options{})
+	_, addr := startServer(t, tunnelHandler(newEcho(""), 0, errc), serve.Options{})
 	c := dialH2(t, addr)
 	c.get(1, "/tunnel")
-	if err := receive(t, "HandOver's error", errc); !errors.Is(err, ErrHandOverHTTP2) {
+	if err := receive(t, "HandOver's error", errc); !errors.Is(err, serve.ErrHandOverHTTP2) {
 		t.Fatalf("HandOver of a GET's stream: %v", err)
 	}
 
-	_, addr = startServer(t, tunnelHandler(newEcho(""), 101, errc), Options{})
+	_, addr = startServer(t, tunnelHandler(newEcho(""), 101, errc), serve.Options{})
 	c = dialH2(t, addr)
 	c.connect(1)
-	if err := receive(t, "HandOver's error", errc); !errors.Is(err, ErrHandOverTunnel) {
+	if err := receive(t, "HandOver's error", errc); !errors.Is(err, serve.ErrHandOverTunnel) {
 		t.Fatalf("HandOver with 101: %v", err)
 	}
 	if r := c.response(1); r.status != 500 {
 		t.Fatalf("after the refused HandOver: %d", r.status)
 	}
 
-	_, addr = startServer(t, tunnelHandler(newEcho(""), 0, nil), Options{DisableConnectProtocol: true})
+	_, addr = startServer(t, tunnelHandler(newEcho(""), 0, nil), serve.Options{DisableConnectProtocol: true})
 	c = dialH2(t, addr)
 	c.until("the server's SETTINGS", func() bool { return c.settings != nil })
 	if _, ok := c.settings[h2.SettingEnableConnectProtocol]; ok {
@@ -203,11 +204,11 @@ func TestH2ExtendedConnectRefused(t *testing.T) {
 func TestH2ExtendedConnectNotHandedOver(t *testing.T) {
 	p := newEcho("> ")
 	streamErr := make(chan error, 1)
-	done := make(chan Done, 1)
-	_, addr := startServer(t, func(c *Ctx) {
+	done := make(chan serve.Done, 1)
+	_, addr := startServer(t, func(c *serve.Ctx) {
 		switch c.Path() {
 		case "/hello":
-			c.OnDone(func(d Done) { done <- d })
+			c.OnDone(func(d serve.Done) { done <- d })
 			c.WriteString("Hello World")
 		case "/nothing":
 		case "/created":
@@ -236,7 +237,7 @@ func TestH2ExtendedConnectNotHandedOver(t *testing.T) {
 				t.Errorf("HandOver: %v", err)
 			}
 		}
-	}, Options{})
+	}, serve.Options{})
 	c := dialH2(t, addr)
 	id := uint32(1)
 	for _, path := range []string{"/hello", "/nothing", "/created", "/length", "/stream"} {
@@ -248,10 +249,10 @@ func TestH2ExtendedConnectNotHandedOver(t *testing.T) {
 		}
 		id += 2
 	}
-	if d := receive(t, "the refused request's end", done); d.Status != 501 || d.Err != ErrTunnelRefused {
+	if d := receive(t, "the refused request's end", done); d.Status != 501 || d.Err != serve.ErrTunnelRefused {
 		t.Errorf("the refused request ended with %d, %v", d.Status, d.Err)
 	}
-	if err := receive(t, "the streaming handler's error", streamErr); !errors.Is(err, ErrClosed) {
+	if err := receive(t, "the streaming handler's error", streamErr); !errors.Is(err, serve.ErrClosed) {
 		t.Errorf("the streaming handler's write after the refusal: %v", err)
 	}
 	c.connectTo(id, "/forbidden")

@@ -1,9 +1,10 @@
-package serve
+package http2
 
 import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/core/internal/serve"
 )
 
 // TestH2PathForms: a request's :path is origin-form, or * for OPTIONS (RFC 9113 §8.3.1). An
@@ -11,9 +12,9 @@ import (
 // against it, is malformed: its stream is reset (PROTOCOL_ERROR) before any handler sees it, as
 // is * for another method, and the connection goes on serving — OPTIONS * among the rest.
 func TestH2PathForms(t *testing.T) {
-	_, addr := startServer(t, func(c *Ctx) {
+	_, addr := startServer(t, func(c *serve.Ctx) {
 		c.WriteString(c.Method() + " " + c.Target() + " for " + c.Host())
-	}, Options{})
+	}, serve.Options{})
 	c := dialH2(t, addr)
 	c.request(1, true, ":method", "GET", ":scheme", "http", ":authority", "localhost", ":path", "http://evil.example/x")
 	if r := c.response(1); !r.rst || r.code != h2.ProtocolError || r.status != 0 {

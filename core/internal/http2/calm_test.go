@@ -1,10 +1,11 @@
-package serve
+package http2
 
 import (
 	"strconv"
 	"testing"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/core/internal/serve"
 )
 
 // The allowance of frames that carry no request (h2.Calm.go): what real clients send while a
@@ -46,7 +47,7 @@ func TestH2LongDownload(t *testing.T) {
 	const size = 16 << 20 // 1,024 frames of 16 KiB: over h2.CalmMax window updates at every frame
 	for _, every := range []bool{true, false} {
 		t.Run("every frame "+strconv.FormatBool(every), func(t *testing.T) {
-			_, addr := startServer(t, h2Handler(nil, nil), Options{})
+			_, addr := startServer(t, h2Handler(nil, nil), serve.Options{})
 			c := dialH2(t, addr)
 			c.get(1, "/big?n="+strconv.Itoa(size))
 			r := c.readGranting(1, h2.DefaultWindow, every)
@@ -66,7 +67,7 @@ func TestH2LongDownload(t *testing.T) {
 // half is read: the connection serves it to the end.
 func TestH2PingPong(t *testing.T) {
 	const exchanges = 3 * h2.CalmMax
-	h := func(c *Ctx) {
+	h := func(c *serve.Ctx) {
 		buf := make([]byte, 64)
 		for {
 			n, err := c.ReadBody(buf)
@@ -79,7 +80,7 @@ func TestH2PingPong(t *testing.T) {
 			}
 		}
 	}
-	_, addr := startServer(t, h, Options{})
+	_, addr := startServer(t, h, serve.Options{})
 	c := dialH2(t, addr)
 	c.request(1, false, ":method", "POST", ":scheme", "http", ":authority", "h", ":path", "/stream")
 	msg := []byte("0123456789abcdef")
@@ -106,7 +107,7 @@ func TestH2PingPong(t *testing.T) {
 // updates spend the allowance, and the connection ends with ENHANCE_YOUR_CALM long before the
 // response would.
 func TestH2TinyWindowFlood(t *testing.T) {
-	_, addr := startServer(t, h2Handler(nil, nil), Options{})
+	_, addr := startServer(t, h2Handler(nil, nil), serve.Options{})
 	c := dialH2(t, addr, h2.Setting{ID: h2.SettingInitialWindowSize, Value: 1})
 	c.get(1, "/big?n=100000")
 	frames := 0

@@ -1,50 +1,52 @@
-package serve
+package http2
 
 import (
 	"crypto/tls"
 	"io"
 	"net/netip"
+
+	"github.com/dwellhttp/dwell/core/internal/serve"
 )
 
 // A stream as its request's exchange (exchange.go): what the Ctx asks of it.
 
-func (s *h2stream) Base() *Carrier { return &s.Carrier }
+func (s *h2stream) Base() *serve.Carrier { return &s.Carrier }
 
 // readBody moves what has arrived of the request body into p, parking the handler until some
 // arrives (errReadAgain), with the progress-based body timeout. A body without a
 // Content-Length ends with the stream (io.EOF); one with a length ends when it has come whole,
 // and a stream that ends before is a cut body.
-func (s *h2stream) ReadBody(cx *Ctx, p []byte) (int, error) {
+func (s *h2stream) ReadBody(cx *serve.Ctx, p []byte) (int, error) {
 	b := &cx.Body
 	if err := s.BodyGone(cx); err != nil {
 		return 0, err
 	}
-	if b.Kind == BodyLength {
+	if b.Kind == serve.BodyLength {
 		p = p[:min(int64(len(p)), b.Remaining)]
 	}
 	if n := s.take(p); n > 0 {
 		if b.Remaining >= 0 {
 			if int64(n) > b.Remaining {
-				return 0, ErrBodyTooLarge // past the limit of a body without a length
+				return 0, serve.ErrBodyTooLarge // past the limit of a body without a length
 			}
 			b.Remaining -= int64(n)
 		}
 		return n, nil
 	}
 	if s.remoteEnd {
-		if b.Kind == BodyStream {
+		if b.Kind == serve.BodyStream {
 			b.EOF = true
 			return 0, io.EOF
 		}
 		return 0, io.ErrUnexpectedEOF
 	}
 	if !cx.InHandler() {
-		return 0, ErrReadBodyRefused
+		return 0, serve.ErrReadBodyRefused
 	}
 	if err := s.AwaitInput(cx); err != nil {
 		return 0, err
 	}
-	return 0, ErrReadAgain
+	return 0, serve.ErrReadAgain
 }
 
 // hasInput reports whether DATA (or the stream's end) has arrived that the handler has not read.
@@ -53,7 +55,7 @@ func (s *h2stream) HasInput() bool { return len(s.rbuf) > s.roff || s.remoteEnd 
 // sendContinue answers Expect: 100-continue with a 100 HEADERS frame, unless DATA has come
 // anyway.
 func (s *h2stream) SendContinue() {
-	if s.State != StClosed && len(s.rbuf) == 0 {
+	if s.State != serve.StClosed && len(s.rbuf) == 0 {
 		s.SendInterim(s.Ctx, 100)
 	}
 }
@@ -74,10 +76,10 @@ func (s *h2stream) EndRequest() {
 		return
 	}
 	cx.CompleteResponse()
-	if cx.Resp&RfAbort != 0 {
-		s.Ending = CloseReset
+	if cx.Resp&serve.RfAbort != 0 {
+		s.Ending = serve.CloseReset
 	}
-	cx.Resp |= RfFinished // what a completion hook writes would follow the response on the wire
+	cx.Resp |= serve.RfFinished // what a completion hook writes would follow the response on the wire
 	cx.RunDone()
 	cx.Recycle()
 	s.freeCtx()
@@ -85,7 +87,7 @@ func (s *h2stream) EndRequest() {
 }
 
 // startNext: a stream serves one request.
-func (s *h2stream) StartNext() *Ctx { return nil }
+func (s *h2stream) StartNext() *serve.Ctx { return nil }
 
 // goOn lets the stream go on after its handler ran: a handed-over stream reads what has
 // arrived, and the queued output is framed.
@@ -104,10 +106,10 @@ func (s *h2stream) freeCtx() {
 // closeAfterOutput ends the stream once its queued output is framed (linger is a socket's
 // concern: a stream's client still sending is drained by finish).
 func (s *h2stream) CloseAfterOutput(bool) {
-	if s.State == StClosed {
+	if s.State == serve.StClosed {
 		return
 	}
-	s.State = StClosing
+	s.State = serve.StClosing
 	s.ReadDeadline = 0
 	if s.Out.Size() == 0 {
 		s.Close(nil)
@@ -117,11 +119,11 @@ func (s *h2stream) CloseAfterOutput(bool) {
 // close ends the stream (finish) and releases what it holds. A handler still running or parked
 // on it is woken with err and finishes on its own; its Ctx goes back to the pool when it does.
 func (s *h2stream) Close(err error) {
-	if s.State == StClosed {
+	if s.State == serve.StClosed {
 		return
 	}
 	handed := s.isHanded()
-	s.State = StClosed
+	s.State = serve.StClosed
 	s.Loop.Timers.Stop(&s.Timer)
 	s.finish()
 	s.Out.Release(&s.Loop.Pool)
@@ -136,22 +138,22 @@ func (s *h2stream) Close(err error) {
 }
 
 // onDeadline runs when the stream's timer is due: it acts on whichever deadline has passed.
-func (s *h2stream) onDeadline(l *Loop) {
+func (s *h2stream) onDeadline(l *serve.Loop) {
 	switch s.Due(l.Clk.Now) {
-	case DueWrite:
+	case serve.DueWrite:
 		s.WriteTimedOut(s)
-	case DueRead:
+	case serve.DueRead:
 		switch s.State {
-		case StHandler:
+		case serve.StHandler:
 			s.ReadTimedOut()
-		case StHandedOver:
+		case serve.StHandedOver:
 			hc := s.hc
 			hc.CallProtocol(func() { hc.Proto.Timeout(hc) })
 		default:
 			s.Close(nil)
 		}
 	}
-	if s.State != StClosed {
+	if s.State != serve.StClosed {
 		s.Rearm()
 	}
 }
@@ -159,7 +161,7 @@ func (s *h2stream) onDeadline(l *Loop) {
 // What a request may ask of its stream: the rest is its connection's.
 
 func (s *h2stream) RemoteAddr() netip.AddrPort {
-	if s.State == StClosed {
+	if s.State == serve.StClosed {
 		return netip.AddrPort{}
 	}
 	return s.h.c.RemoteAddr()
@@ -174,21 +176,21 @@ func (s *h2stream) ConnectProtocol() string { return s.protocol }
 // handOver hands the stream of an extended CONNECT over to p: its HEADERS go out without ending
 // it, and its DATA is p's from now on (see Ctx.HandOver). Any other stream's connection is not
 // the request's to give.
-func (s *h2stream) HandOver(cx *Ctx, p Protocol) (*Conn, error) {
+func (s *h2stream) HandOver(cx *serve.Ctx, p serve.Protocol) (*serve.Conn, error) {
 	switch {
 	case s.protocol == "":
-		return nil, ErrHandOverHTTP2
-	case cx.Resp&RfCommitted != 0 || cx.Written != 0:
-		return nil, ErrHandOverResponse
+		return nil, serve.ErrHandOverHTTP2
+	case cx.Resp&serve.RfCommitted != 0 || cx.Written != 0:
+		return nil, serve.ErrHandOverResponse
 	case cx.Status != 0 && (cx.Status < 200 || cx.Status > 299):
-		return nil, ErrHandOverTunnel
+		return nil, serve.ErrHandOverTunnel
 	}
 	s.writeTunnelHead(cx)
-	cx.Resp |= RfFinished
+	cx.Resp |= serve.RfFinished
 	cx.DropResponseFields()
-	hc := &Conn{Exchange: s, Proto: p, Serial: s.Serial}
+	hc := &serve.Conn{Exchange: s, Proto: p, Serial: s.Serial}
 	s.hc = hc
-	s.State = StHandedOver
+	s.State = serve.StHandedOver
 	s.ReadDeadline = 0
 	if cx.Gone == 0 {
 		s.Loop.Pending = append(s.Loop.Pending, s) // what has arrived goes to p once the turn is over

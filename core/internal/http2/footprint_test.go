@@ -1,6 +1,6 @@
 //go:build !race && linux && !dwell_portable
 
-package serve
+package http2
 
 import (
 	"io"
@@ -11,7 +11,9 @@ import (
 	"unsafe"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/core/internal/serve"
 	"github.com/dwellhttp/dwell/internal/bufpool"
+	"github.com/dwellhttp/dwell/internal/testclient"
 )
 
 // TestH2ParkedFootprint: a stream parked in its handler costs what a parked HTTP/1.1 request
@@ -22,15 +24,15 @@ func TestH2ParkedFootprint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
-	if !inProcessOfItsOwn(t, "TestH2ParkedFootprint") {
+	if !testclient.InProcessOfItsOwn(t, "TestH2ParkedFootprint") {
 		return
 	}
 	const conns, perConn = 20, h2MaxStreams
 	var parked atomic.Int64
-	_, addr := startServer(t, func(c *Ctx) {
+	_, addr := startServer(t, func(c *serve.Ctx) {
 		parked.Add(1)
 		c.Suspend(0)
-	}, Options{DisableDeferAccept: true, StallThreshold: measureStallThreshold})
+	}, serve.Options{DisableDeferAccept: true, StallThreshold: measureStallThreshold})
 	clients := make([]*h2client, conns)
 	for i := range clients {
 		c := dialH2(t, addr)
@@ -69,7 +71,7 @@ func TestH2IdleFootprint(t *testing.T) {
 		t.Skip("long")
 	}
 	const conns = 2000
-	s, addr := startServer(t, helloHandler, Options{DisableDeferAccept: true, StallThreshold: measureStallThreshold})
+	s, addr := startServer(t, helloHandler, serve.Options{DisableDeferAccept: true, StallThreshold: measureStallThreshold})
 	// What a connection sends — the preface, its settings, a GET — and how many bytes the
 	// server answers with, learnt once on a connection of its own.
 	req := append([]byte(h2.ClientPreface), h2.AppendSettings(nil)...)
@@ -111,7 +113,7 @@ func TestH2IdleFootprint(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	// The connections were accepted before the baseline: add what each held then, its conn.
-	per := float64(int64(after.HeapInuse)-int64(before.HeapInuse))/conns + float64(bufpool.SizeClass(int(unsafe.Sizeof(Socket{}))))
+	per := float64(int64(after.HeapInuse)-int64(before.HeapInuse))/conns + float64(bufpool.SizeClass(int(unsafe.Sizeof(serve.Socket{}))))
 	t.Logf("heap %.0f B per idle HTTP/2 connection, its conn included", per)
 	if per > 1.6*1024 {
 		t.Errorf("an idle HTTP/2 connection costs %.0f B, over 1.6 KiB", per)

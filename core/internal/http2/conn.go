@@ -1,9 +1,10 @@
-package serve
+package http2
 
 import (
 	"errors"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/core/internal/serve"
 )
 
 // HTTP/2 (RFC 9113) on the loops. A connection whose first bytes are HTTP/2's client preface —
@@ -30,8 +31,8 @@ const (
 
 // An h2conn is the HTTP/2 side of one connection.
 type h2conn struct {
-	c   *Socket // the connection it speaks on
-	hc  *Conn   // c, handed over to HTTP/2
+	c   *serve.Socket // the connection it speaks on
+	hc  *serve.Conn   // c, handed over to HTTP/2
 	dec *h2.Decoder
 
 	streams map[uint32]*h2stream // the streams not closed yet, by id
@@ -70,7 +71,7 @@ type h2conn struct {
 var errH2Protocol = errors.New("dwell: HTTP/2 protocol error")
 
 // offersH2 reports whether c may speak HTTP/2 (Options.DisableHTTP2, DisableH2C).
-func offersH2(c *Socket) bool {
+func offersH2(c *serve.Socket) bool {
 	o := c.Loop.Opts
 	return !o.DisableHTTP2 && (c.Secure() || !o.DisableH2C)
 }
@@ -81,7 +82,7 @@ func offersH2(c *Socket) bool {
 // serve: it speaks HTTP/2 now, or its preface is still arriving, or a client that chose HTTP/2
 // by ALPN sent something else — no HTTP/1.1 answer means anything to it (RFC 9113 §3.4), and
 // it is closed. Once a request has begun, a preface can no longer come, and it is not asked.
-func (h2mux) Chooses(c *Socket, in []byte) bool {
+func (h2mux) Chooses(c *serve.Socket, in []byte) bool {
 	if !offersH2(c) {
 		return false
 	}
@@ -93,7 +94,7 @@ func (h2mux) Chooses(c *Socket, in []byte) bool {
 		return true
 	}
 	if c.Secure() && c.Loop.TLST.Protocol(int(c.FD)) == "h2" {
-		c.Close(ErrClosed)
+		c.Close(serve.ErrClosed)
 		return true
 	}
 	return false
@@ -104,10 +105,10 @@ func (h2mux) Chooses(c *Socket, in []byte) bool {
 // cannot read an HTTP/1.1 answer, and RFC 9113 §3.4 lets the connection close without a word.
 // (A malformed line that names HTTP/1.x is an HTTP/1.x client's mistake: it gets its 400, as on
 // every other port; so does any line after a request.)
-func (h2mux) MayBeDamagedPreface(c *Socket) bool { return offersH2(c) && !c.Secure() }
+func (h2mux) MayBeDamagedPreface(c *serve.Socket) bool { return offersH2(c) && !c.Secure() }
 
 // startH2 hands c, whose input begins with the client preface, over to HTTP/2.
-func startH2(c *Socket) {
+func startH2(c *serve.Socket) {
 	l := c.Loop
 	h := &h2conn{
 		c:            c,
@@ -159,7 +160,7 @@ func (h *h2conn) queueBuffer(b []byte) {
 // Receive takes the frames that have arrived whole. It stops early when the output is over the
 // high-water mark: what the client's frames make the server write (SETTINGS and PING answers, a
 // stream's response) waits for the client to read, and so does the rest of its input.
-func (h *h2conn) Receive(hc *Conn, in []byte) int {
+func (h *h2conn) Receive(hc *serve.Conn, in []byte) int {
 	used := 0
 	if !h.preface {
 		if len(in) < len(h2.ClientPreface) {
@@ -233,7 +234,7 @@ func (h *h2conn) goAway(code h2.ErrCode, reason string) {
 	h.queue(h2.AppendGoAway(h2loop(h.c.Loop).h2scratch[:0], h.maxID, code, []byte(reason)))
 	h.goingAway = true
 	h.closed = true // the streams' ends send nothing more
-	h.endStreams(ErrClosed)
+	h.endStreams(serve.ErrClosed)
 	h.hc.SetErr(errH2Protocol)
 	if code == h2.EnhanceYourCalm {
 		h.hc.CloseUnread() // a flood: what follows it is not read
@@ -422,18 +423,18 @@ func (h *h2conn) unblock() {
 }
 
 // Drained: the queue has room again.
-func (h *h2conn) Drained(*Conn) { h.unblock() }
+func (h *h2conn) Drained(*serve.Conn) { h.unblock() }
 
 // Timeout: the connection has had no stream for Options.IdleTimeout. It says GOAWAY, and closes.
 // (The streams keep deadlines of their own.)
-func (h *h2conn) Timeout(*Conn) {
+func (h *h2conn) Timeout(*serve.Conn) {
 	if len(h.streams) == 0 {
 		h.goAway(h2.NoError, "idle")
 	}
 }
 
 // Shutdown sends GOAWAY: the streams under way finish, and the connection closes after them.
-func (h *h2conn) Shutdown(hc *Conn) {
+func (h *h2conn) Shutdown(hc *serve.Conn) {
 	if h.shutdown {
 		return
 	}
@@ -443,7 +444,7 @@ func (h *h2conn) Shutdown(hc *Conn) {
 		switch cx := s.Ctx; {
 		case s.draining:
 			s.endDrain() // its response is whole: the rest of its request is not waited for
-		case s.State == StHandedOver:
+		case s.State == serve.StHandedOver:
 			// A stream handed over (a WebSocket's) ends its protocol's way, as a connection does.
 			p := s.hc
 			p.CallProtocol(func() { p.Proto.Shutdown(p) })
@@ -465,20 +466,20 @@ func (h *h2conn) stop() {
 }
 
 // Closed: the connection is gone, and so is every stream on it.
-func (h *h2conn) Closed(_ *Conn, err error) {
+func (h *h2conn) Closed(_ *serve.Conn, err error) {
 	h.closed = true
 	if err == nil {
-		err = ErrClosed
+		err = serve.ErrClosed
 	}
 	h.endStreams(err)
 }
 
 // CountStreams counts the connection and its streams in n (StreamCounter).
-func (h *h2conn) CountStreams(n *ConnStates) {
+func (h *h2conn) CountStreams(n *serve.ConnStates) {
 	n.HTTP2++
 	for _, s := range h.streams {
 		n.Streams++
-		if s.State == StHandedOver {
+		if s.State == serve.StHandedOver {
 			continue // a WebSocket's (RFC 8441): open, not a parked request
 		}
 		if cx := s.Ctx; cx != nil && cx.Parked() {

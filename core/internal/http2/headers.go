@@ -1,4 +1,4 @@
-package serve
+package http2
 
 import (
 	"errors"

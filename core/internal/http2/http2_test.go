@@ -1,4 +1,4 @@
-package serve
+package http2
 
 import (
 	"bytes"
@@ -10,14 +10,15 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/core/internal/serve"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
 // h2Handler serves the HTTP/2 tests: the same handler an HTTP/1.1 request would get.
-func h2Handler(woken chan<- Waker, done chan<- Done) Handler {
-	return func(c *Ctx) {
+func h2Handler(woken chan<- serve.Waker, done chan<- serve.Done) serve.Handler {
+	return func(c *serve.Ctx) {
 		if done != nil {
-			c.OnDone(func(d Done) { done <- d })
+			c.OnDone(func(d serve.Done) { done <- d })
 		}
 		switch c.Path() {
 		case "/hello":
@@ -62,12 +63,12 @@ func h2Handler(woken chan<- Waker, done chan<- Done) Handler {
 	}
 }
 
-type bodyReader struct{ c *Ctx }
+type bodyReader struct{ c *serve.Ctx }
 
 func (r bodyReader) Read(p []byte) (int, error) { return r.c.ReadBody(p) }
 
 func TestH2Hello(t *testing.T) {
-	_, addr := startServer(t, h2Handler(nil, nil), Options{})
+	_, addr := startServer(t, h2Handler(nil, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.request(1, true, ":method", "GET", ":scheme", "http", ":authority", "example.test", ":path", "/hello")
 	r := c.response(1)
@@ -101,8 +102,8 @@ func TestH2Hello(t *testing.T) {
 // TestH2StreamsAreConcurrent: a parked stream holds up no other, and a request body arrives
 // as the handler reads it.
 func TestH2StreamsAreConcurrent(t *testing.T) {
-	woken := make(chan Waker, 1)
-	s, addr := startServer(t, h2Handler(woken, nil), Options{})
+	woken := make(chan serve.Waker, 1)
+	s, addr := startServer(t, h2Handler(woken, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.get(1, "/park")
 	w := receive(t, "the parked handler's Waker", woken)
@@ -128,7 +129,7 @@ func TestH2StreamsAreConcurrent(t *testing.T) {
 // TestH2FlowControl: a client that grants no window holds its stream's handler, not the
 // connection's other streams, and gets every byte once it opens the window.
 func TestH2FlowControl(t *testing.T) {
-	_, addr := startServer(t, h2Handler(nil, nil), Options{})
+	_, addr := startServer(t, h2Handler(nil, nil), serve.Options{})
 	c := dialH2(t, addr, h2.Setting{ID: h2.SettingInitialWindowSize, Value: 0})
 	c.until("the settings acknowledged", func() bool { return c.acks > 0 })
 	c.get(1, "/big?n=100000")
@@ -151,15 +152,15 @@ func TestH2FlowControl(t *testing.T) {
 // TestH2ZeroWindowReset: a stream that sits at a zero window past the write timeout is reset,
 // and its handler sees the timeout; the connection and its other streams go on.
 func TestH2ZeroWindowReset(t *testing.T) {
-	done := make(chan Done, 4)
-	_, addr := startServer(t, h2Handler(nil, done), Options{WriteTimeout: 50 * time.Millisecond})
+	done := make(chan serve.Done, 4)
+	_, addr := startServer(t, h2Handler(nil, done), serve.Options{WriteTimeout: 50 * time.Millisecond})
 	c := dialH2(t, addr, h2.Setting{ID: h2.SettingInitialWindowSize, Value: 0})
 	c.get(1, "/big?n=400000") // past the high-water mark: the handler parks in Write
 	r := c.response(1)
 	if !r.rst || r.code != h2.Cancel {
 		t.Fatalf("stream 1: reset %v code %v", r.rst, r.code)
 	}
-	if d := receive(t, "stream 1's end", done); !errors.Is(d.Err, ErrTimeout) {
+	if d := receive(t, "stream 1's end", done); !errors.Is(d.Err, serve.ErrTimeout) {
 		t.Errorf("Done.Err %v, want ErrTimeout", d.Err)
 	}
 	c.get(3, "/hello")
@@ -171,7 +172,7 @@ func TestH2ZeroWindowReset(t *testing.T) {
 
 // TestH2Trailers: trailers end the stream, after the body, in a HEADERS frame of their own.
 func TestH2Trailers(t *testing.T) {
-	_, addr := startServer(t, h2Handler(nil, nil), Options{})
+	_, addr := startServer(t, h2Handler(nil, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.get(1, "/trailers")
 	r := c.response(1)
@@ -181,7 +182,7 @@ func TestH2Trailers(t *testing.T) {
 }
 
 func TestH2Interim(t *testing.T) {
-	_, addr := startServer(t, h2Handler(nil, nil), Options{})
+	_, addr := startServer(t, h2Handler(nil, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.get(1, "/interim")
 	r := c.response(1)
@@ -223,7 +224,7 @@ func TestH2StreamErrors(t *testing.T) {
 		}, h2.ProtocolError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, addr := startServer(t, h2Handler(nil, nil), Options{})
+			_, addr := startServer(t, h2Handler(nil, nil), serve.Options{})
 			c := dialH2(t, addr)
 			tc.send(c)
 			if r := c.response(1); !r.rst || r.code != tc.code {
@@ -308,7 +309,7 @@ func TestH2ConnectionErrors(t *testing.T) {
 		}, h2.StreamClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, addr := startServer(t, h2Handler(nil, nil), Options{})
+			_, addr := startServer(t, h2Handler(nil, nil), serve.Options{})
 			c := dialH2(t, addr)
 			tc.send(c)
 			if code := c.connError(); code != tc.code {
@@ -321,7 +322,7 @@ func TestH2ConnectionErrors(t *testing.T) {
 // TestH2NotFlood: a client that works — thousands of requests, with PINGs, window updates and
 // a few resets among them — never runs out of the bounds a flood meets.
 func TestH2NotFlood(t *testing.T) {
-	_, addr := startServer(t, h2Handler(nil, nil), Options{})
+	_, addr := startServer(t, h2Handler(nil, nil), serve.Options{})
 	c := dialH2(t, addr)
 	for i := range 3000 {
 		id := uint32(2*i + 1)
@@ -346,7 +347,7 @@ func TestH2NotFlood(t *testing.T) {
 // TestH2IdleTimeout: a connection with no stream for IdleTimeout says GOAWAY (NO_ERROR) and
 // closes.
 func TestH2IdleTimeout(t *testing.T) {
-	_, addr := startServer(t, h2Handler(nil, nil), Options{IdleTimeout: 20 * time.Millisecond})
+	_, addr := startServer(t, h2Handler(nil, nil), serve.Options{IdleTimeout: 20 * time.Millisecond})
 	c := dialH2(t, addr)
 	c.get(1, "/hello")
 	c.response(1)
@@ -356,7 +357,7 @@ func TestH2IdleTimeout(t *testing.T) {
 }
 
 func TestH2Ping(t *testing.T) {
-	_, addr := startServer(t, h2Handler(nil, nil), Options{})
+	_, addr := startServer(t, h2Handler(nil, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.write(h2.AppendPing(nil, false, [8]byte{1, 2, 3, 4, 5, 6, 7, 8}))
 	c.until("the PING's answer", func() bool { return len(c.pings) > 0 })
@@ -368,8 +369,8 @@ func TestH2Ping(t *testing.T) {
 // TestH2Shutdown: a shutdown sends GOAWAY (NO_ERROR), lets the streams under way finish, and
 // closes the connection after the last.
 func TestH2Shutdown(t *testing.T) {
-	woken := make(chan Waker, 1)
-	s, addr := startServer(t, h2Handler(woken, nil), Options{})
+	woken := make(chan serve.Waker, 1)
+	s, addr := startServer(t, h2Handler(woken, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.get(1, "/park")
 	w := receive(t, "the parked handler's Waker", woken)
@@ -391,7 +392,7 @@ func TestH2Shutdown(t *testing.T) {
 
 // TestH2Disabled: with HTTP/2 off the preface is the HTTP/1.1 request it is not.
 func TestH2Disabled(t *testing.T) {
-	for _, o := range []Options{{DisableHTTP2: true}, {DisableH2C: true}} {
+	for _, o := range []serve.Options{{DisableHTTP2: true}, {DisableH2C: true}} {
 		_, addr := startServer(t, helloHandler, o)
 		c := dial(t, addr)
 		c.Send(h2.ClientPreface)
@@ -405,7 +406,7 @@ func TestH2Disabled(t *testing.T) {
 // (RFC 9113 §3.4). After a request, on a port that speaks h2c, the preface is the HTTP/1.1
 // request it is not (505), and a line that names no HTTP/1.x version gets its 400.
 func TestH2PrefaceOnlyFirst(t *testing.T) {
-	_, addr := startServer(t, helloHandler, Options{})
+	_, addr := startServer(t, helloHandler, serve.Options{})
 	served := func() *rawConn { // a connection that has served a request
 		c := dial(t, addr)
 		c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -428,7 +429,7 @@ func TestH2PrefaceOnlyFirst(t *testing.T) {
 // h2c off, or for a line that is HTTP/1.x however malformed, the answer is the usual 400.
 func TestH2InvalidPreface(t *testing.T) {
 	const line = "INVALID CONNECTION PREFACE\r\n\r\n"
-	_, addr := startServer(t, helloHandler, Options{})
+	_, addr := startServer(t, helloHandler, serve.Options{})
 	c := dial(t, addr)
 	c.Send(line)
 	c.ExpectEOF()
@@ -446,11 +447,14 @@ func TestH2InvalidPreface(t *testing.T) {
 		t.Errorf("second space before the version: %d", resp.StatusCode)
 	}
 
-	_, addr = startServer(t, helloHandler, Options{DisableH2C: true})
-	c = dial(t, addr)
-	c.Send(line)
-	if resp, _ := c.Response("GET"); resp.StatusCode != 400 {
-		t.Errorf("h2c off: %d", resp.StatusCode)
+	// Any line that names no HTTP/1.x version may be a damaged preface: closed unanswered on
+	// the h2c port, answered with its 400 where h2c is off.
+	_, plain := startServer(t, helloHandler, serve.Options{DisableH2C: true})
+	for _, tt := range notHTTP1Lines {
+		c := dial(t, addr)
+		expectSilentClose(t, c.TCPConn, c.R, tt.raw)
+		c = dial(t, plain)
+		expect400(t, c.TCPConn, c.R, tt.raw, wire.ErrNotHTTP.Reason)
 	}
 }
 
@@ -460,7 +464,7 @@ func TestH2InvalidPreface(t *testing.T) {
 // repeated fields each sent, and a long value whole.
 func TestH2ResponseFields(t *testing.T) {
 	long := strings.Repeat("v", 300)
-	_, addr := startServer(t, func(c *Ctx) {
+	_, addr := startServer(t, func(c *serve.Ctx) {
 		c.SetHeader("X-Spaced", "  padded value\t ")
 		c.SetHeader("Keep-Alive", "timeout=5")
 		c.SetHeader("Upgrade", "websocket")
@@ -472,7 +476,7 @@ func TestH2ResponseFields(t *testing.T) {
 		c.SetHeader("X-Long", long)
 		c.SetTrailer("X-Trail", " padded too ")
 		c.WriteString("ok")
-	}, Options{})
+	}, serve.Options{})
 	c := dialH2(t, addr)
 	c.get(1, "/")
 	r := c.response(1)
@@ -500,7 +504,7 @@ func TestH2ResponseFields(t *testing.T) {
 // (beyond it, within a frame), or framed from the stream's queue (beyond a frame), and a
 // stream after it on the connection too. (The client grants no window: a connection each.)
 func TestH2WholeBodies(t *testing.T) {
-	sizes := []int{1, CopyLimit, CopyLimit + 1, 10_000, h2.MinMaxFrameSize, h2.MinMaxFrameSize + 1, 30_000}
+	sizes := []int{1, serve.CopyLimit, serve.CopyLimit + 1, 10_000, h2.MinMaxFrameSize, h2.MinMaxFrameSize + 1, 30_000}
 	body := func(n int) []byte {
 		b := make([]byte, n)
 		for i := range b {
@@ -508,10 +512,10 @@ func TestH2WholeBodies(t *testing.T) {
 		}
 		return b
 	}
-	_, addr := startServer(t, func(c *Ctx) {
+	_, addr := startServer(t, func(c *serve.Ctx) {
 		n, _ := strconv.Atoi(c.Query("n"))
 		c.Write(body(n))
-	}, Options{})
+	}, serve.Options{})
 	for _, n := range sizes {
 		c := dialH2(t, addr)
 		for _, id := range []uint32{1, 3} {

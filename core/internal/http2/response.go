@@ -1,11 +1,11 @@
-package serve
+package http2
 
 import (
 	"bytes"
-	"errors"
 	"strconv"
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
+	"github.com/dwellhttp/dwell/core/internal/serve"
 	"github.com/dwellhttp/dwell/internal/alias"
 	"github.com/dwellhttp/dwell/internal/syntax"
 )
@@ -18,7 +18,7 @@ import (
 
 // writeHead queues the response head as a HEADERS frame, ending the stream with it when there is
 // no body (whole: the handler has returned, and the body held is all there is).
-func (s *h2stream) WriteHead(cx *Ctx, whole bool) {
+func (s *h2stream) WriteHead(cx *serve.Ctx, whole bool) {
 	c := &s.Carrier
 	h := s.h
 	l := cx.Loop
@@ -47,7 +47,7 @@ func (s *h2stream) WriteHead(cx *Ctx, whole bool) {
 	h2loop(l).h2block = block[:0]
 	buffered := c.Out.AfterHead()
 	c.Out.RemoveHead()
-	cx.Resp |= RfCommitted
+	cx.Resp |= serve.RfCommitted
 	// The end of the stream goes with the head when there is no body, or with the body's one
 	// DATA frame when the whole of it fits the windows now: a small response is two frames.
 	trailers := cx.HasTrailers() // then they end the stream (finish)
@@ -63,7 +63,7 @@ func (s *h2stream) WriteHead(cx *Ctx, whole bool) {
 		// A body beyond copyLimit moves, its buffer and all, into the connection's queue: its
 		// bytes are copied once on their way out, by the handler's write. A smaller one is
 		// copied behind its head, as over HTTP/1.1 (conn.writeHead).
-		if len(body) > CopyLimit {
+		if len(body) > serve.CopyLimit {
 			if b, ok := c.Out.TakeWhole(pool); ok {
 				s.dataHeader(len(b), true)
 				h.queueBuffer(b)
@@ -85,7 +85,7 @@ func (s *h2stream) WriteHead(cx *Ctx, whole bool) {
 // writeTunnelHead answers an extended CONNECT whose stream is handed over (HandOver): its
 // status (200 unless a 2xx was set) and the handler's fields, in a HEADERS frame that does not
 // end the stream, whose DATA is the tunnel's from now on (RFC 8441 §5).
-func (s *h2stream) writeTunnelHead(cx *Ctx) {
+func (s *h2stream) writeTunnelHead(cx *serve.Ctx) {
 	l := cx.Loop
 	status := 200
 	if cx.Status != 0 {
@@ -96,7 +96,7 @@ func (s *h2stream) writeTunnelHead(cx *Ctx) {
 	out := h2.AppendHeaders(h2loop(l).h2scratch[:0], s.id, false, block, int(s.h.peerMaxFrame))
 	h2loop(l).h2scratch = out[:0]
 	s.h.queue(out)
-	cx.Resp |= RfCommitted
+	cx.Resp |= serve.RfCommitted
 }
 
 // An extended CONNECT (RFC 8441) asks for a tunnel, and a 2xx answer says that the tunnel is
@@ -112,12 +112,6 @@ func (s *h2stream) writeTunnelHead(cx *Ctx) {
 // REFUSED_STREAM invites the client to try again. The handler's own refusals (400, 403, 404,
 // 426, any status but 2xx) refuse the tunnel already, and go out as they are.
 
-// ErrTunnelRefused is the Done.Err (and the Refusal.Err given to Options.WriteRefusal) of an
-// HTTP/2 extended CONNECT whose handler answered 2xx without handing its stream over
-// (Ctx.HandOver): the server answered 501 Not Implemented in its place, since a 2xx would
-// tell the client that the tunnel it asked for was open.
-var ErrTunnelRefused = errors.New("dwell: this resource opens no tunnel for an extended CONNECT")
-
 // refuseTunnel replaces the 2xx a handler gave an extended CONNECT without handing its stream
 // over with the server's 501, as the server's other answers replace a handler's response (its
 // body, body filter and content fields dropped), its trailers dropped too. A streaming handler
@@ -125,11 +119,11 @@ var ErrTunnelRefused = errors.New("dwell: this resource opens no tunnel for an e
 // the rest of the refusal: the refusal ends the stream at once — with its body when the windows
 // take it now, else with its head — so that the handler's next writes find the stream ended
 // and fail (ErrClosed), as after a client's reset.
-func (s *h2stream) refuseTunnel(cx *Ctx, streaming bool) {
+func (s *h2stream) refuseTunnel(cx *serve.Ctx, streaming bool) {
 	if x := cx.Extra; x != nil && x.Rare != nil {
 		x.Rare.TrailerSet = x.Rare.TrailerSet[:0]
 	}
-	cx.ServerError(501, "this resource opens no tunnel for an extended CONNECT", ErrTunnelRefused)
+	cx.ServerError(501, "this resource opens no tunnel for an extended CONNECT", serve.ErrTunnelRefused)
 	// The refusal's body is one buffer (errorResponse, shapedBody: at most maxRefusalBody), so
 	// it goes in one DATA frame, ending the stream, when the windows allow its length now.
 	if n := s.Out.AfterHead(); streaming && n > 0 && int64(s.room(int(n))) != n {
@@ -140,14 +134,14 @@ func (s *h2stream) refuseTunnel(cx *Ctx, streaming bool) {
 
 // appendFieldBlock appends the response's field block: :status, Date, the handler's fields (in
 // lower case, less the connection-specific ones), Content-Type and Content-Length.
-func appendFieldBlock(cx *Ctx, b []byte, status int, length int64, noBody, whole bool) []byte {
+func appendFieldBlock(cx *serve.Ctx, b []byte, status int, length int64, noBody, whole bool) []byte {
 	l := cx.Loop
 	b = h2.AppendStatus(b, status)
-	if cx.Resp&RfHasDate == 0 {
+	if cx.Resp&serve.RfHasDate == 0 {
 		b = h2.AppendField(b, []byte("date"), l.Clk.Date[:], false)
 	}
 	b = appendH2Fields(cx, b)
-	if cx.Resp&RfHasType == 0 && !noBody && (length != 0 || !whole) {
+	if cx.Resp&serve.RfHasType == 0 && !noBody && (length != 0 || !whole) {
 		b = h2.AppendField(b, []byte("content-type"), []byte("text/plain; charset=utf-8"), false)
 	}
 	if length >= 0 && !(status < 200 || status == 204) {
@@ -159,10 +153,10 @@ func appendFieldBlock(cx *Ctx, b []byte, status int, length int64, noBody, whole
 
 // appendH2Fields appends the handler's fields, straight from the response's field set, their
 // names in lower case, less those HTTP/2 forbids (h2Value says how their values go).
-func appendH2Fields(cx *Ctx, b []byte) []byte {
+func appendH2Fields(cx *serve.Ctx, b []byte) []byte {
 	set := cx.FieldSet()
 	for i := 0; i < len(set); {
-		name, value, next := NextField(set, i)
+		name, value, next := serve.NextField(set, i)
 		i = next
 		if name := lowerName(cx.Loop, name); !connectionSpecific(name) {
 			b = h2.AppendField(b, name, h2Value(value), false)
@@ -173,7 +167,7 @@ func appendH2Fields(cx *Ctx, b []byte) []byte {
 
 // lowerName returns name in lower case, as HTTP/2 sends field names (RFC 9113 §8.2.1), in the
 // loop's scratch: valid until the next call.
-func lowerName(l *Loop, name []byte) []byte {
+func lowerName(l *serve.Loop, name []byte) []byte {
 	lower := h2loop(l).h2name[:0]
 	for _, ch := range name {
 		lower = append(lower, syntax.Lower(ch))
@@ -194,8 +188,8 @@ func connectionSpecific(name []byte) bool {
 
 // sendInterim sends an informational response on the stream: a HEADERS frame that does not
 // end it.
-func (s *h2stream) SendInterim(cx *Ctx, code int) {
-	if s.State == StClosed {
+func (s *h2stream) SendInterim(cx *serve.Ctx, code int) {
+	if s.State == serve.StClosed {
 		return
 	}
 	l := cx.Loop
@@ -211,13 +205,13 @@ func (s *h2stream) SendInterim(cx *Ctx, code int) {
 
 // queueTrailers encodes the response's trailers, to end the stream once its body is sent
 // (finish).
-func (s *h2stream) QueueTrailers(cx *Ctx) {
+func (s *h2stream) QueueTrailers(cx *serve.Ctx) {
 	s.trailers = appendTrailerBlock(cx, s.Loop.Pool.Get(256))
 }
 
 // appendTrailerBlock appends the trailers as an HTTP/2 field block, as the head's fields are
 // (appendH2Fields): their names in lower case.
-func appendTrailerBlock(cx *Ctx, b []byte) []byte {
+func appendTrailerBlock(cx *serve.Ctx, b []byte) []byte {
 	t := cx.Extra.Rare.TrailerSet
 	for i := 0; i < len(t); i += 2 {
 		// Viewing the strings as bytes is safe: lowerName and AppendField copy them.
