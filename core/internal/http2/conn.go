@@ -147,7 +147,7 @@ func (h *h2conn) queue(b []byte) {
 	}
 }
 
-// queueBuffer adds b, a buffer of the loop's pool, to the connection's output as it stands,
+// QueueBuffer adds b, a buffer of the loop's pool, to the connection's output as it stands,
 // which owns it from now on (or gives it back, once the connection has closed).
 func (h *h2conn) queueBuffer(b []byte) {
 	if h.closed {

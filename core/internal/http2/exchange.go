@@ -12,8 +12,8 @@ import (
 
 func (s *h2stream) Base() *serve.Carrier { return &s.Carrier }
 
-// readBody moves what has arrived of the request body into p, parking the handler until some
-// arrives (errReadAgain), with the progress-based body timeout. A body without a
+// ReadBody moves what has arrived of the request body into p, parking the handler until some
+// arrives (ErrReadAgain), with the progress-based body timeout. A body without a
 // Content-Length ends with the stream (io.EOF); one with a length ends when it has come whole,
 // and a stream that ends before is a cut body.
 func (s *h2stream) ReadBody(cx *serve.Ctx, p []byte) (int, error) {
@@ -49,10 +49,10 @@ func (s *h2stream) ReadBody(cx *serve.Ctx, p []byte) (int, error) {
 	return 0, serve.ErrReadAgain
 }
 
-// hasInput reports whether DATA (or the stream's end) has arrived that the handler has not read.
+// HasInput reports whether DATA (or the stream's end) has arrived that the handler has not read.
 func (s *h2stream) HasInput() bool { return len(s.rbuf) > s.roff || s.remoteEnd }
 
-// sendContinue answers Expect: 100-continue with a 100 HEADERS frame, unless DATA has come
+// SendContinue answers Expect: 100-continue with a 100 HEADERS frame, unless DATA has come
 // anyway.
 func (s *h2stream) SendContinue() {
 	if s.State != serve.StClosed && len(s.rbuf) == 0 {
@@ -60,10 +60,10 @@ func (s *h2stream) SendContinue() {
 	}
 }
 
-// watchInput has nothing to do: the stream's DATA wakes a handler waiting for its body (receive).
+// WatchInput has nothing to do: the stream's DATA wakes a handler waiting for its body (receive).
 func (s *h2stream) WatchInput() {}
 
-// endRequest ends the stream's request once its handler (or continuation) has finished: the
+// EndRequest ends the stream's request once its handler (or continuation) has finished: the
 // response is completed, the completion hooks run, the Ctx goes back to the loop, and the
 // stream ends once its output is out — with RST_STREAM if the response was aborted.
 func (s *h2stream) EndRequest() {
@@ -86,10 +86,10 @@ func (s *h2stream) EndRequest() {
 	s.CloseAfterOutput(false)
 }
 
-// startNext: a stream serves one request.
+// StartNext: a stream serves one request.
 func (s *h2stream) StartNext() *serve.Ctx { return nil }
 
-// goOn lets the stream go on after its handler ran: a handed-over stream reads what has
+// GoOn lets the stream go on after its handler ran: a handed-over stream reads what has
 // arrived, and the queued output is framed.
 func (s *h2stream) GoOn() {
 	s.readHandedStream()
@@ -103,7 +103,7 @@ func (s *h2stream) freeCtx() {
 	}
 }
 
-// closeAfterOutput ends the stream once its queued output is framed (linger is a socket's
+// CloseAfterOutput ends the stream once its queued output is framed (linger is a socket's
 // concern: a stream's client still sending is drained by finish).
 func (s *h2stream) CloseAfterOutput(bool) {
 	if s.State == serve.StClosed {
@@ -173,7 +173,7 @@ func (s *h2stream) Proto() string { return "HTTP/2.0" }
 
 func (s *h2stream) ConnectProtocol() string { return s.protocol }
 
-// handOver hands the stream of an extended CONNECT over to p: its HEADERS go out without ending
+// HandOver hands the stream of an extended CONNECT over to p: its HEADERS go out without ending
 // it, and its DATA is p's from now on (see Ctx.HandOver). Any other stream's connection is not
 // the request's to give.
 func (s *h2stream) HandOver(cx *serve.Ctx, p serve.Protocol) (*serve.Conn, error) {

@@ -17,7 +17,7 @@ import (
 )
 
 // TestH2ParkedFootprint: a stream parked in its handler costs what a parked HTTP/1.1 request
-// does — its Ctx, its coroutine, its stream (in place of a connection's conn) — within 4 KiB
+// does — its Ctx, its coroutine, its stream (in place of a connection's Socket) — within 4 KiB
 // beyond its connection: 2,000 streams parked, 100 on each of 20 connections, in a process of
 // its own as TestParkedFootprint is measured.
 func TestH2ParkedFootprint(t *testing.T) {
@@ -63,7 +63,7 @@ func TestH2ParkedFootprint(t *testing.T) {
 	}
 }
 
-// TestH2IdleFootprint: an idle HTTP/2 connection, after a request, holds its conn, its
+// TestH2IdleFootprint: an idle HTTP/2 connection, after a request, holds its Socket, its
 // hand-over and the HTTP/2 state — HPACK's table and its map of streams, emptied — and no
 // goroutine and no buffer of the loop's: 1.6 KiB at most, nginx's figure for h2c.
 func TestH2IdleFootprint(t *testing.T) {
@@ -112,7 +112,7 @@ func TestH2IdleFootprint(t *testing.T) {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	// The connections were accepted before the baseline: add what each held then, its conn.
+	// The connections were accepted before the baseline: add what each held then, its Socket.
 	per := float64(int64(after.HeapInuse)-int64(before.HeapInuse))/conns + float64(bufpool.SizeClass(int(unsafe.Sizeof(serve.Socket{}))))
 	t.Logf("heap %.0f B per idle HTTP/2 connection, its conn included", per)
 	if per > 1.6*1024 {

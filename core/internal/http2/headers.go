@@ -175,7 +175,7 @@ func (h *h2conn) endBlock() error {
 	return nil
 }
 
-// connectProtocol returns an extended CONNECT's :protocol as a string: WebSocket's, the one
+// ConnectProtocol returns an extended CONNECT's :protocol as a string: WebSocket's, the one
 // browsers send, without a copy.
 func connectProtocol(v []byte) string {
 	if string(v) == "websocket" {

@@ -500,7 +500,7 @@ func TestH2ResponseFields(t *testing.T) {
 }
 
 // TestH2WholeBodies: a body held whole until its handler returns reaches the client intact
-// whether it is copied behind its head (up to copyLimit), moved into the connection's queue
+// whether it is copied behind its head (up to CopyLimit), moved into the connection's queue
 // (beyond it, within a frame), or framed from the stream's queue (beyond a frame), and a
 // stream after it on the connection too. (The client grants no window: a connection each.)
 func TestH2WholeBodies(t *testing.T) {

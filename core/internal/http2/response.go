@@ -16,7 +16,7 @@ import (
 // HTTP/1.1, less the fields that only mean something to a connection (RFC 9113 §8.2.2); no
 // chunked coding, no Connection field: the stream's end delimits the body.
 
-// writeHead queues the response head as a HEADERS frame, ending the stream with it when there is
+// WriteHead queues the response head as a HEADERS frame, ending the stream with it when there is
 // no body (whole: the handler has returned, and the body held is all there is).
 func (s *h2stream) WriteHead(cx *serve.Ctx, whole bool) {
 	c := &s.Carrier
@@ -60,9 +60,9 @@ func (s *h2stream) WriteHead(cx *serve.Ctx, whole bool) {
 		return
 	}
 	if body, ok := c.Out.Whole(); whole && !trailers && ok && s.room(len(body)) == len(body) {
-		// A body beyond copyLimit moves, its buffer and all, into the connection's queue: its
+		// A body beyond CopyLimit moves, its buffer and all, into the connection's queue: its
 		// bytes are copied once on their way out, by the handler's write. A smaller one is
-		// copied behind its head, as over HTTP/1.1 (conn.writeHead).
+		// copied behind its head, as over HTTP/1.1 (Socket.WriteHead).
 		if len(body) > serve.CopyLimit {
 			if b, ok := c.Out.TakeWhole(pool); ok {
 				s.dataHeader(len(b), true)
@@ -186,7 +186,7 @@ func connectionSpecific(name []byte) bool {
 	return false
 }
 
-// sendInterim sends an informational response on the stream: a HEADERS frame that does not
+// SendInterim sends an informational response on the stream: a HEADERS frame that does not
 // end it.
 func (s *h2stream) SendInterim(cx *serve.Ctx, code int) {
 	if s.State == serve.StClosed {
@@ -203,7 +203,7 @@ func (s *h2stream) SendInterim(cx *serve.Ctx, code int) {
 	s.h.queue(out)
 }
 
-// queueTrailers encodes the response's trailers, to end the stream once its body is sent
+// QueueTrailers encodes the response's trailers, to end the stream once its body is sent
 // (finish).
 func (s *h2stream) QueueTrailers(cx *serve.Ctx) {
 	s.trailers = appendTrailerBlock(cx, s.Loop.Pool.Get(256))

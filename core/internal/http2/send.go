@@ -129,7 +129,7 @@ func (s *h2stream) block() {
 	}
 }
 
-// highWater is the output a stream holds before its writer parks: a quarter of
+// HighWater is the output a stream holds before its writer parks: a quarter of
 // Options.WriteHighWater (16 KiB at least), so that what the streams of one connection hold
 // for clients that do not read — each at its mark, until the write timeout resets it — stays
 // within a quarter of SETTINGS_MAX_CONCURRENT_STREAMS marks.
@@ -145,7 +145,7 @@ func (s *h2stream) Flush() {
 	s.AfterSend(progressed)
 }
 
-// afterSend goes on after DATA was (or was not) sent: see carrier.sent.
+// AfterSend goes on after DATA was (or was not) sent: see Carrier.Sent.
 func (s *h2stream) AfterSend(progressed bool) {
 	if s.Sent(s, s.HighWater(), progressed) {
 		s.Close(nil) // its output is out, and it was closing
@@ -156,7 +156,7 @@ func (s *h2stream) AfterSend(progressed bool) {
 	}
 }
 
-// updateInterest has nothing to do: a stream has no socket of its own to watch, and its queued
+// UpdateInterest has nothing to do: a stream has no socket of its own to watch, and its queued
 // output goes when the windows and the connection's queue let it (block).
 func (s *h2stream) UpdateInterest() {}
 
@@ -167,7 +167,7 @@ func (s *h2stream) settle() {
 	}
 }
 
-// waitWritable parks the handler cx until the stream may send more, for a write that goes on
+// WaitWritable parks the handler cx until the stream may send more, for a write that goes on
 // from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
 func (s *h2stream) WaitWritable(cx *serve.Ctx) error {
 	s.ArmWriteDeadline()
@@ -176,7 +176,7 @@ func (s *h2stream) WaitWritable(cx *serve.Ctx) error {
 
 // finish ends the stream as its close: END_STREAM after a whole response, RST_STREAM after a cut
 // one (reset; a handler still under way, or output not sent: a write timeout, the connection's
-// end) — CANCEL, or INTERNAL_ERROR when the stream's own code failed (closeFailed). A client
+// end) — CANCEL, or INTERNAL_ERROR when the stream's own code failed (CloseFailed). A client
 // still sending the request of a complete response has its DATA read and dropped for a while,
 // as an HTTP/1.1 connection drains an unread body, so that it is still held to the
 // Content-Length and its windows, before it is told to stop (endDrain).

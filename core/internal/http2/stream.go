@@ -7,7 +7,7 @@ import (
 
 // An HTTP/2 stream is a request. Its Ctx is served exactly as an HTTP/1.1 request's is: the
 // stream is its exchange, as a connection is an HTTP/1.1 request's (exchange.go), with a
-// carrier of its own — its write queue, its deadlines — whose bytes go out as frames of its
+// Carrier of its own — its write queue, its deadlines — whose bytes go out as frames of its
 // HTTP/2 connection: its body reads take the DATA that arrived for it, its queued output leaves
 // as DATA frames within the flow-control windows (h2send.go), its end is END_STREAM or
 // RST_STREAM. So everything the Ctx does — the body reads and their timeout, the response's
@@ -15,7 +15,7 @@ import (
 // completion, the wake of a parked handler whose client left — works on a stream unchanged, and
 // a stream whose client stops reading parks its own handler without holding up the others.
 
-// An h2stream is one stream. Its carrier comes first, so that the carrier's timer is the
+// An h2stream is one stream. Its Carrier comes first, so that the Carrier's timer is the
 // stream's (see timer).
 type h2stream struct {
 	serve.Carrier
@@ -173,7 +173,7 @@ func (s *h2stream) receive(data []byte, end bool) error {
 		s.remoteEnd = true
 	}
 	cx := s.Ctx
-	handed := s.State == serve.StHandedOver // its DATA is a Protocol's (handOver)
+	handed := s.State == serve.StHandedOver // its DATA is a Protocol's (HandOver)
 	switch {
 	case len(data) == 0:
 	case s.draining || cx == nil && !handed:
@@ -226,7 +226,7 @@ func (s *h2stream) readHandedStream() {
 		return
 	}
 	if s.HeldBack || s.Out.Size() > s.HighWater() {
-		s.HeldBack = true // afterSend reads it once the client has taken enough
+		s.HeldBack = true // AfterSend reads it once the client has taken enough
 		return
 	}
 	l := s.Loop

@@ -72,7 +72,7 @@ func (l *Loop) open(fd, ln int) {
 	c.polled = true
 }
 
-// remoteAddr returns the client's address, asked of the system when wanted: kept nowhere, since
+// RemoteAddr returns the client's address, asked of the system when wanted: kept nowhere, since
 // few requests ask and every connection would pay for it.
 func (c *Socket) RemoteAddr() netip.AddrPort {
 	if c.State == StClosed {

@@ -55,7 +55,7 @@ func (cx *Ctx) serverAnswer() {
 	}
 }
 
-// serverError is errorResponse for the server's own answers, which its statistics count.
+// ServerError is errorResponse for the server's own answers, which its statistics count.
 func (cx *Ctx) ServerError(status int, msg string, err error) {
 	cx.Loop.Refused(status)
 	cx.errorResponse(status, msg, err)
@@ -178,6 +178,6 @@ func writeReject(c *Socket, rej *wire.Reject) {
 	c.Out.Filled(pool, b)
 }
 
-// debugEnabled reports whether the loop's logger takes debug records, so that the values of
+// DebugEnabled reports whether the loop's logger takes debug records, so that the values of
 // one (a getpeername call for the client's address, say) are computed only when it does.
 func (l *Loop) DebugEnabled() bool { return l.Log.Enabled(context.Background(), slog.LevelDebug) }

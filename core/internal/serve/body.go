@@ -9,7 +9,7 @@ import (
 // bodyState is the framing of the current request's body: how much is left and what went wrong.
 // The loop still needs it after the handler returns, to skip what the handler did not read.
 type bodyState struct {
-	Remaining  int64 // bodyLength: bytes not yet consumed
+	Remaining  int64 // BodyLength: bytes not yet consumed
 	chunked    *wire.ChunkedDecoder
 	Kind       bodyKind
 	EOF        bool

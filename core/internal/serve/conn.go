@@ -7,13 +7,13 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
-// A conn is one client connection, and the exchange its HTTP/1.1 requests are served on, one
+// A Socket is one client connection, and the exchange its HTTP/1.1 requests are served on, one
 // after another. An idle one holds no buffer and no Ctx: unparsed input lives in the loop's
 // shared buffer during a turn and moves to a pooled spill buffer only if some is left over; a
 // Ctx comes from the loop's pool when a request head is complete and goes back when the request
 // is over; output lives in pooled chunks only until the socket takes it.
 type Socket struct {
-	Carrier // first: its timer is the conn's (see timer)
+	Carrier // first: its timer is the Socket's (see timer)
 	FD      int32
 	spill   int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
@@ -106,7 +106,7 @@ func (c *Socket) onReadable(hangup bool) {
 			hc.Set(HcUnread) // ResumeReading asks again
 		case c.HeldBack || c.OutputBlocked():
 			// The client leaves its output unread: what it sends waits in the kernel until it
-			// has read enough (afterSend), so that no input can make the output grow further.
+			// has read enough (AfterSend), so that no input can make the output grow further.
 			c.HeldBack = true
 		default:
 			c.readHandedOver()
@@ -184,7 +184,7 @@ func (c *Socket) readSocket(p []byte) (n int, ok bool) {
 	return 0, true
 }
 
-// maxPipelined bounds the requests a connection runs in one turn of the loop.
+// MaxPipelined bounds the requests a connection runs in one turn of the loop.
 const MaxPipelined = 64
 
 // Bounds on the input a connection holds while its request's handler waits (parked, detached or
@@ -227,14 +227,14 @@ func (c *Socket) growHeadRead() { c.headSize = uint16(min(4*c.headReadSize(), he
 // serve runs the requests in c.in until it runs out of input or a handler keeps the
 // connection: several pipelined requests are answered in one turn, and their responses leave
 // in one write. Two bounds keep one client from taking more than its share: at most
-// maxPipelined requests a turn (the rest wait for the next iteration, behind other
+// MaxPipelined requests a turn (the rest wait for the next iteration, behind other
 // connections), and no new request while the client leaves more than WriteHighWater of
 // responses unread (reading resumes once it has taken half).
 func (c *Socket) serve() {
 	c.Loop.TurnLeft = MaxPipelined
 	for {
 		if c.OutputBlocked() {
-			c.HeldBack = true // afterSend resumes it once the client has read enough
+			c.HeldBack = true // AfterSend resumes it once the client has read enough
 			return
 		}
 		if c.Loop.TurnLeft <= 0 {
@@ -259,11 +259,11 @@ func (c *Socket) serve() {
 	}
 }
 
-// outputBlocked reports whether the client has left so much output unread that the connection
+// OutputBlocked reports whether the client has left so much output unread that the connection
 // takes no more requests for now.
 func (c *Socket) OutputBlocked() bool { return c.Out.Size() > c.HighWater() }
 
-// highWater is the output a connection holds before its writer parks: Options.WriteHighWater.
+// HighWater is the output a connection holds before its writer parks: Options.WriteHighWater.
 func (c *Socket) HighWater() int64 { return int64(c.Loop.Opts.WriteHighWater) }
 
 // settle ends a turn on c: unparsed input moves out of the shared buffer, queued output is
@@ -328,8 +328,8 @@ func (c *Socket) Flush() {
 	c.AfterSend(progressed)
 }
 
-// afterSend updates deadlines, parked writers and closing after bytes were (or were not) written
-// (carrier.sent), and what the poller watches.
+// AfterSend updates deadlines, parked writers and closing after bytes were (or were not) written
+// (Carrier.Sent), and what the poller watches.
 func (c *Socket) AfterSend(progressed bool) {
 	if c.Sent(c, c.HighWater(), progressed) {
 		c.finishClose()
@@ -341,7 +341,7 @@ func (c *Socket) AfterSend(progressed bool) {
 	c.UpdateInterest()
 }
 
-// updateInterest registers what the connection waits for. Readability is watched while the
+// UpdateInterest registers what the connection waits for. Readability is watched while the
 // loop wants input; during a handler it is left as it is until input arrives that the handler
 // does not want (onReadable), so the steady keep-alive path makes no epoll_ctl call.
 func (c *Socket) UpdateInterest() {
@@ -440,7 +440,7 @@ func (c *Socket) onPeerEOF() {
 	c.setInterest(c.events &^ (netpoll.WatchRead | netpoll.WatchHangup))
 }
 
-// closeAfterOutput ends the connection once its queued output is written. linger says the
+// CloseAfterOutput ends the connection once its queued output is written. linger says the
 // client may still be sending, so its input is drained before the close (see finishClose).
 func (c *Socket) CloseAfterOutput(linger bool) {
 	if c.State == StClosed {

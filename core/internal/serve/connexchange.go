@@ -28,7 +28,7 @@ func (c *Socket) Proto() string {
 	return "HTTP/1.1"
 }
 
-// connectProtocol: an extended CONNECT is HTTP/2's (RFC 8441).
+// ConnectProtocol: an extended CONNECT is HTTP/2's (RFC 8441).
 func (c *Socket) ConnectProtocol() string { return "" }
 
 // The body.
@@ -36,7 +36,7 @@ func (c *Socket) ConnectProtocol() string { return "" }
 // continue100 is the interim response to Expect: 100-continue (RFC 9110 §15.2.1).
 var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
-// sendContinue answers Expect: 100-continue, ahead of anything the handler wrote (its final
+// SendContinue answers Expect: 100-continue, ahead of anything the handler wrote (its final
 // response is not committed yet), unless the body has begun to arrive anyway.
 func (c *Socket) SendContinue() {
 	if len(c.in) == 0 && c.State != StClosed {
@@ -45,21 +45,21 @@ func (c *Socket) SendContinue() {
 	}
 }
 
-// hasInput reports whether input has arrived that the loop has not yet taken.
+// HasInput reports whether input has arrived that the loop has not yet taken.
 func (c *Socket) HasInput() bool { return len(c.in) > 0 }
 
-// watchInput watches the socket for input while a handler waits for its body.
+// WatchInput watches the socket for input while a handler waits for its body.
 func (c *Socket) WatchInput() { c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup) }
 
-// errReadAgain: readBody parked and was woken by new bytes; read again.
+// ErrReadAgain: ReadBody parked and was woken by new bytes; read again.
 var ErrReadAgain = errors.New("dwell: read again")
 
-// readBody moves more of cx's body into p: first what has arrived with the head or a chunk
+// ReadBody moves more of cx's body into p: first what has arrived with the head or a chunk
 // read before (decoded: n bytes, and io.EOF on the call after the last), then from the socket.
 // A Content-Length body is read straight into p, at most the bytes left, so nothing past the
 // body is consumed; a chunked body is read into the loop buffer for the decoder (0 bytes and
 // no error: decode it), and any bytes past its end stay as the next request's. When nothing has
-// arrived the handler parks until something does (errReadAgain), with the progress-based body
+// arrived the handler parks until something does (ErrReadAgain), with the progress-based body
 // timeout.
 func (c *Socket) ReadBody(cx *Ctx, p []byte) (n int, err error) {
 	b := &cx.Body
@@ -136,7 +136,7 @@ func (c *Socket) ReadBody(cx *Ctx, p []byte) (n int, err error) {
 
 // The response.
 
-// writeHead writes the response head into the connection's queue, in the placeholder ahead of any
+// WriteHead writes the response head into the connection's queue, in the placeholder ahead of any
 // body already written. whole means the handler has returned, so the body is complete and its
 // length known; otherwise the body streams from here (chunked in HTTP/1.1, delimited by the
 // close in 1.0, or by a declared Content-Length).
@@ -202,7 +202,7 @@ func (c *Socket) WriteHead(cx *Ctx, whole bool) {
 	switch {
 	case close:
 		b = append(b, "Connection: close\r\n"...)
-		cx.Resp |= rfClose // the head says so: the connection decides after it (conn.endRequest)
+		cx.Resp |= rfClose // the head says so: the connection decides after it (Socket.EndRequest)
 	case !http11:
 		b = append(b, "Connection: keep-alive\r\n"...)
 	}
@@ -218,7 +218,7 @@ func (c *Socket) WriteHead(cx *Ctx, whole bool) {
 	cx.Resp |= RfCommitted
 }
 
-// sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2): its status line
+// SendInterim queues an interim response ahead of the final one (RFC 9110 §15.2): its status line
 // and the fields set so far, written at once.
 func (c *Socket) SendInterim(cx *Ctx, code int) {
 	if cx.reqf&reqHTTP11 == 0 || c.State == StClosed {
@@ -233,8 +233,8 @@ func (c *Socket) SendInterim(cx *Ctx, code int) {
 	c.Flush()
 }
 
-// queueTrailers queues the last chunk of a chunked body and the trailer section after it. (Out
-// of completeResponse's frame, which every parked request's stack may hold.)
+// QueueTrailers queues the last chunk of a chunked body and the trailer section after it. (Out
+// of CompleteResponse's frame, which every parked request's stack may hold.)
 //
 //go:noinline
 func (c *Socket) QueueTrailers(cx *Ctx) {
@@ -261,7 +261,7 @@ func (cx *Ctx) appendTrailerLines(b []byte) []byte {
 
 // Waits and deadlines.
 
-// waitWritable parks the handler cx until the socket takes more output, for a write that goes
+// WaitWritable parks the handler cx until the socket takes more output, for a write that goes
 // on from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
 func (c *Socket) WaitWritable(cx *Ctx) error {
 	c.setInterest(c.events | netpoll.WatchWrite)
@@ -304,7 +304,7 @@ func (c *Socket) onDeadline(l *Loop) {
 // The hand-over: the 101 that switches protocols, and the bytes given to the Protocol as they
 // arrive (handover.go).
 
-// handOver hands the connection over to p, after its 101 response when the status is 101, or
+// HandOver hands the connection over to p, after its 101 response when the status is 101, or
 // after nothing (a raw takeover); see Ctx.HandOver.
 func (c *Socket) HandOver(cx *Ctx, p Protocol) (*Conn, error) {
 	switch {
@@ -323,7 +323,7 @@ func (c *Socket) HandOver(cx *Ctx, p Protocol) (*Conn, error) {
 	return c.HandOverTo(p, cx.Gone == 0), nil
 }
 
-// handOverTo makes p the owner of c's bytes. With deliver, the bytes behind the head (and those
+// HandOverTo makes p the owner of c's bytes. With deliver, the bytes behind the head (and those
 // read later in this turn) go to p once the turn is over: p's methods run outside any request.
 func (c *Socket) HandOverTo(p Protocol, deliver bool) *Conn {
 	hc := &Conn{Exchange: c, Proto: p, Serial: c.Serial}

@@ -48,7 +48,7 @@ type Ctx struct {
 	tm    timer    // first: see timer; the deadline of Suspend and Detach
 	Loop  *Loop    // the Ctx's loop for its whole life: Ctxs are pooled per loop
 	ex    Exchange // what the request is served on; nil once the request has ended
-	cr    *Carrier // ex's carrier
+	cr    *Carrier // ex's Carrier
 	Req   wire.Request
 	Body  bodyState
 	start int64 // loop clock when the request's handler started
@@ -156,7 +156,7 @@ func (l *Loop) putExtra(x *ctxExtra) {
 	}
 }
 
-// getCtx takes a Ctx from the loop's pool for a request on ex, whose carrier is cr, that came
+// GetCtx takes a Ctx from the loop's pool for a request on ex, whose Carrier is cr, that came
 // by v.
 func (l *Loop) GetCtx(ex Exchange, cr *Carrier, v via) *Ctx {
 	var cx *Ctx
@@ -174,7 +174,7 @@ func (l *Loop) GetCtx(ex Exchange, cr *Carrier, v via) *Ctx {
 	return cx
 }
 
-// putCtx returns a Ctx whose request is over to the pool.
+// PutCtx returns a Ctx whose request is over to the pool.
 func (l *Loop) PutCtx(cx *Ctx) {
 	cx.ex, cx.cr = nil, nil
 	l.nreqs--

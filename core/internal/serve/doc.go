@@ -22,15 +22,15 @@
 //     copied into an arena sized for it (internal/bufpool), so the read buffer is free
 //     again at once (request.go: startRequest);
 //  4. the handler, running in a pooled coroutine with the request's Ctx (request.go:
-//     runHandler), which asks what the request is served on — the connection, here — through
-//     the exchange interface (exchange.go); a body is read only when it asks (Ctx.ReadBody),
+//     RunHandler), which asks what the request is served on — the connection, here — through
+//     the Exchange interface (exchange.go); a body is read only when it asks (Ctx.ReadBody),
 //     from the bytes already buffered or straight from the socket into its buffer
 //     (bodyread.go, connexchange.go, wire.ChunkedDecoder);
 //  5. the response (response.go): held whole until the handler returns, so it gets a
 //     Content-Length, or streamed chunked once it is flushed or large; its fields are
 //     header.go's, a body filter (filter.go) may stand in front of it, and its head is framed
 //     by the connection (connexchange.go);
-//  6. the request's end (request.go: endRequest), where the connection decides what follows:
+//  6. the request's end (request.go: EndRequest), where the connection decides what follows:
 //     the next request, skipping the rest of an unread body, or the close;
 //  7. the connection's write queue (internal/engine/writequeue.go) of pooled chunks and file
 //     segments, sent through the connection's transport (transport.go), where
@@ -57,16 +57,17 @@
 // goroutines instead, as a net.Conn: the engine's GoConn (internal/engine/goconn.go), fed by a
 // Protocol of core's (handoverconn.go).
 //
-// HTTP/2 is such a Protocol (h2conn.go), which the server hands a connection to itself when its
-// first bytes are HTTP/2's preface (h2c, or "h2" chosen by ALPN). Each stream is a request
-// served on an exchange of its own (h2stream.go): a Ctx talks to what it is served on through
-// the exchange interface (exchange.go), which an HTTP/1.1 connection (conn) and an HTTP/2
-// stream (h2stream) each implement — the body read from the socket or from the stream's DATA,
-// the head framed as a status line or a HEADERS frame (connexchange.go, h2response.go), the
-// output written to the socket or framed as DATA within the flow-control windows (h2send.go),
-// the end a keep-alive or END_STREAM — and both begin with a carrier, what they share: the
-// request being served, the write queue, the deadlines. A stream opened by an extended CONNECT
-// (RFC 8441, a WebSocket's) is handed over to a Protocol as a connection is.
+// HTTP/2 is a package of its own above this one, core/internal/http2: the server's Multiplexer
+// (mux.go), which HTTP/1.1 asks only until a connection's first request has begun whether the
+// connection's first bytes are its preface (h2c, or "h2" chosen by ALPN), and which then takes
+// the connection over as a Protocol. Each stream is a request served on an exchange of its own:
+// a Ctx talks to what it is served on through the Exchange interface (exchange.go), which an
+// HTTP/1.1 connection (Socket) and an HTTP/2 stream each implement — the body read from the
+// socket or from the stream's DATA, the head framed as a status line or a HEADERS frame, the
+// output written to the socket or framed as DATA within the flow-control windows, the end a
+// keep-alive or END_STREAM — and both begin with a Carrier, what they share: the request being
+// served, the write queue, the deadlines. A stream opened by an extended CONNECT (RFC 8441, a
+// WebSocket's) is handed over to a Protocol as a connection is.
 //
 // # Parking
 //

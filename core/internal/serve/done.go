@@ -70,7 +70,7 @@ func (cx *Ctx) hasDoneHooks() bool {
 	return cx.Extra != nil && cx.Extra.Rare != nil && len(cx.Extra.Rare.onDone) > 0
 }
 
-// runDone calls the completion hooks, if any, with the response's outcome.
+// RunDone calls the completion hooks, if any, with the response's outcome.
 func (cx *Ctx) RunDone() {
 	x := cx.Extra
 	if x == nil || x.Rare == nil || len(x.Rare.onDone) == 0 {

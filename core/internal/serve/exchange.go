@@ -8,8 +8,8 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/engine"
 )
 
-// An exchange is what a request is served on, as its Ctx sees it: an HTTP/1.1 connection
-// (conn) or an HTTP/2 stream (h2stream). Each begins with a carrier, the part they share —
+// An Exchange is what a request is served on, as its Ctx sees it: an HTTP/1.1 connection
+// (Socket) or an HTTP/2 stream (package http2). Each begins with a Carrier, the part they share —
 // the request being served, the write queue, the deadlines, the state — which the Ctx reaches
 // directly (Ctx.cr); what differs between them — how the body arrives, how the response head
 // and trailers are framed, where the bytes go, how the exchange ends — the Ctx asks of the
@@ -19,54 +19,54 @@ type Exchange interface {
 
 	// The request body.
 
-	// readBody moves body bytes into p: what has arrived, or what the client sends next,
-	// parking cx's handler until some does (then errReadAgain: read again). io.EOF after the
-	// last byte; errReadBodyRefused where a continuation would have to park.
+	// ReadBody moves body bytes into p: what has arrived, or what the client sends next,
+	// parking cx's handler until some does (then ErrReadAgain: read again). io.EOF after the
+	// last byte; ErrReadBodyRefused where a continuation would have to park.
 	ReadBody(cx *Ctx, p []byte) (int, error)
-	// hasInput reports whether body bytes (or the body's end) have arrived that readBody would
+	// HasInput reports whether body bytes (or the body's end) have arrived that ReadBody would
 	// return without waiting for the client.
 	HasInput() bool
-	// sendContinue answers Expect: 100-continue, unless the body has begun to arrive anyway.
+	// SendContinue answers Expect: 100-continue, unless the body has begun to arrive anyway.
 	SendContinue()
-	// watchInput has the exchange watch for input while a handler waits for its body
+	// WatchInput has the exchange watch for input while a handler waits for its body
 	// (Seam.WaitBody).
 	WatchInput()
 
 	// The response.
 
-	// writeHead frames the response head ahead of the body held so far (whole: the handler
+	// WriteHead frames the response head ahead of the body held so far (whole: the handler
 	// has returned, and the body is all there is).
 	WriteHead(cx *Ctx, whole bool)
-	// sendInterim sends an informational response (1xx) ahead of the final one.
+	// SendInterim sends an informational response (1xx) ahead of the final one.
 	SendInterim(cx *Ctx, code int)
-	// queueTrailers frames the response's trailers to follow its body.
+	// QueueTrailers frames the response's trailers to follow its body.
 	QueueTrailers(cx *Ctx)
-	// highWater is the output the exchange holds before a writer parks.
+	// HighWater is the output the exchange holds before a writer parks.
 	HighWater() int64
-	// sender carries the write queue's bytes to the client.
+	// Sender carries the write queue's bytes to the client.
 	Sender() engine.Sender
-	// afterSend goes on after bytes were (or were not) written: deadlines, a parked writer,
+	// AfterSend goes on after bytes were (or were not) written: deadlines, a parked writer,
 	// the close that waited for the output.
 	AfterSend(progressed bool)
 	// flush writes the queued output as far as the client takes it.
 	Flush()
-	// updateInterest says that output was queued without being written.
+	// UpdateInterest says that output was queued without being written.
 	UpdateInterest()
-	// waitWritable parks cx's handler until the client takes more output.
+	// WaitWritable parks cx's handler until the client takes more output.
 	WaitWritable(cx *Ctx) error
 
 	// The end of the request, and of the exchange.
 
-	// endRequest ends the request once its handler (or continuation) has finished.
+	// EndRequest ends the request once its handler (or continuation) has finished.
 	EndRequest()
-	// startNext starts the request that follows the one just ended, if its head is complete
+	// StartNext starts the request that follows the one just ended, if its head is complete
 	// and the exchange may serve it now: its handler runs in the coroutine that ran the last
 	// one's (Loop.chain). nil when there is none.
 	StartNext() *Ctx
-	// goOn lets the exchange go on after a handler ran, or in the loop's pending list: with
+	// GoOn lets the exchange go on after a handler ran, or in the loop's pending list: with
 	// the requests it holds, or a handed-over protocol's input; then its output is written.
 	GoOn()
-	// closeAfterOutput ends the exchange once its queued output is written; linger says that
+	// CloseAfterOutput ends the exchange once its queued output is written; linger says that
 	// the client may still be sending.
 	CloseAfterOutput(linger bool)
 	// close ends the exchange at once: a handler still under way is woken with err.
@@ -81,8 +81,8 @@ type Exchange interface {
 	HandOver(cx *Ctx, p Protocol) (*Conn, error)
 }
 
-// A carrier is what an exchange has whatever its protocol. Its timer comes first, and a
-// carrier comes first in each exchange, so that the exchange's timer is its own (see timer).
+// A Carrier is what an exchange has whatever its protocol. Its timer comes first, and a
+// Carrier comes first in each exchange, so that the exchange's timer is its own (see timer).
 type Carrier struct {
 	Timer             timer // first: see timer
 	Serial            uint32
@@ -96,7 +96,7 @@ type Carrier struct {
 	Out               engine.WriteQueue
 }
 
-// setReadDeadline sets the read-side deadline d from now (none when d is 0).
+// SetReadDeadline sets the read-side deadline d from now (none when d is 0).
 func (c *Carrier) SetReadDeadline(d time.Duration) {
 	if d <= 0 {
 		c.ReadDeadline = 0
@@ -106,7 +106,7 @@ func (c *Carrier) SetReadDeadline(d time.Duration) {
 	c.armTimer(c.ReadDeadline)
 }
 
-// armWriteDeadline starts the write timeout, unless it is already counting: it runs while
+// ArmWriteDeadline starts the write timeout, unless it is already counting: it runs while
 // output waits for the client (queued, or a handler parked on its own buffer).
 func (c *Carrier) ArmWriteDeadline() {
 	if c.wdl == 0 && c.Loop.Opts.WriteTimeout > 0 {
@@ -124,7 +124,7 @@ func (c *Carrier) armTimer(when int64) {
 	}
 }
 
-// rearm sets the exchange's timer for the earlier of its deadlines still to come.
+// Rearm sets the exchange's timer for the earlier of its deadlines still to come.
 func (c *Carrier) Rearm() {
 	next := c.ReadDeadline
 	if c.wdl != 0 && (next == 0 || c.wdl < next) {
@@ -166,7 +166,7 @@ func (c *Carrier) Sent(ex Exchange, hw int64, progressed bool) (closeNow bool) {
 	return false
 }
 
-// dropCtx gives the request's Ctx back to the loop, reporting whether there was one.
+// DropCtx gives the request's Ctx back to the loop, reporting whether there was one.
 func (c *Carrier) DropCtx() bool {
 	cx := c.Ctx
 	if cx == nil {
@@ -178,9 +178,9 @@ func (c *Carrier) DropCtx() bool {
 	return true
 }
 
-// wakeOnClose ends the request of an exchange that has closed: a handler still running or
+// WakeOnClose ends the request of an exchange that has closed: a handler still running or
 // parked is woken with err (ErrClosed when nil) and finishes on its own; a finished one's Ctx
-// goes back to the loop, and wakeOnClose reports that it did.
+// goes back to the loop, and WakeOnClose reports that it did.
 func (c *Carrier) WakeOnClose(err error) bool {
 	cx := c.Ctx
 	switch {
@@ -218,7 +218,7 @@ func (c *Carrier) Due(now int64) dueKind {
 	return dueNone
 }
 
-// writeTimedOut closes ex, whose output made no progress for Options.WriteTimeout.
+// WriteTimedOut closes ex, whose output made no progress for Options.WriteTimeout.
 func (c *Carrier) WriteTimedOut(ex Exchange) {
 	if l := c.Loop; l.DebugEnabled() {
 		l.Log.Debug("dwell: write timeout", "remote", ex.RemoteAddr())
@@ -226,7 +226,7 @@ func (c *Carrier) WriteTimedOut(ex Exchange) {
 	ex.Close(ErrTimeout)
 }
 
-// readTimedOut wakes a handler waiting for its body, which made no progress for
+// ReadTimedOut wakes a handler waiting for its body, which made no progress for
 // Options.BodyTimeout.
 func (c *Carrier) ReadTimedOut() {
 	if cx := c.Ctx; cx.ParkedOn(ParkRead) || cx.ParkedOn(ParkBody) {
@@ -234,7 +234,7 @@ func (c *Carrier) ReadTimedOut() {
 	}
 }
 
-// bodyGone returns why no more of cx's body can be read, whatever the protocol: the exchange
+// BodyGone returns why no more of cx's body can be read, whatever the protocol: the exchange
 // has closed (the client left, or the grace period ended), or the request's deadline passed.
 func (c *Carrier) BodyGone(cx *Ctx) error {
 	switch {
@@ -248,7 +248,7 @@ func (c *Carrier) BodyGone(cx *Ctx) error {
 	return nil
 }
 
-// awaitInput parks the handler cx until body bytes arrive, with the progress-based body timeout.
+// AwaitInput parks the handler cx until body bytes arrive, with the progress-based body timeout.
 func (c *Carrier) AwaitInput(cx *Ctx) error {
 	if t := c.Loop.Opts.BodyTimeout; t > 0 {
 		c.SetReadDeadline(t)

@@ -85,7 +85,7 @@ func TestParkedFootprint(t *testing.T) {
 	}
 	const poll = "GET /messages?after=0 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: Go-http-client/1.1\r\nAccept-Encoding: gzip\r\n\r\n"
 	var co, cont, chained float64
-	// The connections are accepted before each baseline; what each holds (its conn, rounded up
+	// The connections are accepted before each baseline; what each holds (its Socket, rounded up
 	// to its allocator size class) is added to get what a parked request costs in all.
 	connSize := float64(bufpool.SizeClass(int(unsafe.Sizeof(Socket{}))))
 	t.Run("coroutine", func(t *testing.T) {

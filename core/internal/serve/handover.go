@@ -11,7 +11,7 @@ import (
 // What follows HTTP on a connection. A handler hands its connection over (Ctx.HandOver) to
 // another owner of its bytes — a WebSocket, the net/http bridge's hijacked connection — after a
 // 101 Switching Protocols or, for a raw takeover, after nothing at all. The connection stays on
-// its loop, in a state of its own (stHandedOver): the HTTP parser never sees its bytes again;
+// its loop, in a state of its own (StHandedOver): the HTTP parser never sees its bytes again;
 // they go, as they arrive, to the Protocol, those that came behind the request's head first.
 // Its output goes through the same write queue and transport as HTTP's, with the same
 // high-water mark and write timeout, and the same rule: a connection whose output is over the
@@ -86,7 +86,7 @@ func (hc *Conn) Is(f hcFlags) bool { return hc.flags&f != 0 }
 func (hc *Conn) Set(f hcFlags)     { hc.flags |= f }
 func (hc *Conn) clear(f hcFlags)   { hc.flags &^= f }
 
-// base returns the carrier of what was handed over.
+// base returns the Carrier of what was handed over.
 func (hc *Conn) base() *Carrier { return hc.Exchange.Base() }
 
 // ErrHandOverHTTP2 is what HandOver (and HandOverConn) return for a request on an HTTP/2
@@ -138,7 +138,7 @@ func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
 	return cx.ex.HandOver(cx, p)
 }
 
-// dropResponseFields gives back what held the response's header fields, written now: a
+// DropResponseFields gives back what held the response's header fields, written now: a
 // handler that goes on for the protocol's life (the sequential style of a WebSocket) would
 // keep them for nothing. The request's own fields, and a router's parameters, stay the
 // handler's to read.
@@ -157,7 +157,7 @@ func (cx *Ctx) DropResponseFields() {
 	}
 }
 
-// drainedCheck tells a handed-over connection's protocol that its output has drained, once it
+// DrainedCheck tells a handed-over connection's protocol that its output has drained, once it
 // has gone under half the high-water mark after being over it.
 func (hc *Conn) DrainedCheck() {
 	if hc.Is(hcOver) && hc.base().Out.Size() <= hc.Exchange.HighWater()/2 {
@@ -169,7 +169,7 @@ func (hc *Conn) DrainedCheck() {
 	}
 }
 
-// closedBy tells a handed-over connection's protocol that it has closed, with err: the last call.
+// ClosedBy tells a handed-over connection's protocol that it has closed, with err: the last call.
 // The exchange has forgotten it already.
 func (hc *Conn) ClosedBy(err error) {
 	switch {
@@ -185,11 +185,11 @@ func (hc *Conn) ClosedBy(err error) {
 	if hc.remote != nil {
 		hc.remote.st.Closed(err)
 	}
-	// Not callProtocol: a panic in the last call has nothing left to close.
+	// Not CallProtocol: a panic in the last call has nothing left to close.
 	hc.base().Loop.safely(func() { hc.Proto.Closed(hc, err) })
 }
 
-// callProtocol runs f, a call of one of the Protocol's methods (Receive, Drained, Timeout,
+// CallProtocol runs f, a call of one of the Protocol's methods (Receive, Drained, Timeout,
 // Shutdown; not Closed, the last), on the loop. A panic in it is logged and closes the
 // connection at once, as Abort does — its queued output dropped, the client told by a reset (a
 // stream's RST_STREAM INTERNAL_ERROR, as net/http resets the stream of a handler that
@@ -279,8 +279,8 @@ func (hc *Conn) Queue(p []byte) {
 	hc.queued()
 }
 
-// queueBuffer queues b, a buffer of the loop's pool, as it stands: the queue owns it from now
-// on (a stream's body moved rather than copied, h2response.go).
+// QueueBuffer queues b, a buffer of the loop's pool, as it stands: the queue owns it from now
+// on (a stream's body moved rather than copied, http2's response.go).
 func (hc *Conn) QueueBuffer(b []byte) {
 	c := hc.base()
 	c.Out.PushBuffer(&c.Loop.Pool, b)
@@ -350,7 +350,7 @@ func (hc *Conn) Close() {
 	}
 }
 
-// closeUnread is Close without the read that lingers after the output for a client still
+// CloseUnread is Close without the read that lingers after the output for a client still
 // sending: for a client that broke the bounds of its protocol, whose flood is not worth two
 // more seconds of reading. Its last output still goes first.
 func (hc *Conn) CloseUnread() {

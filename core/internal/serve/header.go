@@ -10,7 +10,7 @@ import (
 // Response header fields are kept in one buffer from the loop's pool, each as its name and its
 // value, each behind its length (a uvarint): a set in neither protocol's wire format, from
 // which HTTP/1.1 writes each field as its line, "Name: value\r\n" (appendFieldLines), and
-// HTTP/2 encodes each with HPACK (h2response.go), neither taking apart what the other made.
+// HTTP/2 encodes each with HPACK (http2's response.go), neither taking apart what the other made.
 // Setting a field copies its name and value there, so nothing a response holds points into
 // memory it does not own — not into the request (whose memory is reused once the handler
 // returns, which a detached response outlives), nor into anything the caller may change.
@@ -188,7 +188,7 @@ func (cx *Ctx) dropFields(drop func(name []byte) bool) {
 	x.hdrs = b[:k]
 }
 
-// nextField returns the name and value of the field of set b starting at b[i], and where the
+// NextField returns the name and value of the field of set b starting at b[i], and where the
 // next one starts. The set holds only what appendField wrote.
 func NextField(b []byte, i int) (name, value []byte, next int) {
 	n, k := uvarint(b, i)
@@ -248,7 +248,7 @@ func (cx *Ctx) ResponseHeader(name string) string {
 	return ""
 }
 
-// fieldSet returns the response's field set (see nextField).
+// FieldSet returns the response's field set (see NextField).
 func (cx *Ctx) FieldSet() []byte {
 	if cx.Extra == nil {
 		return nil

@@ -144,7 +144,7 @@ var errNoTLSConfig = errors.New("it speaks TLS and the server has no TLS configu
 
 // A via is what a connection keeps of the listener it came by, in a byte: the listener's index
 // among the loop's (Loop.acc.Lns; its handler Loop.handlers'), and viaTLS when it speaks TLS
-// (its bytes then go through the loop's tlsT).
+// (its bytes then go through the loop's TLST).
 type via uint8
 
 const viaTLS via = 1 << 7

@@ -309,7 +309,7 @@ func (l *Loop) runPending() {
 // safely runs f on the loop, logging a panic instead of letting it take the loop down: for
 // the callbacks the loop runs outside any request's coroutine (Post, AfterFunc, OnDone, a
 // Protocol's methods). It reports whether f panicked, for the callers that must not go on as if
-// it had not (a Protocol's connection closes: Conn.callProtocol); the others ignore it.
+// it had not (a Protocol's connection closes: Conn.CallProtocol); the others ignore it.
 func (l *Loop) safely(f func()) (panicked bool) {
 	l.enterApp()
 	defer func() {

@@ -65,7 +65,7 @@ func (s Seam) Hold() error {
 
 // parkUntil parks for Suspend and Hold. Its frame is on the stack of every parked handler,
 // below the handler's own: it is kept small (the yield is written out here rather than called
-// through parkOnConn), since a coroutine's first 2 KiB of stack leave only about 1 KiB to the
+// through ParkOnConn), since a coroutine's first 2 KiB of stack leave only about 1 KiB to the
 // frames before the runtime grows it to 4 KiB.
 func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 	l := cx.Loop
@@ -103,7 +103,7 @@ func (cx *Ctx) endPark() error {
 	return cx.wakeErr()
 }
 
-// parkOnConn yields the coroutine back to the loop until wake, for the server's own parks (body
+// ParkOnConn yields the coroutine back to the loop until wake, for the server's own parks (body
 // reads, writes to a slow client).
 func (cx *Ctx) ParkOnConn(kind parkKind) error {
 	cx.State = ctxParked
@@ -117,11 +117,11 @@ func (cx *Ctx) ParkOnConn(kind parkKind) error {
 	return cx.wakeErr()
 }
 
-// inHandler reports whether the code running is cx's handler, in its coroutine: the only place
+// InHandler reports whether the code running is cx's handler, in its coroutine: the only place
 // a request may park.
 func (cx *Ctx) InHandler() bool { return cx.Loop.current == cx }
 
-// parkedOn reports whether the handler is parked in a wait of kind k.
+// ParkedOn reports whether the handler is parked in a wait of kind k.
 func (cx *Ctx) ParkedOn(k parkKind) bool { return cx.State == ctxParked && cx.park == k }
 
 // wake makes a parked handler (or a pending continuation) ready with err.
@@ -263,7 +263,7 @@ func (s Seam) WakeOnShutdown() {
 	}
 }
 
-// wakeForShutdown is the shutdown notice: called on every active request when a shutdown
+// WakeForShutdown is the shutdown notice: called on every active request when a shutdown
 // begins. A handler told, that then writes nothing, gets a 503 (serverAnswer).
 func (cx *Ctx) WakeForShutdown() {
 	if cx.parkf&parkShutdownWake != 0 && (cx.ParkedOn(parkUser) || cx.State == ctxDetached) {

@@ -88,7 +88,7 @@ func (c *Socket) startRequest() *Ctx {
 	return cx
 }
 
-// runHandler runs the request's handler (or, with k, its continuation) until it returns or parks,
+// RunHandler runs the request's handler (or, with k, its continuation) until it returns or parks,
 // and when it returns, goes on with the request: it waits for its continuation, or it is done.
 func (l *Loop) RunHandler(cx *Ctx, k func(*Ctx, error), err error) {
 	cx, returned := l.switchTo(cx, k, err)
@@ -125,7 +125,7 @@ func (l *Loop) resume(cx *Ctx) {
 	ex.GoOn()
 }
 
-// goOn lets the connection go on once its request is over, and settles its turn.
+// GoOn lets the connection go on once its request is over, and settles its turn.
 func (c *Socket) GoOn() {
 	if c.State != StHandler && c.State != StClosed {
 		c.serve()
@@ -133,11 +133,11 @@ func (c *Socket) GoOn() {
 	c.settle()
 }
 
-// endRequest ends the connection's request once its handler (or continuation) has finished:
+// EndRequest ends the connection's request once its handler (or continuation) has finished:
 // the response is completed, the completion hooks run, the Ctx goes back to the loop, and the
 // connection goes on — to its next request, to skipping the rest of an unread body, or to the
 // close. It is the one place where that is decided: the Ctx reports what happened (rfClose,
-// rfAbort, its body's state), and whether the connection can be kept is settled before the
+// RfAbort, its body's state), and whether the connection can be kept is settled before the
 // response head goes out, so that the head says so.
 func (c *Socket) EndRequest() {
 	cx := c.Ctx
@@ -198,7 +198,7 @@ func (c *Socket) closesAfter(cx *Ctx) bool {
 // freeCtx gives the request's Ctx back to the loop.
 func (c *Socket) freeCtx() { c.DropCtx() }
 
-// startNext starts the connection's next request, if its head is complete in the input and the
+// StartNext starts the connection's next request, if its head is complete in the input and the
 // connection may take it now (see serve).
 func (c *Socket) StartNext() *Ctx {
 	if c.State != stIdle || c.Loop.TurnLeft <= 0 || c.OutputBlocked() {

@@ -60,7 +60,7 @@ func (cx *Ctx) SetStatus(code int) {
 	cx.Status = uint16(code)
 }
 
-// sendInterim queues an interim response ahead of the final one (RFC 9110 §15.2).
+// SendInterim queues an interim response ahead of the final one (RFC 9110 §15.2).
 func (cx *Ctx) sendInterim(code int) {
 	if code == 100 {
 		cx.Body.waiting100 = false // the client has its 100 Continue: the first read sends none
@@ -182,7 +182,7 @@ func (cx *Ctx) stream(p []byte) error {
 
 var crlf = []byte("\r\n")
 
-// copyLimit: a body held whole up to this size goes out in the same buffer as its head (an
+// CopyLimit: a body held whole up to this size goes out in the same buffer as its head (an
 // HTTP/1.1 status line's, an HTTP/2 HEADERS frame's); a larger one leaves from the buffer the
 // handler's writes filled.
 const CopyLimit = 4 << 10
@@ -305,7 +305,7 @@ var (
 	errResponseComplete = errors.New("dwell: the response is complete: a completion hook cannot write to it")
 )
 
-// noBody reports whether the response must not carry a body: a HEAD request (RFC 9110 §9.3.2) or
+// NoBody reports whether the response must not carry a body: a HEAD request (RFC 9110 §9.3.2) or
 // a 1xx, 204 or 304 status (RFC 9110 §6.4.1).
 func (cx *Ctx) NoBody() bool {
 	s := cx.Status
@@ -314,11 +314,11 @@ func (cx *Ctx) NoBody() bool {
 
 // The head, and the response's end.
 
-// completeResponse completes the response once the handler (or its continuation) is done: the
+// CompleteResponse completes the response once the handler (or its continuation) is done: the
 // server answers for a handler that did not (see serverAnswer), the head goes out if it has
 // not, and a chunked body gets its last chunk — unless the response was aborted, which must
-// reach the client cut short. It reports in rfClose and rfAbort what the connection must do
-// after it (see conn.endRequest).
+// reach the client cut short. It reports in rfClose and RfAbort what the connection must do
+// after it (see Socket.EndRequest).
 func (cx *Ctx) CompleteResponse() {
 	c := cx.cr
 	if c.State == StClosed {

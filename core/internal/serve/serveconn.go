@@ -17,7 +17,7 @@ import (
 type ServedConn struct {
 	l      *Loop
 	fd     int32
-	serial uint32 // the conn's: a descriptor reused by a later connection is not this one
+	serial uint32 // the Socket's: a descriptor reused by a later connection is not this one
 }
 
 // ServeConn hands c, a connection accepted elsewhere, to one of the server's loops, which

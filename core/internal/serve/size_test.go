@@ -7,11 +7,11 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
-// TestStructSizes pins the memory budget of what every connection and every request holds: an idle
-// connection is a conn alone, a parked request adds a Ctx (the targets: idle ≤ 0.5 KiB, a parked
-// continuation with its connection ≤ 0.6 KB). The Ctx's 208 bytes are a size class of Go's
+// TestStructSizes pins the memory budget of what every connection and every request holds: an
+// idle connection is a Socket alone, a parked request adds a Ctx (the targets: idle ≤ 0.5 KiB, a
+// parked continuation with its connection ≤ 0.6 KB). The Ctx's 208 bytes are a size class of Go's
 // allocator: 16 of them hold what it is served on (Ctx.ex, the exchange: an HTTP/1.1 connection
-// or an HTTP/2 stream, as an interface) beside the exchange's carrier (Ctx.cr), which the hot
+// or an HTTP/2 stream, as an interface) beside the exchange's Carrier (Ctx.cr), which the hot
 // paths reach without a call.
 func TestStructSizes(t *testing.T) {
 	if n := unsafe.Sizeof(Socket{}); n > 144 {

@@ -14,15 +14,15 @@ type timer = engine.Timer
 
 // The owners of timers, as a timer's Kind.
 const (
-	timerConn   uint8 = iota + 1 // the first field of a conn (its carrier's)
+	timerConn   uint8 = iota + 1 // the first field of a Socket (its Carrier's)
 	TimerStream                  // the first field of a Multiplexer's stream (its Carrier's)
 	timerCtx                     // the first field of a Ctx
 	timerFunc                    // the first field of a Timer
 )
 
 // The casts in runTimer hold because each owner's timer is its first field, at offset 0
-// (TestTimerOwnersFirst checks it). A timer is stopped when its owner is released (conn.close,
-// Ctx.recycle) — before a pooled conn or Ctx can serve another connection or request — so a
+// (TestTimerOwnersFirst checks it). A timer is stopped when its owner is released (Socket.Close,
+// Ctx.Recycle) — before a pooled Socket or Ctx can serve another connection or request — so a
 // cast never reaches an owner that moved on; a Timer of AfterFunc is the caller's own
 // allocation, never reused.
 

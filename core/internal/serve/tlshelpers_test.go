@@ -201,7 +201,7 @@ func records(b []byte) (types []byte, lens []int) {
 	return types, lens
 }
 
-// readBody reads a response and returns its body.
+// ReadBody reads a response and returns its body.
 func readBody(t *testing.T, r *bufio.Reader) string {
 	t.Helper()
 	resp, err := http.ReadResponse(r, nil)

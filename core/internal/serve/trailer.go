@@ -45,7 +45,7 @@ func notTrailer(name string) bool {
 	return false
 }
 
-// hasTrailers reports whether the response has trailers to send.
+// HasTrailers reports whether the response has trailers to send.
 func (cx *Ctx) HasTrailers() bool {
 	return cx.Extra != nil && cx.Extra.Rare != nil && len(cx.Extra.Rare.TrailerSet) > 0
 }

@@ -14,11 +14,11 @@ func (c *Socket) tr() engine.Transport {
 	return c.Loop.plain
 }
 
-// sender returns what carries c's queued output to the client, for the write queue: c's
+// Sender returns what carries c's queued output to the client, for the write queue: c's
 // transport, called with c.
 func (c *Socket) Sender() engine.Sender { return (*connSender)(c) }
 
-// A connSender is a conn as its write queue's engine.Sender: a conversion, never an allocation.
+// A connSender is a Socket as its write queue's engine.Sender: a conversion, never an allocation.
 type connSender Socket
 
 func (s *connSender) Writev(iov *netpoll.IOVecs, more bool) (int, netpoll.Errno) {
@@ -31,7 +31,7 @@ func (s *connSender) Sendfile(f netpoll.File, off *int64, n int) (int, netpoll.E
 	return c.tr().Sendfile(int(c.FD), f, off, n)
 }
 
-// A conn is the engine.Endpoint of its TLS: the transport reads it when its TLS layer holds
+// A Socket is the engine.Endpoint of its TLS: the transport reads it when its TLS layer holds
 // input the poller cannot announce, or its deferred handshake may go on.
 
 func (c *Socket) Closed() bool      { return c.State == StClosed }
