@@ -1,15 +1,9 @@
 package http2
 
 import (
-	"bufio"
 	"bytes"
-	"io"
-	"net"
-	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/serve"
@@ -138,38 +132,6 @@ func (p *panicky) Closed(_ *serve.Conn, err error) {
 	p.maybe("Closed")
 }
 
-// Lines that name no HTTP/1.x version: no HTTP/1.x client sends them, and a port that speaks h2c
-// with prior knowledge may take them for a damaged HTTP/2 preface.
-var notHTTP1Lines = []struct{ name, raw string }{
-	{"invalid connection preface", "INVALID CONNECTION PREFACE\r\n\r\n"},
-	{"three words", "HELLO THERE FRIEND\r\nHost: h\r\n\r\n"},
-	{"HTTP/1. only in a field", "GET / VERSION\r\nX: HTTP/1.1\r\n\r\n"},
-}
-
-// expect400 sends raw and expects a 400 giving reason, with Connection: close, and then the end.
-func expect400(t *testing.T, c net.Conn, r *bufio.Reader, raw, reason string) {
-	t.Helper()
-	if _, err := io.WriteString(c, raw); err != nil {
-		t.Fatal(err)
-	}
-	c.SetReadDeadline(time.Now().Add(patience))
-	resp, err := http.ReadResponse(r, &http.Request{Method: "GET"})
-	if err != nil {
-		t.Fatalf("%q: no response: %v", raw, err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatalf("%q: reading the body: %v", raw, err)
-	}
-	if resp.StatusCode != 400 || !strings.Contains(string(body), reason) || !resp.Close {
-		t.Fatalf("%q: %d %q (close %v), want 400 saying %q, and the close", raw, resp.StatusCode, body, resp.Close, reason)
-	}
-	if b, err := r.ReadByte(); err == nil {
-		t.Fatalf("%q: %q after the 400", raw, b)
-	}
-}
-
 // measureStallThreshold turns the stall detector off in the servers whose memory is measured.
 // On a loaded machine code that waits for a CPU can outlast the threshold, and what the
 // detector then takes to look into it (a goroutine profile, a note with a stack, a log line) is
@@ -177,20 +139,3 @@ func expect400(t *testing.T, c net.Conn, r *bufio.Reader, raw, reason string) {
 // every goroutine's stack, 2 MB with 2,000 parked coroutines, and held it until its loop logged
 // it, put the coroutine figure 1 KB per request over its budget in 2 runs of 128 under load.)
 const measureStallThreshold = -1
-
-// expectSilentClose sends raw and expects the connection closed with nothing written.
-func expectSilentClose(t *testing.T, c net.Conn, r *bufio.Reader, raw string) {
-	t.Helper()
-	if _, err := io.WriteString(c, raw); err != nil {
-		t.Fatal(err)
-	}
-	c.SetReadDeadline(time.Now().Add(patience))
-	b, err := r.ReadByte()
-	if err == nil {
-		rest, _ := r.Peek(r.Buffered())
-		t.Fatalf("%q: answered %q%q; want the close and nothing else", raw, b, rest)
-	}
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatalf("%q: connection still open after %v", raw, patience)
-	}
-}

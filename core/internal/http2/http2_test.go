@@ -12,6 +12,7 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/h2"
 	"github.com/dwellhttp/dwell/core/internal/serve"
 	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/testclient"
 )
 
 // h2Handler serves the HTTP/2 tests: the same handler an HTTP/1.1 request would get.
@@ -421,7 +422,7 @@ func TestH2PrefaceOnlyFirst(t *testing.T) {
 		t.Errorf("the preface after a request: %d", resp.StatusCode)
 	}
 	c = served()
-	expect400(t, c.TCPConn, c.R, notHTTP1Lines[0].raw, wire.ErrNotHTTP.Reason)
+	testclient.Expect400(t, c.TCPConn, c.R, testclient.NotHTTP1Lines[0].Raw, wire.ErrNotHTTP.Reason)
 }
 
 // TestH2InvalidPreface: on a port that speaks h2c, a first line naming no HTTP version may be
@@ -450,11 +451,11 @@ func TestH2InvalidPreface(t *testing.T) {
 	// Any line that names no HTTP/1.x version may be a damaged preface: closed unanswered on
 	// the h2c port, answered with its 400 where h2c is off.
 	_, plain := startServer(t, helloHandler, serve.Options{DisableH2C: true})
-	for _, tt := range notHTTP1Lines {
+	for _, tt := range testclient.NotHTTP1Lines {
 		c := dial(t, addr)
-		expectSilentClose(t, c.TCPConn, c.R, tt.raw)
+		testclient.ExpectSilentClose(t, c.TCPConn, c.R, tt.Raw)
 		c = dial(t, plain)
-		expect400(t, c.TCPConn, c.R, tt.raw, wire.ErrNotHTTP.Reason)
+		testclient.Expect400(t, c.TCPConn, c.R, tt.Raw, wire.ErrNotHTTP.Reason)
 	}
 }
 

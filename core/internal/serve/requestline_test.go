@@ -2,14 +2,11 @@ package serve
 
 import (
 	"bufio"
-	"io"
 	"net"
-	"net/http"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/testclient"
 )
 
 // Malformed HTTP/1.x request lines, each with the reason its 400 gives. Every one names an
@@ -32,14 +29,6 @@ var malformedRequestLines = []struct {
 	{"version then a word", "GET / HTTP/1.1 extra\r\nHost: h\r\n\r\n", "malformed HTTP version"},
 	{"version without its minor", "GET / HTTP/1.\r\nHost: h\r\n\r\n", "malformed HTTP version"},
 	{"bare LF after the version", "GET / HTTP/1.1\nHost: h\r\n\r\n", "line not ended by CRLF"},
-}
-
-// Lines that name no HTTP/1.x version: no HTTP/1.x client sends them, and a port that speaks h2c
-// with prior knowledge may take them for a damaged HTTP/2 preface.
-var notHTTP1Lines = []struct{ name, raw string }{
-	{"invalid connection preface", "INVALID CONNECTION PREFACE\r\n\r\n"},
-	{"three words", "HELLO THERE FRIEND\r\nHost: h\r\n\r\n"},
-	{"HTTP/1. only in a field", "GET / VERSION\r\nX: HTTP/1.1\r\n\r\n"},
 }
 
 // A requestLineListener is a listener the lines are sent to, and how to reach it.
@@ -77,39 +66,15 @@ func TestMalformedRequestLineGets400(t *testing.T) {
 			for _, tt := range malformedRequestLines {
 				t.Run(tt.name, func(t *testing.T) {
 					c, r := ln.dialConn(t)
-					expect400(t, c, r, tt.raw, tt.reason)
+					testclient.Expect400(t, c, r, tt.raw, tt.reason)
 				})
 			}
-			for _, tt := range notHTTP1Lines {
-				t.Run(tt.name, func(t *testing.T) {
+			for _, tt := range testclient.NotHTTP1Lines {
+				t.Run(tt.Name, func(t *testing.T) {
 					c, r := ln.dialConn(t)
-					expect400(t, c, r, tt.raw, wire.ErrNotHTTP.Reason)
+					testclient.Expect400(t, c, r, tt.Raw, wire.ErrNotHTTP.Reason)
 				})
 			}
 		})
-	}
-}
-
-// expect400 sends raw and expects a 400 giving reason, with Connection: close, and then the end.
-func expect400(t *testing.T, c net.Conn, r *bufio.Reader, raw, reason string) {
-	t.Helper()
-	if _, err := io.WriteString(c, raw); err != nil {
-		t.Fatal(err)
-	}
-	c.SetReadDeadline(time.Now().Add(patience))
-	resp, err := http.ReadResponse(r, &http.Request{Method: "GET"})
-	if err != nil {
-		t.Fatalf("%q: no response: %v", raw, err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatalf("%q: reading the body: %v", raw, err)
-	}
-	if resp.StatusCode != 400 || !strings.Contains(string(body), reason) || !resp.Close {
-		t.Fatalf("%q: %d %q (close %v), want 400 saying %q, and the close", raw, resp.StatusCode, body, resp.Close, reason)
-	}
-	if b, err := r.ReadByte(); err == nil {
-		t.Fatalf("%q: %q after the 400", raw, b)
 	}
 }
