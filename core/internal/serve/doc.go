@@ -1,8 +1,9 @@
 // Package serve is what package core's types are: the server, its loops and connections,
-// HTTP/1.1 and HTTP/2, the Ctx and its hooks, the connections handed over to protocols. core is
-// its public face — the same names, documented there, each type laid out as this package's and
-// each method a call into it — so that the protocols can become packages of their own between
-// the two, using what this package exports for them, which is no part of dwell's API.
+// HTTP/1.1, the Ctx and its hooks, the connections handed over to protocols. core is its
+// public face — the same names, documented there, each type laid out as this package's and
+// each method a call into it — and the protocols above HTTP/1.1 are packages of their own
+// between the two (core/internal/http2, the server's Multiplexer), using what this package
+// exports for them, which is no part of dwell's API.
 //
 // # The data path
 //
