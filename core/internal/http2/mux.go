@@ -7,8 +7,14 @@ import (
 	"github.com/dwellhttp/dwell/internal/alias"
 )
 
+// New returns HTTP/2 as a server's Multiplexer (serve.Server.SetMultiplexer).
+func New() serve.Multiplexer { return h2mux{} }
+
 // h2mux is HTTP/2 as the server's Multiplexer.
 type h2mux struct{}
+
+// ALPN is the protocol a TLS client chooses HTTP/2 by.
+func (h2mux) ALPN() string { return "h2" }
 
 // NewLoop makes what a loop keeps for HTTP/2.
 func (h2mux) NewLoop(*serve.Loop) any { return &h2state{} }
@@ -30,9 +36,3 @@ type h2state struct {
 	h2cookie  []byte           // the crumbs of a request's cookie, being joined
 	h2free    []*h2stream      // streams to reuse (h2stream.recycle)
 }
-
-// New returns HTTP/2 as a server's Multiplexer (serve.Server.SetMultiplexer).
-func New() serve.Multiplexer { return h2mux{} }
-
-// ALPN is the protocol a TLS client chooses HTTP/2 by.
-func (h2mux) ALPN() string { return "h2" }
