@@ -181,16 +181,18 @@ func (r *Remote) WaitDrained() error {
 	return r.x.WaitDrained()
 }
 
-// protocolFace is the Protocol a handed-over connection's server calls: the application's,
-// given the Conn as the application knows it.
-type protocolFace struct{ p Protocol }
+// face calls the Protocol an application handed a connection to: serve holds it as it was
+// given (serve.Face), and it is called with the Conn as the application knows it.
+type face struct{}
 
-func (f protocolFace) Receive(c *serve.Conn, in []byte) int {
-	return f.p.Receive(alias.As[*Conn](c), in)
+func init() { serve.SetFace(face{}) }
+
+func (face) Receive(p any, c *serve.Conn, in []byte) int {
+	return p.(Protocol).Receive(alias.As[*Conn](c), in)
 }
-func (f protocolFace) Drained(c *serve.Conn)  { f.p.Drained(alias.As[*Conn](c)) }
-func (f protocolFace) Timeout(c *serve.Conn)  { f.p.Timeout(alias.As[*Conn](c)) }
-func (f protocolFace) Shutdown(c *serve.Conn) { f.p.Shutdown(alias.As[*Conn](c)) }
-func (f protocolFace) Closed(c *serve.Conn, err error) {
-	f.p.Closed(alias.As[*Conn](c), err)
+func (face) Drained(p any, c *serve.Conn)  { p.(Protocol).Drained(alias.As[*Conn](c)) }
+func (face) Timeout(p any, c *serve.Conn)  { p.(Protocol).Timeout(alias.As[*Conn](c)) }
+func (face) Shutdown(p any, c *serve.Conn) { p.(Protocol).Shutdown(alias.As[*Conn](c)) }
+func (face) Closed(p any, c *serve.Conn, err error) {
+	p.(Protocol).Closed(alias.As[*Conn](c), err)
 }

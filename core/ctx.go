@@ -239,7 +239,7 @@ func (cx *Ctx) OnDone(f func(Done)) {
 // CONNECT (a GET route's page, say) goes out as the server's 501 Not Implemented
 // (ErrTunnelRefused), and its other statuses (400, 403, 404, 426) as they are.
 func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
-	r0, r1 := cx.x.HandOver(protocolFace{p})
+	r0, r1 := cx.x.HandOver(p)
 	return alias.As[*Conn](r0), r1
 }
 

@@ -447,7 +447,7 @@ func (h *h2conn) Shutdown(hc *serve.Conn) {
 		case s.State == serve.StHandedOver:
 			// A stream handed over (a WebSocket's) ends its protocol's way, as a connection does.
 			p := s.hc
-			p.CallProtocol(func() { p.Proto.Shutdown(p) })
+			p.CallProtocol(p.ProtocolShutdown)
 		case cx != nil && cx.Active():
 			cx.WakeForShutdown()
 		}

@@ -148,7 +148,7 @@ func (s *h2stream) onDeadline(l *serve.Loop) {
 			s.ReadTimedOut()
 		case serve.StHandedOver:
 			hc := s.hc
-			hc.CallProtocol(func() { hc.Proto.Timeout(hc) })
+			hc.CallProtocol(hc.ProtocolTimeout)
 		default:
 			s.Close(nil)
 		}
@@ -176,7 +176,7 @@ func (s *h2stream) ConnectProtocol() string { return s.protocol }
 // HandOver hands the stream of an extended CONNECT over to p: its HEADERS go out without ending
 // it, and its DATA is p's from now on (see Ctx.HandOver). Any other stream's connection is not
 // the request's to give.
-func (s *h2stream) HandOver(cx *serve.Ctx, p serve.Protocol) (*serve.Conn, error) {
+func (s *h2stream) HandOver(cx *serve.Ctx, p any) (*serve.Conn, error) {
 	switch {
 	case s.protocol == "":
 		return nil, serve.ErrHandOverHTTP2

@@ -233,7 +233,7 @@ func (s *h2stream) readHandedStream() {
 	if in := l.Buf[:copy(l.Buf, s.rbuf[s.roff:])]; len(in) > 0 {
 		hc := s.hc
 		used := 0
-		hc.CallProtocol(func() { used = hc.Proto.Receive(hc, in) })
+		hc.CallProtocol(func() { used = hc.ProtocolReceive(in) })
 		if s.State == serve.StClosed {
 			return
 		}

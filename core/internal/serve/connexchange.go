@@ -291,7 +291,7 @@ func (c *Socket) onDeadline(l *Loop) {
 			c.ReadTimedOut()
 		case StHandedOver:
 			hc := c.handed()
-			hc.CallProtocol(func() { hc.Proto.Timeout(hc) })
+			hc.CallProtocol(hc.ProtocolTimeout)
 		default:
 			c.Close(nil)
 		}
@@ -306,7 +306,7 @@ func (c *Socket) onDeadline(l *Loop) {
 
 // HandOver hands the connection over to p, after its 101 response when the status is 101, or
 // after nothing (a raw takeover); see Ctx.HandOver.
-func (c *Socket) HandOver(cx *Ctx, p Protocol) (*Conn, error) {
+func (c *Socket) HandOver(cx *Ctx, p any) (*Conn, error) {
 	switch {
 	case !cx.Body.complete():
 		return nil, errHandOverBody
@@ -325,7 +325,7 @@ func (c *Socket) HandOver(cx *Ctx, p Protocol) (*Conn, error) {
 
 // HandOverTo makes p the owner of c's bytes. With deliver, the bytes behind the head (and those
 // read later in this turn) go to p once the turn is over: p's methods run outside any request.
-func (c *Socket) HandOverTo(p Protocol, deliver bool) *Conn {
+func (c *Socket) HandOverTo(p any, deliver bool) *Conn {
 	hc := &Conn{Exchange: c, Proto: p, Serial: c.Serial}
 	l := c.Loop
 	for int(c.FD) >= len(l.handed) {
@@ -376,7 +376,7 @@ func (c *Socket) deliver() {
 		return
 	}
 	used := 0
-	hc.CallProtocol(func() { used = hc.Proto.Receive(hc, c.in) })
+	hc.CallProtocol(func() { used = hc.ProtocolReceive(c.in) })
 	if c.State == StClosed {
 		return
 	}

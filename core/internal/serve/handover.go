@@ -47,6 +47,68 @@ type Protocol interface {
 	Closed(c *Conn, err error)
 }
 
+// A Face calls the protocols that applications hand connections to through package core: a
+// protocol stays as the application gave it (Conn.Proto), its methods taking core's Conn, which
+// is laid out as this package's; a Protocol of this package's own (HTTP/2's, HandOverConn's)
+// is called directly. So a hand-over costs nothing beside the Conn, whoever's protocol it is.
+type Face interface {
+	Receive(p any, c *Conn, in []byte) int
+	Drained(p any, c *Conn)
+	Timeout(p any, c *Conn)
+	Shutdown(p any, c *Conn)
+	Closed(p any, c *Conn, err error)
+}
+
+// face is core's: SetFace, once, before any server runs.
+var face Face
+
+// SetFace makes f the caller of the protocols applications give through core.
+func SetFace(f Face) { face = f }
+
+// ProtocolReceive gives in to the connection's protocol (Protocol.Receive).
+func (hc *Conn) ProtocolReceive(in []byte) int {
+	if p, ok := hc.Proto.(Protocol); ok {
+		return p.Receive(hc, in)
+	}
+	return face.Receive(hc.Proto, hc, in)
+}
+
+// ProtocolDrained tells the connection's protocol that its output has drained.
+func (hc *Conn) ProtocolDrained() {
+	if p, ok := hc.Proto.(Protocol); ok {
+		p.Drained(hc)
+		return
+	}
+	face.Drained(hc.Proto, hc)
+}
+
+// ProtocolTimeout tells the connection's protocol that its deadline has passed.
+func (hc *Conn) ProtocolTimeout() {
+	if p, ok := hc.Proto.(Protocol); ok {
+		p.Timeout(hc)
+		return
+	}
+	face.Timeout(hc.Proto, hc)
+}
+
+// ProtocolShutdown tells the connection's protocol that the server is shutting down.
+func (hc *Conn) ProtocolShutdown() {
+	if p, ok := hc.Proto.(Protocol); ok {
+		p.Shutdown(hc)
+		return
+	}
+	face.Shutdown(hc.Proto, hc)
+}
+
+// ProtocolClosed tells the connection's protocol that the connection has closed, and why.
+func (hc *Conn) ProtocolClosed(err error) {
+	if p, ok := hc.Proto.(Protocol); ok {
+		p.Closed(hc, err)
+		return
+	}
+	face.Closed(hc.Proto, hc, err)
+}
+
 // ErrInputFull closes a handed-over connection whose Protocol takes none of the bytes that fill
 // the loop's read buffer: it can make no progress.
 var ErrInputFull = errors.New("dwell: a handed-over connection's protocol took none of a full buffer")
@@ -62,7 +124,7 @@ var ErrProtocolPanic = errors.New("dwell: a handed-over connection's protocol pa
 // a Loop.Post callback — and the output they queue leaves at the end of the loop's turn.
 type Conn struct {
 	Exchange Exchange // the connection, or the HTTP/2 stream, handed over
-	Proto    Protocol
+	Proto    any      // a Protocol, or an application's through core (see Face)
 	remote   *Remote // the goroutine side, once asked for (remote.go)
 	Serial   uint32  // ex's, to tell it from a later exchange on the same descriptor or stream
 	flags    hcFlags
@@ -102,9 +164,9 @@ var (
 	ErrHandOverTunnel   = errors.New("dwell: HandOver of an extended CONNECT's stream with a status other than 2xx")
 )
 
-// HandOver hands the request's connection to p: from the end of the loop's turn on, its bytes
-// are p's, those that came behind the request's head first, and its output is what p writes
-// through the returned Conn. With the status set to 101 (and the header fields of the protocol
+// HandOver hands the request's connection to p (a Protocol, or an application's given through
+// core: see Face): from the end of the loop's turn on, its bytes are p's, those that came
+// behind the request's head first, and its output is what p writes through the returned Conn. With the status set to 101 (and the header fields of the protocol
 // switch, Upgrade among them), the 101 response goes out first, with Connection: Upgrade, no
 // Content-Length and nothing else of the server's but Date; with no status set and nothing
 // written, nothing is sent at all (a raw takeover, as net/http's Hijack). Any other response
@@ -128,7 +190,7 @@ var (
 // client that its tunnel is open, is HandOver's alone: any other 2xx a handler gives an extended
 // CONNECT (a GET route's page, say) goes out as the server's 501 Not Implemented
 // (ErrTunnelRefused), and its other statuses (400, 403, 404, 426) as they are.
-func (cx *Ctx) HandOver(p Protocol) (*Conn, error) {
+func (cx *Ctx) HandOver(p any) (*Conn, error) {
 	if !cx.owned() {
 		return nil, cx.misused("HandOver")
 	}
@@ -165,7 +227,7 @@ func (hc *Conn) DrainedCheck() {
 		if hc.remote != nil {
 			hc.remote.st.Drained()
 		}
-		hc.CallProtocol(func() { hc.Proto.Drained(hc) })
+		hc.CallProtocol(hc.ProtocolDrained)
 	}
 }
 
@@ -186,7 +248,7 @@ func (hc *Conn) ClosedBy(err error) {
 		hc.remote.st.Closed(err)
 	}
 	// Not CallProtocol: a panic in the last call has nothing left to close.
-	hc.base().Loop.safely(func() { hc.Proto.Closed(hc, err) })
+	hc.base().Loop.safely(func() { hc.ProtocolClosed(err) })
 }
 
 // CallProtocol runs f, a call of one of the Protocol's methods (Receive, Drained, Timeout,

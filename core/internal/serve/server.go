@@ -338,7 +338,7 @@ func (l *Loop) beginShutdown() {
 			c.CloseAfterOutput(true)
 		case StHandedOver:
 			hc := c.handed()
-			hc.CallProtocol(func() { hc.Proto.Shutdown(hc) })
+			hc.CallProtocol(hc.ProtocolShutdown)
 		}
 	}
 }
