@@ -28,8 +28,8 @@ type Listener struct {
 // A ServedConn is a connection handed to a server with ServeConn.
 type ServedConn struct{ x serve.ServedConn }
 
-// A Server serves HTTP/1.1 with one or more event loops, on one address or several (plain and
-// TLS, each with its own handler if it likes: AddListener). Create it with NewServer; start it
+// A Server serves HTTP/1.1 and HTTP/2 with one or more event loops, on one address or several
+// (plain and TLS, each with its own handler if it likes: AddListener). Create it with NewServer; start it
 // with ListenAndServe (or Listen then ListenAndServe, to learn the addresses first) or Serve;
 // stop it with Shutdown, which stops them all.
 type Server struct{ x serve.Server }

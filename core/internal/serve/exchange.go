@@ -78,7 +78,8 @@ type Exchange interface {
 	TLSState() *tls.ConnectionState
 	Proto() string           // Ctx.Proto
 	ConnectProtocol() string // Seam.ConnectProtocol
-	HandOver(cx *Ctx, p any) (*Conn, error) // p: a Protocol, or one given through core (Face)
+	// HandOver hands the exchange over to p: a Protocol, or one given through core (Face).
+	HandOver(cx *Ctx, p any) (*Conn, error)
 }
 
 // A Carrier is what an exchange has whatever its protocol. Its timer comes first, and a

@@ -125,8 +125,8 @@ var ErrProtocolPanic = errors.New("dwell: a handed-over connection's protocol pa
 type Conn struct {
 	Exchange Exchange // the connection, or the HTTP/2 stream, handed over
 	Proto    any      // a Protocol, or an application's through core (see Face)
-	remote   *Remote // the goroutine side, once asked for (remote.go)
-	Serial   uint32  // ex's, to tell it from a later exchange on the same descriptor or stream
+	remote   *Remote  // the goroutine side, once asked for (remote.go)
+	Serial   uint32   // ex's, to tell it from a later exchange on the same descriptor or stream
 	flags    hcFlags
 }
 

@@ -11,10 +11,11 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
-// A Server serves HTTP/1.1 with one or more event loops, on one address or several (plain and
-// TLS, each with its own handler if it likes: AddListener). Create it with NewServer; start it
-// with ListenAndServe (or Listen then ListenAndServe, to learn the addresses first) or Serve;
-// stop it with Shutdown, which stops them all.
+// A Server serves HTTP/1.1 (and its Multiplexer's protocol, HTTP/2) with one or more event
+// loops, on one address or several (plain and TLS, each with its own handler if it likes:
+// AddListener). Create it with NewServer; start it with ListenAndServe (or Listen then
+// ListenAndServe, to learn the addresses first) or Serve; stop it with Shutdown, which stops
+// them all.
 type Server struct {
 	handler   Handler
 	opts      Options
