@@ -29,9 +29,9 @@ type Listener struct {
 type ServedConn struct{ x serve.ServedConn }
 
 // A Server serves HTTP/1.1 and HTTP/2 with one or more event loops, on one address or several
-// (plain and TLS, each with its own handler if it likes: AddListener). Create it with NewServer; start it
-// with ListenAndServe (or Listen then ListenAndServe, to learn the addresses first) or Serve;
-// stop it with Shutdown, which stops them all.
+// (plain and TLS, each with its own handler if it likes: AddListener). Create it with
+// NewServer; start it with ListenAndServe (or Listen then ListenAndServe, to learn the
+// addresses first) or Serve; stop it with Shutdown, which stops them all.
 type Server struct{ x serve.Server }
 
 // NewServer returns a Server that runs h for every request, configured by o (whose zero value
