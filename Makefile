@@ -29,7 +29,7 @@ test:
 	go run $(STATICCHECK) ./...
 	go test -race ./...
 	go test -count=1 -run 'Alloc' ./...
-	go test -count=1 -run 'Footprint' ./websocket/ ./core/
+	go test -count=1 -run 'Footprint' ./websocket/ ./core/...
 	@set -e; for os in darwin freebsd windows; do \
 		echo "== GOOS=$$os go build ./..."; GOOS=$$os go build ./...; \
 	done
@@ -43,6 +43,9 @@ test:
 		echo "== riscv64 under qemu-riscv64: goroutine identity, OnLoop, the kept-Ctx checks"; \
 		GOARCH=riscv64 go test -c -o bin/gid.riscv64 ./core/internal/gid/ && qemu-riscv64 bin/gid.riscv64 -test.count=1 && \
 		GOARCH=riscv64 go test -c -o bin/core.riscv64 ./core/ && (cd core && qemu-riscv64 ../bin/core.riscv64 -test.count=1 \
+			-test.run 'Kept') && \
+		GOARCH=riscv64 go test -c -o bin/serve.riscv64 ./core/internal/serve/ && (cd core/internal/serve && \
+			qemu-riscv64 ../../../bin/serve.riscv64 -test.count=1 \
 			-test.run 'OnLoop|TimersOnly|GoroutineRefused|OtherRequestsCode|Kept|HooksAndResponder|ZeroLoops'); \
 	fi
 	go test -count=1 -tags dwell_portable ./core/... ./router/... ./nethttp/... ./body/... ./wait/... ./examples/...

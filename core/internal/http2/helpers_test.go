@@ -63,4 +63,3 @@ func helloHandler(c *serve.Ctx) {
 // openConns counts the connections the server's loops hold.
 func openConns(s *serve.Server) int { return s.Stats().Total.Conns.Open }
 
-const patience = testclient.Patience
