@@ -62,4 +62,3 @@ func helloHandler(c *serve.Ctx) {
 
 // openConns counts the connections the server's loops hold.
 func openConns(s *serve.Server) int { return s.Stats().Total.Conns.Open }
-
