@@ -146,7 +146,7 @@ func (c *Socket) readInput() {
 		// long as the request's handler waits (see headRead), so no more is taken than the
 		// connection's heads have been seen to need, and the kernel and the client's own flow
 		// control hold the rest.
-		end = min(end, k+c.headReadSize())
+		end = min(end, k+h1(c).headReadSize())
 	}
 	if k < end {
 		n, ok := c.readSocket(l.Buf[k:end])
@@ -154,12 +154,12 @@ func (c *Socket) readInput() {
 			return
 		}
 		if head && n > 0 && k+n == end {
-			c.growHeadRead()
+			h1(c).growHeadRead()
 		}
 		k += n
 	}
 	c.in = l.Buf[:k]
-	c.serve()
+	h1(c).serve()
 	if c.peerEOF {
 		c.onPeerEOF()
 	}
@@ -219,10 +219,10 @@ const (
 )
 
 // headReadSize is what c's next read for a request head takes.
-func (c *Socket) headReadSize() int { return max(int(c.headSize), headReadFirst) }
+func (c *h1conn) headReadSize() int { return max(int(c.headSize), headReadFirst) }
 
 // growHeadRead grows c's head reads after one filled its size.
-func (c *Socket) growHeadRead() { c.headSize = uint16(min(4*c.headReadSize(), headRead)) }
+func (c *h1conn) growHeadRead() { c.headSize = uint16(min(4*c.headReadSize(), headRead)) }
 
 // serve runs the requests in c.in until it runs out of input or a handler keeps the
 // connection: several pipelined requests are answered in one turn, and their responses leave
@@ -230,7 +230,7 @@ func (c *Socket) growHeadRead() { c.headSize = uint16(min(4*c.headReadSize(), he
 // MaxPipelined requests a turn (the rest wait for the next iteration, behind other
 // connections), and no new request while the client leaves more than WriteHighWater of
 // responses unread (reading resumes once it has taken half).
-func (c *Socket) serve() {
+func (c *h1conn) serve() {
 	c.Loop.TurnLeft = MaxPipelined
 	for {
 		if c.OutputBlocked() {
@@ -331,7 +331,7 @@ func (c *Socket) Flush() {
 // AfterSend updates deadlines, parked writers and closing after bytes were (or were not) written
 // (Carrier.Sent), and what the poller watches.
 func (c *Socket) AfterSend(progressed bool) {
-	if c.Sent(c, c.HighWater(), progressed) {
+	if c.Sent(h1(c), c.HighWater(), progressed) {
 		c.finishClose()
 		return
 	}
@@ -434,7 +434,7 @@ func (c *Socket) onPeerEOF() {
 	case stIdle, stHead, stDrain:
 		// Nothing more will come: a partial request or body is abandoned, and a finished
 		// exchange ends once its responses are out.
-		c.freeCtx()
+		c.DropCtx()
 		c.CloseAfterOutput(false)
 	}
 	c.setInterest(c.events &^ (netpoll.WatchRead | netpoll.WatchHangup))

@@ -21,7 +21,7 @@ func (c *Socket) Base() *Carrier { return &c.Carrier }
 func (c *Socket) TLSState() *tls.ConnectionState { return c.tr().State(int(c.FD), c) }
 
 // proto reports the request's HTTP version: a higher 1.x minor version is served as 1.1.
-func (c *Socket) Proto() string {
+func (c *h1conn) Proto() string {
 	if c.Ctx != nil && c.Ctx.reqf&reqHTTP11 == 0 {
 		return "HTTP/1.0"
 	}
@@ -29,7 +29,7 @@ func (c *Socket) Proto() string {
 }
 
 // ConnectProtocol: an extended CONNECT is HTTP/2's (RFC 8441).
-func (c *Socket) ConnectProtocol() string { return "" }
+func (c *h1conn) ConnectProtocol() string { return "" }
 
 // The body.
 
@@ -38,7 +38,7 @@ var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // SendContinue answers Expect: 100-continue, ahead of anything the handler wrote (its final
 // response is not committed yet), unless the body has begun to arrive anyway.
-func (c *Socket) SendContinue() {
+func (c *h1conn) SendContinue() {
 	if len(c.in) == 0 && c.State != StClosed {
 		c.Out.InsertBeforeHead(&c.Loop.Pool, continue100)
 		c.Flush()
@@ -46,10 +46,10 @@ func (c *Socket) SendContinue() {
 }
 
 // HasInput reports whether input has arrived that the loop has not yet taken.
-func (c *Socket) HasInput() bool { return len(c.in) > 0 }
+func (c *h1conn) HasInput() bool { return len(c.in) > 0 }
 
 // WatchInput watches the socket for input while a handler waits for its body.
-func (c *Socket) WatchInput() { c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup) }
+func (c *h1conn) WatchInput() { c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup) }
 
 // ErrReadAgain: ReadBody parked and was woken by new bytes; read again.
 var ErrReadAgain = errors.New("dwell: read again")
@@ -61,7 +61,7 @@ var ErrReadAgain = errors.New("dwell: read again")
 // no error: decode it), and any bytes past its end stay as the next request's. When nothing has
 // arrived the handler parks until something does (ErrReadAgain), with the progress-based body
 // timeout.
-func (c *Socket) ReadBody(cx *Ctx, p []byte) (n int, err error) {
+func (c *h1conn) ReadBody(cx *Ctx, p []byte) (n int, err error) {
 	b := &cx.Body
 	if len(c.in) > 0 {
 		nd, ns, err := b.decode(p, c.in)
@@ -140,7 +140,7 @@ func (c *Socket) ReadBody(cx *Ctx, p []byte) (n int, err error) {
 // body already written. whole means the handler has returned, so the body is complete and its
 // length known; otherwise the body streams from here (chunked in HTTP/1.1, delimited by the
 // close in 1.0, or by a declared Content-Length).
-func (c *Socket) WriteHead(cx *Ctx, whole bool) {
+func (c *h1conn) WriteHead(cx *Ctx, whole bool) {
 	l := cx.Loop
 	pool := &l.Pool
 	status := cx.StatusCode()
@@ -220,7 +220,7 @@ func (c *Socket) WriteHead(cx *Ctx, whole bool) {
 
 // SendInterim queues an interim response ahead of the final one (RFC 9110 §15.2): its status line
 // and the fields set so far, written at once.
-func (c *Socket) SendInterim(cx *Ctx, code int) {
+func (c *h1conn) SendInterim(cx *Ctx, code int) {
 	if cx.reqf&reqHTTP11 == 0 || c.State == StClosed {
 		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
 	}
@@ -237,7 +237,7 @@ func (c *Socket) SendInterim(cx *Ctx, code int) {
 // of CompleteResponse's frame, which every parked request's stack may hold.)
 //
 //go:noinline
-func (c *Socket) QueueTrailers(cx *Ctx) {
+func (c *h1conn) QueueTrailers(cx *Ctx) {
 	if cx.Resp&rfChunked != 0 {
 		b := cx.appendTrailerLines(cx.Loop.scratch[:0])
 		c.Out.Write(&cx.Loop.Pool, b)
@@ -263,7 +263,7 @@ func (cx *Ctx) appendTrailerLines(b []byte) []byte {
 
 // WaitWritable parks the handler cx until the socket takes more output, for a write that goes
 // on from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
-func (c *Socket) WaitWritable(cx *Ctx) error {
+func (c *h1conn) WaitWritable(cx *Ctx) error {
 	c.setInterest(c.events | netpoll.WatchWrite)
 	c.ArmWriteDeadline()
 	return cx.ParkOnConn(ParkWrite)
@@ -271,13 +271,13 @@ func (c *Socket) WaitWritable(cx *Ctx) error {
 
 // waitReadable parks the handler cx until body bytes arrive, with the progress-based body
 // timeout.
-func (c *Socket) waitReadable(cx *Ctx) error {
+func (c *h1conn) waitReadable(cx *Ctx) error {
 	c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup)
 	return c.AwaitInput(cx)
 }
 
 // onDeadline runs when the connection's timer is due: it acts on whichever deadline has passed.
-func (c *Socket) onDeadline(l *Loop) {
+func (c *h1conn) onDeadline(l *Loop) {
 	switch c.Due(l.Clk.Now) {
 	case DueWrite:
 		c.WriteTimedOut(c)
@@ -306,7 +306,7 @@ func (c *Socket) onDeadline(l *Loop) {
 
 // HandOver hands the connection over to p, after its 101 response when the status is 101, or
 // after nothing (a raw takeover); see Ctx.HandOver.
-func (c *Socket) HandOver(cx *Ctx, p any) (*Conn, error) {
+func (c *h1conn) HandOver(cx *Ctx, p any) (*Conn, error) {
 	switch {
 	case !cx.Body.complete():
 		return nil, errHandOverBody
@@ -326,7 +326,7 @@ func (c *Socket) HandOver(cx *Ctx, p any) (*Conn, error) {
 // HandOverTo makes p the owner of c's bytes. With deliver, the bytes behind the head (and those
 // read later in this turn) go to p once the turn is over: p's methods run outside any request.
 func (c *Socket) HandOverTo(p any, deliver bool) *Conn {
-	hc := &Conn{Exchange: c, Proto: p, Serial: c.Serial}
+	hc := &Conn{Exchange: h1(c), Proto: p, Serial: c.Serial}
 	l := c.Loop
 	for int(c.FD) >= len(l.handed) {
 		l.handed = engine.AppendDoubling(l.handed, nil)
@@ -335,7 +335,7 @@ func (c *Socket) HandOverTo(p any, deliver bool) *Conn {
 	c.State = StHandedOver
 	c.ReadDeadline, c.drainLeft = 0, 0
 	if deliver {
-		l.Pending = append(l.Pending, c)
+		l.Pending = append(l.Pending, h1(c))
 	}
 	return hc
 }
@@ -344,7 +344,7 @@ func (c *Socket) HandOverTo(p any, deliver bool) *Conn {
 // handler's fields (Upgrade among them) and Connection: Upgrade, which RFC 9110 §7.8 requires
 // of a 101 and which, like every Connection value, is the server's to write; nothing else (RFC
 // 9110 §15.2.2: the switch happens right after its empty line).
-func (c *Socket) writeSwitch(cx *Ctx) {
+func (c *h1conn) writeSwitch(cx *Ctx) {
 	pool := &cx.Loop.Pool
 	b := c.Out.Spare(pool, 128+cx.fieldLinesRoom())
 	b = wire.AppendStatusLine(b, 101)

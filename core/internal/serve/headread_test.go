@@ -39,7 +39,7 @@ func serverConn[T any](t *testing.T, s *Server, f func(c *Socket) T) T {
 
 func headSizeOf(t *testing.T, s *Server) int {
 	t.Helper()
-	return serverConn(t, s, func(c *Socket) int { return c.headReadSize() })
+	return serverConn(t, s, func(c *Socket) int { return h1(c).headReadSize() })
 }
 
 // roundTrip sends req, n requests in one write, and reads their n responses.

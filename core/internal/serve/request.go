@@ -14,7 +14,7 @@ import (
 
 // nextRequest starts the request whose head is next in c.in, if it is complete, and runs its
 // handler. It reports whether the connection is ready for more (the handler finished at once).
-func (c *Socket) nextRequest() bool {
+func (c *h1conn) nextRequest() bool {
 	cx := c.startRequest()
 	if cx == nil {
 		return false
@@ -25,7 +25,7 @@ func (c *Socket) nextRequest() bool {
 
 // startRequest parses a request head from c.in and makes it the connection's request, ready
 // for its handler. It returns nil when the head is not complete yet, or was refused.
-func (c *Socket) startRequest() *Ctx {
+func (c *h1conn) startRequest() *Ctx {
 	l := c.Loop
 	if c.Scan.Fresh() {
 		in, more := wire.SkipEmptyLines(c.in)
@@ -38,7 +38,7 @@ func (c *Socket) startRequest() *Ctx {
 		if len(in) == 0 || more {
 			return nil
 		}
-		if !c.spoke && l.srv.mux != nil && l.srv.mux.Chooses(c, in) {
+		if !c.spoke && l.srv.mux != nil && l.srv.mux.Chooses(&c.Socket, in) {
 			return nil
 		}
 	}
@@ -126,7 +126,7 @@ func (l *Loop) resume(cx *Ctx) {
 }
 
 // GoOn lets the connection go on once its request is over, and settles its turn.
-func (c *Socket) GoOn() {
+func (c *h1conn) GoOn() {
 	if c.State != StHandler && c.State != StClosed {
 		c.serve()
 	}
@@ -139,7 +139,7 @@ func (c *Socket) GoOn() {
 // close. It is the one place where that is decided: the Ctx reports what happened (rfClose,
 // RfAbort, its body's state), and whether the connection can be kept is settled before the
 // response head goes out, so that the head says so.
-func (c *Socket) EndRequest() {
+func (c *h1conn) EndRequest() {
 	cx := c.Ctx
 	if c.isHanded() {
 		// The connection is a Protocol's: the request's end concerns the request alone.
@@ -191,16 +191,16 @@ func (c *Socket) EndRequest() {
 // closesAfter reports whether the connection closes after cx's response: it was not to be kept
 // (HTTP/1.0 without keep-alive, a Connection: close from the client, a shutdown), or the
 // response asks for it.
-func (c *Socket) closesAfter(cx *Ctx) bool {
+func (c *h1conn) closesAfter(cx *Ctx) bool {
 	return !c.keepAlive || cx.Resp&rfClose != 0 || c.Loop.shutting
 }
 
 // freeCtx gives the request's Ctx back to the loop.
-func (c *Socket) freeCtx() { c.DropCtx() }
+func (c *h1conn) freeCtx() { c.DropCtx() }
 
 // StartNext starts the connection's next request, if its head is complete in the input and the
 // connection may take it now (see serve).
-func (c *Socket) StartNext() *Ctx {
+func (c *h1conn) StartNext() *Ctx {
 	if c.State != stIdle || c.Loop.TurnLeft <= 0 || c.OutputBlocked() {
 		return nil
 	}
@@ -208,7 +208,7 @@ func (c *Socket) StartNext() *Ctx {
 }
 
 // awaitNext readies the connection for its next request.
-func (c *Socket) awaitNext() {
+func (c *h1conn) awaitNext() {
 	c.freeCtx()
 	c.State = stIdle
 	c.SetReadDeadline(c.Loop.Opts.IdleTimeout)
@@ -216,7 +216,7 @@ func (c *Socket) awaitNext() {
 
 // drain discards the unread rest of a finished request's body from c.in. It reports whether the
 // connection is ready for the next request.
-func (c *Socket) drain() bool {
+func (c *h1conn) drain() bool {
 	if len(c.in) == 0 {
 		return false
 	}
@@ -236,18 +236,18 @@ func (c *Socket) drain() bool {
 }
 
 // reject answers a request refused before its handler, then closes.
-func (c *Socket) reject(rej *wire.Reject) {
+func (c *h1conn) reject(rej *wire.Reject) {
 	l := c.Loop
 	if l.DebugEnabled() {
 		l.Log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.RemoteAddr())
 	}
 	l.Refused(rej.Status)
-	if !c.spoke && rej == wire.ErrNotHTTP && l.srv.mux != nil && l.srv.mux.MayBeDamagedPreface(c) {
+	if !c.spoke && rej == wire.ErrNotHTTP && l.srv.mux != nil && l.srv.mux.MayBeDamagedPreface(&c.Socket) {
 		c.Close(ErrClosed)
 		return
 	}
-	if l.Opts.WriteRefusal == nil || !l.shapeReject(c, rej) {
-		writeReject(c, rej)
+	if l.Opts.WriteRefusal == nil || !l.shapeReject(&c.Socket, rej) {
+		writeReject(&c.Socket, rej)
 	}
 	c.in = c.in[:0]
 	c.keepAlive = false

@@ -323,7 +323,7 @@ func TestPipelinedFloodIsBounded(t *testing.T) {
 		mu.Lock()
 		maxOut = max(maxOut, c.cr.Out.Size())
 		handled++
-		flooded = c.ex.(*Socket)
+		flooded = &c.ex.(*h1conn).Socket
 		mu.Unlock()
 		c.Write(bytes.Repeat([]byte("r"), 1000))
 	}, Options{WriteHighWater: hw})

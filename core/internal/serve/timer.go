@@ -30,7 +30,7 @@ const (
 func (l *Loop) runTimer(t *timer) {
 	switch t.Kind {
 	case timerConn:
-		alias.Outer[Socket](t).onDeadline(l)
+		h1(alias.Outer[Socket](t)).onDeadline(l)
 	case TimerStream:
 		l.srv.mux.Deadline(t, l)
 	case timerCtx:

@@ -35,7 +35,7 @@ func TestHandshakesWaitForOpenConnections(t *testing.T) {
 	first := make(chan place, 1)
 	s, addr := startTLS(t, pki, func(c *Ctx) {
 		if c.Path() == "/first" {
-			first <- place{int(c.ex.(*Socket).FD), c.Loop}
+			first <- place{int(c.ex.(*h1conn).FD), c.Loop}
 		}
 		c.WriteString(fmt.Sprintf("begun %d, queued %d", begun.Load(), c.Loop.TLST.Queued()))
 	}, Options{TLSConfig: cfg, StallThreshold: -1, Loops: 1}) // one loop: one listening socket for the storm
