@@ -5,13 +5,15 @@ import (
 
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
+	"github.com/dwellhttp/dwell/internal/alias"
 )
 
-// A Socket is one client connection, and the exchange its HTTP/1.1 requests are served on, one
-// after another. An idle one holds no buffer and no Ctx: unparsed input lives in the loop's
-// shared buffer during a turn and moves to a pooled spill buffer only if some is left over; a
-// Ctx comes from the loop's pool when a request head is complete and goes back when the request
-// is over; output lives in pooled chunks only until the socket takes it.
+// A Socket is one client connection: its events, reads, writes and close, and its hand-over; as
+// the exchange its HTTP/1.1 requests are served on, one after another, it is an h1conn. An idle
+// one holds no buffer and no Ctx: unparsed input lives in the loop's shared buffer during a turn
+// and moves to a pooled spill buffer only if some is left over; a Ctx comes from the loop's pool
+// when a request head is complete and goes back when the request is over; output lives in pooled
+// chunks only until the socket takes it.
 type Socket struct {
 	Carrier // first: its timer is the Socket's (see timer)
 	FD      int32
@@ -59,6 +61,13 @@ const (
 	DrainMax      = 256 << 10
 	lingerTimeout = 2 * time.Second
 )
+
+// An h1conn is a Socket as HTTP/1.1 serves it: the exchange of its requests, one after another.
+// It is the Socket itself, seen through HTTP/1.1's methods (h1).
+type h1conn struct{ Socket }
+
+// h1 is c as HTTP/1.1's connection.
+func h1(c *Socket) *h1conn { return alias.Outer[h1conn](c) }
 
 func (c *Socket) onEvent(ev *netpoll.Event) {
 	if ev.Failed() {

@@ -63,7 +63,7 @@
 // connection's first bytes are its preface (h2c, or "h2" chosen by ALPN), and which then takes
 // the connection over as a Protocol. Each stream is a request served on an exchange of its own:
 // a Ctx talks to what it is served on through the Exchange interface (exchange.go), which an
-// HTTP/1.1 connection (Socket) and an HTTP/2 stream each implement — the body read from the
+// HTTP/1.1 connection (h1conn, a Socket) and an HTTP/2 stream each implement — the body read from the
 // socket or from the stream's DATA, the head framed as a status line or a HEADERS frame, the
 // output written to the socket or framed as DATA within the flow-control windows, the end a
 // keep-alive or END_STREAM — and both begin with a Carrier, what they share: the request being

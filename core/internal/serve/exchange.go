@@ -9,7 +9,7 @@ import (
 )
 
 // An Exchange is what a request is served on, as its Ctx sees it: an HTTP/1.1 connection
-// (Socket) or an HTTP/2 stream (package http2). Each begins with a Carrier, the part they share —
+// (h1conn, a Socket) or an HTTP/2 stream (package http2). Each begins with a Carrier, the part they share —
 // the request being served, the write queue, the deadlines, the state — which the Ctx reaches
 // directly (Ctx.cr); what differs between them — how the body arrives, how the response head
 // and trailers are framed, where the bytes go, how the exchange ends — the Ctx asks of the

@@ -34,6 +34,7 @@ func TestTimerOwnersFirst(t *testing.T) {
 	for name, off := range map[string]uintptr{
 		"Socket.Timer": unsafe.Offsetof(Socket{}.Timer), "Ctx.tm": unsafe.Offsetof(Ctx{}.tm), "Timer.t": unsafe.Offsetof(Timer{}.t),
 		"Carrier.Timer": unsafe.Offsetof(Carrier{}.Timer),
+		"h1conn.Socket": unsafe.Offsetof(h1conn{}.Socket),
 	} {
 		if off != 0 {
 			t.Errorf("%s is at offset %d, not first", name, off)
