@@ -158,7 +158,7 @@ func (s Seam) Loop() *Loop {
 // the names must be the router's own (its pattern's), since Ctx.Params hands them out as they
 // are.
 func (s Seam) SetParams(ps []Param) {
-	s.x.SetParams(alias.As[[]serve.Param](ps))
+	s.x.SetParams(alias.Slice[serve.Param](ps))
 }
 
 // SetRoute records that the request is served by r (nil: by no route), for Ctx.Route and

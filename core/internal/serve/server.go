@@ -48,11 +48,6 @@ func NewServer(h Handler, o Options) *Server {
 	return s
 }
 
-// ListenAndServe serves h on addr with default options until the process ends.
-func ListenAndServe(addr string, h Handler) error {
-	return NewServer(h, Options{Addr: addr}).ListenAndServe()
-}
-
 // Listen opens the listening sockets on Options.Addr and on the addresses of AddListener — on
 // Linux one per loop, with SO_REUSEPORT when there are several; elsewhere one that the loops
 // share — without serving yet, so that Addr and Addrs are known (port 0 picks a free port).
