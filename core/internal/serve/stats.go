@@ -29,37 +29,43 @@ type Stats struct {
 // LoopStats is core.LoopStats, field for field: core documents them, and its TestFaceLayouts
 // checks that the two are laid out alike.
 type LoopStats struct {
-	Loop                                                        int
-	AsOf                                                        time.Time
-	Stale                                                       bool
-	Stopped                                                     bool
-	Accepted                                                    int64
-	Requests                                                    int64
-	Refused                                                     Refusals
-	Panics                                                      int64
-	BytesIn, BytesOut                                           int64
-	Turns                                                       int64
-	Stalls                                                      int64
-	LongestTurn                                                 time.Duration
-	TLSHandshakes, TLSHandshakeFailures, TLSHandshakesAbandoned int64
-	Conns                                                       ConnStates
+	Loop                   int
+	AsOf                   time.Time
+	Stale                  bool
+	Stopped                bool
+	Accepted               int64
+	Requests               int64
+	Refused                Refusals
+	Panics                 int64
+	BytesIn                int64
+	BytesOut               int64
+	Turns                  int64
+	Stalls                 int64
+	LongestTurn            time.Duration
+	TLSHandshakes          int64
+	TLSHandshakeFailures   int64
+	TLSHandshakesAbandoned int64
+	Conns                  ConnStates
 }
 
 // ConnStates is core.ConnStates, field for field: core documents them, and its TestFaceLayouts
 // checks that the two are laid out alike.
 type ConnStates struct {
-	Open                          int
-	Idle                          int
-	Reading                       int
-	Running                       int
-	Parked                        int
-	Working                       int
-	Detached                      int
-	Writing                       int
-	Closing                       int
-	HandedOver                    int
-	HTTP2, Streams, ParkedStreams int
-	TLS, TLSHandshaking           int
+	Open           int
+	Idle           int
+	Reading        int
+	Running        int
+	Parked         int
+	Working        int
+	Detached       int
+	Writing        int
+	Closing        int
+	HandedOver     int
+	HTTP2          int
+	Streams        int
+	ParkedStreams  int
+	TLS            int
+	TLSHandshaking int
 }
 
 // Refusals is core.Refusals, field for field: core documents them, and its TestFaceLayouts
