@@ -14,7 +14,7 @@ type timer = engine.Timer
 
 // The owners of timers, as a timer's Kind.
 const (
-	timerConn   uint8 = iota + 1 // the first field of a Socket (its Carrier's)
+	timerConn   uint8 = iota + 1 // the first field of a Socket, and so of its h1conn (its Carrier's)
 	TimerStream                  // the first field of a Multiplexer's stream (its Carrier's)
 	timerCtx                     // the first field of a Ctx
 	timerFunc                    // the first field of a Timer
@@ -30,7 +30,7 @@ const (
 func (l *Loop) runTimer(t *timer) {
 	switch t.Kind {
 	case timerConn:
-		h1(alias.Outer[Socket](t)).onDeadline(l)
+		alias.Outer[h1conn](t).onDeadline(l)
 	case TimerStream:
 		l.srv.mux.Deadline(t, l)
 	case timerCtx:
