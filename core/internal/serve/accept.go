@@ -59,7 +59,7 @@ func (l *Loop) open(fd, ln int) {
 	}
 	c.SetReadDeadline(l.Opts.HeaderTimeout)
 	if lst.Defers {
-		c.readInput()
+		l.first.Input(c)
 		if c.State == StClosed {
 			return
 		}

@@ -157,27 +157,6 @@ func (s Seam) OnPanic(f func(c *Ctx, v any)) {
 	s.cx.rare().onPanic = f
 }
 
-// writeReject queues the response to a request refused before its handler.
-func writeReject(c *Socket, rej *wire.Reject) {
-	l := c.Loop
-	pool := &l.Pool
-	text := StatusText(rej.Status)
-	b := c.Out.Spare(pool, 200+len(rej.Reason)+len(text))
-	b = wire.AppendStatusLine(b, rej.Status)
-	b = append(b, "Date: "...)
-	b = append(b, l.Clk.Date[:]...)
-	b = append(b, "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: "...)
-	b = strconv.AppendInt(b, int64(len(text)+len(rej.Reason)+7), 10)
-	b = append(b, "\r\n\r\n"...)
-	b = strconv.AppendInt(b, int64(rej.Status), 10)
-	b = append(b, ' ')
-	b = append(b, text...)
-	b = append(b, ": "...)
-	b = append(b, rej.Reason...)
-	b = append(b, '\n')
-	c.Out.Filled(pool, b)
-}
-
 // DebugEnabled reports whether the loop's logger takes debug records, so that the values of
 // one (a getpeername call for the client's address, say) are computed only when it does.
 func (l *Loop) DebugEnabled() bool { return l.Log.Enabled(context.Background(), slog.LevelDebug) }

@@ -78,6 +78,7 @@ type Loop struct {
 	toFlush []*Conn // handed-over connections written to outside their own turn
 
 	Mux     any    // what the server's Multiplexer keeps on the loop (Multiplexer.NewLoop)
+	first   First  // the server's First: HTTP/1.1
 	scratch []byte // what is built to be queued at once (a chunked body's trailer section)
 
 	shutting bool // stop accepting; close connections as they go idle
@@ -133,7 +134,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		return fail(err)
 	}
 	l := &Loop{
-		srv: s, id: id, Opts: &s.opts, Log: s.opts.Logger,
+		srv: s, id: id, Opts: &s.opts, Log: s.opts.Logger, first: s.first,
 		poll: p, inbox: ib, acc: engine.NewAcceptor(lns, p, s.opts.Logger, id), handlers: handlers,
 		Buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
 		IOV: netpoll.NewIOVecs(engine.MaxIOVecs),

@@ -20,6 +20,7 @@ type Server struct {
 	handler   Handler
 	opts      Options
 	tlsConfig *tls.Config // the configuration the loops serve TLS with, or nil (servertls.go)
+	first     First       // HTTP/1.1
 	mux       Multiplexer // the protocol besides HTTP/1.1 (HTTP/2), or nil
 
 	mu       sync.Mutex
@@ -43,7 +44,7 @@ type Server struct {
 // NewServer returns a Server that runs h for every request, configured by o (whose zero value
 // works).
 func NewServer(h Handler, o Options) *Server {
-	s := &Server{handler: h, opts: o.normalize(), done: make(chan struct{}), ready: make(chan struct{})}
+	s := &Server{handler: h, opts: o.normalize(), first: HTTP1{}, done: make(chan struct{}), ready: make(chan struct{})}
 	s.lns = []*listening{{Listener: Listener{Addr: s.opts.Addr}, shared: -1}}
 	return s
 }

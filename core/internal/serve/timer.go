@@ -30,7 +30,7 @@ const (
 func (l *Loop) runTimer(t *timer) {
 	switch t.Kind {
 	case timerConn:
-		alias.Outer[h1conn](t).onDeadline(l)
+		l.first.Deadline(alias.Outer[Socket](t))
 	case TimerStream:
 		l.srv.mux.Deadline(t, l)
 	case timerCtx:

@@ -1,5 +1,26 @@
 package serve
 
+// The protocols a Socket is served by, besides a Protocol it is handed over to (handover.go):
+// HTTP/1.1 from its first byte, and the multiplexer that may take it over before its first
+// request. Each is a package of its own above this one.
+
+// A First is the protocol every connection speaks from its first byte: HTTP/1.1, which serves
+// the requests a connection carries one after another (core/internal/http1; Server.SetFirst).
+// The Socket is HTTP/1.1's own connection too (its states, its input, its deadlines), and asks
+// it for what only HTTP/1.1 knows.
+type First interface {
+	// Input reads what c's socket has, serves the requests it completes and settles c's turn.
+	// c is in StIdle, StHead or StDrain.
+	Input(c *Socket)
+	// Exchange returns c as the exchange its requests are served on. It is the Exchange of the
+	// Conn a Protocol is handed (Socket.HandOverTo), and what c's progress of output is
+	// reported to (Carrier.Sent).
+	Exchange(c *Socket) Exchange
+	// Deadline acts on c's deadline that is due: a timer of kind timerConn, the first field of
+	// a Socket.
+	Deadline(c *Socket)
+}
+
 // A Multiplexer is a protocol that may take a connection over from HTTP/1.1 before its first
 // request, by the connection's first bytes or the protocol TLS chose, and serve many requests
 // on it, each on an exchange of its own (a stream) with a Ctx as an HTTP/1.1 request has:
@@ -28,6 +49,10 @@ type Multiplexer interface {
 type StreamCounter interface {
 	CountStreams(n *ConnStates)
 }
+
+// SetFirst gives the server the protocol its connections speak from their first byte, before
+// it listens.
+func (s *Server) SetFirst(f First) { s.first = f }
 
 // SetMultiplexer gives the server its multiplexer, before it listens.
 func (s *Server) SetMultiplexer(m Multiplexer) { s.mux = m }

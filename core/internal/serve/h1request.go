@@ -1,0 +1,234 @@
+package serve
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/dwellhttp/dwell/core/internal/wire"
+)
+
+// nextRequest starts the request whose head is next in c.in, if it is complete, and runs its
+// handler. It reports whether the connection is ready for more (the handler finished at once).
+func (c *h1conn) nextRequest() bool {
+	cx := c.startRequest()
+	if cx == nil {
+		return false
+	}
+	c.Loop.RunHandler(cx, nil, nil)
+	return c.State != StHandler
+}
+
+// startRequest parses a request head from c.in and makes it the connection's request, ready
+// for its handler. It returns nil when the head is not complete yet, or was refused.
+func (c *h1conn) startRequest() *Ctx {
+	l := c.Loop
+	if c.Scan.Fresh() {
+		in, more := wire.SkipEmptyLines(c.in)
+		if c.State == stIdle && len(c.in) > 0 {
+			// The first byte of a request starts its header timeout.
+			c.State = stHead
+			c.SetReadDeadline(l.Opts.HeaderTimeout)
+		}
+		c.in = in
+		if len(in) == 0 || more {
+			return nil
+		}
+		if !c.spoke && l.srv.mux != nil && l.srv.mux.Chooses(&c.Socket, in) {
+			return nil
+		}
+	}
+	n, status := c.Scan.Scan(c.in, l.Opts.MaxHeaderBytes)
+	switch {
+	case status == 400:
+		c.reject(wire.ErrRequestLine)
+		return nil
+	case status == 414:
+		c.reject(wire.LineTooLong(c.in, l.Opts.MaxHeaderBytes))
+		return nil
+	case status != 0:
+		c.reject(wire.ErrHeadTooLarge)
+		return nil
+	case n == wire.ScanMore:
+		return nil
+	}
+	head := c.in[:n]
+	c.in = c.in[n:]
+	c.Scan.Reset()
+	cx := l.GetCtx(c, &c.Carrier, c.Via)
+	r := &cx.Req
+	r.Arena = head // parsed in place; the spans are offsets into head
+	fields := l.Fields[:0]
+	rej := wire.ParseHead(r, &fields, l.Opts.AllowCONNECT)
+	l.Fields = fields[:0]
+	if rej != nil {
+		r.Arena = nil
+		l.PutCtx(cx)
+		c.reject(rej)
+		return nil
+	}
+	c.spoke = true
+	if CountStats {
+		l.Ctr.Requests++
+	}
+	cx.Body.Begin(l, r)
+	// Copy the head out of the loop buffer, so that nothing pins it.
+	r.Adopt(&l.Pool.Pool, head, fields, r.ScratchNeeded())
+	r.DecodePath()
+	c.keepAlive = !r.Has(wire.Close) && (r.Minor == 1 || r.Has(wire.KeepAlive)) && !l.shutting
+	c.State = StHandler
+	c.ReadDeadline = 0
+	c.Ctx = cx
+	cx.Begin()
+	l.TurnLeft--
+	return cx
+}
+
+// GoOn lets the connection go on once its request is over, and settles its turn.
+func (c *h1conn) GoOn() {
+	if c.State != StHandler && c.State != StClosed {
+		c.serve()
+	}
+	c.settle()
+}
+
+// EndRequest ends the connection's request once its handler (or continuation) has finished:
+// the response is completed, the completion hooks run, the Ctx goes back to the loop, and the
+// connection goes on — to its next request, to skipping the rest of an unread body, or to the
+// close. It is the one place where that is decided: the Ctx reports what happened (rfClose,
+// RfAbort, its body's state), and whether the connection can be kept is settled before the
+// response head goes out, so that the head says so.
+func (c *h1conn) EndRequest() {
+	cx := c.Ctx
+	if c.isHanded() {
+		// The connection is a Protocol's: the request's end concerns the request alone.
+		cx.RunDone()
+		cx.Recycle()
+		c.freeCtx()
+		return
+	}
+	b := &cx.Body
+	if !b.complete() && b.failed == 0 && len(c.in) > 0 {
+		// Skip the part of the unread body that has already arrived.
+		_, used, err := b.decode(nil, c.in)
+		c.in = c.in[used:]
+		if err != nil && err != io.EOF {
+			cx.failBody(err) // broken framing: the connection cannot go on
+		}
+	}
+	// The rest of an unread body is skipped after the response unless it is too long, or the
+	// client still waits for its 100 Continue: then the connection closes.
+	if b.failed != 0 || !b.complete() && (b.waiting100 || b.Kind == BodyLength && b.Remaining > DrainMax) {
+		cx.Resp |= rfClose
+	}
+	cx.CompleteResponse()
+	c.keepAlive = !c.closesAfter(cx) && cx.Resp&RfAbort == 0
+	// Only a reset tells a body delimited by the close that it is cut.
+	if cx.Resp&(RfAbort|rfCloseDelimited) == RfAbort|rfCloseDelimited {
+		c.Ending = CloseReset
+	}
+	cx.Resp |= RfFinished // what a completion hook writes would follow the response on the wire
+	cx.RunDone()
+	cx.Recycle()
+	switch {
+	case c.State == StClosed:
+		c.freeCtx()
+	case !c.keepAlive:
+		// Unread body (or a client still waiting for its 100 Continue): drain on close.
+		linger := !b.complete()
+		c.freeCtx()
+		c.CloseAfterOutput(linger)
+	case b.complete():
+		c.awaitNext()
+	default:
+		c.State = stDrain
+		c.drainLeft = DrainMax
+		c.SetReadDeadline(c.Loop.Opts.BodyTimeout)
+	}
+}
+
+// closesAfter reports whether the connection closes after cx's response: it was not to be kept
+// (HTTP/1.0 without keep-alive, a Connection: close from the client, a shutdown), or the
+// response asks for it.
+func (c *h1conn) closesAfter(cx *Ctx) bool {
+	return !c.keepAlive || cx.Resp&rfClose != 0 || c.Loop.shutting
+}
+
+// freeCtx gives the request's Ctx back to the loop.
+func (c *h1conn) freeCtx() { c.DropCtx() }
+
+// StartNext starts the connection's next request, if its head is complete in the input and the
+// connection may take it now (see serve).
+func (c *h1conn) StartNext() *Ctx {
+	if c.State != stIdle || c.Loop.TurnLeft <= 0 || c.OutputBlocked() {
+		return nil
+	}
+	return c.startRequest()
+}
+
+// awaitNext readies the connection for its next request.
+func (c *h1conn) awaitNext() {
+	c.freeCtx()
+	c.State = stIdle
+	c.SetReadDeadline(c.Loop.Opts.IdleTimeout)
+}
+
+// drain discards the unread rest of a finished request's body from c.in. It reports whether the
+// connection is ready for the next request.
+func (c *h1conn) drain() bool {
+	if len(c.in) == 0 {
+		return false
+	}
+	cx := c.Ctx
+	_, used, err := cx.Body.decode(nil, c.in)
+	c.in = c.in[used:]
+	c.drainLeft -= int32(used)
+	switch {
+	case cx.Body.complete():
+		c.awaitNext()
+		return true
+	case err != nil, c.drainLeft <= 0:
+		c.freeCtx()
+		c.CloseAfterOutput(true)
+	}
+	return false
+}
+
+// reject answers a request refused before its handler, then closes.
+func (c *h1conn) reject(rej *wire.Reject) {
+	l := c.Loop
+	if l.DebugEnabled() {
+		l.Log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.RemoteAddr())
+	}
+	l.Refused(rej.Status)
+	if !c.spoke && rej == wire.ErrNotHTTP && l.srv.mux != nil && l.srv.mux.MayBeDamagedPreface(&c.Socket) {
+		c.Close(ErrClosed)
+		return
+	}
+	if l.Opts.WriteRefusal == nil || !l.shapeReject(&c.Socket, rej) {
+		writeReject(&c.Socket, rej)
+	}
+	c.in = c.in[:0]
+	c.keepAlive = false
+	c.CloseAfterOutput(true)
+}
+
+// writeReject queues the response to a request refused before its handler.
+func writeReject(c *Socket, rej *wire.Reject) {
+	l := c.Loop
+	pool := &l.Pool
+	text := StatusText(rej.Status)
+	b := c.Out.Spare(pool, 200+len(rej.Reason)+len(text))
+	b = wire.AppendStatusLine(b, rej.Status)
+	b = append(b, "Date: "...)
+	b = append(b, l.Clk.Date[:]...)
+	b = append(b, "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(text)+len(rej.Reason)+7), 10)
+	b = append(b, "\r\n\r\n"...)
+	b = strconv.AppendInt(b, int64(rej.Status), 10)
+	b = append(b, ' ')
+	b = append(b, text...)
+	b = append(b, ": "...)
+	b = append(b, rej.Reason...)
+	b = append(b, '\n')
+	c.Out.Filled(pool, b)
+}
