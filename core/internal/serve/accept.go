@@ -9,12 +9,12 @@ import (
 
 // acceptRetry ends an accept backoff.
 func (l *Loop) acceptRetry() {
-	if !l.shutting && !l.atMaxConns() {
+	if !l.Shutting && !l.atMaxConns() {
 		l.acc.Listen()
 	}
 }
 
-func (l *Loop) atMaxConns() bool { return l.Opts.MaxConns > 0 && l.nconns >= l.Opts.MaxConns }
+func (l *Loop) atMaxConns() bool { return l.Opts.MaxConns > 0 && l.NConns >= l.Opts.MaxConns }
 
 // accept takes the connections waiting on listener i (engine.Acceptor.Accept), backing off
 // for a moment when the process runs out of descriptors.
@@ -46,14 +46,14 @@ func (l *Loop) open(fd, ln int) {
 	if l.Serial == 0 {
 		l.Serial = 1 // 0 marks the loop's own descriptors
 	}
-	c := &Socket{Carrier: Carrier{Serial: l.Serial, Loop: l}, FD: int32(fd), events: netpoll.WatchRead | netpoll.WatchHangup,
+	c := &Socket{Carrier: Carrier{Serial: l.Serial, Loop: l}, FD: int32(fd), Events: netpoll.WatchRead | netpoll.WatchHangup,
 		Via: viaListener(ln, lst.TLS)}
 	c.Timer.Init(timerConn)
-	for fd >= len(l.conns) {
-		l.conns = engine.AppendDoubling(l.conns, nil)
+	for fd >= len(l.Conns) {
+		l.Conns = engine.AppendDoubling(l.Conns, nil)
 	}
-	l.conns[fd] = c
-	l.nconns++
+	l.Conns[fd] = c
+	l.NConns++
 	if CountStats {
 		l.Ctr.accepted++
 	}
@@ -64,7 +64,7 @@ func (l *Loop) open(fd, ln int) {
 			return
 		}
 	}
-	if err := l.poll.Add(fd, c.Serial, c.events); err != nil {
+	if err := l.poll.Add(fd, c.Serial, c.Events); err != nil {
 		l.Log.Error("dwell: cannot poll a new connection", "loop", l.id, "err", err)
 		c.Close(ErrClosed)
 		return

@@ -66,7 +66,7 @@ func (cx *Ctx) ServerError(status int, msg string, err error) {
 // fields a middleware set — are kept; a body filter is dropped. err is the Done.Err the
 // response reports.
 func (cx *Ctx) errorResponse(status int, msg string, err error) {
-	c := cx.cr
+	c := cx.Carrier
 	pool := &cx.Loop.Pool
 	cx.dropRepresentation()
 	if x := cx.Extra; x != nil && x.Rare != nil {
@@ -74,7 +74,7 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 		x.Rare.answered = err
 	}
 	c.Out.DropAfterHead(pool)
-	cx.Resp = rfClose
+	cx.Resp = RfClose
 	cx.Status = uint16(status)
 	c.Out.ReserveHead(&c.Loop.Pool)
 	if cx.Loop.Opts.WriteRefusal != nil {
@@ -88,7 +88,7 @@ func (cx *Ctx) errorResponse(status int, msg string, err error) {
 		}
 	}
 	text := strconv.Itoa(status) + " " + StatusText(status) + ": " + msg + "\n"
-	if cx.reqf&reqHead == 0 {
+	if cx.ReqFlags&reqHead == 0 {
 		c.Out.Write(pool, []byte(text))
 	}
 	cx.Written = int64(len(text))
@@ -109,11 +109,11 @@ func (l *Loop) handlerPanic(cx *Ctx, r any) {
 	x := cx.rare()
 	x.panicV = r
 	x.filter = nil // a filter must not add to a response that failed
-	if cx.cr == nil || cx.cr.State == StClosed {
+	if cx.Carrier == nil || cx.Carrier.State == StClosed {
 		return
 	}
 	if r == ErrAbortHandler || cx.Resp&RfCommitted != 0 {
-		cx.Resp |= RfAbort | rfClose
+		cx.Resp |= RfAbort | RfClose
 		return
 	}
 	cx.errorResponse(500, "the handler failed", nil)
@@ -125,7 +125,7 @@ func (l *Loop) handlerPanic(cx *Ctx, r any) {
 // respondToPanic lets the request's OnPanic responder replace the server's 500. It runs where
 // the panic was recovered, but cannot park there: its writes queue.
 func (cx *Ctx) respondToPanic(f func(*Ctx, any), v any) {
-	cx.cr.Out.DropAfterHead(&cx.Loop.Pool)
+	cx.Carrier.Out.DropAfterHead(&cx.Loop.Pool)
 	cx.Status, cx.Written = 0, 0
 	current := cx.Loop.current
 	cx.Loop.current = nil
@@ -141,7 +141,7 @@ func (cx *Ctx) respondToPanic(f func(*Ctx, any), v any) {
 		if r != nil {
 			cx.Loop.Log.Error("dwell: panic in an OnPanic responder", "panic", r)
 		}
-		cx.Resp |= rfClose
+		cx.Resp |= RfClose
 	}()
 	f(cx, v)
 }

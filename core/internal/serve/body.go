@@ -10,11 +10,11 @@ import (
 // The loop still needs it after the handler returns, to skip what the handler did not read.
 type bodyState struct {
 	Remaining  int64 // BodyLength: bytes not yet consumed
-	chunked    *wire.ChunkedDecoder
+	Chunked    *wire.ChunkedDecoder
 	Kind       bodyKind
 	EOF        bool
-	waiting100 bool    // the client sent Expect: 100-continue and no 100 has been sent yet
-	failed     errCode // sticky: a framing error, the size limit, a timeout, the client gone
+	Waiting100 bool    // the client sent Expect: 100-continue and no 100 has been sent yet
+	Failed     errCode // sticky: a framing error, the size limit, a timeout, the client gone
 }
 
 type bodyKind uint8
@@ -36,32 +36,32 @@ func (b *bodyState) Begin(l *Loop, r *wire.Request) {
 	switch {
 	case r.Has(wire.Chunked):
 		b.Kind = bodyChunked
-		b.chunked = l.getChunked()
-		b.chunked.Reset(max)
+		b.Chunked = l.getChunked()
+		b.Chunked.Reset(max)
 	case r.ContentLength > 0:
 		b.Kind = BodyLength
 		b.Remaining = r.ContentLength
 		if max > 0 && r.ContentLength > max {
-			b.failed = codeOf(ErrBodyTooLarge)
+			b.Failed = codeOf(ErrBodyTooLarge)
 			return
 		}
 	default:
 		b.Kind = BodyNone
 	}
-	b.waiting100 = r.Has(wire.Expect100) && b.Kind != BodyNone
+	b.Waiting100 = r.Has(wire.Expect100) && b.Kind != BodyNone
 }
 
 // end releases the decoder once the request is over.
 func (b *bodyState) end(l *Loop) {
-	if b.chunked != nil {
-		l.putChunked(b.chunked)
-		b.chunked = nil
+	if b.Chunked != nil {
+		l.putChunked(b.Chunked)
+		b.Chunked = nil
 	}
 	b.Kind = BodyNone
 }
 
 // complete reports whether the whole body has been consumed.
-func (b *bodyState) complete() bool {
+func (b *bodyState) Complete() bool {
 	switch b.Kind {
 	case BodyLength:
 		return b.Remaining == 0
@@ -72,13 +72,13 @@ func (b *bodyState) complete() bool {
 }
 
 // err returns the sticky error, or nil.
-func (b *bodyState) err() error { return b.failed.err() }
+func (b *bodyState) err() error { return b.Failed.err() }
 
 // decode moves body bytes from src into dst (nil dst discards them) and reports how many bytes of
 // each it used; err is io.EOF at the end of the body, or a framing error, which the caller makes
 // sticky (Ctx.failBody) when it reads for the handler; a discarding caller ends the connection.
-func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
-	if b.failed != 0 {
+func (b *bodyState) Decode(dst, src []byte) (nd, ns int, err error) {
+	if b.Failed != 0 {
 		return 0, 0, b.err()
 	}
 	switch b.Kind {
@@ -94,7 +94,7 @@ func (b *bodyState) decode(dst, src []byte) (nd, ns int, err error) {
 			err = io.EOF
 		}
 	case bodyChunked:
-		nd, ns, err = b.chunked.Decode(dst, src)
+		nd, ns, err = b.Chunked.Decode(dst, src)
 		switch err {
 		case io.EOF:
 			b.EOF = true

@@ -26,10 +26,10 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 		return 0, cx.misused("ReadBody")
 	}
 	b := &cx.Body
-	if b.failed != 0 {
+	if b.Failed != 0 {
 		return 0, cx.bodyErr()
 	}
-	if cx.State == CtxIdle || b.complete() {
+	if cx.State == CtxIdle || b.Complete() {
 		return 0, io.EOF
 	}
 	if len(p) == 0 {
@@ -37,13 +37,13 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 	}
 	cx.send100()
 	for {
-		n, err := cx.ex.ReadBody(cx, p)
+		n, err := cx.Exchange.ReadBody(cx, p)
 		switch {
 		case err == ErrReadAgain:
 		case err == ErrReadBodyRefused, err == io.EOF:
 			return 0, err
 		case err != nil:
-			return n, cx.failBody(err)
+			return n, cx.FailBody(err)
 		case n > 0:
 			return n, nil
 		}
@@ -53,10 +53,10 @@ func (cx *Ctx) ReadBody(p []byte) (int, error) {
 // send100 answers Expect: 100-continue once the handler wants the body, unless its response
 // has started.
 func (cx *Ctx) send100() {
-	if b := &cx.Body; b.waiting100 {
-		b.waiting100 = false
+	if b := &cx.Body; b.Waiting100 {
+		b.Waiting100 = false
 		if cx.Resp&RfCommitted == 0 {
-			cx.ex.SendContinue()
+			cx.Exchange.SendContinue()
 		}
 	}
 }
@@ -71,13 +71,13 @@ func (s Seam) BodyReady() bool {
 
 // bodyReady is BodyReady, for a caller that has checked its own.
 func (cx *Ctx) bodyReady() bool {
-	c := cx.cr
+	c := cx.Carrier
 	b := &cx.Body
 	switch {
-	case cx.State == CtxIdle, b.failed != 0, b.complete(), c.State == StClosed, c.peerEOF, cx.Gone != 0:
+	case cx.State == CtxIdle, b.Failed != 0, b.Complete(), c.State == StClosed, c.PeerEOF, cx.Gone != 0:
 		return true
 	}
-	return cx.ex.HasInput()
+	return cx.Exchange.HasInput()
 }
 
 // WaitBody parks the handler until body bytes arrive (or the body ends, or fails), a Waker
@@ -95,12 +95,12 @@ func (s Seam) WaitBody() error {
 	if cx.bodyReady() {
 		return nil
 	}
-	c := cx.cr
+	c := cx.Carrier
 	cx.send100()
 	if t := cx.Loop.Opts.BodyTimeout; t > 0 {
 		c.SetReadDeadline(t)
 	}
-	cx.ex.WatchInput()
+	cx.Exchange.WatchInput()
 	err := cx.parkUntil(ParkBody, 0)
 	c.ReadDeadline = 0
 	return err
@@ -108,11 +108,11 @@ func (s Seam) WaitBody() error {
 
 // failBody makes err the body's sticky error and returns the sticky error. An error without a
 // code of its own is kept as it is, so errors.Is still finds what it wraps.
-func (cx *Ctx) failBody(err error) error {
+func (cx *Ctx) FailBody(err error) error {
 	b := &cx.Body
-	if b.failed == 0 {
-		b.failed = codeOf(err)
-		if b.failed == errOther {
+	if b.Failed == 0 {
+		b.Failed = codeOf(err)
+		if b.Failed == errOther {
 			cx.rare().bodyErr = err
 		}
 	}
@@ -121,7 +121,7 @@ func (cx *Ctx) failBody(err error) error {
 
 // bodyErr returns the body's sticky error, or nil.
 func (cx *Ctx) bodyErr() error {
-	if cx.Body.failed == errOther {
+	if cx.Body.Failed == errOther {
 		return cx.Extra.Rare.bodyErr
 	}
 	return cx.Body.err()
@@ -139,7 +139,7 @@ func (cx *Ctx) BodyErr() error {
 func (s Seam) BodyDone() bool {
 	cx := s.cx
 	cx.check("Seam().BodyDone")
-	return cx.State != CtxIdle && cx.Body.complete()
+	return cx.State != CtxIdle && cx.Body.Complete()
 }
 
 // LimitBody bounds the request body to n bytes, below Options.MaxBodyBytes (n <= 0 leaves the
@@ -154,18 +154,18 @@ func (s Seam) LimitBody(n int64) {
 		return
 	}
 	b := &cx.Body
-	if b.failed != 0 {
+	if b.Failed != 0 {
 		return
 	}
 	switch b.Kind {
 	case BodyLength:
 		if cx.Req.ContentLength > n {
-			cx.failBody(ErrBodyTooLarge)
-			b.waiting100 = false
+			cx.FailBody(ErrBodyTooLarge)
+			b.Waiting100 = false
 		}
 	case bodyChunked:
-		if b.chunked.Limit(n) {
-			cx.failBody(ErrBodyTooLarge)
+		if b.Chunked.Limit(n) {
+			cx.FailBody(ErrBodyTooLarge)
 		}
 	case BodyStream:
 		if b.Remaining < 0 || b.Remaining > n {
@@ -196,7 +196,7 @@ func (cx *Ctx) Trailers() iter.Seq2[string, string] {
 		if b.Kind != bodyChunked || !b.EOF {
 			return
 		}
-		b.chunked.Trailers(func(name, value []byte) bool {
+		b.Chunked.Trailers(func(name, value []byte) bool {
 			return yield(string(name), string(value))
 		})
 	}

@@ -18,16 +18,16 @@ type Socket struct {
 	FD      int32
 	spill   int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
-	drainLeft int32 // stDrain: unread body bytes the loop may still discard
+	DrainLeft int32 // stDrain: unread body bytes the loop may still discard
 	Scan      wire.HeadScan
-	headSize  uint16           // what a read for a request head takes (see headRead); 0: headReadFirst
-	events    netpoll.Interest // what the poller watches the socket for
-	keepAlive bool             // the current request allows another after it
+	HeadSize  uint16           // what a read for a request head takes (see headRead); 0: headReadFirst
+	Events    netpoll.Interest // what the poller watches the socket for
+	KeepAlive bool             // the current request allows another after it
 	polled    bool             // registered with the poller (see Loop.open); until then events is only noted
 	Via       via              // the listener it came by, and whether it speaks TLS
-	spoke     bool             // a request has begun: it speaks HTTP/1.1 (see Multiplexer.Chooses)
+	Spoke     bool             // a request has begun: it speaks HTTP/1.1 (see Multiplexer.Chooses)
 
-	in []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
+	In []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
 }
 
 // A closeHow says how a connection closes once its output is written (see finishClose).
@@ -43,10 +43,10 @@ const (
 type connState uint8
 
 const (
-	stIdle       connState = iota // waiting for the first byte of a request
-	stHead                        // part of a request head has arrived
+	StIdle       connState = iota // waiting for the first byte of a request
+	StHead                        // part of a request head has arrived
 	StHandler                     // a handler owns the request (running, parked or detached)
-	stDrain                       // the handler is done; discarding the rest of its body
+	StDrain                       // the handler is done; discarding the rest of its body
 	StClosing                     // no more requests: close once the output is written
 	stLinger                      // output written and write side shut; draining input, then close
 	StHandedOver                  // HTTP is over: the bytes are a Protocol's (handover.go)
@@ -81,7 +81,7 @@ func (c *Socket) onEvent(ev *netpoll.Event) {
 
 func (c *Socket) onReadable(hangup bool) {
 	switch c.State {
-	case stIdle, stHead, stDrain:
+	case StIdle, StHead, StDrain:
 		c.Loop.first.Input(c)
 	case StHandler:
 		cx := c.Ctx
@@ -91,17 +91,17 @@ func (c *Socket) onReadable(hangup bool) {
 		}
 		// Input the handler does not want yet. The poller is level-triggered, so stop asking
 		// about it until the handler reads; a hang-up stays watched unless it is this one.
-		ev := c.events &^ netpoll.WatchRead
+		ev := c.Events &^ netpoll.WatchRead
 		if hangup {
 			ev &^= netpoll.WatchHangup
-			c.peerEOF = true
-			if cx.Body.complete() {
+			c.PeerEOF = true
+			if cx.Body.Complete() {
 				cx.clientGone(ErrClosed)
 			}
 		}
-		c.setInterest(ev)
+		c.SetInterest(ev)
 	case StHandedOver:
-		hc := c.handed()
+		hc := c.Handed()
 		switch {
 		case hc.Is(HcPaused):
 			hc.Set(HcUnread) // ResumeReading asks again
@@ -115,31 +115,31 @@ func (c *Socket) onReadable(hangup bool) {
 		}
 		// Not now. A hang-up is not watched either meanwhile: the bytes before it are still to
 		// be read, and the read that meets the end of the input closes the connection.
-		ev := c.events &^ netpoll.WatchRead
+		ev := c.Events &^ netpoll.WatchRead
 		if hangup {
 			ev &^= netpoll.WatchHangup
 		}
-		c.setInterest(ev)
+		c.SetInterest(ev)
 	case stLinger:
 		c.readLinger()
 	case StClosing:
 		if hangup {
-			c.peerEOF = true
+			c.PeerEOF = true
 		}
-		c.setInterest(c.events &^ (netpoll.WatchRead | netpoll.WatchHangup))
+		c.SetInterest(c.Events &^ (netpoll.WatchRead | netpoll.WatchHangup))
 	}
 }
 
 // readSocket reads what the socket has into p and returns how many bytes it took (0 when it had
 // none): the client's end of input sets peerEOF, and a failed read closes the connection (ok
 // false).
-func (c *Socket) readSocket(p []byte) (n int, ok bool) {
-	n, e := c.tr().Read(int(c.FD), c, p)
+func (c *Socket) ReadSocket(p []byte) (n int, ok bool) {
+	n, e := c.Transport().Read(int(c.FD), c, p)
 	switch {
 	case n > 0:
 		return n, true
 	case e == 0:
-		c.peerEOF = true
+		c.PeerEOF = true
 	case e == netpoll.EAGAIN || e == netpoll.EINTR:
 	default:
 		c.Close(ErrClosed)
@@ -160,11 +160,11 @@ func (c *Socket) HighWater() int64 { return int64(c.Loop.Opts.WriteHighWater) }
 
 // settle ends a turn on c: unparsed input moves out of the shared buffer, queued output is
 // written, and the poller is told what c waits for now.
-func (c *Socket) settle() {
+func (c *Socket) Settle() {
 	if c.State == StClosed {
 		return
 	}
-	if c.peerEOF && c.State == stIdle && len(c.in) == 0 {
+	if c.PeerEOF && c.State == StIdle && len(c.In) == 0 {
 		// The client shut its side and every request it sent is answered: nothing more can
 		// come. (Without this, a client that left while its last handler ran would hold the
 		// connection until the idle timeout, or until a reset from its host closed it.)
@@ -188,18 +188,18 @@ func (c *Socket) settle() {
 func (c *Socket) keepInput() {
 	l := c.Loop
 	switch {
-	case len(c.in) == 0:
-		c.dropSpill()
-		c.in = nil
-	case l.owns(c.in):
-		c.dropSpill()
-		b := append(l.Pool.Get(len(c.in)), c.in...)
+	case len(c.In) == 0:
+		c.DropSpill()
+		c.In = nil
+	case l.owns(c.In):
+		c.DropSpill()
+		b := append(l.Pool.Get(len(c.In)), c.In...)
 		c.spill = l.spills.Hold(b)
-		c.in = b
+		c.In = b
 	}
 }
 
-func (c *Socket) dropSpill() {
+func (c *Socket) DropSpill() {
 	if c.spill != 0 {
 		c.Loop.spills.Release(c.spill, &c.Loop.Pool)
 		c.spill = 0
@@ -208,7 +208,7 @@ func (c *Socket) dropSpill() {
 
 // flush writes queued output until the socket is full, then waits for it to drain.
 func (c *Socket) Flush() {
-	if tr := c.tr(); tr.Holds(int(c.FD)) && tr.FlushHeld(int(c.FD)) != 0 {
+	if tr := c.Transport(); tr.Holds(int(c.FD)) && tr.FlushHeld(int(c.FD)) != 0 {
 		c.Close(ErrClosed)
 		return
 	}
@@ -228,7 +228,7 @@ func (c *Socket) AfterSend(progressed bool) {
 		return
 	}
 	if c.State == StHandedOver {
-		c.handed().DrainedCheck()
+		c.Handed().DrainedCheck()
 	}
 	c.UpdateInterest()
 }
@@ -237,9 +237,9 @@ func (c *Socket) AfterSend(progressed bool) {
 // loop wants input; during a handler it is left as it is until input arrives that the handler
 // does not want (onReadable), so the steady keep-alive path makes no epoll_ctl call.
 func (c *Socket) UpdateInterest() {
-	ev := c.events
+	ev := c.Events
 	switch c.State {
-	case stIdle, stHead, stDrain:
+	case StIdle, StHead, StDrain:
 		switch {
 		case c.handshakeDeferred():
 			// Its handshake waits its turn (engine/tlsturn.go): nothing is read meanwhile, and a
@@ -255,7 +255,7 @@ func (c *Socket) UpdateInterest() {
 	case StHandedOver:
 		// A pause alone leaves the interest as it is (PauseReading); output held back stops
 		// reading as HTTP's does.
-		if c.handed().Is(HcUnread) || c.HeldBack {
+		if c.Handed().Is(HcUnread) || c.HeldBack {
 			ev &^= netpoll.WatchRead
 		} else {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
@@ -265,22 +265,22 @@ func (c *Socket) UpdateInterest() {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
 		}
 	}
-	if c.peerEOF {
+	if c.PeerEOF {
 		ev &^= netpoll.WatchRead | netpoll.WatchHangup
 	}
-	if c.Out.Size() > 0 || c.Ctx != nil && c.Ctx.ParkedOn(ParkWrite) || c.tr().Holds(int(c.FD)) {
+	if c.Out.Size() > 0 || c.Ctx != nil && c.Ctx.ParkedOn(ParkWrite) || c.Transport().Holds(int(c.FD)) {
 		ev |= netpoll.WatchWrite // output to send, or a writer waiting for room to send from its own buffer
 	} else {
 		ev &^= netpoll.WatchWrite
 	}
-	c.setInterest(ev)
+	c.SetInterest(ev)
 }
 
-func (c *Socket) setInterest(ev netpoll.Interest) {
-	if ev == c.events || c.State == StClosed {
+func (c *Socket) SetInterest(ev netpoll.Interest) {
+	if ev == c.Events || c.State == StClosed {
 		return
 	}
-	c.events = ev
+	c.Events = ev
 	if !c.polled {
 		return // Loop.open registers it for c.events
 	}
@@ -297,17 +297,17 @@ func (c *Socket) Close(err error) {
 		return
 	}
 	l := c.Loop
-	handed := c.isHanded()
+	handed := c.IsHanded()
 	c.State = StClosed
 	l.Timers.Stop(&c.Timer)
-	l.conns[c.FD] = nil
+	l.Conns[c.FD] = nil
 	if l.given != nil {
 		delete(l.given, c.FD) // ServeConn's remote address, if it gave one
 	}
-	l.nconns--
-	c.tr().Close(int(c.FD), c.Ending >= CloseReset)
-	c.in = nil
-	c.dropSpill()
+	l.NConns--
+	c.Transport().Close(int(c.FD), c.Ending >= CloseReset)
+	c.In = nil
+	c.DropSpill()
 	c.Out.Release(&l.Pool)
 	if handed {
 		hc := l.handed[c.FD]
@@ -315,21 +315,21 @@ func (c *Socket) Close(err error) {
 		hc.ClosedBy(err)
 	}
 	c.WakeOnClose(err)
-	if l.acc.Paused() && !l.shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
+	if l.acc.Paused() && !l.Shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
 		l.acc.Listen()
 	}
 }
 
 // onPeerEOF handles the client's end of input seen by the loop's own read.
-func (c *Socket) onPeerEOF() {
+func (c *Socket) OnPeerEOF() {
 	switch c.State {
-	case stIdle, stHead, stDrain:
+	case StIdle, StHead, StDrain:
 		// Nothing more will come: a partial request or body is abandoned, and a finished
 		// exchange ends once its responses are out.
 		c.DropCtx()
 		c.CloseAfterOutput(false)
 	}
-	c.setInterest(c.events &^ (netpoll.WatchRead | netpoll.WatchHangup))
+	c.SetInterest(c.Events &^ (netpoll.WatchRead | netpoll.WatchHangup))
 }
 
 // CloseAfterOutput ends the connection once its queued output is written. linger says the
@@ -357,19 +357,19 @@ func (c *Socket) finishClose() {
 		c.Close(nil) // the transport resets it
 		return
 	}
-	if c.Ending != closeLinger || c.peerEOF {
+	if c.Ending != closeLinger || c.PeerEOF {
 		c.Close(nil)
 		return
 	}
-	c.tr().ShutdownWrite(int(c.FD))
+	c.Transport().ShutdownWrite(int(c.FD))
 	c.State = stLinger
 	c.SetReadDeadline(lingerTimeout)
-	c.setInterest(netpoll.WatchRead | netpoll.WatchHangup)
+	c.SetInterest(netpoll.WatchRead | netpoll.WatchHangup)
 }
 
 func (c *Socket) readLinger() {
 	for c.State == stLinger {
-		n, e := c.tr().Read(int(c.FD), c, c.Loop.Buf)
+		n, e := c.Transport().Read(int(c.FD), c, c.Loop.Buf)
 		switch {
 		case n > 0:
 		case e == netpoll.EAGAIN:

@@ -14,7 +14,7 @@ import (
 
 func (c *Socket) Base() *Carrier { return &c.Carrier }
 
-func (c *Socket) TLSState() *tls.ConnectionState { return c.tr().State(int(c.FD), c) }
+func (c *Socket) TLSState() *tls.ConnectionState { return c.Transport().State(int(c.FD), c) }
 
 // The body.
 
@@ -38,7 +38,7 @@ func (c *Socket) HandOverTo(p any, deliver bool) *Conn {
 	}
 	l.handed[c.FD] = hc
 	c.State = StHandedOver
-	c.ReadDeadline, c.drainLeft = 0, 0
+	c.ReadDeadline, c.DrainLeft = 0, 0
 	if deliver {
 		l.Pending = append(l.Pending, hc.Exchange)
 	}
@@ -47,28 +47,28 @@ func (c *Socket) HandOverTo(p any, deliver bool) *Conn {
 
 // handed returns the Conn a handed-over c belongs to: the loop keeps a connection's by its
 // descriptor.
-func (c *Socket) handed() *Conn { return c.Loop.handed[c.FD] }
+func (c *Socket) Handed() *Conn { return c.Loop.handed[c.FD] }
 
 // isHanded reports whether c has been handed over and is not closed yet (it may be closing).
-func (c *Socket) isHanded() bool {
+func (c *Socket) IsHanded() bool {
 	l := c.Loop
 	return int(c.FD) < len(l.handed) && l.handed[c.FD] != nil && l.handed[c.FD].Serial == c.Serial
 }
 
 // deliver gives the protocol of a handed-over c the input it holds.
-func (c *Socket) deliver() {
-	hc := c.handed()
-	if len(c.in) == 0 || hc.Is(HcPaused) {
+func (c *Socket) Deliver() {
+	hc := c.Handed()
+	if len(c.In) == 0 || hc.Is(HcPaused) {
 		return
 	}
 	used := 0
-	hc.CallProtocol(func() { used = hc.ProtocolReceive(c.in) })
+	hc.CallProtocol(func() { used = hc.ProtocolReceive(c.In) })
 	if c.State == StClosed {
 		return
 	}
-	used = min(max(used, 0), len(c.in))
-	c.in = c.in[used:]
-	if used == 0 && len(c.in) >= len(c.Loop.Buf) {
+	used = min(max(used, 0), len(c.In))
+	c.In = c.In[used:]
+	if used == 0 && len(c.In) >= len(c.Loop.Buf) {
 		c.Close(ErrInputFull)
 	}
 }
@@ -77,26 +77,26 @@ func (c *Socket) deliver() {
 // protocol left, and gives it all to the protocol.
 func (c *Socket) readHandedOver() {
 	l := c.Loop
-	k := copy(l.Buf, c.in)
-	c.dropSpill()
-	c.in = l.Buf[:k]
+	k := copy(l.Buf, c.In)
+	c.DropSpill()
+	c.In = l.Buf[:k]
 	if k < len(l.Buf) {
-		n, ok := c.readSocket(l.Buf[k:])
+		n, ok := c.ReadSocket(l.Buf[k:])
 		if !ok {
 			return
 		}
-		c.in = l.Buf[:k+n]
+		c.In = l.Buf[:k+n]
 	}
-	c.deliver()
+	c.Deliver()
 	if c.State == StClosed {
 		return
 	}
 	if c.OutputBlocked() {
 		c.HeldBack = true // see onReadable
 	}
-	if c.peerEOF {
+	if c.PeerEOF {
 		c.Close(ErrClosed) // the client ended its input: what it sent has been given
 		return
 	}
-	c.settle()
+	c.Settle()
 }

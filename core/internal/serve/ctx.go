@@ -45,29 +45,29 @@ type Handler func(c *Ctx)
 // they return) what the continuation needs before the handler returns. The response side —
 // status, header fields, body — stays the continuation's to finish.
 type Ctx struct {
-	tm    timer    // first: see timer; the deadline of Suspend and Detach
-	Loop  *Loop    // the Ctx's loop for its whole life: Ctxs are pooled per loop
-	ex    Exchange // what the request is served on; nil once the request has ended
-	cr    *Carrier // ex's Carrier
-	Req   wire.Request
-	Body  bodyState
-	start int64 // loop clock when the request's handler started
+	tm       timer    // first: see timer; the deadline of Suspend and Detach
+	Loop     *Loop    // the Ctx's loop for its whole life: Ctxs are pooled per loop
+	Exchange Exchange // what the request is served on; nil once the request has ended
+	Carrier  *Carrier // ex's Carrier
+	Req      wire.Request
+	Body     bodyState
+	start    int64 // loop clock when the request's handler started
 
 	// Response.
-	Status  uint16
-	Resp    respFlags
-	reqf    reqFlags
-	via     via // the listener the request came by (its handler), and whether it speaks TLS
-	State   ctxState
-	park    parkKind
-	parkf   parkFlags
-	Gone    errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
-	woken   errCode // what the last wake passed: a coded error, or errOther (see wakeErr)
-	gen     uint32  // counts ended parks; a Waker holds the value for the park it targets
-	DeclLen int64   // Content-Length set by the handler; -1 when none
-	Written int64   // body bytes the handler has written
-	Extra   *ctxExtra
-	route   *Route // what served the request (SetRoute), nil when none
+	Status   uint16
+	Resp     respFlags
+	ReqFlags reqFlags
+	via      via // the listener the request came by (its handler), and whether it speaks TLS
+	State    ctxState
+	park     parkKind
+	parkf    parkFlags
+	Gone     errCode // the client left (ErrClosed) or the grace period ended (ErrShutdown)
+	woken    errCode // what the last wake passed: a coded error, or errOther (see wakeErr)
+	gen      uint32  // counts ended parks; a Waker holds the value for the park it targets
+	DeclLen  int64   // Content-Length set by the handler; -1 when none
+	Written  int64   // body bytes the handler has written
+	Extra    *ctxExtra
+	route    *Route // what served the request (SetRoute), nil when none
 
 	// Coroutine and parking.
 	co      *coro
@@ -114,7 +114,7 @@ type ctxRare struct {
 
 	// The first values SetValue attached, oldest first, while the request had no Context:
 	// inline[:ninline]. Making the Context moves them to values.
-	inline  *[inlineValues]valueSlot
+	inline  *[InlineValues]valueSlot
 	ninline uint8
 }
 
@@ -168,7 +168,7 @@ func (l *Loop) GetCtx(ex Exchange, cr *Carrier, v via) *Ctx {
 		cx = &Ctx{Loop: l}
 		cx.tm.Init(timerCtx)
 	}
-	cx.ex, cx.cr, cx.via = ex, cr, v
+	cx.Exchange, cx.Carrier, cx.via = ex, cr, v
 	cx.Req = wire.Request{ContentLength: -1}
 	l.nreqs++
 	return cx
@@ -176,7 +176,7 @@ func (l *Loop) GetCtx(ex Exchange, cr *Carrier, v via) *Ctx {
 
 // PutCtx returns a Ctx whose request is over to the pool.
 func (l *Loop) PutCtx(cx *Ctx) {
-	cx.ex, cx.cr = nil, nil
+	cx.Exchange, cx.Carrier = nil, nil
 	l.nreqs--
 	if len(l.ctxs) < ctxPoolMax {
 		l.ctxs = append(l.ctxs, cx)
@@ -190,12 +190,12 @@ const ctxPoolMax = 1024
 func (cx *Ctx) Begin() {
 	l := cx.Loop
 	cx.Status = 0
-	cx.Resp, cx.reqf, cx.parkf = 0, 0, 0
+	cx.Resp, cx.ReqFlags, cx.parkf = 0, 0, 0
 	if cx.Req.Minor == 1 {
-		cx.reqf |= reqHTTP11
+		cx.ReqFlags |= ReqHTTP11
 	}
 	if cx.Req.IsMethod("HEAD") {
-		cx.reqf |= reqHead
+		cx.ReqFlags |= reqHead
 	}
 	cx.DeclLen = -1
 	cx.Written = 0
@@ -253,4 +253,4 @@ func (cx *Ctx) Recycle() {
 // borrowString views b as a string without copying, for a comparison within the call that
 // makes it: b (the request's arena, or a header the response owns) does not change meanwhile,
 // and the string is never kept.
-func borrowString(b []byte) string { return alias.String(b) }
+func BorrowString(b []byte) string { return alias.String(b) }

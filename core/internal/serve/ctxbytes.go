@@ -60,7 +60,7 @@ func (b RequestBytes) HeaderValues(name string) iter.Seq[[]byte] {
 		cx.check("Bytes().HeaderValues")
 		r := &cx.Req
 		for _, f := range r.Fields() {
-			if f.Name.Len() == len(name) && syntax.EqualFold(borrowString(r.Bytes(f.Name)), name) {
+			if f.Name.Len() == len(name) && syntax.EqualFold(BorrowString(r.Bytes(f.Name)), name) {
 				if !yield(r.Bytes(f.Value)) {
 					return
 				}

@@ -33,7 +33,7 @@ func (cx *Ctx) Refuse(status int, err error) bool {
 	}
 	// As errorResponse does, less the close: the request was the handler's to answer, and it
 	// did, so the connection goes on as after any response.
-	c := cx.cr
+	c := cx.Carrier
 	pool := &l.Pool
 	cx.dropRepresentation()
 	if x := cx.Extra; x != nil && x.Rare != nil {
@@ -51,7 +51,7 @@ func (cx *Ctx) Refuse(status int, err error) bool {
 		cx.delField(r.fields[i], fieldPlain)
 		cx.appendField(r.fields[i], r.fields[i+1])
 	}
-	if cx.reqf&reqHead == 0 {
+	if cx.ReqFlags&reqHead == 0 {
 		c.Out.Write(pool, r.body)
 	}
 	cx.Written = int64(len(r.body)) // HEAD's too: its Content-Length is the body's

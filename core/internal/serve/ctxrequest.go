@@ -54,7 +54,7 @@ func (cx *Ctx) Query(name string) string {
 // Requests with a higher 1.x minor version are served as 1.1 and report "HTTP/1.1".
 func (cx *Ctx) Proto() string {
 	cx.check("Proto")
-	return cx.ex.Proto()
+	return cx.Exchange.Proto()
 }
 
 // ConnectProtocol returns the protocol an HTTP/2 extended CONNECT asks for (RFC 8441's
@@ -69,7 +69,7 @@ func (cx *Ctx) Proto() string {
 func (s Seam) ConnectProtocol() string {
 	cx := s.cx
 	cx.check("Seam().ConnectProtocol")
-	return cx.ex.ConnectProtocol()
+	return cx.Exchange.ConnectProtocol()
 }
 
 // Host returns the authority the request is for: the absolute-form target's, else the Host
@@ -122,14 +122,14 @@ func (s Seam) Chunked() bool {
 // RemoteAddr returns the client's address (the zero value once the connection is closed).
 func (cx *Ctx) RemoteAddr() netip.AddrPort {
 	cx.check("RemoteAddr")
-	if cx.ex == nil {
+	if cx.Exchange == nil {
 		return netip.AddrPort{}
 	}
 	// Asked of the system the first time a request asks, then kept for the request: a
 	// connection does not keep it, since few requests ask and every idle connection would pay.
 	r := cx.rare()
 	if !r.remote.IsValid() {
-		r.remote = cx.ex.RemoteAddr()
+		r.remote = cx.Exchange.RemoteAddr()
 	}
 	return r.remote
 }

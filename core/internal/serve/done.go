@@ -85,7 +85,7 @@ func (cx *Ctx) RunDone() {
 		Time:     now,
 		Err:      cx.outcome(),
 	}
-	if cx.reqf&reqHead != 0 {
+	if cx.ReqFlags&reqHead != 0 {
 		d.Bytes = 0 // counted for the Content-Length, not sent
 	}
 	// The hooks are the request's own code, run by the loop's goroutine: they may use cx.
@@ -112,7 +112,7 @@ func (cx *Ctx) outcome() error {
 		return end.err
 	case cx.Gone != 0:
 		return cx.Gone.err()
-	case cx.cr == nil || cx.cr.State == StClosed:
+	case cx.Carrier == nil || cx.Carrier.State == StClosed:
 		return ErrClosed
 	}
 	return r.answered

@@ -88,7 +88,7 @@ type Carrier struct {
 	Timer             timer // first: see timer
 	Serial            uint32
 	State             connState
-	peerEOF           bool     // the client has shut down its side
+	PeerEOF           bool     // the client has shut down its side
 	HeldBack          bool     // input waits until the client reads its output (see serve, onReadable)
 	Ending            closeHow // how the exchange closes once its output is written
 	Loop              *Loop

@@ -62,7 +62,7 @@ func (cx *Ctx) closeFilter() {
 	}
 	cx.Extra.Rare.filter = nil
 	if err := f.Close(); err != nil && cx.Resp&RfCommitted != 0 {
-		cx.Resp |= RfAbort | rfClose
+		cx.Resp |= RfAbort | RfClose
 	}
 }
 

@@ -24,10 +24,10 @@ func (c *h1conn) readInput() {
 		c.UpdateInterest()
 		return
 	}
-	k := copy(l.Buf, c.in)
-	c.dropSpill()
+	k := copy(l.Buf, c.In)
+	c.DropSpill()
 	end := len(l.Buf)
-	head := c.State != stDrain
+	head := c.State != StDrain
 	if head {
 		// A request head, and what follows it: what follows may stay unread in memory for as
 		// long as the request's handler waits (see headRead), so no more is taken than the
@@ -36,7 +36,7 @@ func (c *h1conn) readInput() {
 		end = min(end, k+c.headReadSize())
 	}
 	if k < end {
-		n, ok := c.readSocket(l.Buf[k:end])
+		n, ok := c.ReadSocket(l.Buf[k:end])
 		if !ok {
 			return
 		}
@@ -45,12 +45,12 @@ func (c *h1conn) readInput() {
 		}
 		k += n
 	}
-	c.in = l.Buf[:k]
+	c.In = l.Buf[:k]
 	c.serve()
-	if c.peerEOF {
-		c.onPeerEOF()
+	if c.PeerEOF {
+		c.OnPeerEOF()
 	}
-	c.settle()
+	c.Settle()
 }
 
 // Bounds on the input a connection holds while its request's handler waits (parked, detached or
@@ -85,10 +85,10 @@ const (
 )
 
 // headReadSize is what c's next read for a request head takes.
-func (c *h1conn) headReadSize() int { return max(int(c.headSize), headReadFirst) }
+func (c *h1conn) headReadSize() int { return max(int(c.HeadSize), headReadFirst) }
 
 // growHeadRead grows c's head reads after one filled its size.
-func (c *h1conn) growHeadRead() { c.headSize = uint16(min(4*c.headReadSize(), headRead)) }
+func (c *h1conn) growHeadRead() { c.HeadSize = uint16(min(4*c.headReadSize(), headRead)) }
 
 // serve runs the requests in c.in until it runs out of input or a handler keeps the
 // connection: several pipelined requests are answered in one turn, and their responses leave
@@ -108,16 +108,16 @@ func (c *h1conn) serve() {
 			return
 		}
 		switch c.State {
-		case stIdle, stHead:
+		case StIdle, StHead:
 			if !c.nextRequest() {
 				return
 			}
-		case stDrain:
+		case StDrain:
 			if !c.drain() {
 				return
 			}
 		case StHandedOver:
-			c.deliver()
+			c.Deliver()
 			return
 		default:
 			return

@@ -10,7 +10,7 @@ import (
 
 // proto reports the request's HTTP version: a higher 1.x minor version is served as 1.1.
 func (c *h1conn) Proto() string {
-	if c.Ctx != nil && c.Ctx.reqf&reqHTTP11 == 0 {
+	if c.Ctx != nil && c.Ctx.ReqFlags&ReqHTTP11 == 0 {
 		return "HTTP/1.0"
 	}
 	return "HTTP/1.1"
@@ -25,17 +25,17 @@ var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // SendContinue answers Expect: 100-continue, ahead of anything the handler wrote (its final
 // response is not committed yet), unless the body has begun to arrive anyway.
 func (c *h1conn) SendContinue() {
-	if len(c.in) == 0 && c.State != StClosed {
+	if len(c.In) == 0 && c.State != StClosed {
 		c.Out.InsertBeforeHead(&c.Loop.Pool, continue100)
 		c.Flush()
 	}
 }
 
 // HasInput reports whether input has arrived that the loop has not yet taken.
-func (c *h1conn) HasInput() bool { return len(c.in) > 0 }
+func (c *h1conn) HasInput() bool { return len(c.In) > 0 }
 
 // WatchInput watches the socket for input while a handler waits for its body.
-func (c *h1conn) WatchInput() { c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup) }
+func (c *h1conn) WatchInput() { c.SetInterest(c.Events | netpoll.WatchRead | netpoll.WatchHangup) }
 
 // ReadBody moves more of cx's body into p: first what has arrived with the head or a chunk
 // read before (decoded: n bytes, and io.EOF on the call after the last), then from the socket.
@@ -46,9 +46,9 @@ func (c *h1conn) WatchInput() { c.setInterest(c.events | netpoll.WatchRead | net
 // timeout.
 func (c *h1conn) ReadBody(cx *Ctx, p []byte) (n int, err error) {
 	b := &cx.Body
-	if len(c.in) > 0 {
-		nd, ns, err := b.decode(p, c.in)
-		c.in = c.in[ns:]
+	if len(c.In) > 0 {
+		nd, ns, err := b.Decode(p, c.In)
+		c.In = c.In[ns:]
 		switch {
 		case nd > 0:
 			if err == io.EOF {
@@ -63,12 +63,12 @@ func (c *h1conn) ReadBody(cx *Ctx, p []byte) (n int, err error) {
 	if err := c.BodyGone(cx); err != nil {
 		return 0, err
 	}
-	if c.peerEOF {
+	if c.PeerEOF {
 		return 0, io.ErrUnexpectedEOF
 	}
 	var e netpoll.Errno
 	if b.Kind == BodyStream {
-		n, e = c.tr().Read(int(c.FD), c, p)
+		n, e = c.Transport().Read(int(c.FD), c, p)
 		if n > 0 {
 			if b.Remaining >= 0 {
 				if int64(n) > b.Remaining {
@@ -83,7 +83,7 @@ func (c *h1conn) ReadBody(cx *Ctx, p []byte) (n int, err error) {
 			return 0, io.EOF
 		}
 	} else if b.Kind == BodyLength {
-		n, e = c.tr().Read(int(c.FD), c, p[:min(int64(len(p)), b.Remaining)])
+		n, e = c.Transport().Read(int(c.FD), c, p[:min(int64(len(p)), b.Remaining)])
 		if n > 0 {
 			b.Remaining -= int64(n)
 			return n, nil
@@ -91,16 +91,16 @@ func (c *h1conn) ReadBody(cx *Ctx, p []byte) (n int, err error) {
 	} else {
 		// As much as the handler asked for, of the chunk being read, and room for the framing
 		// and the next chunk's start: so little is read past the body's end (see headRead).
-		want := int(min(int64(len(c.Loop.Buf)), min(b.chunked.DataLeft(), int64(len(p)))+headRead))
-		n, e = c.tr().Read(int(c.FD), c, c.Loop.Buf[:want])
+		want := int(min(int64(len(c.Loop.Buf)), min(b.Chunked.DataLeft(), int64(len(p)))+headRead))
+		n, e = c.Transport().Read(int(c.FD), c, c.Loop.Buf[:want])
 		if n > 0 {
-			c.in = c.Loop.Buf[:n]
+			c.In = c.Loop.Buf[:n]
 			return 0, nil
 		}
 	}
 	switch {
 	case e == 0:
-		c.peerEOF = true
+		c.PeerEOF = true
 		return 0, io.ErrUnexpectedEOF
 	case e == netpoll.EINTR:
 		return 0, ErrReadAgain
@@ -129,7 +129,7 @@ func (c *h1conn) WriteHead(cx *Ctx, whole bool) {
 	if noBody {
 		c.Out.DropAfterHead(pool)
 	}
-	http11 := cx.reqf&reqHTTP11 != 0
+	http11 := cx.ReqFlags&ReqHTTP11 != 0
 	length := int64(-1)
 	switch {
 	case whole && (status < 200 || status == 204 || status == 304):
@@ -141,7 +141,7 @@ func (c *h1conn) WriteHead(cx *Ctx, whole bool) {
 		if status == 101 {
 			// The handler claims to switch protocols, which only it could speak; the
 			// connection cannot go on as HTTP/1.1.
-			cx.Resp |= rfClose
+			cx.Resp |= RfClose
 		}
 	case whole && cx.DeclLen < 0 && !(http11 && cx.HasTrailers() && !noBody):
 		length = cx.Written
@@ -149,52 +149,52 @@ func (c *h1conn) WriteHead(cx *Ctx, whole bool) {
 		length = cx.DeclLen
 	case noBody:
 	case http11:
-		cx.Resp |= rfChunked // trailers, when there are any, follow the last chunk
+		cx.Resp |= RfChunked // trailers, when there are any, follow the last chunk
 	default:
-		cx.Resp |= rfCloseDelimited | rfClose
+		cx.Resp |= RfCloseDelimited | RfClose
 	}
 	close := c.closesAfter(cx)
 	buffered := c.Out.AfterHead()
 
-	n := 200 + cx.fieldLinesRoom()
+	n := 200 + cx.FieldLinesRoom()
 	if whole && buffered <= CopyLimit {
 		n += int(buffered) // room to merge a small body into the head's buffer (fillHead)
 	}
 	// More input behind this request means pipelined requests whose responses can follow
 	// this one in its buffer.
-	b := wire.AppendStatusLine(c.Out.HeadRoom(pool, n, len(c.in) > 0), status)
+	b := wire.AppendStatusLine(c.Out.HeadRoom(pool, n, len(c.In) > 0), status)
 	if cx.Resp&RfHasDate == 0 {
 		b = append(b, "Date: "...)
 		b = append(b, l.Clk.Date[:]...)
-		b = append(b, crlf...)
+		b = append(b, CRLF...)
 	}
-	b = cx.appendFieldLines(b)
+	b = cx.AppendFieldLines(b)
 	if cx.Resp&RfHasType == 0 && !noBody && (length != 0 || !whole) {
 		b = append(b, "Content-Type: text/plain; charset=utf-8\r\n"...)
 	}
 	switch {
-	case cx.Resp&rfChunked != 0:
+	case cx.Resp&RfChunked != 0:
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
 	case length >= 0:
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, length, 10)
-		b = append(b, crlf...)
+		b = append(b, CRLF...)
 	}
 	switch {
 	case close:
 		b = append(b, "Connection: close\r\n"...)
-		cx.Resp |= rfClose // the head says so: the connection decides after it (Socket.EndRequest)
+		cx.Resp |= RfClose // the head says so: the connection decides after it (Socket.EndRequest)
 	case !http11:
 		b = append(b, "Connection: keep-alive\r\n"...)
 	}
-	b = append(b, crlf...)
-	chunkedBody := cx.Resp&rfChunked != 0 && buffered > 0
+	b = append(b, CRLF...)
+	chunkedBody := cx.Resp&RfChunked != 0 && buffered > 0
 	if chunkedBody {
 		b = wire.AppendChunkSize(b, buffered) // the body held so far becomes the first chunk
 	}
 	c.Out.FillHead(pool, b)
 	if chunkedBody {
-		c.Out.Write(pool, crlf)
+		c.Out.Write(pool, CRLF)
 	}
 	cx.Resp |= RfCommitted
 }
@@ -202,13 +202,13 @@ func (c *h1conn) WriteHead(cx *Ctx, whole bool) {
 // SendInterim queues an interim response ahead of the final one (RFC 9110 §15.2): its status line
 // and the fields set so far, written at once.
 func (c *h1conn) SendInterim(cx *Ctx, code int) {
-	if cx.reqf&reqHTTP11 == 0 || c.State == StClosed {
+	if cx.ReqFlags&ReqHTTP11 == 0 || c.State == StClosed {
 		return // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client
 	}
 	pool := &cx.Loop.Pool
-	b := wire.AppendStatusLine(pool.Get(cx.fieldLinesRoom()+64), code)
-	b = cx.appendFieldLines(b)
-	b = append(b, crlf...)
+	b := wire.AppendStatusLine(pool.Get(cx.FieldLinesRoom()+64), code)
+	b = cx.AppendFieldLines(b)
+	b = append(b, CRLF...)
 	c.Out.InsertBeforeHead(pool, b)
 	pool.Put(b)
 	c.Flush()
@@ -219,10 +219,10 @@ func (c *h1conn) SendInterim(cx *Ctx, code int) {
 //
 //go:noinline
 func (c *h1conn) QueueTrailers(cx *Ctx) {
-	if cx.Resp&rfChunked != 0 {
-		b := cx.appendTrailerLines(cx.Loop.scratch[:0])
+	if cx.Resp&RfChunked != 0 {
+		b := cx.appendTrailerLines(cx.Loop.Scratch[:0])
 		c.Out.Write(&cx.Loop.Pool, b)
-		cx.Loop.scratch = b[:0]
+		cx.Loop.Scratch = b[:0]
 	}
 }
 
@@ -235,15 +235,15 @@ func (cx *Ctx) appendTrailerLines(b []byte) []byte {
 		b = append(b, t[i]...)
 		b = append(b, ": "...)
 		b = append(b, t[i+1]...)
-		b = append(b, crlf...)
+		b = append(b, CRLF...)
 	}
-	return append(b, crlf...)
+	return append(b, CRLF...)
 }
 
 // WaitWritable parks the handler cx until the socket takes more output, for a write that goes
 // on from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
 func (c *h1conn) WaitWritable(cx *Ctx) error {
-	c.setInterest(c.events | netpoll.WatchWrite)
+	c.SetInterest(c.Events | netpoll.WatchWrite)
 	c.ArmWriteDeadline()
 	return cx.ParkOnConn(ParkWrite)
 }
@@ -251,7 +251,7 @@ func (c *h1conn) WaitWritable(cx *Ctx) error {
 // waitReadable parks the handler cx until body bytes arrive, with the progress-based body
 // timeout.
 func (c *h1conn) waitReadable(cx *Ctx) error {
-	c.setInterest(c.events | netpoll.WatchRead | netpoll.WatchHangup)
+	c.SetInterest(c.Events | netpoll.WatchRead | netpoll.WatchHangup)
 	return c.AwaitInput(cx)
 }
 
@@ -263,13 +263,13 @@ func (c *h1conn) onDeadline(l *Loop) {
 		return
 	case DueRead:
 		switch c.State {
-		case stHead:
+		case StHead:
 			c.reject(wire.ErrHeaderTimeout)
-			c.settle()
+			c.Settle()
 		case StHandler:
 			c.ReadTimedOut()
 		case StHandedOver:
-			hc := c.handed()
+			hc := c.Handed()
 			hc.CallProtocol(hc.ProtocolTimeout)
 		default:
 			c.Close(nil)
@@ -284,8 +284,8 @@ func (c *h1conn) onDeadline(l *Loop) {
 // after nothing (a raw takeover); see Ctx.HandOver.
 func (c *h1conn) HandOver(cx *Ctx, p any) (*Conn, error) {
 	switch {
-	case !cx.Body.complete():
-		return nil, errHandOverBody
+	case !cx.Body.Complete():
+		return nil, ErrHandOverBody
 	case cx.Resp&RfCommitted != 0 || cx.Written != 0:
 		return nil, ErrHandOverResponse
 	case cx.Status != 0 && cx.Status != 101:
@@ -305,14 +305,14 @@ func (c *h1conn) HandOver(cx *Ctx, p any) (*Conn, error) {
 // 9110 §15.2.2: the switch happens right after its empty line).
 func (c *h1conn) writeSwitch(cx *Ctx) {
 	pool := &cx.Loop.Pool
-	b := c.Out.Spare(pool, 128+cx.fieldLinesRoom())
+	b := c.Out.Spare(pool, 128+cx.FieldLinesRoom())
 	b = wire.AppendStatusLine(b, 101)
 	if cx.Resp&RfHasDate == 0 {
 		b = append(b, "Date: "...)
 		b = append(b, cx.Loop.Clk.Date[:]...)
-		b = append(b, crlf...)
+		b = append(b, CRLF...)
 	}
-	b = cx.appendFieldLines(b)
+	b = cx.AppendFieldLines(b)
 	b = append(b, "Connection: Upgrade\r\n\r\n"...)
 	c.Out.Filled(pool, b)
 	cx.Resp |= RfCommitted

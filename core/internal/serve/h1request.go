@@ -23,27 +23,27 @@ func (c *h1conn) nextRequest() bool {
 func (c *h1conn) startRequest() *Ctx {
 	l := c.Loop
 	if c.Scan.Fresh() {
-		in, more := wire.SkipEmptyLines(c.in)
-		if c.State == stIdle && len(c.in) > 0 {
+		in, more := wire.SkipEmptyLines(c.In)
+		if c.State == StIdle && len(c.In) > 0 {
 			// The first byte of a request starts its header timeout.
-			c.State = stHead
+			c.State = StHead
 			c.SetReadDeadline(l.Opts.HeaderTimeout)
 		}
-		c.in = in
+		c.In = in
 		if len(in) == 0 || more {
 			return nil
 		}
-		if !c.spoke && l.srv.mux != nil && l.srv.mux.Chooses(&c.Socket, in) {
+		if !c.Spoke && l.Multiplexer() != nil && l.Multiplexer().Chooses(&c.Socket, in) {
 			return nil
 		}
 	}
-	n, status := c.Scan.Scan(c.in, l.Opts.MaxHeaderBytes)
+	n, status := c.Scan.Scan(c.In, l.Opts.MaxHeaderBytes)
 	switch {
 	case status == 400:
 		c.reject(wire.ErrRequestLine)
 		return nil
 	case status == 414:
-		c.reject(wire.LineTooLong(c.in, l.Opts.MaxHeaderBytes))
+		c.reject(wire.LineTooLong(c.In, l.Opts.MaxHeaderBytes))
 		return nil
 	case status != 0:
 		c.reject(wire.ErrHeadTooLarge)
@@ -51,8 +51,8 @@ func (c *h1conn) startRequest() *Ctx {
 	case n == wire.ScanMore:
 		return nil
 	}
-	head := c.in[:n]
-	c.in = c.in[n:]
+	head := c.In[:n]
+	c.In = c.In[n:]
 	c.Scan.Reset()
 	cx := l.GetCtx(c, &c.Carrier, c.Via)
 	r := &cx.Req
@@ -66,7 +66,7 @@ func (c *h1conn) startRequest() *Ctx {
 		c.reject(rej)
 		return nil
 	}
-	c.spoke = true
+	c.Spoke = true
 	if CountStats {
 		l.Ctr.Requests++
 	}
@@ -74,7 +74,7 @@ func (c *h1conn) startRequest() *Ctx {
 	// Copy the head out of the loop buffer, so that nothing pins it.
 	r.Adopt(&l.Pool.Pool, head, fields, r.ScratchNeeded())
 	r.DecodePath()
-	c.keepAlive = !r.Has(wire.Close) && (r.Minor == 1 || r.Has(wire.KeepAlive)) && !l.shutting
+	c.KeepAlive = !r.Has(wire.Close) && (r.Minor == 1 || r.Has(wire.KeepAlive)) && !l.Shutting
 	c.State = StHandler
 	c.ReadDeadline = 0
 	c.Ctx = cx
@@ -88,7 +88,7 @@ func (c *h1conn) GoOn() {
 	if c.State != StHandler && c.State != StClosed {
 		c.serve()
 	}
-	c.settle()
+	c.Settle()
 }
 
 // EndRequest ends the connection's request once its handler (or continuation) has finished:
@@ -99,7 +99,7 @@ func (c *h1conn) GoOn() {
 // response head goes out, so that the head says so.
 func (c *h1conn) EndRequest() {
 	cx := c.Ctx
-	if c.isHanded() {
+	if c.IsHanded() {
 		// The connection is a Protocol's: the request's end concerns the request alone.
 		cx.RunDone()
 		cx.Recycle()
@@ -107,23 +107,23 @@ func (c *h1conn) EndRequest() {
 		return
 	}
 	b := &cx.Body
-	if !b.complete() && b.failed == 0 && len(c.in) > 0 {
+	if !b.Complete() && b.Failed == 0 && len(c.In) > 0 {
 		// Skip the part of the unread body that has already arrived.
-		_, used, err := b.decode(nil, c.in)
-		c.in = c.in[used:]
+		_, used, err := b.Decode(nil, c.In)
+		c.In = c.In[used:]
 		if err != nil && err != io.EOF {
-			cx.failBody(err) // broken framing: the connection cannot go on
+			cx.FailBody(err) // broken framing: the connection cannot go on
 		}
 	}
 	// The rest of an unread body is skipped after the response unless it is too long, or the
 	// client still waits for its 100 Continue: then the connection closes.
-	if b.failed != 0 || !b.complete() && (b.waiting100 || b.Kind == BodyLength && b.Remaining > DrainMax) {
-		cx.Resp |= rfClose
+	if b.Failed != 0 || !b.Complete() && (b.Waiting100 || b.Kind == BodyLength && b.Remaining > DrainMax) {
+		cx.Resp |= RfClose
 	}
 	cx.CompleteResponse()
-	c.keepAlive = !c.closesAfter(cx) && cx.Resp&RfAbort == 0
+	c.KeepAlive = !c.closesAfter(cx) && cx.Resp&RfAbort == 0
 	// Only a reset tells a body delimited by the close that it is cut.
-	if cx.Resp&(RfAbort|rfCloseDelimited) == RfAbort|rfCloseDelimited {
+	if cx.Resp&(RfAbort|RfCloseDelimited) == RfAbort|RfCloseDelimited {
 		c.Ending = CloseReset
 	}
 	cx.Resp |= RfFinished // what a completion hook writes would follow the response on the wire
@@ -132,16 +132,16 @@ func (c *h1conn) EndRequest() {
 	switch {
 	case c.State == StClosed:
 		c.freeCtx()
-	case !c.keepAlive:
+	case !c.KeepAlive:
 		// Unread body (or a client still waiting for its 100 Continue): drain on close.
-		linger := !b.complete()
+		linger := !b.Complete()
 		c.freeCtx()
 		c.CloseAfterOutput(linger)
-	case b.complete():
+	case b.Complete():
 		c.awaitNext()
 	default:
-		c.State = stDrain
-		c.drainLeft = DrainMax
+		c.State = StDrain
+		c.DrainLeft = DrainMax
 		c.SetReadDeadline(c.Loop.Opts.BodyTimeout)
 	}
 }
@@ -150,7 +150,7 @@ func (c *h1conn) EndRequest() {
 // (HTTP/1.0 without keep-alive, a Connection: close from the client, a shutdown), or the
 // response asks for it.
 func (c *h1conn) closesAfter(cx *Ctx) bool {
-	return !c.keepAlive || cx.Resp&rfClose != 0 || c.Loop.shutting
+	return !c.KeepAlive || cx.Resp&RfClose != 0 || c.Loop.Shutting
 }
 
 // freeCtx gives the request's Ctx back to the loop.
@@ -159,7 +159,7 @@ func (c *h1conn) freeCtx() { c.DropCtx() }
 // StartNext starts the connection's next request, if its head is complete in the input and the
 // connection may take it now (see serve).
 func (c *h1conn) StartNext() *Ctx {
-	if c.State != stIdle || c.Loop.TurnLeft <= 0 || c.OutputBlocked() {
+	if c.State != StIdle || c.Loop.TurnLeft <= 0 || c.OutputBlocked() {
 		return nil
 	}
 	return c.startRequest()
@@ -168,25 +168,25 @@ func (c *h1conn) StartNext() *Ctx {
 // awaitNext readies the connection for its next request.
 func (c *h1conn) awaitNext() {
 	c.freeCtx()
-	c.State = stIdle
+	c.State = StIdle
 	c.SetReadDeadline(c.Loop.Opts.IdleTimeout)
 }
 
 // drain discards the unread rest of a finished request's body from c.in. It reports whether the
 // connection is ready for the next request.
 func (c *h1conn) drain() bool {
-	if len(c.in) == 0 {
+	if len(c.In) == 0 {
 		return false
 	}
 	cx := c.Ctx
-	_, used, err := cx.Body.decode(nil, c.in)
-	c.in = c.in[used:]
-	c.drainLeft -= int32(used)
+	_, used, err := cx.Body.Decode(nil, c.In)
+	c.In = c.In[used:]
+	c.DrainLeft -= int32(used)
 	switch {
-	case cx.Body.complete():
+	case cx.Body.Complete():
 		c.awaitNext()
 		return true
-	case err != nil, c.drainLeft <= 0:
+	case err != nil, c.DrainLeft <= 0:
 		c.freeCtx()
 		c.CloseAfterOutput(true)
 	}
@@ -200,15 +200,15 @@ func (c *h1conn) reject(rej *wire.Reject) {
 		l.Log.Debug("dwell: request refused", "status", rej.Status, "reason", rej.Reason, "remote", c.RemoteAddr())
 	}
 	l.Refused(rej.Status)
-	if !c.spoke && rej == wire.ErrNotHTTP && l.srv.mux != nil && l.srv.mux.MayBeDamagedPreface(&c.Socket) {
+	if !c.Spoke && rej == wire.ErrNotHTTP && l.Multiplexer() != nil && l.Multiplexer().MayBeDamagedPreface(&c.Socket) {
 		c.Close(ErrClosed)
 		return
 	}
-	if l.Opts.WriteRefusal == nil || !l.shapeReject(&c.Socket, rej) {
+	if l.Opts.WriteRefusal == nil || !l.ShapeReject(&c.Socket, rej) {
 		writeReject(&c.Socket, rej)
 	}
-	c.in = c.in[:0]
-	c.keepAlive = false
+	c.In = c.In[:0]
+	c.KeepAlive = false
 	c.CloseAfterOutput(true)
 }
 

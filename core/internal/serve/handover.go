@@ -159,7 +159,7 @@ var ErrHandOverHTTP2 = errors.New("dwell: HandOver on an HTTP/2 stream: the conn
 
 // errHandOver says why a request's connection cannot be handed over.
 var (
-	errHandOverBody     = errors.New("dwell: HandOver before the request body was read to its end")
+	ErrHandOverBody     = errors.New("dwell: HandOver before the request body was read to its end")
 	ErrHandOverResponse = errors.New("dwell: HandOver after a response other than a 101 started")
 	ErrHandOverTunnel   = errors.New("dwell: HandOver of an extended CONNECT's stream with a status other than 2xx")
 )
@@ -194,10 +194,10 @@ func (cx *Ctx) HandOver(p any) (*Conn, error) {
 	if !cx.owned() {
 		return nil, cx.misused("HandOver")
 	}
-	if cx.cr.State == StClosed {
+	if cx.Carrier.State == StClosed {
 		return nil, ErrClosed
 	}
-	return cx.ex.HandOver(cx, p)
+	return cx.Exchange.HandOver(cx, p)
 }
 
 // DropResponseFields gives back what held the response's header fields, written now: a

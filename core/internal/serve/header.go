@@ -83,7 +83,7 @@ func (cx *Ctx) addField(name, value string, k fieldKind) {
 	if k == fieldPlain {
 		checkName(name) // a special field's name matched one of the server's, so it is valid
 	}
-	checkValue(name, value)
+	CheckValue(name, value)
 	switch k {
 	case fieldContentLength:
 		n, ok := syntax.ParseContentLength(value)
@@ -96,7 +96,7 @@ func (cx *Ctx) addField(name, value string, k fieldKind) {
 		return
 	case fieldConnection:
 		if syntax.EqualFold(value, "close") {
-			cx.Resp |= rfClose
+			cx.Resp |= RfClose
 		}
 		return
 	case fieldDate:
@@ -123,7 +123,7 @@ func (cx *Ctx) appendField(name, value string) {
 		}
 		x.hdrs = b
 	}
-	x.names |= nameBit(name)
+	x.names |= NameBit(name)
 	x.hdrs = binary.AppendUvarint(x.hdrs, uint64(len(name)))
 	x.hdrs = append(x.hdrs, name...)
 	x.hdrs = binary.AppendUvarint(x.hdrs, uint64(len(value)))
@@ -150,17 +150,17 @@ func (cx *Ctx) delField(name string, k fieldKind) {
 	case fieldContentType:
 		cx.Resp &^= RfHasType
 	}
-	if x := cx.Extra; x == nil || x.names&nameBit(name) == 0 {
+	if x := cx.Extra; x == nil || x.names&NameBit(name) == 0 {
 		return // no line has the name: setting a field is then one append, not a scan of the others
 	}
-	cx.dropFields(func(n []byte) bool { return syntax.EqualFold(borrowString(n), name) })
+	cx.dropFields(func(n []byte) bool { return syntax.EqualFold(BorrowString(n), name) })
 }
 
 // nameBit is a field name's bit in ctxExtra.names, from its length and its first byte with
 // the ASCII case bit set: names equal without regard to case have the same bit, so a name whose
 // bit is clear is in no line. (Different names may share a bit; they are then told apart by a
 // scan.)
-func nameBit(name string) uint64 {
+func NameBit(name string) uint64 {
 	if name == "" {
 		return 1
 	}
@@ -211,7 +211,7 @@ func uvarint(b []byte, i int) (n, size int) {
 }
 
 // appendFieldLines appends the response's fields as HTTP/1.1 writes them, one line each.
-func (cx *Ctx) appendFieldLines(b []byte) []byte {
+func (cx *Ctx) AppendFieldLines(b []byte) []byte {
 	set := cx.FieldSet()
 	for i := 0; i < len(set); {
 		name, value, next := NextField(set, i)
@@ -226,7 +226,7 @@ func (cx *Ctx) appendFieldLines(b []byte) []byte {
 
 // fieldLinesRoom bounds what appendFieldLines appends: a field's line adds 4 bytes to its name
 // and value, and its lengths take 2 bytes at least in the set.
-func (cx *Ctx) fieldLinesRoom() int { return 2 * len(cx.FieldSet()) }
+func (cx *Ctx) FieldLinesRoom() int { return 2 * len(cx.FieldSet()) }
 
 // ResponseHeader returns the value of the first response field named name set so far, or "".
 func (cx *Ctx) ResponseHeader(name string) string {
@@ -234,13 +234,13 @@ func (cx *Ctx) ResponseHeader(name string) string {
 	if syntax.EqualFold(name, "Content-Length") && cx.DeclLen >= 0 {
 		return strconv.FormatInt(cx.DeclLen, 10)
 	}
-	if cx.Extra == nil || cx.Extra.names&nameBit(name) == 0 {
+	if cx.Extra == nil || cx.Extra.names&NameBit(name) == 0 {
 		return ""
 	}
 	b := cx.Extra.hdrs
 	for i := 0; i < len(b); {
 		n, v, next := NextField(b, i)
-		if syntax.EqualFold(borrowString(n), name) {
+		if syntax.EqualFold(BorrowString(n), name) {
 			return string(v)
 		}
 		i = next
@@ -283,7 +283,7 @@ func (cx *Ctx) dropRepresentation() {
 	cx.DeclLen = -1
 	cx.dropFields(func(n []byte) bool {
 		for _, r := range representationFields {
-			if syntax.EqualFold(borrowString(n), r) {
+			if syntax.EqualFold(BorrowString(n), r) {
 				return true
 			}
 		}
@@ -310,7 +310,7 @@ func checkName(name string) {
 
 // checkValue panics if value holds CR, LF or another control byte, which would let a value
 // split the response.
-func checkValue(name, value string) {
+func CheckValue(name, value string) {
 	if !syntax.IsFieldValue(value) {
 		panic("dwell: invalid byte in the value of header field " + name + ": " + strconv.Quote(value))
 	}

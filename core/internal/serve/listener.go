@@ -34,17 +34,17 @@ type Listener struct {
 // then opened by the next Listen, or by ListenAndServe or Serve). The error says why the
 // listener was not added: the server is serving or shut down, or has 127 listeners already.
 func (s *Server) AddListener(ln Listener) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	switch {
 	case s.shutdown:
 		return ErrServerClosed
 	case s.started:
 		return fmt.Errorf("dwell: AddListener %q: the server is serving already", ln.Addr)
-	case len(s.lns) >= maxListeners:
+	case len(s.Listenings) >= maxListeners:
 		return fmt.Errorf("dwell: AddListener %q: a server has at most %d listeners", ln.Addr, maxListeners)
 	}
-	s.lns = append(s.lns, &listening{Listener: ln, shared: -1})
+	s.Listenings = append(s.Listenings, &listening{Listener: ln, shared: -1})
 	return nil
 }
 
@@ -52,10 +52,10 @@ func (s *Server) AddListener(ln Listener) error {
 // listener given to Serve), then each AddListener's, in the order they were added. An address
 // not opened yet (before Listen or Serve) is nil.
 func (s *Server) Addrs() []net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	addrs := make([]net.Addr, len(s.lns))
-	for i, ls := range s.lns {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	addrs := make([]net.Addr, len(s.Listenings))
+	for i, ls := range s.Listenings {
 		if ls.addr != nil {
 			addrs[i] = ls.addr
 		}
@@ -71,7 +71,7 @@ const maxListeners = 127
 // AddListener's.
 type listening struct {
 	Listener
-	fds     []int        // the loops' listening sockets: one each (SO_REUSEPORT), or one shared
+	FDs     []int        // the loops' listening sockets: one each (SO_REUSEPORT), or one shared
 	addr    *net.TCPAddr // bound address
 	shared  int          // the descriptor all loops share (Serve, or no SO_REUSEPORT); -1 when none
 	sharing int          // loops still accepting from shared: the last to leave closes it
@@ -80,7 +80,7 @@ type listening struct {
 // open opens the listening sockets of ls for loops loops: on Linux one per loop, with
 // SO_REUSEPORT when there are several; elsewhere one that the loops share. s.mu is held.
 func (ls *listening) open(o *Options) error {
-	if ls.fds != nil {
+	if ls.FDs != nil {
 		return nil
 	}
 	addr, err := net.ResolveTCPAddr("tcp", ls.Addr)
@@ -109,7 +109,7 @@ func (ls *listening) open(o *Options) error {
 		}
 		fds = append(fds, fd)
 	}
-	ls.fds, ls.addr = fds, addr
+	ls.FDs, ls.addr = fds, addr
 	if len(fds) < o.Loops {
 		// One listener for all the loops (no SO_REUSEPORT here): shared as under Serve.
 		ls.share(fds[0], o.Loops)
@@ -120,7 +120,7 @@ func (ls *listening) open(o *Options) error {
 // share makes fd the listening socket every one of loops loops accepts from.
 func (ls *listening) share(fd, loops int) {
 	ls.shared, ls.sharing = fd, loops
-	ls.fds = netpoll.Share(fd, loops)
+	ls.FDs = netpoll.Share(fd, loops)
 }
 
 // close closes the sockets of ls that no loop took: those of loops from loop first on, and the
@@ -130,17 +130,17 @@ func (ls *listening) close(first int) {
 		netpoll.Close(ls.shared)
 		ls.shared = -1
 	} else {
-		for _, fd := range ls.fds[min(first, len(ls.fds)):] {
+		for _, fd := range ls.FDs[min(first, len(ls.FDs)):] {
 			if fd >= 0 {
 				netpoll.Close(fd)
 			}
 		}
 	}
-	ls.fds = nil
+	ls.FDs = nil
 }
 
 // errNoTLSConfig refuses a TLS listener on a server with no TLS configuration.
-var errNoTLSConfig = errors.New("it speaks TLS and the server has no TLS configuration (Options.TLSConfig or ListenAndServeTLS)")
+var ErrNoTLSConfig = errors.New("it speaks TLS and the server has no TLS configuration (Options.TLSConfig or ListenAndServeTLS)")
 
 // A via is what a connection keeps of the listener it came by, in a byte: the listener's index
 // among the loop's (Loop.acc.Lns; its handler Loop.handlers'), and viaTLS when it speaks TLS

@@ -33,8 +33,8 @@ type Loop struct {
 	accTimer Timer           // ends an accept backoff
 
 	Buf    []byte    // the read buffer shared by all connections, one turn at a time
-	conns  []*Socket // by file descriptor
-	nconns int
+	Conns  []*Socket // by file descriptor
+	NConns int
 	nreqs  int    // requests taken from the pool and not yet given back: running, parked or detached
 	Serial uint32 // of the last connection opened
 
@@ -79,9 +79,9 @@ type Loop struct {
 
 	Mux     any    // what the server's Multiplexer keeps on the loop (Multiplexer.NewLoop)
 	first   First  // the server's First: HTTP/1.1
-	scratch []byte // what is built to be queued at once (a chunked body's trailer section)
+	Scratch []byte // what is built to be queued at once (a chunked body's trailer section)
 
-	shutting bool // stop accepting; close connections as they go idle
+	Shutting bool // stop accepting; close connections as they go idle
 	forced   bool // the grace period is over: wake everything with ErrShutdown
 	done     chan struct{}
 }
@@ -96,13 +96,13 @@ const readBufSize = 64 << 10
 // newLoop makes loop id, which takes its listening socket of each of the server's listeners: if
 // it fails, it closes them (those not shared) along with whatever else it opened. s.mu is held.
 func newLoop(s *Server, id int) (*Loop, error) {
-	lns := make([]engine.Listener, len(s.lns))
-	handlers := make([]Handler, len(s.lns))
+	lns := make([]engine.Listener, len(s.Listenings))
+	handlers := make([]Handler, len(s.Listenings))
 	useTLS := false
-	for i, ls := range s.lns {
+	for i, ls := range s.Listenings {
 		fd := -1
-		if ls.fds != nil {
-			fd = ls.fds[id]
+		if ls.FDs != nil {
+			fd = ls.FDs[id]
 		}
 		handlers[i] = ls.Handler
 		if handlers[i] == nil {
@@ -119,8 +119,8 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		}
 		return nil, err
 	}
-	if testHookNewLoop != nil {
-		if err := testHookNewLoop(id); err != nil {
+	if TestHookNewLoop != nil {
+		if err := TestHookNewLoop(id); err != nil {
 			return fail(err)
 		}
 	}
@@ -141,7 +141,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		// The tables that grow with the connections start large enough for thousands of them:
 		// growing copies them and leaves the old arrays as garbage, while the pages of a fresh
 		// allocation cost memory only once they are written.
-		conns:  make([]*Socket, 0, initialConns),
+		Conns:  make([]*Socket, 0, initialConns),
 		Timers: engine.NewHeap(2 * initialConns),
 		Clk:    engine.NewClock(),
 		done:   make(chan struct{}),
@@ -169,7 +169,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 }
 
 // testHookNewLoop, when set by a test, runs first in newLoop and fails it with its error.
-var testHookNewLoop func(id int) error
+var TestHookNewLoop func(id int) error
 
 // run is the loop's goroutine. Each iteration polls, then handles what the poll reported in its
 // order — readiness of connections and listeners, and the inbox's wake-up, whose posted tasks
@@ -197,8 +197,8 @@ func (l *Loop) run() {
 			ev := &evs[i]
 			switch fd := ev.FD(); {
 			case ev.Tag() != 0:
-				if fd < len(l.conns) {
-					if c := l.conns[fd]; c != nil && c.Serial == ev.Tag() {
+				if fd < len(l.Conns) {
+					if c := l.Conns[fd]; c != nil && c.Serial == ev.Tag() {
 						c.onEvent(ev)
 					}
 				}
@@ -226,7 +226,7 @@ func (l *Loop) run() {
 			}
 		}
 		l.endTurn()
-		if l.shutting && l.nconns == 0 && l.nreqs == 0 {
+		if l.Shutting && l.NConns == 0 && l.nreqs == 0 {
 			// Done: no connection, and no request — a handler held on work that must run to its
 			// end (wait.Do) outlives its connection, and the loop waits for it.
 			return
@@ -271,7 +271,7 @@ func (l *Loop) runInbox() {
 			continue
 		}
 		if cx := t.w.c; cx != nil && cx.gen == t.w.gen && cx.Active() {
-			cx.resume(t.err)
+			cx.Resume(t.err)
 		}
 	}
 	l.inbox.Recycle(q)
@@ -355,7 +355,7 @@ func (l *Loop) Post(f func()) error {
 
 func (l *Loop) exit() {
 	defer l.forgetGoroutine()
-	for _, c := range l.conns {
+	for _, c := range l.Conns {
 		if c != nil {
 			c.Close(ErrShutdown)
 		}

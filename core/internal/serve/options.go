@@ -37,8 +37,8 @@ const (
 	defaultMaxHeaderBytes = 16 << 10
 	maxMaxHeaderBytes     = 1 << 20
 	defaultWriteHighWater = 256 << 10
-	defaultHeaderTimeout  = 10 * time.Second
-	defaultIdleTimeout    = 60 * time.Second
+	DefaultHeaderTimeout  = 10 * time.Second
+	DefaultIdleTimeout    = 60 * time.Second
 	defaultWriteTimeout   = 30 * time.Second
 	defaultBodyTimeout    = 30 * time.Second
 )
@@ -62,8 +62,8 @@ func (o Options) normalize() Options {
 	if o.WriteHighWater <= 0 {
 		o.WriteHighWater = defaultWriteHighWater
 	}
-	o.HeaderTimeout = timeoutOrDefault(o.HeaderTimeout, defaultHeaderTimeout)
-	o.IdleTimeout = timeoutOrDefault(o.IdleTimeout, defaultIdleTimeout)
+	o.HeaderTimeout = timeoutOrDefault(o.HeaderTimeout, DefaultHeaderTimeout)
+	o.IdleTimeout = timeoutOrDefault(o.IdleTimeout, DefaultIdleTimeout)
 	o.WriteTimeout = timeoutOrDefault(o.WriteTimeout, defaultWriteTimeout)
 	o.BodyTimeout = timeoutOrDefault(o.BodyTimeout, defaultBodyTimeout)
 	o.StallThreshold = timeoutOrDefault(o.StallThreshold, defaultStallThreshold)
@@ -80,7 +80,7 @@ func (o Options) normalize() Options {
 func (o *Options) deferAcceptSeconds() int {
 	d := o.HeaderTimeout
 	if d <= 0 {
-		d = defaultHeaderTimeout
+		d = DefaultHeaderTimeout
 	}
 	return int((d + time.Second - 1) / time.Second)
 }

@@ -62,7 +62,7 @@ func (l *Loop) runs(cx *Ctx, me uintptr) bool {
 	if co := l.running.Load(); co != nil {
 		return co.g == me && co.ctx == cx
 	}
-	return me == l.g && l.hooked == cx
+	return me == l.Goroutine && l.hooked == cx
 }
 
 // check panics unless the code running owns cx: the first line of the methods that return no
@@ -90,7 +90,7 @@ func (cx *Ctx) misused(op string) error {
 // reportMisuse counts a refused call and logs the first of the server's, with the stack of the
 // code that made it: where the Ctx was kept.
 func (s *Server) reportMisuse(l *Loop, err error) {
-	s.misuses.Add(1)
+	s.Misuses.Add(1)
 	if s.misuseLogged.CompareAndSwap(false, true) {
 		l.Log.Error("dwell: Ctx used outside its request (logged once per server)", "err", err,
 			"stack", string(debug.Stack()))
@@ -101,20 +101,20 @@ func (s *Server) reportMisuse(l *Loop, err error) {
 // switched into. It diagnoses misuse and nothing else: what code does never depends on where it
 // runs, which its type says (a Conn and a Ctx are the loop's, a Remote and a Waker any
 // goroutine's), so this file is the only one that tells goroutines apart.
-func (l *Loop) onLoop() bool {
+func (l *Loop) OnLoop() bool {
 	me := gid.Self()
 	if co := l.running.Load(); co != nil {
 		return co.g == me
 	}
-	return me == l.g
+	return me == l.Goroutine
 }
 
 // A loopGoroutine is which goroutine is a loop's own: g, set as the loop starts, and self, the
 // same while the loop runs and 0 before and after, which other goroutines read
 // (mustBeOffLoop). The goroutines are told apart here alone.
 type loopGoroutine struct {
-	g    uintptr
-	self atomic.Uintptr
+	Goroutine uintptr
+	self      atomic.Uintptr
 }
 
 // A coroGoroutine is which goroutine a coroutine is (noteGoroutine).
@@ -123,8 +123,8 @@ type coroGoroutine struct{ g uintptr }
 // noteGoroutine records the loop's goroutine, as the loop starts: for onLoop, and atomically
 // for mustBeOffLoop, whose callers may run before the loop has started.
 func (l *Loop) noteGoroutine() {
-	l.g = gid.Self()
-	l.self.Store(l.g)
+	l.Goroutine = gid.Self()
+	l.self.Store(l.Goroutine)
 }
 
 // forgetGoroutine clears the atomic record as the loop's goroutine ends: the runtime reuses the
@@ -138,7 +138,7 @@ func (co *coro) noteGoroutine() { co.g = gid.Self() }
 // mustBeOnLoop panics unless the code running is l's, for the calls that change what only the
 // loop may touch (its timers).
 func (l *Loop) mustBeOnLoop(op string) {
-	if !l.onLoop() {
+	if !l.OnLoop() {
 		panic(l.offLoopError(op))
 	}
 }
@@ -164,7 +164,7 @@ func (l *Loop) mustBeOffLoop(op, why string) {
 
 // alive reports whether the Conn's connection is still open, and panics off its loop.
 func (hc *Conn) alive(op string) bool {
-	if !hc.base().Loop.onLoop() {
+	if !hc.base().Loop.OnLoop() {
 		hc.offLoop(op)
 	}
 	return !hc.Is(hcClosed)
@@ -176,7 +176,7 @@ func (hc *Conn) alive(op string) bool {
 // calling one is told which, and what to use instead (elsewhere, such as "goroutines use
 // Conn.Remote"; "" for nothing), before anything is touched. It costs a few nanoseconds.
 func (hc *Conn) MustBeOnLoop(op, elsewhere string) {
-	if l := hc.base().Loop; !l.onLoop() {
+	if l := hc.base().Loop; !l.OnLoop() {
 		l.offLoopPanic(op, elsewhere)
 	}
 }

@@ -76,7 +76,7 @@ func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 		if cx.Gone != 0 {
 			return cx.Gone.err()
 		}
-		if cx.parkf&parkShutdownWake != 0 && l.shutting {
+		if cx.parkf&parkShutdownWake != 0 && l.Shutting {
 			cx.parkf |= parkShutdownTold
 			return ErrShutdown
 		}
@@ -158,7 +158,7 @@ func (cx *Ctx) wakeErr() error {
 // resume wakes the handler parked in Suspend or Hold (or the continuation pending after
 // Detach); Suspend returns err. It has no effect when the handler is not parked there. It is
 // for a Waker, once the park is known to be the one the Waker was taken for.
-func (cx *Ctx) resume(err error) {
+func (cx *Ctx) Resume(err error) {
 	if cx.ParkedOn(parkUser) || cx.ParkedOn(parkHold) || cx.ParkedOn(ParkBody) || cx.State == ctxDetached {
 		cx.Wake(err)
 	}
@@ -215,7 +215,7 @@ func (l *Loop) Wake(w Waker, err error) {
 		return
 	}
 	if cx.gen == w.gen && cx.Active() {
-		cx.resume(err)
+		cx.Resume(err)
 	}
 }
 
@@ -258,7 +258,7 @@ func (s Seam) WakeOnShutdown() {
 	cx := s.cx
 	cx.check("Seam().WakeOnShutdown")
 	cx.parkf |= parkShutdownWake
-	if cx.Loop.shutting && cx.State == ctxDetached {
+	if cx.Loop.Shutting && cx.State == ctxDetached {
 		cx.WakeForShutdown()
 	}
 }

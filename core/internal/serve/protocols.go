@@ -56,3 +56,6 @@ func (s *Server) SetFirst(f First) { s.first = f }
 
 // SetMultiplexer gives the server its multiplexer, before it listens.
 func (s *Server) SetMultiplexer(m Multiplexer) { s.mux = m }
+
+// Multiplexer returns the multiplexer of l's server, or nil.
+func (l *Loop) Multiplexer() Multiplexer { return l.srv.mux }

@@ -64,7 +64,7 @@ func (r *Refusal) SetHeader(name, value string) {
 	if k == fieldPlain {
 		checkName(name)
 	}
-	checkValue(name, value)
+	CheckValue(name, value)
 	switch k {
 	case fieldContentType:
 		r.contentType, r.typeSet = value, true
@@ -125,7 +125,7 @@ func (l *Loop) shape(r *Refusal) (ok bool) {
 
 // shapeReject answers a request refused before its handler as the application's WriteRefusal
 // writes it, and reports whether it did.
-func (l *Loop) shapeReject(c *Socket, rej *wire.Reject) bool {
+func (l *Loop) ShapeReject(c *Socket, rej *wire.Reject) bool {
 	r := &Refusal{Status: rej.Status, Err: &RequestError{rej.Status, rej.Reason}}
 	if !l.shape(r) {
 		return false
@@ -172,8 +172,8 @@ func (cx *Ctx) shapedBody(r *Refusal) int {
 	for i := 0; i+1 < len(r.fields); i += 2 {
 		cx.appendField(r.fields[i], r.fields[i+1])
 	}
-	if cx.reqf&reqHead == 0 {
-		cx.cr.Out.Write(&cx.Loop.Pool, r.body)
+	if cx.ReqFlags&reqHead == 0 {
+		cx.Carrier.Out.Write(&cx.Loop.Pool, r.body)
 	}
 	return len(r.body)
 }

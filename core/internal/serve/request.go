@@ -21,17 +21,17 @@ func (l *Loop) RunHandler(cx *Ctx, k func(*Ctx, error), err error) {
 		cx.freeRequest() // the request's values end when the handler returns
 		if cx.Gone != 0 {
 			cx.Wake(cx.Gone.err())
-		} else if l.shutting {
+		} else if l.Shutting {
 			cx.WakeForShutdown()
 		}
 		return
 	}
-	cx.ex.EndRequest()
+	cx.Exchange.EndRequest()
 }
 
 // resume runs a woken handler or continuation, then lets its exchange go on.
 func (l *Loop) resume(cx *Ctx) {
-	ex := cx.ex // the Ctx may go back to the pool in run
+	ex := cx.Exchange // the Ctx may go back to the pool in run
 	l.TurnLeft = MaxPipelined
 	switch cx.State {
 	case ctxReady:
@@ -77,7 +77,7 @@ type coro struct {
 
 // coroPoolMax bounds the idle coroutines a loop keeps: a coroutine whose stack grew (a deep
 // handler) keeps that stack, so the pool does not keep coroutines without limit.
-const coroPoolMax = 256
+const CoroPoolMax = 256
 
 func newCoro() *coro {
 	co := &coro{}
@@ -167,7 +167,7 @@ func (l *Loop) getCoro() *coro {
 
 func (l *Loop) putCoro(co *coro) {
 	co.ctx = nil
-	if len(l.coros) >= coroPoolMax {
+	if len(l.coros) >= CoroPoolMax {
 		co.end()
 		return
 	}
@@ -233,7 +233,7 @@ func (l *Loop) chain(cx *Ctx) *Ctx {
 	if l.current != cx || cx.detachK != nil || cx.hasDoneHooks() {
 		return nil
 	}
-	ex := cx.ex // a running handler's exchange holds it, closed or not
+	ex := cx.Exchange // a running handler's exchange holds it, closed or not
 	co := cx.co
 	l.current = nil // from here on, nothing may park: this is the loop's work
 	cx.co = nil

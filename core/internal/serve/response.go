@@ -15,11 +15,11 @@ type respFlags uint8
 
 const (
 	RfCommitted      respFlags = 1 << iota // the head is queued; the status and fields are final
-	rfChunked                              // the body goes out chunked
-	rfCloseDelimited                       // the body ends when the connection closes (HTTP/1.0)
+	RfChunked                              // the body goes out chunked
+	RfCloseDelimited                       // the body ends when the connection closes (HTTP/1.0)
 	RfHasDate                              // the handler set Date
 	RfHasType                              // the handler set Content-Type
-	rfClose                                // the response asks for the connection to close after it
+	RfClose                                // the response asks for the connection to close after it
 	RfAbort                                // the response is abandoned: the client must see it cut
 	RfFinished                             // the response is complete: nothing more may be written
 )
@@ -29,7 +29,7 @@ const (
 type reqFlags uint8
 
 const (
-	reqHTTP11 reqFlags = 1 << iota // the request is HTTP/1.1
+	ReqHTTP11 reqFlags = 1 << iota // the request is HTTP/1.1
 	reqHead                        // the request is a HEAD: no body goes out
 )
 
@@ -63,10 +63,10 @@ func (cx *Ctx) SetStatus(code int) {
 // SendInterim queues an interim response ahead of the final one (RFC 9110 §15.2).
 func (cx *Ctx) sendInterim(code int) {
 	if code == 100 {
-		cx.Body.waiting100 = false // the client has its 100 Continue: the first read sends none
+		cx.Body.Waiting100 = false // the client has its 100 Continue: the first read sends none
 	}
-	if cx.ex != nil {
-		cx.ex.SendInterim(cx, code)
+	if cx.Exchange != nil {
+		cx.Exchange.SendInterim(cx, code)
 	}
 }
 
@@ -138,19 +138,19 @@ func (cx *Ctx) writeBody(p []byte) (int, error) {
 	}
 	cx.Written += int64(len(p))
 	if cx.NoBody() {
-		if cx.reqf&reqHead != 0 {
+		if cx.ReqFlags&reqHead != 0 {
 			return len(p), err
 		}
 		return 0, ErrBodyNotAllowed
 	}
 	if cx.Resp&RfCommitted == 0 {
-		if c := cx.cr; cx.DeclLen < 0 && cx.Written <= cx.ex.HighWater() {
+		if c := cx.Carrier; cx.DeclLen < 0 && cx.Written <= cx.Exchange.HighWater() {
 			// Held behind a placeholder for the head, which is written when the length is known.
 			c.Out.ReserveHead(&c.Loop.Pool)
 			c.Out.Write(&cx.Loop.Pool, p)
 			return len(p), err
 		}
-		cx.ex.WriteHead(cx, false)
+		cx.Exchange.WriteHead(cx, false)
 	}
 	// p goes to the socket from the handler's own memory: while the socket is full the handler
 	// parks on p (see send), so even a single large Write holds no more than the high-water
@@ -166,21 +166,21 @@ func (cx *Ctx) stream(p []byte) error {
 	if len(p) == 0 {
 		return nil
 	}
-	c := cx.cr
+	c := cx.Carrier
 	pool := &cx.Loop.Pool
-	if cx.Resp&rfChunked != 0 {
+	if cx.Resp&RfChunked != 0 {
 		var hex [18]byte
 		c.Out.Write(pool, wire.AppendChunkSize(hex[:0], int64(len(p))))
 		if err := cx.send(p); err != nil {
 			return err
 		}
-		c.Out.Write(pool, crlf)
+		c.Out.Write(pool, CRLF)
 		return nil
 	}
 	return cx.send(p)
 }
 
-var crlf = []byte("\r\n")
+var CRLF = []byte("\r\n")
 
 // CopyLimit: a body held whole up to this size goes out in the same buffer as its head (an
 // HTTP/1.1 status line's, an HTTP/2 HEADERS frame's); a larger one leaves from the buffer the
@@ -194,7 +194,7 @@ const flushThreshold = 16 << 10
 // send queues p and writes when enough is queued, then parks the handler while the queue is over
 // the high-water mark.
 func (cx *Ctx) send(p []byte) error {
-	c, ex := cx.cr, cx.ex
+	c, ex := cx.Carrier, cx.Exchange
 	if len(p) < engine.MinChunkSize && c.Out.Size()+int64(len(p)) < flushThreshold {
 		c.Out.Write(&cx.Loop.Pool, p)
 		return cx.waitDrain()
@@ -229,8 +229,8 @@ func (cx *Ctx) send(p []byte) error {
 
 // waitDrain parks a handler while its connection's queue is over the high-water mark.
 func (cx *Ctx) waitDrain() error {
-	c := cx.cr
-	for c.State != StClosed && c.Out.Size() > cx.ex.HighWater() {
+	c := cx.Carrier
+	for c.State != StClosed && c.Out.Size() > cx.Exchange.HighWater() {
 		if !cx.InHandler() {
 			return nil // a continuation cannot park; the queue absorbs it
 		}
@@ -260,7 +260,7 @@ func (cx *Ctx) flushBody() error {
 		return err
 	}
 	if cx.Resp&RfCommitted == 0 {
-		cx.ex.WriteHead(cx, false)
+		cx.Exchange.WriteHead(cx, false)
 	}
 	if err := cx.sendQueued(); err != nil {
 		return err
@@ -270,7 +270,7 @@ func (cx *Ctx) flushBody() error {
 
 // sendQueued writes the exchange's queue as far as the client takes it now.
 func (cx *Ctx) sendQueued() error {
-	c, ex := cx.cr, cx.ex
+	c, ex := cx.Carrier, cx.Exchange
 	progressed, err := c.Out.Send(ex.Sender(), c.Loop.IOV, &c.Loop.Pool, nil)
 	if err != nil {
 		ex.Close(ErrClosed)
@@ -282,10 +282,10 @@ func (cx *Ctx) sendQueued() error {
 
 // writeErr reports why the response can no longer be written.
 func (cx *Ctx) writeErr() error {
-	if cx.State == CtxIdle || cx.cr == nil {
+	if cx.State == CtxIdle || cx.Carrier == nil {
 		return errRequestDone
 	}
-	if cx.cr.State == StClosed {
+	if cx.Carrier.State == StClosed {
 		if cx.Gone != 0 {
 			return cx.Gone.err()
 		}
@@ -309,7 +309,7 @@ var (
 // a 1xx, 204 or 304 status (RFC 9110 §6.4.1).
 func (cx *Ctx) NoBody() bool {
 	s := cx.Status
-	return s != 0 && !syntax.StatusAllowsBody(int(s)) || cx.reqf&reqHead != 0
+	return s != 0 && !syntax.StatusAllowsBody(int(s)) || cx.ReqFlags&reqHead != 0
 }
 
 // The head, and the response's end.
@@ -320,7 +320,7 @@ func (cx *Ctx) NoBody() bool {
 // reach the client cut short. It reports in rfClose and RfAbort what the connection must do
 // after it (see Socket.EndRequest).
 func (cx *Ctx) CompleteResponse() {
-	c := cx.cr
+	c := cx.Carrier
 	if c.State == StClosed {
 		return
 	}
@@ -333,19 +333,19 @@ func (cx *Ctx) CompleteResponse() {
 	}
 	if cx.Resp&RfCommitted == 0 {
 		cx.serverAnswer()
-		cx.ex.WriteHead(cx, true)
-	} else if cx.Resp&rfChunked != 0 && !cx.HasTrailers() {
+		cx.Exchange.WriteHead(cx, true)
+	} else if cx.Resp&RfChunked != 0 && !cx.HasTrailers() {
 		c.Out.Write(&cx.Loop.Pool, lastChunk)
 	}
 	if cx.HasTrailers() {
-		cx.ex.QueueTrailers(cx)
+		cx.Exchange.QueueTrailers(cx)
 	}
 	if cx.DeclLen >= 0 && cx.Written < cx.DeclLen && !cx.NoBody() {
 		// The body is shorter than the Content-Length sent: the client would wait for the rest
 		// or take the next response as it, so the connection must end here.
 		cx.Loop.Log.Warn("dwell: response body shorter than its Content-Length; closing the connection",
 			"declared", cx.DeclLen, "written", cx.Written)
-		cx.Resp |= rfClose
+		cx.Resp |= RfClose
 	}
 }
 

@@ -30,7 +30,7 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if n < 0 || off < 0 {
 		return errors.New("dwell: SendFile with a negative offset or length")
 	}
-	c := cx.cr
+	c := cx.Carrier
 	if !cx.InHandler() {
 		return errSendFileRefused
 	}
@@ -51,19 +51,19 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 		return err
 	}
 	if cx.Resp&RfCommitted == 0 {
-		cx.ex.WriteHead(cx, false)
+		cx.Exchange.WriteHead(cx, false)
 	}
 	pool := &cx.Loop.Pool
-	if cx.Resp&rfChunked != 0 {
+	if cx.Resp&RfChunked != 0 {
 		var hex [18]byte
 		c.Out.Write(pool, wire.AppendChunkSize(hex[:0], n))
 	}
-	if n <= copyFileMax {
+	if n <= CopyFileMax {
 		return cx.copyFile(file, off, n)
 	}
 	c.Out.AppendFile(&c.Loop.Pool, file, off, n)
-	if cx.Resp&rfChunked != 0 {
-		c.Out.Write(pool, crlf)
+	if cx.Resp&RfChunked != 0 {
+		c.Out.Write(pool, CRLF)
 	}
 	if err := cx.sendQueued(); err != nil {
 		return err
@@ -82,12 +82,12 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 // queued behind it are dropped, and the connection closes after what is before it, so the
 // client sees the body cut.
 func (cx *Ctx) abandonFile() {
-	c := cx.cr
+	c := cx.Carrier
 	if c.State == StClosed {
 		return
 	}
 	c.Out.DropFiles(&cx.Loop.Pool)
-	cx.Resp |= RfAbort | rfClose
+	cx.Resp |= RfAbort | RfClose
 }
 
 // copyThroughFilter sends n bytes of f from off through the body filter, in pieces.
@@ -99,11 +99,11 @@ func (cx *Ctx) copyThroughFilter(f *os.File, off, n int64) error {
 // copyFileMax is the largest file segment SendFile copies instead of splicing. Read into the
 // write queue behind the head, a small file leaves with it in one write; sendfile would cost a
 // second call, and its splice costs more than copying a few KiB.
-const copyFileMax = 16 << 10
+const CopyFileMax = 16 << 10
 
 // copyFile sends n bytes of the file f from offset off by reading them into the write queue.
 func (cx *Ctx) copyFile(f netpoll.File, off, n int64) error {
-	c := cx.cr
+	c := cx.Carrier
 	pool := &c.Loop.Pool
 	b := c.Out.Spare(pool, int(n))[:n]
 	for got := 0; got < len(b); {
@@ -115,15 +115,15 @@ func (cx *Ctx) copyFile(f netpoll.File, off, n int64) error {
 			// As with sendfile, the client gets what there was, then the close that tells it
 			// the body is incomplete.
 			c.Out.Filled(pool, b[:got])
-			c.Out.Send(cx.ex.Sender(), c.Loop.IOV, &c.Loop.Pool, nil)
-			cx.ex.Close(ErrClosed)
+			c.Out.Send(cx.Exchange.Sender(), c.Loop.IOV, &c.Loop.Pool, nil)
+			cx.Exchange.Close(ErrClosed)
 			return ErrClosed
 		}
 		got += k
 	}
 	c.Out.Filled(pool, b)
-	if cx.Resp&rfChunked != 0 {
-		c.Out.Write(pool, crlf)
+	if cx.Resp&RfChunked != 0 {
+		c.Out.Write(pool, CRLF)
 	}
 	return cx.send(nil)
 }

@@ -62,17 +62,17 @@ func (s *Server) ServeConn(c net.Conn) (*ServedConn, error) {
 // shut down, and returns the loops (none when it never started) and whether it is shut down.
 // It runs on the caller's goroutine (ServeConn), never on a loop.
 func (s *Server) startedLoops() (loops []*Loop, shutdown bool) {
-	<-s.ready
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.loops, s.shutdown
+	<-s.Ready
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return s.Loops, s.shutdown
 }
 
 // openGiven, on the loop, serves fd as a connection accepted from remote (the zero value: the
 // socket's own peer), unless the loop is shutting down (then it closes fd, as the closed
 // listener would refuse it).
 func (l *Loop) openGiven(fd int, remote netip.AddrPort) *ServedConn {
-	if l.shutting {
+	if l.Shutting {
 		netpoll.Close(fd)
 		return nil
 	}
@@ -83,7 +83,7 @@ func (l *Loop) openGiven(fd int, remote netip.AddrPort) *ServedConn {
 		l.given[int32(fd)] = remote // before open, which may serve a request already
 	}
 	l.open(fd, 0)
-	c := l.conns[fd]
+	c := l.Conns[fd]
 	if c == nil {
 		delete(l.given, int32(fd))
 		return nil // the poller refused it, and open closed it
@@ -126,7 +126,7 @@ func (sc *ServedConn) Waiting() (parked bool, wait uint32, over bool) {
 // state is Waiting's answer, on the loop. A request's waits are told apart by the count of
 // those ended before (Ctx.gen, which each end of a Suspend, Hold or Detach advances).
 func (sc *ServedConn) state() (parked bool, wait uint32, over bool) {
-	c := sc.l.conns[sc.fd]
+	c := sc.l.Conns[sc.fd]
 	if c == nil || c.Serial != sc.serial || c.State == StClosed {
 		return false, 0, true
 	}
@@ -134,7 +134,7 @@ func (sc *ServedConn) state() (parked bool, wait uint32, over bool) {
 	case c.State > StHandler: // after the request's handler
 		return false, 0, true
 	case c.State != StHandler: // waiting for a request: the first, or one after a request kept
-		return false, 0, c.keepAlive // the connection alive, which a request's head sets
+		return false, 0, c.KeepAlive // the connection alive, which a request's head sets
 	}
 	switch cx := c.Ctx; cx.State {
 	case ctxDetached:

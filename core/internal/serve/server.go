@@ -23,29 +23,29 @@ type Server struct {
 	first     First       // HTTP/1.1
 	mux       Multiplexer // the protocol besides HTTP/1.1 (HTTP/2), or nil
 
-	mu       sync.Mutex
-	loops    []*Loop
-	lns      []*listening // Options.Addr's (or Serve's), then AddListener's (listener.go)
-	ln       net.Listener // the listener given to Serve, closed by Shutdown
-	started  bool
-	shutdown bool
-	done     chan struct{} // closed when every loop has stopped
-	ready    chan struct{} // closed once serve has made the loops, failed to, or Shutdown came first
+	Mu         sync.Mutex
+	Loops      []*Loop
+	Listenings []*listening // Options.Addr's (or Serve's), then AddListener's (listener.go)
+	ln         net.Listener // the listener given to Serve, closed by Shutdown
+	started    bool
+	shutdown   bool
+	Done       chan struct{} // closed when every loop has stopped
+	Ready      chan struct{} // closed once serve has made the loops, failed to, or Shutdown came first
 	// onShutdown are RegisterOnShutdown's functions, started by the first Shutdown; stopping
 	// is set then, and a function registered later starts at once.
 	onShutdown []func()
 	stopping   bool
 
 	handed       atomic.Uint32 // ServeConn's connections so far: the next goes to loop handed % n
-	misuses      atomic.Int64  // calls refused by a Ctx that was not theirs (see owner.go)
+	Misuses      atomic.Int64  // calls refused by a Ctx that was not theirs (see owner.go)
 	misuseLogged atomic.Bool
 }
 
 // NewServer returns a Server that runs h for every request, configured by o (whose zero value
 // works).
 func NewServer(h Handler, o Options) *Server {
-	s := &Server{handler: h, opts: o.normalize(), first: HTTP1{}, done: make(chan struct{}), ready: make(chan struct{})}
-	s.lns = []*listening{{Listener: Listener{Addr: s.opts.Addr}, shared: -1}}
+	s := &Server{handler: h, opts: o.normalize(), first: HTTP1{}, Done: make(chan struct{}), Ready: make(chan struct{})}
+	s.Listenings = []*listening{{Listener: Listener{Addr: s.opts.Addr}, shared: -1}}
 	return s
 }
 
@@ -55,19 +55,19 @@ func NewServer(h Handler, o Options) *Server {
 // ListenAndServe calls it if it has not been called. When an address cannot be opened, none
 // that this call opened stays open.
 func (s *Server) Listen() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	if s.shutdown {
 		return ErrServerClosed
 	}
-	return s.listen(s.lns)
+	return s.listen(s.Listenings)
 }
 
 // listen opens those of lns not open yet. s.mu is held.
 func (s *Server) listen(lns []*listening) error {
 	var opened []*listening
 	for _, ls := range lns {
-		if ls.fds != nil {
+		if ls.FDs != nil {
 			continue
 		}
 		if err := ls.open(&s.opts); err != nil {
@@ -97,9 +97,9 @@ func (s *Server) ListenAndServe() error {
 // what AddListener added, if anything, and the connections ServeConn hands it.
 func (s *Server) Serve(ln net.Listener) error {
 	if ln == nil {
-		s.mu.Lock()
-		err := s.listen(s.lns[1:])
-		s.mu.Unlock()
+		s.Mu.Lock()
+		err := s.listen(s.Listenings[1:])
+		s.Mu.Unlock()
 		if err != nil {
 			return err
 		}
@@ -109,10 +109,10 @@ func (s *Server) Serve(ln net.Listener) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	main := s.lns[0]
-	if main.fds != nil || s.started || s.shutdown {
-		s.mu.Unlock()
+	s.Mu.Lock()
+	main := s.Listenings[0]
+	if main.FDs != nil || s.started || s.shutdown {
+		s.Mu.Unlock()
 		return s.serve() // refused below: serving, or shut down (or listening on Options.Addr)
 	}
 	s.ln = ln
@@ -120,8 +120,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {
 		main.addr = a
 	}
-	err = s.listen(s.lns[1:])
-	s.mu.Unlock()
+	err = s.listen(s.Listenings[1:])
+	s.Mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -131,18 +131,18 @@ func (s *Server) Serve(ln net.Listener) error {
 // serve makes the loops, each taking its socket of every listener, runs them, and waits for
 // them to stop.
 func (s *Server) serve() error {
-	s.mu.Lock()
+	s.Mu.Lock()
 	if s.shutdown {
-		s.mu.Unlock()
+		s.Mu.Unlock()
 		return ErrServerClosed
 	}
 	if s.started {
-		s.mu.Unlock()
+		s.Mu.Unlock()
 		return errors.New("dwell: server already serving")
 	}
 	if err := s.prepareTLS(); err != nil {
 		s.abandonStart(0)
-		s.mu.Unlock()
+		s.Mu.Unlock()
 		return err
 	}
 	s.started = true
@@ -150,14 +150,14 @@ func (s *Server) serve() error {
 		l, err := newLoop(s, i)
 		if err != nil {
 			s.abandonStart(i + 1)
-			s.mu.Unlock()
+			s.Mu.Unlock()
 			return err
 		}
-		s.loops = append(s.loops, l)
+		s.Loops = append(s.Loops, l)
 	}
 	s.announceReady()
-	loops := s.loops
-	s.mu.Unlock()
+	loops := s.Loops
+	s.Mu.Unlock()
 	for _, l := range loops {
 		go l.run()
 	}
@@ -179,7 +179,7 @@ func (s *Server) serve() error {
 	close(stopWatch)
 	<-watchDone     // no goroutine of the server's outlives it
 	netpoll.Drain() // every last response on its way before the program may exit
-	close(s.done)
+	close(s.Done)
 	return ErrServerClosed
 }
 
@@ -187,9 +187,9 @@ func (s *Server) serve() error {
 // the last one closes it, so that new connections are refused from the start of a shutdown
 // on, rather than queued until the server is gone.
 func (s *Server) leaveShared(i int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ls := s.lns[i]
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	ls := s.Listenings[i]
 	ls.sharing--
 	if ls.sharing == 0 && ls.shared >= 0 {
 		netpoll.Close(ls.shared)
@@ -200,9 +200,9 @@ func (s *Server) leaveShared(i int) {
 // announceReady closes s.ready, once: the loops are made (or will never be). s.mu is held.
 func (s *Server) announceReady() {
 	select {
-	case <-s.ready:
+	case <-s.Ready:
 	default:
-		close(s.ready)
+		close(s.Ready)
 	}
 }
 
@@ -210,33 +210,33 @@ func (s *Server) announceReady() {
 // their descriptors are closed here, with the listening sockets of the loops from rest on,
 // which no loop took; the server is then closed, and a Shutdown returns at once. s.mu is held.
 func (s *Server) abandonStart(rest int) {
-	for _, l := range s.loops {
+	for _, l := range s.Loops {
 		l.acc.Pause()
 		l.acc.ForgetShared() // closed below, once
 		l.closeFds()
 		l.inbox.Close()
 		close(l.done)
 	}
-	s.loops = nil
+	s.Loops = nil
 	s.announceReady()
-	for _, ls := range s.lns {
-		if ls.fds != nil {
+	for _, ls := range s.Listenings {
+		if ls.FDs != nil {
 			ls.close(rest)
 		}
 	}
 	s.shutdown = true
-	close(s.done)
+	close(s.Done)
 }
 
 // Addr returns the address the server listens on — Options.Addr's, or that of the listener
 // given to Serve — once Listen or Serve has been called (nil before). Addrs has the others.
 func (s *Server) Addr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lns[0].addr == nil {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if s.Listenings[0].addr == nil {
 		return nil
 	}
-	return s.lns[0].addr
+	return s.Listenings[0].addr
 }
 
 // Shutdown stops the server gracefully: it stops accepting, closes idle connections, and lets
@@ -247,25 +247,25 @@ func (s *Server) Addr() net.Addr {
 // waiting are woken with ErrShutdown (their Context is cancelled) and their connections close
 // as they return; ListenAndServe (or Serve) returns once the last has.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
+	s.Mu.Lock()
 	s.shutdown = true
 	if !s.stopping {
 		s.stopping = true
 		startHooks(s.onShutdown...)
 		s.onShutdown = nil
 	}
-	loops := s.loops
+	loops := s.Loops
 	started := s.started
 	if !started {
-		for _, ls := range s.lns {
-			if ls.fds != nil {
+		for _, ls := range s.Listenings {
+			if ls.FDs != nil {
 				ls.close(0)
 			}
 		}
 		s.announceReady()
 	}
 	ln := s.ln
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	if !started {
 		return nil
 	}
@@ -276,7 +276,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		ln.Close()
 	}
 	select {
-	case <-s.done:
+	case <-s.Done:
 		return nil
 	case <-ctx.Done():
 	}
@@ -295,8 +295,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // that, and not wait for it. dwell's own waits need no hook (Seam.WakeOnShutdown). A function
 // registered once Shutdown has been called starts at once.
 func (s *Server) RegisterOnShutdown(f func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	if s.stopping {
 		startHooks(f)
 		return
@@ -315,26 +315,26 @@ func startHooks(fs ...func()) {
 
 // beginShutdown, on the loop: stop accepting, close what is idle, and let the rest finish.
 func (l *Loop) beginShutdown() {
-	if l.shutting {
+	if l.Shutting {
 		return
 	}
-	l.shutting = true
+	l.Shutting = true
 	l.acc.Close(l.srv.leaveShared)
-	for _, c := range l.conns {
+	for _, c := range l.Conns {
 		if c == nil {
 			continue
 		}
-		c.keepAlive = false
+		c.KeepAlive = false
 		if c.Ctx != nil && c.Ctx.Active() {
 			c.Ctx.WakeForShutdown()
 		}
 		switch c.State {
-		case stIdle, stHead:
+		case StIdle, StHead:
 			c.CloseAfterOutput(false)
-		case stDrain:
+		case StDrain:
 			c.CloseAfterOutput(true)
 		case StHandedOver:
-			hc := c.handed()
+			hc := c.Handed()
 			hc.CallProtocol(hc.ProtocolShutdown)
 		}
 	}
@@ -345,11 +345,11 @@ func (l *Loop) beginShutdown() {
 func (l *Loop) forceShutdown() {
 	l.beginShutdown()
 	l.forced = true
-	for _, c := range l.conns {
+	for _, c := range l.Conns {
 		if c == nil {
 			continue
 		}
-		if c.Ctx != nil && c.Ctx.Active() && !c.isHanded() {
+		if c.Ctx != nil && c.Ctx.Active() && !c.IsHanded() {
 			c.Ctx.clientGone(ErrShutdown)
 		} else {
 			c.Close(ErrShutdown)

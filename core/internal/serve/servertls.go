@@ -13,9 +13,9 @@ import (
 // server's certificate (followed by any intermediates) and its private key, in PEM. They may
 // be empty when Options.TLSConfig has Certificates, GetCertificate or GetConfigForClient.
 func (s *Server) ListenAndServeTLS(certFile, keyFile string) error {
-	s.mu.Lock()
+	s.Mu.Lock()
 	cfg := s.opts.TLSConfig
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	if cfg == nil {
 		cfg = &tls.Config{}
 	} else {
@@ -29,9 +29,9 @@ func (s *Server) ListenAndServeTLS(certFile, keyFile string) error {
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	s.tlsConfig = cfg
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	return s.ListenAndServe()
 }
 
@@ -41,9 +41,9 @@ func (s *Server) prepareTLS() error {
 	cfg := s.tlsConfig
 	if cfg == nil {
 		if s.opts.TLSConfig == nil {
-			for _, ls := range s.lns[1:] {
+			for _, ls := range s.Listenings[1:] {
 				if ls.TLS {
-					return fmt.Errorf("dwell: listener %s: %w", ls.Addr, errNoTLSConfig)
+					return fmt.Errorf("dwell: listener %s: %w", ls.Addr, ErrNoTLSConfig)
 				}
 			}
 			return nil
@@ -76,7 +76,7 @@ func (s *Server) prepareTLS() error {
 		}
 	}
 	s.tlsConfig = cfg
-	s.lns[0].TLS = true
+	s.Listenings[0].TLS = true
 	return nil
 }
 
@@ -133,10 +133,10 @@ var tls12CipherSuites = []uint16{
 // returns a new copy.
 func (cx *Ctx) TLS() *tls.ConnectionState {
 	cx.check("TLS")
-	if cx.ex == nil {
+	if cx.Exchange == nil {
 		return nil
 	}
-	return cx.ex.TLSState()
+	return cx.Exchange.TLSState()
 }
 
 // Scheme returns the scheme the request came by: "https" over TLS, else "http". (A request
@@ -144,7 +144,7 @@ func (cx *Ctx) TLS() *tls.ConnectionState {
 // reached it.)
 func (cx *Ctx) Scheme() string {
 	cx.check("Scheme")
-	if cx.ex != nil && cx.via.secure() {
+	if cx.Exchange != nil && cx.via.secure() {
 		return "https"
 	}
 	return "http"

@@ -86,8 +86,8 @@ func (w *watchedLoop) Label() string                  { return w.label }
 func (w *watchedLoop) Turn() {
 	l := (*Loop)(w)
 	l.Post(noop)
-	if testHookStall != nil {
-		testHookStall(l)
+	if TestHookStall != nil {
+		TestHookStall(l)
 	}
 }
 
@@ -109,15 +109,15 @@ var loopFrames = func() []string {
 }()
 
 // testHookStall, when a test sets it, runs on the watchdog once it has noted a stall.
-var testHookStall func(*Loop)
+var TestHookStall func(*Loop)
 
 // Stalls returns how many times application code has stalled the server's loops (see
 // Options.StallThreshold) and the longest turn any loop has taken, stall or not. It may be
 // called from any goroutine.
 func (s *Server) Stalls() (n int64, longest time.Duration) {
-	s.mu.Lock()
-	loops := s.loops
-	s.mu.Unlock()
+	s.Mu.Lock()
+	loops := s.Loops
+	s.Mu.Unlock()
 	for _, l := range loops {
 		n += l.sw.Stalls()
 		longest = max(longest, l.sw.LongestTurn())

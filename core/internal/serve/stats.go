@@ -126,9 +126,9 @@ func (l *Loop) Refused(status int) {
 // for the loops, code that runs on a loop must not call it (it panics there): a handler calls it
 // through wait.Do, which parks the handler, not its loop, while a goroutine waits.
 func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	loops := s.loops
-	s.mu.Unlock()
+	s.Mu.Lock()
+	loops := s.Loops
+	s.Mu.Unlock()
 	for _, l := range loops {
 		l.mustBeOffLoop("Server.Stats", "it waits for the loops; call it from a goroutine of the application's (from a handler, through wait.Do)")
 	}
@@ -206,7 +206,7 @@ func (l *Loop) snapshot(stopped bool) LoopStats {
 			Other: k.refused[9],
 		},
 	}
-	for _, c := range l.conns {
+	for _, c := range l.Conns {
 		if c != nil && c.State != StClosed {
 			l.countConn(&ls.Conns, c)
 		}
@@ -223,13 +223,13 @@ func (l *Loop) countConn(n *ConnStates, c *Socket) {
 	n.Open++
 	if c.Secure() {
 		n.TLS++
-		if c.tr().Handshaking(int(c.FD), c) {
+		if c.Transport().Handshaking(int(c.FD), c) {
 			n.TLSHandshaking++
 		}
 	}
 	switch c.State {
 	case StHandedOver:
-		if sc, ok := c.handed().Proto.(StreamCounter); ok {
+		if sc, ok := c.Handed().Proto.(StreamCounter); ok {
 			sc.CountStreams(n)
 			break
 		}
@@ -261,7 +261,7 @@ func (l *Loop) countConn(n *ConnStates, c *Socket) {
 		switch {
 		case c.Out.Size() > 0:
 			n.Writing++
-		case c.State == stIdle:
+		case c.State == StIdle:
 			n.Idle++
 		default:
 			n.Reading++

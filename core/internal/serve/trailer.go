@@ -21,7 +21,7 @@ import (
 func (cx *Ctx) SetTrailer(name, value string) {
 	cx.check("SetTrailer")
 	checkName(name)
-	checkValue(name, value)
+	CheckValue(name, value)
 	if cx.Resp&RfFinished != 0 || notTrailer(name) {
 		return
 	}

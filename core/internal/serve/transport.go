@@ -7,7 +7,7 @@ import (
 
 // tr returns the transport that carries c's bytes (engine.Transport): its loop's TLS when c
 // came by a listener that speaks TLS, else the socket's own.
-func (c *Socket) tr() engine.Transport {
+func (c *Socket) Transport() engine.Transport {
 	if c.Secure() {
 		return c.Loop.TLST
 	}
@@ -23,19 +23,19 @@ type connSender Socket
 
 func (s *connSender) Writev(iov *netpoll.IOVecs, more bool) (int, netpoll.Errno) {
 	c := (*Socket)(s)
-	return c.tr().Writev(int(c.FD), iov, more)
+	return c.Transport().Writev(int(c.FD), iov, more)
 }
 
 func (s *connSender) Sendfile(f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
 	c := (*Socket)(s)
-	return c.tr().Sendfile(int(c.FD), f, off, n)
+	return c.Transport().Sendfile(int(c.FD), f, off, n)
 }
 
 // A Socket is the engine.Endpoint of its TLS: the transport reads it when its TLS layer holds
 // input the poller cannot announce, or its deferred handshake may go on.
 
 func (c *Socket) Closed() bool      { return c.State == StClosed }
-func (c *Socket) WatchesRead() bool { return c.events&netpoll.WatchRead != 0 }
+func (c *Socket) WatchesRead() bool { return c.Events&netpoll.WatchRead != 0 }
 func (c *Socket) Readable()         { c.onReadable(false) }
 
 // handshakeDeferred reports whether c's handshake waits for a later turn: its readability is

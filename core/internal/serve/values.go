@@ -17,7 +17,7 @@ type valueSlot struct {
 
 // inlineValues is how many values a request keeps inline (ctxRare.inline) before SetValue
 // allocates nodes: enough for a request id, a user and a middleware's or two of its own.
-const inlineValues = 4
+const InlineValues = 4
 
 // SetValue attaches val to the request under key, as context.WithValue would: c.Value(key) and
 // c.Context().Value(key) return it until the request ends. A later SetValue with an equal key
@@ -33,13 +33,13 @@ func (cx *Ctx) SetValue(key, val any) {
 	}
 	r := cx.rare()
 	rc := r.reqCtx
-	if rc == nil && r.ninline < inlineValues {
+	if rc == nil && r.ninline < InlineValues {
 		// The slots are the Ctx's, reused by its next request: only a request without a
 		// Context may use them, as nothing another goroutine holds can reach them then. They
 		// are made the first time the Ctx's requests need them, and kept: a Ctx whose requests
 		// set no values (a parked long poll's, most often) does not carry them.
 		if r.inline == nil {
-			r.inline = new([inlineValues]valueSlot)
+			r.inline = new([InlineValues]valueSlot)
 		}
 		r.inline[r.ninline] = valueSlot{key, val}
 		r.ninline++

@@ -15,14 +15,14 @@ import (
 // serverConn returns what f reads of the server's one connection, on its loop.
 func serverConn[T any](t *testing.T, s *Server, f func(c *Socket) T) T {
 	t.Helper()
-	s.mu.Lock()
-	loops := s.loops
-	s.mu.Unlock()
+	s.Mu.Lock()
+	loops := s.Loops
+	s.Mu.Unlock()
 	var got []T
 	for _, l := range loops {
 		done := make(chan struct{})
 		l.Post(func() {
-			for _, c := range l.conns {
+			for _, c := range l.Conns {
 				if c != nil {
 					got = append(got, f(c))
 				}
@@ -124,7 +124,7 @@ func TestHeadReadLeavesJunkInKernel(t *testing.T) {
 	c := dial(t, addr)
 	c.Send(req + strings.Repeat("x", 60000))
 	waitFor(t, "the request parked", func() bool { return parked.Load() == 1 })
-	held := serverConn(t, s, func(c *Socket) int { return len(c.in) })
+	held := serverConn(t, s, func(c *Socket) int { return len(c.In) })
 	if held > headReadFirst-len(req) {
 		t.Fatalf("%d bytes held behind the parked request, want %d at most", held, headReadFirst-len(req))
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
 )
 
 // testPKI is a certificate authority made for a test, and the certificates it signs: ECDSA
@@ -119,7 +121,7 @@ func (alpnOnly) Chooses(*Socket, []byte) bool     { return false }
 func (alpnOnly) MayBeDamagedPreface(*Socket) bool { return false }
 func (alpnOnly) ALPN() string                     { return "h2" }
 func (alpnOnly) NewLoop(*Loop) any                { return nil }
-func (alpnOnly) Deadline(*timer, *Loop)           {}
+func (alpnOnly) Deadline(*engine.Timer, *Loop)    {}
 
 // clientConfig trusts the CA and speaks version v (0: any).
 func (p *testPKI) clientConfig(v uint16) *tls.Config {

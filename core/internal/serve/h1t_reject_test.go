@@ -86,7 +86,7 @@ func TestHeaderTimeout(t *testing.T) {
 	c.ExpectEOF()
 	// Not before the timeout; and before the 10 s default, so that it was the 300 ms asked
 	// for that cut it. No loaded machine is late by seconds on a timer.
-	if d := time.Since(start); d < 250*time.Millisecond || d >= defaultHeaderTimeout/2 {
+	if d := time.Since(start); d < 250*time.Millisecond || d >= DefaultHeaderTimeout/2 {
 		t.Fatalf("cut after %v, want about 300ms", d)
 	}
 }
@@ -124,7 +124,7 @@ func TestIdleTimeout(t *testing.T) {
 	c.ExpectEOF()
 	// Not before the timeout; and long before the 60 s default, so that it was the 300 ms
 	// asked for that closed it.
-	if d := time.Since(start); d < 250*time.Millisecond || d >= defaultIdleTimeout/2 {
+	if d := time.Since(start); d < 250*time.Millisecond || d >= DefaultIdleTimeout/2 {
 		t.Fatalf("idle connection closed after %v, want about 300ms", d)
 	}
 }

@@ -35,7 +35,7 @@ func TestHandshakesWaitForOpenConnections(t *testing.T) {
 	first := make(chan place, 1)
 	s, addr := startTLS(t, pki, func(c *Ctx) {
 		if c.Path() == "/first" {
-			first <- place{int(c.ex.(*h1conn).FD), c.Loop}
+			first <- place{int(c.Exchange.(*h1conn).FD), c.Loop}
 		}
 		c.WriteString(fmt.Sprintf("begun %d, queued %d", begun.Load(), c.Loop.TLST.Queued()))
 	}, Options{TLSConfig: cfg, StallThreshold: -1, Loops: 1}) // one loop: one listening socket for the storm
@@ -69,9 +69,9 @@ func TestHandshakesWaitForOpenConnections(t *testing.T) {
 			c.Close()
 		}()
 	}
-	s.mu.Lock()
-	lfd := s.lns[0].fds[0]
-	s.mu.Unlock()
+	s.Mu.Lock()
+	lfd := s.Listenings[0].FDs[0]
+	s.Mu.Unlock()
 	// A listener that defers accepting queues a connection once its first bytes, the
 	// ClientHello, have come: tcpi_unacked is a listener's accept queue.
 	waitFor(t, "the ClientHellos in the accept queue", func() bool {

@@ -101,12 +101,12 @@ func TestOnLoopOnlyOnTheLoop(t *testing.T) {
 		var asked atomic.Bool
 		var busy atomic.Bool
 		go func() {
-			busy.Store(l.onLoop())
+			busy.Store(l.OnLoop())
 			asked.Store(true)
 		}()
 		for !asked.Load() { // the loop is running this handler all along
 		}
-		results <- seen{l.onLoop(), busy.Load()}
+		results <- seen{l.OnLoop(), busy.Load()}
 		loops <- l
 		c.WriteString("ok")
 	}, Options{})
@@ -118,11 +118,11 @@ func TestOnLoopOnlyOnTheLoop(t *testing.T) {
 	if !s.handler || s.goroutineBusy {
 		t.Fatalf("onLoop: %v in the handler, %v on a goroutine while the handler runs; want true, false", s.handler, s.goroutineBusy)
 	}
-	if l.onLoop() {
+	if l.OnLoop() {
 		t.Fatal("onLoop: true on the test's goroutine while the loop waits")
 	}
 	posted := make(chan bool, 1)
-	if err := l.Post(func() { posted <- l.onLoop() }); err != nil {
+	if err := l.Post(func() { posted <- l.OnLoop() }); err != nil {
 		t.Fatal(err)
 	}
 	if !receive(t, "the Post callback's answer", posted) {

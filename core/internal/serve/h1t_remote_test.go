@@ -47,7 +47,7 @@ func TestRemote(t *testing.T) {
 	}
 	big := bytes.Repeat([]byte("x"), 1<<20)
 	var ranOnLoop bool
-	if err := r.Do(func(hc *Conn) { ranOnLoop = hc.Loop().onLoop(); hc.Write(big) }); err != nil || !ranOnLoop {
+	if err := r.Do(func(hc *Conn) { ranOnLoop = hc.Loop().OnLoop(); hc.Write(big) }); err != nil || !ranOnLoop {
 		t.Fatalf("Do: %v, on the loop %v", err, ranOnLoop)
 	}
 	waited := make(chan error, 1)

@@ -43,7 +43,7 @@ func (m fieldModel) first(name string) string {
 // ResponseHeader after every call and the fields the client receives against the model.
 func TestResponseFieldsFollowTheirModel(t *testing.T) {
 	names := []string{"X-A", "x-a", "W-Ab", "w-AB", "X-Other", "Set-Cookie", "Vary", "x-other"}
-	if nameBit("X-A") != nameBit("W-Ab") {
+	if NameBit("X-A") != NameBit("W-Ab") {
 		t.Fatal("the test's colliding names no longer collide")
 	}
 	scripts := make(chan []fieldOp, 1)
@@ -105,7 +105,7 @@ func TestResponseFieldsFollowTheirModel(t *testing.T) {
 func TestCheckValueEveryByte(t *testing.T) {
 	refused := func(v string) (r bool) {
 		defer func() { r = recover() != nil }()
-		checkValue("X", v)
+		CheckValue("X", v)
 		return false
 	}
 	for n := 1; n <= 20; n++ {

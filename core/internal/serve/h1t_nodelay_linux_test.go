@@ -14,7 +14,7 @@ import (
 // on one passed to Serve: a response that waits for an ACK would add up to 40 ms.
 func TestAcceptedNoDelay(t *testing.T) {
 	noDelay := func(c *Ctx) {
-		v, err := unix.GetsockoptInt(int(c.ex.(*h1conn).FD), unix.IPPROTO_TCP, unix.TCP_NODELAY)
+		v, err := unix.GetsockoptInt(int(c.Exchange.(*h1conn).FD), unix.IPPROTO_TCP, unix.TCP_NODELAY)
 		if err != nil {
 			c.WriteString(err.Error())
 			return

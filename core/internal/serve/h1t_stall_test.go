@@ -15,8 +15,8 @@ func TestStallIsReported(t *testing.T) {
 	var logs logBuffer
 	release := make(chan struct{})
 	var once sync.Once
-	testHookStall = func(*Loop) { once.Do(func() { close(release) }) }
-	t.Cleanup(func() { testHookStall = nil })
+	TestHookStall = func(*Loop) { once.Do(func() { close(release) }) }
+	t.Cleanup(func() { TestHookStall = nil })
 	route := NewRoute("/block/:n")
 	s, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/block/1" {
@@ -53,8 +53,8 @@ func TestStallInLoopCallback(t *testing.T) {
 	var logs logBuffer
 	release := make(chan struct{})
 	var once sync.Once
-	testHookStall = func(*Loop) { once.Do(func() { close(release) }) }
-	t.Cleanup(func() { testHookStall = nil })
+	TestHookStall = func(*Loop) { once.Do(func() { close(release) }) }
+	t.Cleanup(func() { TestHookStall = nil })
 	posted := make(chan struct{})
 	s, addr := startServer(t, func(c *Ctx) {
 		c.Seam().Loop().Post(func() {

@@ -295,10 +295,10 @@ func TestServeListener(t *testing.T) {
 func TestZeroLoopsIsGOMAXPROCS(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	s, _ := startServer(t, helloHandler, Options{})
-	<-s.ready // the loops are made
-	s.mu.Lock()
-	n := len(s.loops)
-	s.mu.Unlock()
+	<-s.Ready // the loops are made
+	s.Mu.Lock()
+	n := len(s.Loops)
+	s.Mu.Unlock()
 	if n != 3 {
 		t.Fatalf("%d loops under GOMAXPROCS=3 with Loops zero, want 3", n)
 	}

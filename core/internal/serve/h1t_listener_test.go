@@ -119,7 +119,7 @@ func TestListenerTLSWithoutConfig(t *testing.T) {
 	}
 	addrs := s.Addrs()
 	err := s.ListenAndServe()
-	if err == nil || !errors.Is(err, errNoTLSConfig) || !strings.Contains(err.Error(), "127.0.0.1:0") {
+	if err == nil || !errors.Is(err, ErrNoTLSConfig) || !strings.Contains(err.Error(), "127.0.0.1:0") {
 		t.Fatalf("ListenAndServe: %v, want the TLS listener named as having no configuration", err)
 	}
 	for _, a := range addrs {

@@ -63,12 +63,12 @@ func TestSendFileSizes(t *testing.T) {
 	type seg struct{ off, n int }
 	cases := [][]seg{
 		{{0, 1}},
-		{{3, copyFileMax - 1}},
-		{{0, copyFileMax}},
-		{{7, copyFileMax + 1}},
+		{{3, CopyFileMax - 1}},
+		{{0, CopyFileMax}},
+		{{7, CopyFileMax + 1}},
 		{{0, len(content)}},
-		{{10, 100}, {200_000, 300_000}, {5, copyFileMax}},
-		{{500_000, copyFileMax + 1}, {1, 1}, {2, 2}},
+		{{10, 100}, {200_000, 300_000}, {5, CopyFileMax}},
+		{{500_000, CopyFileMax + 1}, {1, 1}, {2, 2}},
 	}
 	var reqs strings.Builder
 	var wants []string
@@ -124,9 +124,9 @@ func TestSendFile(t *testing.T) {
 // A file shorter than the length SendFile was given (truncated while being served) cannot
 // complete the response: the client gets what there was, then the connection closes.
 func TestSendFileShorterFile(t *testing.T) {
-	content := strings.Repeat("x", 3*copyFileMax)
+	content := strings.Repeat("x", 3*CopyFileMax)
 	addr := sendFileServer(t, writeFile(t, content))
-	for _, n := range []int{100, 2 * copyFileMax} { // copied, then spliced
+	for _, n := range []int{100, 2 * CopyFileMax} { // copied, then spliced
 		off := len(content) - n/2
 		c := dial(t, addr)
 		c.Send(fmt.Sprintf("GET /?seg=%d:%d&length=%d HTTP/1.1\r\nHost: h\r\n\r\n", off, n, n))

@@ -269,7 +269,7 @@ func TestStatsStoppedAndStalled(t *testing.T) {
 	c.Response("GET")
 	waitStats(t, s, "a fresh copy", func(ls LoopStats) bool { return !ls.Stale && ls.Requests == 2 })
 	s.Shutdown(t.Context())
-	<-s.done
+	<-s.Done
 	st = s.Stats().Total
 	if !st.Stopped || st.Conns.Open != 0 || st.Requests != 2 || st.Accepted != 1 {
 		t.Errorf("after the shutdown: %+v", st)

@@ -24,7 +24,7 @@ func TestOnLoopStack(t *testing.T) {
 		ret := c.Seam().OnLoopStack(func(p any, b []byte, n int) int {
 			s := p.(*seen)
 			s.workG = gid.Self()
-			s.loopG = c.Loop.g
+			s.loopG = c.Loop.Goroutine
 			s.workInHandler = c.Seam().MayPark()
 			c.SetHeader("X-Work", string(b))
 			return n + 1

@@ -88,10 +88,10 @@ func TestOnDoneReportsWhatWentOut(t *testing.T) {
 		case "/ok":
 			c.WriteString("hello")
 		case "/later":
-			c.detach(50*time.Millisecond, func(c *Ctx, err error) {
+			c.Seam().DetachFor(50*time.Millisecond, func(c *Ctx, err error) {
 				c.SetStatus(202)
 				c.WriteString("accepted")
-			}, true)
+			})
 		case "/upload":
 			c.ReadBody(make([]byte, 10)) // fails: over MaxBodyBytes
 		case "/panic":
@@ -351,7 +351,7 @@ func TestOnPanic(t *testing.T) {
 		})
 		c.WriteString("lost")
 		if c.Path() == "/continuation" {
-			c.detach(time.Millisecond, func(c *Ctx, err error) { panic("late") }, true)
+			c.Seam().DetachFor(time.Millisecond, func(c *Ctx, err error) { panic("late") })
 			return
 		}
 		panic("boom")

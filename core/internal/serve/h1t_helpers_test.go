@@ -94,13 +94,13 @@ func newReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
 
 // openConns counts the connections the server's loops hold, asking each loop.
 func openConns(s *Server) int {
-	s.mu.Lock()
-	loops := s.loops
-	s.mu.Unlock()
+	s.Mu.Lock()
+	loops := s.Loops
+	s.Mu.Unlock()
 	total := 0
 	for _, l := range loops {
 		n := make(chan int, 1)
-		l.Post(func() { n <- l.nconns })
+		l.Post(func() { n <- l.NConns })
 		total += <-n
 	}
 	return total

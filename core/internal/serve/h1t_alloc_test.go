@@ -106,7 +106,7 @@ func TestSetValueAllocations(t *testing.T) {
 	for _, tc := range []struct {
 		values int
 		allocs float64
-	}{{3, 0}, {inlineValues, 0}, {inlineValues + 1, 1}} {
+	}{{3, 0}, {InlineValues, 0}, {InlineValues + 1, 1}} {
 		_, addr := startServer(t, func(c *Ctx) {
 			for i := range tc.values {
 				c.SetValue(valueKey(i), "v") // neither boxing allocates: a small integer, a constant

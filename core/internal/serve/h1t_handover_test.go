@@ -177,7 +177,7 @@ func (p *wakeProtocol) Receive(c *Conn, in []byte) int {
 	if !p.first {
 		p.first = true
 		p.woken <- string(in)
-		p.handler().resume(nil)
+		p.handler().Resume(nil)
 		return len(in)
 	}
 	c.Write(in)

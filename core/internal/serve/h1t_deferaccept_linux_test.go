@@ -28,9 +28,9 @@ func TestDeferredAccept(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, addr := startServer(t, hello, tc.opts)
-			s.mu.Lock()
-			defers := netpoll.DefersAccept(s.lns[0].fds[0])
-			s.mu.Unlock()
+			s.Mu.Lock()
+			defers := netpoll.DefersAccept(s.Listenings[0].FDs[0])
+			s.Mu.Unlock()
 			if want := !tc.opts.DisableDeferAccept; defers != want {
 				t.Fatalf("listener defers accepting: %v, want %v", defers, want)
 			}

@@ -141,7 +141,7 @@ func TestParkRefusedInContinuation(t *testing.T) {
 	if last := lines[len(lines)-1]; last != "body error <nil>" {
 		t.Errorf("a body read refused in a continuation left %q", last)
 	}
-	if n := srv.misuses.Load(); n != 0 {
+	if n := srv.Misuses.Load(); n != 0 {
 		t.Errorf("%d misuses counted, want none: the request's own continuation made the calls", n)
 	}
 }
@@ -387,7 +387,7 @@ func TestDisconnectsFreeParked(t *testing.T) {
 		// still be ending: a leak is what does not go.
 		if round == 0 {
 			waitFor(t, "the coroutines back in their pool", func() bool {
-				return runtime.NumGoroutine() <= base+coroPoolMax+4
+				return runtime.NumGoroutine() <= base+CoroPoolMax+4
 			})
 			first = runtime.NumGoroutine()
 		} else {
@@ -473,10 +473,10 @@ func TestDetachTimeout(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/leave" {
 			leaving <- struct{}{}
-			c.detach(time.Hour, func(_ *Ctx, err error) { gone <- err }, true)
+			c.Seam().DetachFor(time.Hour, func(_ *Ctx, err error) { gone <- err })
 			return
 		}
-		c.detach(d, func(c *Ctx, err error) { c.WriteString(fmt.Sprint(err)) }, true)
+		c.Seam().DetachFor(d, func(c *Ctx, err error) { c.WriteString(fmt.Sprint(err)) })
 	}, Options{})
 	c := dial(t, addr)
 	start := time.Now() // as in TestSuspendTimeout

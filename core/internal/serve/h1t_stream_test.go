@@ -117,7 +117,7 @@ func TestSlowReaderBoundsMemory(t *testing.T) {
 				t.Error(err)
 				break
 			}
-			peak = max(peak, c.cr.Out.Size())
+			peak = max(peak, c.Carrier.Out.Size())
 		}
 		maxQueued <- peak
 	}, Options{WriteHighWater: hw})
@@ -321,9 +321,9 @@ func TestPipelinedFloodIsBounded(t *testing.T) {
 	var flooded *Socket
 	_, addr := startServer(t, func(c *Ctx) {
 		mu.Lock()
-		maxOut = max(maxOut, c.cr.Out.Size())
+		maxOut = max(maxOut, c.Carrier.Out.Size())
 		handled++
-		flooded = &c.ex.(*h1conn).Socket
+		flooded = &c.Exchange.(*h1conn).Socket
 		mu.Unlock()
 		c.Write(bytes.Repeat([]byte("r"), 1000))
 	}, Options{WriteHighWater: hw})
@@ -341,7 +341,7 @@ func TestPipelinedFloodIsBounded(t *testing.T) {
 			return all
 		}
 		stalled := make(chan bool, 1)
-		cn.Loop.Post(func() { stalled <- cn.HeldBack && cn.events&netpoll.WatchWrite != 0 })
+		cn.Loop.Post(func() { stalled <- cn.HeldBack && cn.Events&netpoll.WatchWrite != 0 })
 		return <-stalled
 	})
 	mu.Lock()

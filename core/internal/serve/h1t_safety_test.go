@@ -20,9 +20,9 @@ func TestDetachedResponseOwnsItsHeaders(t *testing.T) {
 	_, addr := startServer(t, func(c *Ctx) {
 		if c.Path() == "/wait" {
 			b, _ := c.Bytes().Header("Origin")
-			origin := borrowString(b) // borrowed on purpose
+			origin := BorrowString(b) // borrowed on purpose
 			c.SetHeader("Access-Control-Allow-Origin", origin)
-			c.detach(100*time.Millisecond, func(c *Ctx, err error) { c.WriteString("late") }, true)
+			c.Seam().DetachFor(100*time.Millisecond, func(c *Ctx, err error) { c.WriteString("late") })
 			return
 		}
 		c.WriteString("now")
@@ -91,10 +91,10 @@ func TestPanicAfterFlushCutsTheResponse(t *testing.T) {
 		case "/abort":
 			panic(ErrAbortHandler)
 		case "/continuation":
-			c.detach(time.Millisecond, func(c *Ctx, err error) {
+			c.Seam().DetachFor(time.Millisecond, func(c *Ctx, err error) {
 				c.WriteString("more")
 				panic("boom in continuation")
-			}, true)
+			})
 		}
 	}, Options{Logger: newTestLogger(&logs)})
 	for _, path := range []string{"/panic", "/abort", "/continuation"} {
@@ -193,7 +193,7 @@ func TestGoexitInHandler(t *testing.T) {
 			c.Flush()
 			runtime.Goexit()
 		case "/goexit-continuation":
-			c.detach(time.Millisecond, func(c *Ctx, err error) { runtime.Goexit() }, true)
+			c.Seam().DetachFor(time.Millisecond, func(c *Ctx, err error) { runtime.Goexit() })
 			return
 		}
 		c.WriteString("ok")
@@ -240,13 +240,13 @@ func TestPostAfterRequestEnded(t *testing.T) {
 // leave no descriptor open, the error comes back, and Shutdown returns.
 func TestLoopStartFailureReleasesEverything(t *testing.T) {
 	before := openFds(t)
-	testHookNewLoop = func(id int) error {
+	TestHookNewLoop = func(id int) error {
 		if id == 2 {
 			return errors.New("no third loop")
 		}
 		return nil
 	}
-	defer func() { testHookNewLoop = nil }()
+	defer func() { TestHookNewLoop = nil }()
 	s := NewServer(helloHandler, Options{Addr: "127.0.0.1:0", Loops: 3, Logger: newTestLogger(io.Discard)})
 	if err := s.ListenAndServe(); err == nil || err.Error() != "no third loop" {
 		t.Fatalf("ListenAndServe: %v", err)
