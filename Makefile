@@ -44,8 +44,8 @@ test:
 		GOARCH=riscv64 go test -c -o bin/gid.riscv64 ./core/internal/gid/ && qemu-riscv64 bin/gid.riscv64 -test.count=1 && \
 		GOARCH=riscv64 go test -c -o bin/core.riscv64 ./core/ && (cd core && qemu-riscv64 ../bin/core.riscv64 -test.count=1 \
 			-test.run 'Kept') && \
-		GOARCH=riscv64 go test -c -o bin/serve.riscv64 ./core/internal/serve/ && (cd core/internal/serve && \
-			qemu-riscv64 ../../../bin/serve.riscv64 -test.count=1 \
+		GOARCH=riscv64 go test -c -o bin/http1.riscv64 ./core/internal/http1/ && (cd core/internal/http1 && \
+			qemu-riscv64 ../../../bin/http1.riscv64 -test.count=1 \
 			-test.run 'OnLoop|TimersOnly|GoroutineRefused|OtherRequestsCode|Kept|HooksAndResponder|ZeroLoops'); \
 	fi
 	go test -count=1 -tags dwell_portable ./core/... ./router/... ./nethttp/... ./body/... ./wait/... ./examples/...

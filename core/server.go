@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/http1"
 	"github.com/dwellhttp/dwell/core/internal/http2"
 	"github.com/dwellhttp/dwell/core/internal/serve"
 	"github.com/dwellhttp/dwell/internal/alias"
@@ -38,6 +39,7 @@ type Server struct{ x serve.Server }
 // works).
 func NewServer(h Handler, o Options) *Server {
 	s := serve.NewServer(alias.As[serve.Handler](h), alias.As[serve.Options](o))
+	s.SetFirst(http1.New())
 	s.SetMultiplexer(http2.New())
 	return alias.As[*Server](s)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/http1"
 	"github.com/dwellhttp/dwell/core/internal/serve"
 	"github.com/dwellhttp/dwell/internal/testclient"
 )
@@ -20,6 +21,7 @@ func startServer(t testing.TB, h serve.Handler, o serve.Options) (*serve.Server,
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := serve.NewServer(h, o)
+	s.SetFirst(http1.New()) // HTTP/1.1 sees the h2c preface, and serves the rest
 	s.SetMultiplexer(New())
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)

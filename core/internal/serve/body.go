@@ -60,7 +60,7 @@ func (b *bodyState) end(l *Loop) {
 	b.Kind = BodyNone
 }
 
-// complete reports whether the whole body has been consumed.
+// Complete reports whether the whole body has been consumed.
 func (b *bodyState) Complete() bool {
 	switch b.Kind {
 	case BodyLength:
@@ -74,7 +74,7 @@ func (b *bodyState) Complete() bool {
 // err returns the sticky error, or nil.
 func (b *bodyState) err() error { return b.Failed.err() }
 
-// decode moves body bytes from src into dst (nil dst discards them) and reports how many bytes of
+// Decode moves body bytes from src into dst (nil dst discards them) and reports how many bytes of
 // each it used; err is io.EOF at the end of the body, or a framing error, which the caller makes
 // sticky (Ctx.failBody) when it reads for the handler; a discarding caller ends the connection.
 func (b *bodyState) Decode(dst, src []byte) (nd, ns int, err error) {

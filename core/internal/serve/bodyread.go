@@ -106,7 +106,7 @@ func (s Seam) WaitBody() error {
 	return err
 }
 
-// failBody makes err the body's sticky error and returns the sticky error. An error without a
+// FailBody makes err the body's sticky error and returns the sticky error. An error without a
 // code of its own is kept as it is, so errors.Is still finds what it wraps.
 func (cx *Ctx) FailBody(err error) error {
 	b := &cx.Body

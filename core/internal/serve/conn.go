@@ -8,7 +8,9 @@ import (
 )
 
 // A Socket is one client connection: its events, reads, writes and close, and its hand-over; as
-// the exchange its HTTP/1.1 requests are served on, one after another, it is an h1conn. An idle
+// the exchange its HTTP/1.1 requests are served on, one after another, it is package http1's
+// conn, the Socket seen through HTTP/1.1's methods, which the Socket asks through the server's
+// First (protocols.go); the states and fields HTTP/1.1 keeps on it are its own. An idle
 // one holds no buffer and no Ctx: unparsed input lives in the loop's shared buffer during a turn
 // and moves to a pooled spill buffer only if some is left over; a Ctx comes from the loop's pool
 // when a request head is complete and goes back when the request is over; output lives in pooled
@@ -130,7 +132,7 @@ func (c *Socket) onReadable(hangup bool) {
 	}
 }
 
-// readSocket reads what the socket has into p and returns how many bytes it took (0 when it had
+// ReadSocket reads what the socket has into p and returns how many bytes it took (0 when it had
 // none): the client's end of input sets peerEOF, and a failed read closes the connection (ok
 // false).
 func (c *Socket) ReadSocket(p []byte) (n int, ok bool) {
@@ -158,7 +160,7 @@ func (c *Socket) OutputBlocked() bool { return c.Out.Size() > c.HighWater() }
 // HighWater is the output a connection holds before its writer parks: Options.WriteHighWater.
 func (c *Socket) HighWater() int64 { return int64(c.Loop.Opts.WriteHighWater) }
 
-// settle ends a turn on c: unparsed input moves out of the shared buffer, queued output is
+// Settle ends a turn on c: unparsed input moves out of the shared buffer, queued output is
 // written, and the poller is told what c waits for now.
 func (c *Socket) Settle() {
 	if c.State == StClosed {
@@ -320,7 +322,7 @@ func (c *Socket) Close(err error) {
 	}
 }
 
-// onPeerEOF handles the client's end of input seen by the loop's own read.
+// OnPeerEOF handles the client's end of input seen by the loop's own read.
 func (c *Socket) OnPeerEOF() {
 	switch c.State {
 	case StIdle, StHead, StDrain:

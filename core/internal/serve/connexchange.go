@@ -7,10 +7,9 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/engine"
 )
 
-// A connection as its requests' exchange (exchange.go): what the Ctx asks of it, in HTTP/1.1's
-// terms — the body read from the socket, the head, interim responses and trailers framed in
-// the connection's write queue, the waits and deadlines of a handler on the socket, and the
-// hand-over that ends HTTP on it.
+// What every exchange of a Socket shares, whoever frames it (HTTP/1.1's conn, package http1,
+// is the Exchange): its Carrier and its TLS state; and the hand-over that ends HTTP on it, the
+// bytes given to the Protocol as they arrive (handover.go).
 
 func (c *Socket) Base() *Carrier { return &c.Carrier }
 
@@ -45,17 +44,17 @@ func (c *Socket) HandOverTo(p any, deliver bool) *Conn {
 	return hc
 }
 
-// handed returns the Conn a handed-over c belongs to: the loop keeps a connection's by its
+// Handed returns the Conn a handed-over c belongs to: the loop keeps a connection's by its
 // descriptor.
 func (c *Socket) Handed() *Conn { return c.Loop.handed[c.FD] }
 
-// isHanded reports whether c has been handed over and is not closed yet (it may be closing).
+// IsHanded reports whether c has been handed over and is not closed yet (it may be closing).
 func (c *Socket) IsHanded() bool {
 	l := c.Loop
 	return int(c.FD) < len(l.handed) && l.handed[c.FD] != nil && l.handed[c.FD].Serial == c.Serial
 }
 
-// deliver gives the protocol of a handed-over c the input it holds.
+// Deliver gives the protocol of a handed-over c the input it holds.
 func (c *Socket) Deliver() {
 	hc := c.Handed()
 	if len(c.In) == 0 || hc.Is(HcPaused) {

@@ -250,7 +250,7 @@ func (cx *Ctx) Recycle() {
 	cx.State = CtxIdle
 }
 
-// borrowString views b as a string without copying, for a comparison within the call that
+// BorrowString views b as a string without copying, for a comparison within the call that
 // makes it: b (the request's arena, or a header the response owns) does not change meanwhile,
 // and the string is never kept.
 func BorrowString(b []byte) string { return alias.String(b) }

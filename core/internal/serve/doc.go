@@ -1,9 +1,11 @@
-// Package serve is what package core's types are: the server, its loops and connections,
-// HTTP/1.1, the Ctx and its hooks, the connections handed over to protocols. core is its
-// public face — the same names, documented there, each type laid out as this package's and
-// each method a call into it — and the protocols above HTTP/1.1 are packages of their own
-// between the two (core/internal/http2, the server's Multiplexer), using what this package
-// exports for them, which is no part of dwell's API.
+// Package serve is what package core's types are: the server, its loops and connections, the
+// Ctx and its hooks, the connections handed over to protocols. core is its public face — the
+// same names, documented there, each type laid out as this package's and each method a call
+// into it — and the protocols are packages of their own between the two: HTTP/1.1
+// (core/internal/http1, the server's First, which every connection speaks from its first byte)
+// and HTTP/2 (core/internal/http2, the server's Multiplexer), each using what this package
+// exports for them (protocols.go, the Exchange, the Socket, a Ctx's and a loop's fields), which
+// is no part of dwell's API. Neither imports the other; this package imports neither.
 //
 // # The data path
 //
@@ -17,22 +19,23 @@
 //     socket itself, plain; or TLS's records through crypto/tls on the loop, its handshakes
 //     after the open connections' work in each turn: the engine's tls.go and tlsturn.go);
 //  2. the loop's read buffer (64 KiB, shared by all its connections one turn at a time): the
-//     loop reads into it, behind any bytes the connection held over from before (conn.go);
+//     connection's readable event (conn.go) goes to HTTP/1.1 (the server's First: http1's
+//     conn.go), which reads into it, behind any bytes the connection held over from before;
 //  3. the head scanner and parser (core/internal/wire: HeadScan, ParseHead): they find the end
 //     of a request head without re-scanning, refuse what RFC 9112 refuses, and the head is
 //     copied into an arena sized for it (internal/bufpool), so the read buffer is free
-//     again at once (request.go: startRequest);
+//     again at once (http1's request.go: startRequest);
 //  4. the handler, running in a pooled coroutine with the request's Ctx (request.go:
 //     RunHandler), which asks what the request is served on — the connection, here — through
 //     the Exchange interface (exchange.go); a body is read only when it asks (Ctx.ReadBody),
 //     from the bytes already buffered or straight from the socket into its buffer
-//     (bodyread.go, connexchange.go, wire.ChunkedDecoder);
+//     (bodyread.go, http1's exchange.go, wire.ChunkedDecoder);
 //  5. the response (response.go): held whole until the handler returns, so it gets a
 //     Content-Length, or streamed chunked once it is flushed or large; its fields are
 //     header.go's, a body filter (filter.go) may stand in front of it, and its head is framed
-//     by the connection (connexchange.go);
-//  6. the request's end (request.go: EndRequest), where the connection decides what follows:
-//     the next request, skipping the rest of an unread body, or the close;
+//     by the exchange (http1's exchange.go);
+//  6. the request's end (http1's request.go: EndRequest), where the connection decides what
+//     follows: the next request, skipping the rest of an unread body, or the close;
 //  7. the connection's write queue (internal/engine/writequeue.go) of pooled chunks and file
 //     segments, sent through the connection's transport (transport.go), where
 //     pipelined responses gather and leave in one vectored write; above WriteHighWater a
@@ -40,12 +43,13 @@
 //  8. the socket again. Unparsed leftovers move to a small pooled spill buffer between turns, so
 //     an idle connection holds no buffer at all.
 //
-// Its main line runs through four files — conn.go, request.go, response.go and the engine's
-// writequeue.go — but with what they call on the way (the transport, the parser in
+// Its main line runs through conn.go, http1's conn.go and request.go, response.go and the
+// engine's writequeue.go — but with what they call on the way (the transport, the parser in
 // internal/wire, the coroutines, timers, pools, hooks and stats) one request touches about
-// thirty files, and an HTTP/2 stream's about fifty (docs/design.md lists them). The
-// connection's side (conn.go, request.go, and the connection as an exchange, connexchange.go)
-// drives the requests one after another and decides their fate; the Ctx's side
+// forty files, and an HTTP/2 stream's about fifty (docs/design.md lists them). HTTP/1.1's side
+// (package http1: its conn.go, request.go and exchange.go) drives the requests one after
+// another and decides their fate; the Socket's (conn.go) is the connection's own events,
+// reads, writes and close; the Ctx's side
 // (ctx.go, ctxrequest.go, response.go, park.go) is what a handler sees, and reports what
 // happened, with the request's bytes without a copy on a view of their own (RequestBytes,
 // ctxbytes.go) and what packages built on core need of a request on another (Seam, seam.go).
@@ -59,11 +63,11 @@
 // Protocol of core's (handoverconn.go).
 //
 // HTTP/2 is a package of its own above this one, core/internal/http2: the server's Multiplexer
-// (mux.go), which HTTP/1.1 asks only until a connection's first request has begun whether the
+// (protocols.go), which HTTP/1.1 asks only until a connection's first request has begun whether the
 // connection's first bytes are its preface (h2c, or "h2" chosen by ALPN), and which then takes
 // the connection over as a Protocol. Each stream is a request served on an exchange of its own:
 // a Ctx talks to what it is served on through the Exchange interface (exchange.go), which an
-// HTTP/1.1 connection (h1conn, a Socket) and an HTTP/2 stream each implement — the body read from the
+// HTTP/1.1 connection (http1's conn, a Socket) and an HTTP/2 stream each implement — the body read from the
 // socket or from the stream's DATA, the head framed as a status line or a HEADERS frame, the
 // output written to the socket or framed as DATA within the flow-control windows, the end a
 // keep-alive or END_STREAM — and both begin with a Carrier, what they share: the request being

@@ -8,12 +8,12 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/engine"
 )
 
-// An Exchange is what a request is served on, as its Ctx sees it: an HTTP/1.1 connection
-// (h1conn, a Socket) or an HTTP/2 stream (package http2). Each begins with a Carrier, the part they share —
-// the request being served, the write queue, the deadlines, the state — which the Ctx reaches
-// directly (Ctx.cr); what differs between them — how the body arrives, how the response head
-// and trailers are framed, where the bytes go, how the exchange ends — the Ctx asks of the
-// exchange (Ctx.ex).
+// An Exchange is what a request is served on, as its Ctx sees it: an HTTP/1.1 connection (a
+// Socket as package http1 serves it) or an HTTP/2 stream (package http2). Each begins with a
+// Carrier, the part they share — the request being served, the write queue, the deadlines, the
+// state — which the Ctx reaches directly (Ctx.Carrier); what differs between them — how the
+// body arrives, how the response head and trailers are framed, where the bytes go, how the
+// exchange ends — the Ctx asks of the exchange (Ctx.Exchange).
 type Exchange interface {
 	Base() *Carrier
 

@@ -156,7 +156,7 @@ func (cx *Ctx) delField(name string, k fieldKind) {
 	cx.dropFields(func(n []byte) bool { return syntax.EqualFold(BorrowString(n), name) })
 }
 
-// nameBit is a field name's bit in ctxExtra.names, from its length and its first byte with
+// NameBit is a field name's bit in ctxExtra.names, from its length and its first byte with
 // the ASCII case bit set: names equal without regard to case have the same bit, so a name whose
 // bit is clear is in no line. (Different names may share a bit; they are then told apart by a
 // scan.)
@@ -210,7 +210,7 @@ func uvarint(b []byte, i int) (n, size int) {
 	return int(v), k
 }
 
-// appendFieldLines appends the response's fields as HTTP/1.1 writes them, one line each.
+// AppendFieldLines appends the response's fields as HTTP/1.1 writes them, one line each.
 func (cx *Ctx) AppendFieldLines(b []byte) []byte {
 	set := cx.FieldSet()
 	for i := 0; i < len(set); {
@@ -224,7 +224,7 @@ func (cx *Ctx) AppendFieldLines(b []byte) []byte {
 	return b
 }
 
-// fieldLinesRoom bounds what appendFieldLines appends: a field's line adds 4 bytes to its name
+// FieldLinesRoom bounds what appendFieldLines appends: a field's line adds 4 bytes to its name
 // and value, and its lengths take 2 bytes at least in the set.
 func (cx *Ctx) FieldLinesRoom() int { return 2 * len(cx.FieldSet()) }
 
@@ -308,7 +308,7 @@ func checkName(name string) {
 	}
 }
 
-// checkValue panics if value holds CR, LF or another control byte, which would let a value
+// CheckValue panics if value holds CR, LF or another control byte, which would let a value
 // split the response.
 func CheckValue(name, value string) {
 	if !syntax.IsFieldValue(value) {

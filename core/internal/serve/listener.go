@@ -139,7 +139,7 @@ func (ls *listening) close(first int) {
 	ls.FDs = nil
 }
 
-// errNoTLSConfig refuses a TLS listener on a server with no TLS configuration.
+// ErrNoTLSConfig refuses a TLS listener on a server with no TLS configuration.
 var ErrNoTLSConfig = errors.New("it speaks TLS and the server has no TLS configuration (Options.TLSConfig or ListenAndServeTLS)")
 
 // A via is what a connection keeps of the listener it came by, in a byte: the listener's index

@@ -168,7 +168,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 	return l, nil
 }
 
-// testHookNewLoop, when set by a test, runs first in newLoop and fails it with its error.
+// TestHookNewLoop, when set by a test, runs first in newLoop and fails it with its error.
 var TestHookNewLoop func(id int) error
 
 // run is the loop's goroutine. Each iteration polls, then handles what the poll reported in its

@@ -97,7 +97,7 @@ func (s *Server) reportMisuse(l *Loop, err error) {
 	}
 }
 
-// onLoop reports whether the code running is l's: its goroutine, or the coroutine it has
+// OnLoop reports whether the code running is l's: its goroutine, or the coroutine it has
 // switched into. It diagnoses misuse and nothing else: what code does never depends on where it
 // runs, which its type says (a Conn and a Ctx are the loop's, a Remote and a Waker any
 // goroutine's), so this file is the only one that tells goroutines apart.

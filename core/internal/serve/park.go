@@ -155,7 +155,7 @@ func (cx *Ctx) wakeErr() error {
 	return cx.woken.err()
 }
 
-// resume wakes the handler parked in Suspend or Hold (or the continuation pending after
+// Resume wakes the handler parked in Suspend or Hold (or the continuation pending after
 // Detach); Suspend returns err. It has no effect when the handler is not parked there. It is
 // for a Waker, once the park is known to be the one the Waker was taken for.
 func (cx *Ctx) Resume(err error) {

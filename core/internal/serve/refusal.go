@@ -123,7 +123,7 @@ func (l *Loop) shape(r *Refusal) (ok bool) {
 	return true
 }
 
-// shapeReject answers a request refused before its handler as the application's WriteRefusal
+// ShapeReject answers a request refused before its handler as the application's WriteRefusal
 // writes it, and reports whether it did.
 func (l *Loop) ShapeReject(c *Socket, rej *wire.Reject) bool {
 	r := &Refusal{Status: rej.Status, Err: &RequestError{rej.Status, rej.Reason}}

@@ -75,7 +75,7 @@ type coro struct {
 // before it copies the stack to 4 KiB for good; so the coroutine's own frames are few and small:
 // the handler is called straight from the loop in newCoro, with no wrapper function between.
 
-// coroPoolMax bounds the idle coroutines a loop keeps: a coroutine whose stack grew (a deep
+// CoroPoolMax bounds the idle coroutines a loop keeps: a coroutine whose stack grew (a deep
 // handler) keeps that stack, so the pool does not keep coroutines without limit.
 const CoroPoolMax = 256
 

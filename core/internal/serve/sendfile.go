@@ -96,7 +96,7 @@ func (cx *Ctx) copyThroughFilter(f *os.File, off, n int64) error {
 	return err
 }
 
-// copyFileMax is the largest file segment SendFile copies instead of splicing. Read into the
+// CopyFileMax is the largest file segment SendFile copies instead of splicing. Read into the
 // write queue behind the head, a small file leaves with it in one write; sendfile would cost a
 // second call, and its splice costs more than copying a few KiB.
 const CopyFileMax = 16 << 10

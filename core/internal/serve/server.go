@@ -11,11 +11,11 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
-// A Server serves HTTP/1.1 (and its Multiplexer's protocol, HTTP/2) with one or more event
-// loops, on one address or several (plain and TLS, each with its own handler if it likes:
-// AddListener). Create it with NewServer; start it with ListenAndServe (or Listen then
-// ListenAndServe, to learn the addresses first) or Serve; stop it with Shutdown, which stops
-// them all.
+// A Server serves its First's protocol, HTTP/1.1 (and its Multiplexer's, HTTP/2), with one or
+// more event loops, on one address or several (plain and TLS, each with its own handler if it
+// likes: AddListener). Create it with NewServer, and give it its First (SetFirst) before it
+// listens; start it with ListenAndServe (or Listen then ListenAndServe, to learn the addresses
+// first) or Serve; stop it with Shutdown, which stops them all.
 type Server struct {
 	handler   Handler
 	opts      Options
@@ -44,7 +44,7 @@ type Server struct {
 // NewServer returns a Server that runs h for every request, configured by o (whose zero value
 // works).
 func NewServer(h Handler, o Options) *Server {
-	s := &Server{handler: h, opts: o.normalize(), first: HTTP1{}, Done: make(chan struct{}), Ready: make(chan struct{})}
+	s := &Server{handler: h, opts: o.normalize(), Done: make(chan struct{}), Ready: make(chan struct{})}
 	s.Listenings = []*listening{{Listener: Listener{Addr: s.opts.Addr}, shared: -1}}
 	return s
 }

@@ -10,8 +10,8 @@ import (
 // TestStructSizes pins the memory budget of what every connection and every request holds: an
 // idle connection is a Socket alone, a parked request adds a Ctx (the targets: idle ≤ 0.5 KiB, a
 // parked continuation with its connection ≤ 0.6 KB). The Ctx's 208 bytes are a size class of Go's
-// allocator: 16 of them hold what it is served on (Ctx.ex, the exchange: an HTTP/1.1 connection
-// or an HTTP/2 stream, as an interface) beside the exchange's Carrier (Ctx.cr), which the hot
+// allocator: 16 of them hold what it is served on (Ctx.Exchange: an HTTP/1.1 connection or an
+// HTTP/2 stream, as an interface) beside the exchange's Carrier (Ctx.Carrier), which the hot
 // paths reach without a call.
 func TestStructSizes(t *testing.T) {
 	if n := unsafe.Sizeof(Socket{}); n > 144 {
@@ -34,7 +34,6 @@ func TestTimerOwnersFirst(t *testing.T) {
 	for name, off := range map[string]uintptr{
 		"Socket.Timer": unsafe.Offsetof(Socket{}.Timer), "Ctx.tm": unsafe.Offsetof(Ctx{}.tm), "Timer.t": unsafe.Offsetof(Timer{}.t),
 		"Carrier.Timer": unsafe.Offsetof(Carrier{}.Timer),
-		"h1conn.Socket": unsafe.Offsetof(h1conn{}.Socket),
 	} {
 		if off != 0 {
 			t.Errorf("%s is at offset %d, not first", name, off)

@@ -108,7 +108,7 @@ var loopFrames = func() []string {
 	return []string{pkg + ".(*Loop).run", pkg + ".newCoro.func1", eng + ".(*tlsConn).runHandshake"}
 }()
 
-// testHookStall, when a test sets it, runs on the watchdog once it has noted a stall.
+// TestHookStall, when a test sets it, runs on the watchdog once it has noted a stall.
 var TestHookStall func(*Loop)
 
 // Stalls returns how many times application code has stalled the server's loops (see

@@ -14,7 +14,7 @@ type timer = engine.Timer
 
 // The owners of timers, as a timer's Kind.
 const (
-	timerConn   uint8 = iota + 1 // the first field of a Socket, and so of its h1conn (its Carrier's)
+	timerConn   uint8 = iota + 1 // the first field of a Socket (its Carrier's): First.Deadline
 	TimerStream                  // the first field of a Multiplexer's stream (its Carrier's)
 	timerCtx                     // the first field of a Ctx
 	timerFunc                    // the first field of a Timer

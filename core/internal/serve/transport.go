@@ -5,7 +5,7 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
-// tr returns the transport that carries c's bytes (engine.Transport): its loop's TLS when c
+// Transport returns the transport that carries c's bytes (engine.Transport): its loop's TLS when c
 // came by a listener that speaks TLS, else the socket's own.
 func (c *Socket) Transport() engine.Transport {
 	if c.Secure() {

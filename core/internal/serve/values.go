@@ -15,7 +15,7 @@ type valueSlot struct {
 	key, val any
 }
 
-// inlineValues is how many values a request keeps inline (ctxRare.inline) before SetValue
+// InlineValues is how many values a request keeps inline (ctxRare.inline) before SetValue
 // allocates nodes: enough for a request id, a user and a middleware's or two of its own.
 const InlineValues = 4
 

@@ -1,0 +1,116 @@
+package http1
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/dwellhttp/dwell/core/internal/serve"
+	"github.com/dwellhttp/dwell/internal/testclient"
+)
+
+// startServer serves h on a free loopback port for the duration of the test.
+func startServer(t testing.TB, h serve.Handler, o serve.Options) (*serve.Server, string) {
+	t.Helper()
+	return startServerMux(t, h, o, nil)
+}
+
+// newServer is serve.NewServer with HTTP/1.1 as the server's First: a server of this
+// package's alone, without the HTTP/2 that core gives every one.
+func newServer(h serve.Handler, o serve.Options) *serve.Server {
+	s := serve.NewServer(h, o)
+	s.SetFirst(New())
+	return s
+}
+
+// startServerMux is startServer with mux as the server's Multiplexer.
+func startServerMux(t testing.TB, h serve.Handler, o serve.Options, mux serve.Multiplexer) (*serve.Server, string) {
+	t.Helper()
+	o.Addr = "127.0.0.1:0"
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := newServer(h, o)
+	if mux != nil {
+		s.SetMultiplexer(mux)
+	}
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.ListenAndServe() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+		if err := <-errc; err != serve.ErrServerClosed {
+			t.Errorf("ListenAndServe returned %v", err)
+		}
+	})
+	return s, s.Addr().String()
+}
+
+// The client side of these tests is internal/testclient's, which coretest exports to the
+// other packages (they cannot import coretest here: it imports core).
+type (
+	rawConn   = testclient.Conn
+	logBuffer = testclient.LogBuffer
+)
+
+const patience = testclient.Patience
+
+func dial(t testing.TB, addr string) *rawConn {
+	t.Helper()
+	return testclient.Dial(t, addr)
+}
+
+func receive[T any](t testing.TB, what string, ch <-chan T) T {
+	t.Helper()
+	return testclient.Receive(t, what, ch)
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	testclient.WaitFor(t, what, cond)
+}
+
+func helloHandler(c *serve.Ctx) {
+	c.SetHeader("Content-Type", "text/plain")
+	c.WriteString("Hello World")
+}
+
+func newTestLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// readResp reads one GET response and returns its body, or the error that stopped the read.
+func readResp(c *rawConn) (string, error) {
+	resp, err := http.ReadResponse(c.R, &http.Request{Method: "GET"})
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+func newReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
+
+// openConns counts the connections the server's loops hold, asking each loop.
+func openConns(s *serve.Server) int {
+	s.Mu.Lock()
+	loops := s.Loops
+	s.Mu.Unlock()
+	total := 0
+	for _, l := range loops {
+		n := make(chan int, 1)
+		l.Post(func() { n <- l.NConns })
+		total += <-n
+	}
+	return total
+}
