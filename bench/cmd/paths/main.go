@@ -3,13 +3,15 @@
 // coverage of every dwell package, runs it once for each exchange — the probe warms the
 // connection up, clears the counters and makes the exchange once more — and lists, for each,
 // the files of dwell in which a statement ran, the probe's own aside. A file counts once
-// whatever ran in it: a helper of one line counts as the file it is in.
+// whatever ran in it: a helper of one line counts as the file it is in. With -funcs it lists,
+// under each file, the functions in which a statement ran, to say why the file is there.
 //
-//	cd bench && go run ./cmd/paths
+//	cd bench && go run ./cmd/paths [-funcs]
 package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -22,6 +24,8 @@ import (
 const module = "github.com/dwellhttp/dwell/"
 
 func main() {
+	funcs := flag.Bool("funcs", false, "list, under each file, the functions in which a statement ran")
+	flag.Parse()
 	work, err := os.MkdirTemp("", "dwell-paths-")
 	if err != nil {
 		log.Fatal(err)
@@ -45,8 +49,15 @@ func main() {
 		run("go", "tool", "covdata", "textfmt", "-i="+dir, "-o="+text)
 		files := ran(text)
 		fmt.Printf("%s: %d files\n", ex.what, len(files))
+		var ranIn map[string][]string
+		if *funcs {
+			ranIn = functions(text)
+		}
 		for _, f := range files {
 			fmt.Printf("\t%s\n", f)
+			for _, fn := range ranIn[f] {
+				fmt.Printf("\t\t%s\n", fn)
+			}
 		}
 	}
 }
@@ -78,6 +89,30 @@ func ran(profile string) []string {
 	}
 	sort.Strings(files)
 	return files
+}
+
+// functions returns, by file, the functions of dwell in which a statement of profile ran
+// (go tool cover -func: a function counts when its coverage is above 0).
+func functions(profile string) map[string][]string {
+	out, err := exec.Command("go", "tool", "cover", "-func="+profile).Output()
+	if err != nil {
+		log.Fatalf("go tool cover -func: %v", err)
+	}
+	byFile := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		// "path/file.go:line:\tname\t\tpercent%"
+		f := strings.Fields(line)
+		if len(f) != 3 || f[2] == "0.0%" {
+			continue
+		}
+		file, _, ok := strings.Cut(f[0], ":")
+		if !ok {
+			continue
+		}
+		file = strings.TrimPrefix(file, module)
+		byFile[file] = append(byFile[file], f[1])
+	}
+	return byFile
 }
 
 func run(name string, args ...string) {
