@@ -1,5 +1,7 @@
 // Command paths counts the files of dwell that one exchange passes through: one HTTP/1.1
-// request, one HTTP/2 stream's request, one WebSocket message (echoed). It builds ./probe with
+// request, one HTTP/2 stream's request, one WebSocket message (echoed, in each of the two
+// styles: the event style, websocket.Serve, which make bench's echo uses, and the sequential
+// one, a handler reading and writing). It builds ./probe with
 // coverage of every dwell package, runs it once for each exchange — the probe warms the
 // connection up, clears the counters and makes the exchange once more — and lists, for each,
 // the files of dwell in which a statement ran, the probe's own aside. A file counts once
@@ -36,7 +38,8 @@ func main() {
 	for _, ex := range []struct{ name, what string }{
 		{"h1", "one HTTP/1.1 request"},
 		{"h2", "one HTTP/2 stream's request (h2c)"},
-		{"ws", "one WebSocket message, echoed"},
+		{"ws", "one WebSocket message, echoed (event style)"},
+		{"ws-seq", "one WebSocket message, echoed (sequential style)"},
 	} {
 		dir := filepath.Join(work, ex.name)
 		cmd := exec.Command(probe, ex.name, dir)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dwellhttp/dwell/core/internal/serve"
 	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
@@ -16,15 +17,15 @@ import (
 func TestRetainedBorrowedValueIsPoisoned(t *testing.T) {
 	var name []byte // kept by the first request, read by the second: both on the loop
 	var path string
-	_, addr := startServer(t, func(c *Ctx) {
+	_, addr := startServer(t, func(c *serve.Ctx) {
 		if c.Path() == "/keep" {
 			name, _ = c.Bytes().Header("X-Name")
-			path = borrowString(c.Bytes().Path())
+			path = serve.BorrowString(c.Bytes().Path())
 			c.WriteString("kept")
 			return
 		}
 		c.WriteString(string(name) + "|" + path)
-	}, Options{})
+	}, serve.Options{})
 	c := dial(t, addr)
 	c.Send("GET /keep HTTP/1.1\r\nHost: h\r\nX-Name: bob\r\n\r\n")
 	c.Response("GET")

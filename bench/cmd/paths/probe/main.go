@@ -1,9 +1,11 @@
 // Command probe serves one HTTP/1.1 request, one HTTP/2 stream's request or one WebSocket
 // message with dwell, built with coverage (see ../main.go), and writes the coverage counters of
 // that exchange alone: a first exchange warms the connection up, the counters are cleared, the
-// second is made, and they are written to the directory named.
+// second is made, and they are written to the directory named. A WebSocket's message is echoed
+// in the event style (ws: websocket.Serve, the echo sent from Events.Message, as make bench's
+// echo is) or in the sequential style (ws-seq: a handler's ReadMessage and WriteMessage).
 //
-//	probe h1|h2|ws DIR
+//	probe h1|h2|ws|ws-seq DIR
 package main
 
 import (
@@ -21,9 +23,20 @@ import (
 	"github.com/dwellhttp/dwell/websocket"
 )
 
-// handler answers "hello", or echoes a WebSocket's messages at /ws.
+// echoEvents answer every message with itself, from the loop.
+var echoEvents = &websocket.Events{
+	Message: func(c *websocket.Conn, typ websocket.MessageType, data []byte) { c.Send(typ, data) },
+}
+
+// handler answers "hello", or echoes a WebSocket's messages: at /ws in the event style, at
+// /ws-seq in the sequential one.
 func handler(c *core.Ctx) {
-	if c.Path() != "/ws" {
+	switch c.Path() {
+	case "/ws":
+		websocket.Serve(c, nil, echoEvents)
+		return
+	case "/ws-seq":
+	default:
 		c.WriteString("hello")
 		return
 	}
@@ -41,7 +54,7 @@ func handler(c *core.Ctx) {
 
 func main() {
 	if len(os.Args) != 3 {
-		log.Fatal("usage: probe h1|h2|ws DIR")
+		log.Fatal("usage: probe h1|h2|ws|ws-seq DIR")
 	}
 	s := core.NewServer(handler, core.Options{Addr: "127.0.0.1:0", Loops: 1, Logger: slog.New(slog.DiscardHandler)})
 	if err := s.Listen(); err != nil {
@@ -55,10 +68,10 @@ func main() {
 		exchange = h1(addr)
 	case "h2":
 		exchange = h2(addr)
-	case "ws":
-		exchange = ws(addr)
+	case "ws", "ws-seq":
+		exchange = ws(addr, "/"+os.Args[1])
 	default:
-		log.Fatal("usage: probe h1|h2|ws DIR")
+		log.Fatal("usage: probe h1|h2|ws|ws-seq DIR")
 	}
 	exchange()
 	settle()
@@ -116,12 +129,12 @@ func h2(addr string) func() {
 	}
 }
 
-func ws(addr string) func() {
+func ws(addr, path string) func() {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		log.Fatal(err)
 	}
-	io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+	io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
