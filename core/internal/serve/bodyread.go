@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"io"
 	"iter"
 
@@ -201,3 +202,6 @@ func (cx *Ctx) Trailers() iter.Seq2[string, string] {
 		})
 	}
 }
+
+// ErrReadAgain: ReadBody parked and was woken by new bytes; read again.
+var ErrReadAgain = errors.New("dwell: read again")

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"crypto/tls"
 	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
@@ -381,4 +382,21 @@ func (c *Socket) readLinger() {
 			c.Close(nil)
 		}
 	}
+}
+
+// Base returns c's Carrier, what each exchange of c begins with (Exchange.Base: HTTP/1.1's conn
+// is the Socket, and its Carrier the Socket's).
+func (c *Socket) Base() *Carrier { return &c.Carrier }
+
+// TLSState returns the state of c's TLS connection, or nil when c is plain (Exchange.TLSState).
+func (c *Socket) TLSState() *tls.ConnectionState { return c.Transport().State(int(c.FD), c) }
+
+// Handed returns the Conn a handed-over c belongs to: the loop keeps a connection's by its
+// descriptor.
+func (c *Socket) Handed() *Conn { return c.Loop.handed[c.FD] }
+
+// IsHanded reports whether c has been handed over and is not closed yet (it may be closing).
+func (c *Socket) IsHanded() bool {
+	l := c.Loop
+	return int(c.FD) < len(l.handed) && l.handed[c.FD] != nil && l.handed[c.FD].Serial == c.Serial
 }
