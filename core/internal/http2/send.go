@@ -147,7 +147,11 @@ func (s *h2stream) Flush() {
 
 // AfterSend goes on after DATA was (or was not) sent: see Carrier.Sent.
 func (s *h2stream) AfterSend(progressed bool) {
-	if s.Sent(s, s.HighWater(), progressed) {
+	goOn, closeNow := s.Sent(s.HighWater(), progressed)
+	if goOn {
+		s.Loop.Pending = append(s.Loop.Pending, s)
+	}
+	if closeNow {
 		s.Close(nil) // its output is out, and it was closing
 		return
 	}

@@ -226,7 +226,11 @@ func (c *Socket) Flush() {
 // AfterSend updates deadlines, parked writers and closing after bytes were (or were not) written
 // (Carrier.Sent), and what the poller watches.
 func (c *Socket) AfterSend(progressed bool) {
-	if c.Sent(c.Loop.first.Exchange(c), c.HighWater(), progressed) {
+	goOn, closeNow := c.Sent(c.HighWater(), progressed)
+	if goOn {
+		c.Loop.Pending = append(c.Loop.Pending, c.Loop.first.Exchange(c))
+	}
+	if closeNow {
 		c.finishClose()
 		return
 	}

@@ -136,16 +136,15 @@ func (c *Carrier) Rearm() {
 	}
 }
 
-// sent does what follows a write of c's queue, for both protocols: a connection held back for
-// its unread output goes on once the client has taken half of its high-water mark hw (ex, c's
-// exchange, in the loop's pending list); a writer parked for room is woken; the write timeout
-// restarts with progress and stops once the queue is empty. It reports whether the exchange,
-// closing, has written the last of its output and is to close now.
-func (c *Carrier) Sent(ex Exchange, hw int64, progressed bool) (closeNow bool) {
-	l := c.Loop
+// Sent does what follows a write of c's queue, for both protocols: a writer parked for room is
+// woken; the write timeout restarts with progress and stops once the queue is empty. It reports
+// whether an exchange held back for its unread output goes on, the client having taken half of
+// its high-water mark hw (goOn: the caller puts it in the loop's pending list), and whether the
+// exchange, closing, has written the last of its output and is to close now.
+func (c *Carrier) Sent(hw int64, progressed bool) (goOn, closeNow bool) {
 	if c.HeldBack && c.Out.Size() <= hw/2 {
 		c.HeldBack = false
-		l.Pending = append(l.Pending, ex)
+		goOn = true
 	}
 	cx := c.Ctx
 	writer := cx != nil && cx.ParkedOn(ParkWrite)
@@ -154,7 +153,7 @@ func (c *Carrier) Sent(ex Exchange, hw int64, progressed bool) (closeNow bool) {
 		if writer {
 			cx.Wake(nil)
 		}
-		return c.State == StClosing
+		return goOn, c.State == StClosing
 	}
 	// Progress-based write timeout: it restarts whenever the client takes some bytes.
 	if progressed {
@@ -164,7 +163,7 @@ func (c *Carrier) Sent(ex Exchange, hw int64, progressed bool) (closeNow bool) {
 	if writer && c.Out.Size() <= hw/2 && !c.Out.HasFile() {
 		cx.Wake(nil)
 	}
-	return false
+	return goOn, false
 }
 
 // DropCtx gives the request's Ctx back to the loop, reporting whether there was one.

@@ -13,8 +13,8 @@ type First interface {
 	// c is in StIdle, StHead or StDrain.
 	Input(c *Socket)
 	// Exchange returns c as the exchange its requests are served on. It is the Exchange of the
-	// Conn a Protocol is handed (Socket.HandOverTo), and what c's progress of output is
-	// reported to (Carrier.Sent).
+	// Conn a Protocol is handed (Socket.HandOverTo), and what goes on once the client has read
+	// enough of the output it held back for (Loop.Pending).
 	Exchange(c *Socket) Exchange
 	// Deadline acts on c's deadline that is due: a timer of kind timerConn, the first field of
 	// a Socket.
