@@ -18,6 +18,7 @@ func New() serve.First { return first{} }
 // first is HTTP/1.1 as a server's First: every connection, from its first byte.
 type first struct{}
 
+// Input, Exchange and Deadline: see serve.First.
 func (first) Input(c *serve.Socket)                   { h1(c).readInput() }
 func (first) Exchange(c *serve.Socket) serve.Exchange { return h1(c) }
 func (first) Deadline(c *serve.Socket)                { h1(c).onDeadline(c.Loop) }

@@ -9,8 +9,8 @@ import (
 // bodyState is the framing of the current request's body: how much is left and what went wrong.
 // The loop still needs it after the handler returns, to skip what the handler did not read.
 type bodyState struct {
-	Remaining  int64 // BodyLength: bytes not yet consumed
-	Chunked    *wire.ChunkedDecoder
+	Remaining  int64                // BodyLength: bytes not yet consumed
+	Chunked    *wire.ChunkedDecoder // BodyChunked: the decoder, from the loop's pool
 	Kind       bodyKind
 	EOF        bool
 	Waiting100 bool    // the client sent Expect: 100-continue and no 100 has been sent yet

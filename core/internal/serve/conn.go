@@ -202,6 +202,7 @@ func (c *Socket) keepInput() {
 	}
 }
 
+// DropSpill gives c's spill buffer back to the loop's pool, if it holds one.
 func (c *Socket) DropSpill() {
 	if c.spill != 0 {
 		c.Loop.spills.Release(c.spill, &c.Loop.Pool)
@@ -283,6 +284,7 @@ func (c *Socket) UpdateInterest() {
 	c.SetInterest(ev)
 }
 
+// SetInterest tells the poller that c waits for ev, unless it already does (see UpdateInterest).
 func (c *Socket) SetInterest(ev netpoll.Interest) {
 	if ev == c.Events || c.State == StClosed {
 		return

@@ -56,8 +56,8 @@ type Ctx struct {
 	// Response.
 	Status   uint16
 	Resp     respFlags
-	ReqFlags reqFlags
-	via      via // the listener the request came by (its handler), and whether it speaks TLS
+	ReqFlags reqFlags // what the request's head said that the response follows (ReqHTTP11, …)
+	via      via      // the listener the request came by (its handler), and whether it speaks TLS
 	State    ctxState
 	park     parkKind
 	parkf    parkFlags

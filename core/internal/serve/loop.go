@@ -34,9 +34,9 @@ type Loop struct {
 
 	Buf    []byte    // the read buffer shared by all connections, one turn at a time
 	Conns  []*Socket // by file descriptor
-	NConns int
-	nreqs  int    // requests taken from the pool and not yet given back: running, parked or detached
-	Serial uint32 // of the last connection opened
+	NConns int       // the connections open on the loop
+	nreqs  int       // requests taken from the pool and not yet given back: running, parked or detached
+	Serial uint32    // of the last connection opened
 
 	Timers      engine.Heap
 	ready       []*Ctx     // parked handlers to resume at the top of the next iteration

@@ -109,7 +109,7 @@ func (l *Loop) OnLoop() bool {
 	return me == l.Goroutine
 }
 
-// A loopGoroutine is which goroutine is a loop's own: g, set as the loop starts, and self, the
+// A loopGoroutine is which goroutine is a loop's own: Goroutine, set as the loop starts, and self, the
 // same while the loop runs and 0 before and after, which other goroutines read
 // (mustBeOffLoop). The goroutines are told apart here alone.
 type loopGoroutine struct {

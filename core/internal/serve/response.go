@@ -180,6 +180,7 @@ func (cx *Ctx) stream(p []byte) error {
 	return cx.send(p)
 }
 
+// CRLF ends a line of HTTP/1.1's head and of a chunk.
 var CRLF = []byte("\r\n")
 
 // CopyLimit: a body held whole up to this size goes out in the same buffer as its head (an

@@ -23,8 +23,8 @@ type Server struct {
 	first     First       // HTTP/1.1
 	mux       Multiplexer // the protocol besides HTTP/1.1 (HTTP/2), or nil
 
-	Mu         sync.Mutex
-	Loops      []*Loop
+	Mu         sync.Mutex   // guards the loops and listeners while the server starts and stops
+	Loops      []*Loop      // made by Serve
 	Listenings []*listening // Options.Addr's (or Serve's), then AddListener's (listener.go)
 	ln         net.Listener // the listener given to Serve, closed by Shutdown
 	started    bool
