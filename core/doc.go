@@ -6,8 +6,10 @@
 //
 // core is the public face of dwell's server: each of its types is laid out as one of
 // core/internal/serve's, and each method is a call into it, inlined. The code — the loops, the
-// connections, HTTP/1.1 and HTTP/2, the Ctx's machinery — is serve's, and serve's package
-// comment is its map: the data path of one connection, what follows HTTP, how a handler parks.
+// connections, the Ctx's machinery — is serve's, and serve's package comment is its map: the
+// data path of one connection, what follows HTTP, how a handler parks. The protocols are
+// packages of their own above serve, which NewServer gives every server: HTTP/1.1
+// (core/internal/http1) and HTTP/2 (core/internal/http2).
 //
 // # Parking
 //
