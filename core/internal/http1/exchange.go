@@ -17,7 +17,7 @@ func (c *conn) Proto() string {
 	return "HTTP/1.1"
 }
 
-// ConnectProtocol: an extended CONNECT is HTTP/2's (RFC 8441).
+// ConnectProtocol is "": an HTTP/1.1 request names no protocol to tunnel (no :protocol, RFC 8441).
 func (c *conn) ConnectProtocol() string { return "" }
 
 // continue100 is the interim response to Expect: 100-continue (RFC 9110 §15.2.1).
