@@ -5,7 +5,7 @@ import (
 	"github.com/dwellhttp/dwell/internal/alias"
 )
 
-// An conn is a Socket as HTTP/1.1 serves it: the exchange of its requests, one after another.
+// A conn is a serve.Socket as HTTP/1.1 serves it: the exchange of its requests, one after another.
 // It is the Socket itself, seen through HTTP/1.1's methods (h1).
 type conn struct{ serve.Socket }
 
@@ -97,7 +97,7 @@ func (c *conn) headReadSize() int { return max(int(c.HeadSize), headReadFirst) }
 // growHeadRead grows c's head reads after one filled its size.
 func (c *conn) growHeadRead() { c.HeadSize = uint16(min(4*c.headReadSize(), headRead)) }
 
-// serve runs the requests in c.in until it runs out of input or a handler keeps the
+// serve runs the requests in c.In until it runs out of input or a handler keeps the
 // connection: several pipelined requests are answered in one turn, and their responses leave
 // in one write. Two bounds keep one client from taking more than its share: at most
 // MaxPipelined requests a turn (the rest wait for the next iteration, behind other

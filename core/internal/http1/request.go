@@ -8,7 +8,11 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
 
-// nextRequest starts the request whose head is next in c.in, if it is complete, and runs its
+// The requests of a connection, one after another: parse a request's head, run its handler
+// (serve's Loop.RunHandler, in a coroutine), end the request (its response completed) and
+// decide what follows — the next request, skipping the rest of an unread body, or the close.
+
+// nextRequest starts the request whose head is next in c.In, if it is complete, and runs its
 // handler. It reports whether the connection is ready for more (the handler finished at once).
 func (c *conn) nextRequest() bool {
 	cx := c.startRequest()
@@ -19,7 +23,7 @@ func (c *conn) nextRequest() bool {
 	return c.State != serve.StHandler
 }
 
-// startRequest parses a request head from c.in and makes it the connection's request, ready
+// startRequest parses a request head from c.In and makes it the connection's request, ready
 // for its handler. It returns nil when the head is not complete yet, or was refused.
 func (c *conn) startRequest() *serve.Ctx {
 	l := c.Loop
@@ -173,7 +177,7 @@ func (c *conn) awaitNext() {
 	c.SetReadDeadline(c.Loop.Opts.IdleTimeout)
 }
 
-// drain discards the unread rest of a finished request's body from c.in. It reports whether the
+// drain discards the unread rest of a finished request's body from c.In. It reports whether the
 // connection is ready for the next request.
 func (c *conn) drain() bool {
 	if len(c.In) == 0 {

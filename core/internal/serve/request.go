@@ -5,9 +5,9 @@ import (
 	"iter"
 )
 
-// The requests of a connection, one after another: parse a request's head, run its handler in a
-// coroutine, end the request (its response completed) and decide what follows — the next
-// request, or the close. The coroutines come last.
+// A request's handler, whatever the protocol that parsed it: run in a coroutine until it returns
+// or parks, resumed when woken, and its exchange told when it is over (Exchange.EndRequest,
+// Exchange.GoOn), which decides what follows. The coroutines come last.
 
 // RunHandler runs the request's handler (or, with k, its continuation) until it returns or parks,
 // and when it returns, goes on with the request: it waits for its continuation, or it is done.
