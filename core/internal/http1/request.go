@@ -99,7 +99,7 @@ func (c *conn) GoOn() {
 // EndRequest ends the connection's request once its handler (or continuation) has finished:
 // the response is completed, the completion hooks run, the Ctx goes back to the loop, and the
 // connection goes on — to its next request, to skipping the rest of an unread body, or to the
-// close. It is the one place where that is decided: the Ctx reports what happened (rfClose,
+// close. It is the one place where that is decided: the Ctx reports what happened (RfClose,
 // RfAbort, its body's state), and whether the connection can be kept is settled before the
 // response head goes out, so that the head says so.
 func (c *conn) EndRequest() {

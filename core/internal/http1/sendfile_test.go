@@ -52,7 +52,7 @@ func writeFile(t *testing.T, content string) string {
 	return path
 }
 
-// Segments on both sides of copyFileMax (copied into the write queue, or spliced with
+// Segments on both sides of CopyFileMax (copied into the write queue, or spliced with
 // sendfile behind a head sent with MSG_MORE), alone and mixed in one response, with a declared
 // length and chunked, all pipelined on one connection: every byte arrives, in order.
 func TestSendFileSizes(t *testing.T) {

@@ -76,7 +76,7 @@ func (b *bodyState) err() error { return b.Failed.err() }
 
 // Decode moves body bytes from src into dst (nil dst discards them) and reports how many bytes of
 // each it used; err is io.EOF at the end of the body, or a framing error, which the caller makes
-// sticky (Ctx.failBody) when it reads for the handler; a discarding caller ends the connection.
+// sticky (Ctx.FailBody) when it reads for the handler; a discarding caller ends the connection.
 func (b *bodyState) Decode(dst, src []byte) (nd, ns int, err error) {
 	if b.Failed != 0 {
 		return 0, 0, b.err()

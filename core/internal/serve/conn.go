@@ -21,7 +21,7 @@ type Socket struct {
 	FD      int32
 	spill   int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
 
-	DrainLeft int32 // stDrain: unread body bytes the loop may still discard
+	DrainLeft int32 // StDrain: unread body bytes the loop may still discard
 	Scan      wire.HeadScan
 	HeadSize  uint16           // what a read for a request head takes (see headRead); 0: headReadFirst
 	Events    netpoll.Interest // what the poller watches the socket for

@@ -91,7 +91,7 @@ const (
 // parked request that set neither does not pay for their slices.
 type ctxExtra struct {
 	hdrs   []byte // the response's field set: names and values behind their lengths (header.go), from the loop's pool
-	names  uint64 // the nameBit of every line in hdrs, and of lines removed since it was emptied
+	names  uint64 // the NameBit of every line in hdrs, and of lines removed since it was emptied
 	params []Param
 	Rare   *ctxRare
 }

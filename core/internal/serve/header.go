@@ -9,7 +9,7 @@ import (
 
 // Response header fields are kept in one buffer from the loop's pool, each as its name and its
 // value, each behind its length (a uvarint): a set in neither protocol's wire format, from
-// which HTTP/1.1 writes each field as its line, "Name: value\r\n" (appendFieldLines), and
+// which HTTP/1.1 writes each field as its line, "Name: value\r\n" (AppendFieldLines), and
 // HTTP/2 encodes each with HPACK (http2's response.go), neither taking apart what the other made.
 // Setting a field copies its name and value there, so nothing a response holds points into
 // memory it does not own — not into the request (whose memory is reused once the handler
@@ -224,7 +224,7 @@ func (cx *Ctx) AppendFieldLines(b []byte) []byte {
 	return b
 }
 
-// FieldLinesRoom bounds what appendFieldLines appends: a field's line adds 4 bytes to its name
+// FieldLinesRoom bounds what AppendFieldLines appends: a field's line adds 4 bytes to its name
 // and value, and its lengths take 2 bytes at least in the set.
 func (cx *Ctx) FieldLinesRoom() int { return 2 * len(cx.FieldSet()) }
 

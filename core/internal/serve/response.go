@@ -318,7 +318,7 @@ func (cx *Ctx) NoBody() bool {
 // CompleteResponse completes the response once the handler (or its continuation) is done: the
 // server answers for a handler that did not (see serverAnswer), the head goes out if it has
 // not, and a chunked body gets its last chunk — unless the response was aborted, which must
-// reach the client cut short. It reports in rfClose and RfAbort what the connection must do
+// reach the client cut short. It reports in RfClose and RfAbort what the connection must do
 // after it (see Socket.EndRequest).
 func (cx *Ctx) CompleteResponse() {
 	c := cx.Carrier

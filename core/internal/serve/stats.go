@@ -257,7 +257,7 @@ func (l *Loop) countConn(n *ConnStates, c *Socket) {
 		} else {
 			n.Closing++
 		}
-	default: // stIdle, stHead, stDrain
+	default: // StIdle, StHead, StDrain
 		switch {
 		case c.Out.Size() > 0:
 			n.Writing++
