@@ -23,7 +23,7 @@ type Socket struct {
 
 	DrainLeft int32 // StDrain: unread body bytes the loop may still discard
 	Scan      wire.HeadScan
-	HeadSize  uint16           // what a read for a request head takes (see headRead); 0: headReadFirst
+	HeadSize  uint16           // what a read for a request head takes (http1's headRead); 0: its first
 	Events    netpoll.Interest // what the poller watches the socket for
 	KeepAlive bool             // the current request allows another after it
 	polled    bool             // registered with the poller (see Loop.open); until then events is only noted

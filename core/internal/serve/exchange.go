@@ -89,7 +89,7 @@ type Carrier struct {
 	Serial            uint32
 	State             connState
 	PeerEOF           bool     // the client has shut down its side
-	HeldBack          bool     // input waits until the client reads its output (see serve, onReadable)
+	HeldBack          bool     // input waits until the client reads its output (http1's conn.serve, onReadable)
 	Ending            closeHow // how the exchange closes once its output is written
 	Loop              *Loop
 	Ctx               *Ctx  // the request being served, or nil

@@ -52,7 +52,7 @@ type Loop struct {
 	Clk engine.Clock // read each turn, and when a timer is armed
 
 	current  *Ctx // the handler whose coroutine is running, if any
-	TurnLeft int  // requests the connection being served may still start in this turn (see serve)
+	TurnLeft int  // requests the connection being served may still start in this turn (http1's conn.serve)
 
 	// A continuation to run, and what to pass it, in the coroutine switchTo is about to resume
 	// instead of a handler: the coroutine takes them as it starts (newCoro). Kept here rather

@@ -319,7 +319,7 @@ func (cx *Ctx) NoBody() bool {
 // server answers for a handler that did not (see serverAnswer), the head goes out if it has
 // not, and a chunked body gets its last chunk — unless the response was aborted, which must
 // reach the client cut short. It reports in RfClose and RfAbort what the connection must do
-// after it (see Socket.EndRequest).
+// after it (see Exchange.EndRequest).
 func (cx *Ctx) CompleteResponse() {
 	c := cx.Carrier
 	if c.State == StClosed {
