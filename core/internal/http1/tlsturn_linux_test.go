@@ -39,7 +39,7 @@ func TestHandshakesWaitForOpenConnections(t *testing.T) {
 		if c.Path() == "/first" {
 			first <- place{int(c.Exchange.(*conn).FD), c.Loop}
 		}
-		c.WriteString(fmt.Sprintf("begun %d, queued %d", begun.Load(), c.Loop.TLST.Queued()))
+		c.WriteString(fmt.Sprintf("begun %d, queued %d", begun.Load(), c.Loop.TLS.Queued()))
 	}, serve.Options{TLSConfig: cfg, StallThreshold: -1, Loops: 1}) // one loop: one listening socket for the storm
 	open, r := tlsDial(t, addr, pki.clientConfig(0))
 	get := func(path string) string {

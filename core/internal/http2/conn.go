@@ -93,7 +93,7 @@ func (h2mux) Chooses(c *serve.Socket, in []byte) bool {
 		}
 		return true
 	}
-	if c.Secure() && c.Loop.TLST.Protocol(int(c.FD)) == "h2" {
+	if c.Secure() && c.Loop.TLS.Protocol(int(c.FD)) == "h2" {
 		c.Close(serve.ErrClosed)
 		return true
 	}

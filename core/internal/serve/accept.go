@@ -10,7 +10,7 @@ import (
 // acceptRetry ends an accept backoff.
 func (l *Loop) acceptRetry() {
 	if !l.Shutting && !l.atMaxConns() {
-		l.acc.Listen()
+		l.Acc.Listen()
 	}
 }
 
@@ -19,16 +19,10 @@ func (l *Loop) atMaxConns() bool { return l.Opts.MaxConns > 0 && l.NConns >= l.O
 // accept takes the connections waiting on listener i (engine.Acceptor.Accept), backing off
 // for a moment when the process runs out of descriptors.
 func (l *Loop) accept(i int) {
-	if l.acc.Accept(i, (*loopAcceptor)(l)) {
+	if l.Acc.Accept(i, (*driver)(l)) {
 		l.accTimer.reset(engine.AcceptBackoff)
 	}
 }
-
-// A loopAcceptor is a Loop as its engine.Acceptor's host.
-type loopAcceptor Loop
-
-func (a *loopAcceptor) Full() bool      { return (*Loop)(a).atMaxConns() }
-func (a *loopAcceptor) Open(fd, ln int) { (*Loop)(a).open(fd, ln) }
 
 // open starts serving a socket accepted from listener ln. From a listener that defers
 // accepting until the client has sent something (Options.DisableDeferAccept), the request is
@@ -36,7 +30,7 @@ func (a *loopAcceptor) Open(fd, ln int) { (*Loop)(a).open(fd, ln) }
 // the poller only if the connection is still open after that — a Connection: close exchange
 // never is.
 func (l *Loop) open(fd, ln int) {
-	lst := &l.acc.Lns[ln]
+	lst := &l.Acc.Lns[ln]
 	if lst.Shared || !netpoll.AcceptInheritsNoDelay {
 		// A listener passed to Serve is not ours to change, and connections may have queued on
 		// it before Serve; those from our own listeners inherit the option (netpoll.Listen).
@@ -64,8 +58,8 @@ func (l *Loop) open(fd, ln int) {
 			return
 		}
 	}
-	if err := l.poll.Add(fd, c.Serial, c.Events); err != nil {
-		l.Log.Error("dwell: cannot poll a new connection", "loop", l.id, "err", err)
+	if err := l.Poll.Add(fd, c.Serial, c.Events); err != nil {
+		l.Log.Error("dwell: cannot poll a new connection", "loop", l.ID, "err", err)
 		c.Close(ErrClosed)
 		return
 	}

@@ -197,7 +197,7 @@ func (c *Socket) keepInput() {
 	case l.owns(c.In):
 		c.DropSpill()
 		b := append(l.Pool.Get(len(c.In)), c.In...)
-		c.spill = l.spills.Hold(b)
+		c.spill = l.Spills.Hold(b)
 		c.In = b
 	}
 }
@@ -205,7 +205,7 @@ func (c *Socket) keepInput() {
 // DropSpill gives c's spill buffer back to the loop's pool, if it holds one.
 func (c *Socket) DropSpill() {
 	if c.spill != 0 {
-		c.Loop.spills.Release(c.spill, &c.Loop.Pool)
+		c.Loop.Spills.Release(c.spill, &c.Loop.Pool)
 		c.spill = 0
 	}
 }
@@ -293,7 +293,7 @@ func (c *Socket) SetInterest(ev netpoll.Interest) {
 	if !c.polled {
 		return // Loop.open registers it for c.events
 	}
-	if err := c.Loop.poll.Mod(int(c.FD), c.Serial, ev); err != nil {
+	if err := c.Loop.Poll.Mod(int(c.FD), c.Serial, ev); err != nil {
 		c.Close(ErrClosed)
 	}
 }
@@ -324,8 +324,8 @@ func (c *Socket) Close(err error) {
 		hc.ClosedBy(err)
 	}
 	c.WakeOnClose(err)
-	if l.acc.Paused() && !l.Shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
-		l.acc.Listen()
+	if l.Acc.Paused() && !l.Shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
+		l.Acc.Listen()
 	}
 }
 

@@ -12,12 +12,14 @@
 // The pieces are wired together like this, for one connection on one loop:
 //
 //  1. the socket, polled by the loop's poller (core/internal/netpoll: epoll on Linux,
-//     level-triggered; a portable poller on Go's net package elsewhere), accepted from one of
-//     the server's listeners (listener.go; the accepting, in batches and with a backoff when
-//     descriptors run out, is core/internal/engine's accept.go), its bytes carried by that
-//     listener's transport (transport.go picks it; core/internal/engine's transport.go: the
-//     socket itself, plain; or TLS's records through crypto/tls on the loop, its handshakes
-//     after the open connections' work in each turn: the engine's tls.go and tlsturn.go);
+//     level-triggered; a portable poller on Go's net package elsewhere) in the turns of the
+//     engine's loop (core/internal/engine's loop.go), whose Driver is the server's loop
+//     (loop.go: a connection's events, posted tasks, due timers, handlers made ready);
+//     accepted from one of the server's listeners (listener.go; the accepting, in batches and
+//     with a backoff when descriptors run out, is the engine's accept.go); its bytes carried by
+//     that listener's transport (transport.go picks it; the engine's transport.go: the socket
+//     itself, plain; or TLS's records through crypto/tls on the loop, its handshakes after the
+//     open connections' work in each turn: the engine's tls.go and tlsturn.go);
 //  2. the loop's read buffer (64 KiB, shared by all its connections one turn at a time): the
 //     connection's readable event (conn.go) goes to HTTP/1.1 (the server's First: http1's
 //     conn.go), which reads into it, behind any bytes the connection held over from before;

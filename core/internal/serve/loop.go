@@ -1,11 +1,9 @@
 package serve
 
 import (
-	"log/slog"
 	"net/netip"
 	"runtime/debug"
 	"sync/atomic"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
@@ -18,38 +16,26 @@ import (
 // goroutines reach it. Nothing else touches what a Loop owns; handlers of one Loop never run in
 // parallel.
 type Loop struct {
+	engine.Loop // the poller, the clock, the timers, the buffers, the transports, the turn
+
 	srv  *Server
-	id   int
 	Opts *Options
-	Log  *slog.Logger
 
-	poll  *netpoll.Poller
-	inbox *engine.Inbox[task]
-	plain *engine.Plain // the transport of the connections whose bytes are the socket's
-	TLST  *engine.TLS   // the transport of the connections that speak TLS, or nil
+	inbox    *engine.Inbox[task]
+	handlers []Handler // by listener, what serves the requests that come by it
+	accTimer Timer     // ends an accept backoff
 
-	acc      engine.Acceptor // the server's listeners, each with its socket for this loop
-	handlers []Handler       // by listener, what serves the requests that come by it
-	accTimer Timer           // ends an accept backoff
-
-	Buf    []byte    // the read buffer shared by all connections, one turn at a time
 	Conns  []*Socket // by file descriptor
 	NConns int       // the connections open on the loop
 	nreqs  int       // requests taken from the pool and not yet given back: running, parked or detached
 	Serial uint32    // of the last connection opened
 
-	Timers      engine.Heap
 	ready       []*Ctx     // parked handlers to resume at the top of the next iteration
 	Pending     []Exchange // exchanges with requests (or a protocol's input) held over from their last turn
 	coros       []*coro
 	ctxs        []*Ctx
-	spills      engine.Spills // the spill buffers of connections (conn.spill)
-	Fields      []wire.Field  // the field table of the head being parsed
+	Fields      []wire.Field // the field table of the head being parsed
 	chunkedFree []*wire.ChunkedDecoder
-	Pool        engine.OutPool
-	IOV         *netpoll.IOVecs
-
-	Clk engine.Clock // read each turn, and when a timer is armed
 
 	current  *Ctx // the handler whose coroutine is running, if any
 	TurnLeft int  // requests the connection being served may still start in this turn (http1's conn.serve)
@@ -71,8 +57,8 @@ type Loop struct {
 	extras        []*ctxExtra              // empty ones handed-over requests gave back (Loop.getExtra)
 	given         map[int32]netip.AddrPort // peers ServeConn gave, by descriptor, while connected
 
-	stallState // see stall.go
-	statsState // see stats.go
+	label      string // the loop's goroutines' profiler label (labelLoop)
+	statsState        // see stats.go
 
 	handed  []*Conn // by file descriptor, the connections handed over from HTTP (handover.go)
 	toFlush []*Conn // handed-over connections written to outside their own turn
@@ -134,31 +120,33 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		return fail(err)
 	}
 	l := &Loop{
-		srv: s, id: id, Opts: &s.opts, Log: s.opts.Logger, first: s.first,
-		poll: p, inbox: ib, acc: engine.NewAcceptor(lns, p, s.opts.Logger, id), handlers: handlers,
-		Buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
-		IOV: netpoll.NewIOVecs(engine.MaxIOVecs),
-		// The tables that grow with the connections start large enough for thousands of them:
-		// growing copies them and leaves the old arrays as garbage, while the pages of a fresh
-		// allocation cost memory only once they are written.
-		Conns:  make([]*Socket, 0, initialConns),
-		Timers: engine.NewHeap(2 * initialConns),
-		Clk:    engine.NewClock(),
-		done:   make(chan struct{}),
+		Loop: engine.Loop{
+			ID: id, Log: s.opts.Logger, Poll: p, Wakeup: ib.FD(), Acc: engine.NewAcceptor(lns, p, s.opts.Logger, id),
+			Buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
+			IOV: netpoll.NewIOVecs(engine.MaxIOVecs),
+			// The tables that grow with the connections start large enough for thousands of
+			// them: growing copies them and leaves the old arrays as garbage, while the pages of
+			// a fresh allocation cost memory only once they are written.
+			Timers: engine.NewHeap(2 * initialConns),
+			Clk:    engine.NewClock(),
+		},
+		srv: s, Opts: &s.opts, first: s.first, inbox: ib, handlers: handlers,
+		Conns: make([]*Socket, 0, initialConns),
+		done:  make(chan struct{}),
 	}
 	if s.mux != nil {
 		l.Mux = s.mux.NewLoop(l)
 	}
 	l.label = loopLabel(loopSerial.Add(1))
-	l.plain = engine.NewPlain(&l.Ctr.Counts)
+	l.Plain = engine.NewPlain(&l.Counts)
 	if useTLS {
-		l.TLST = l.newTLS(s.tlsConfig)
+		l.TLS = l.newTLS(s.tlsConfig)
 	}
 	l.accTimer = Timer{l: l, f: l.acceptRetry}
 	l.accTimer.t.Init(timerFunc)
 	err = p.Add(ib.FD(), 0, netpoll.WatchRead)
 	if err == nil {
-		err = l.acc.Listen()
+		err = l.Acc.Listen()
 	}
 	if err != nil {
 		l.closeFds() // the listener too
@@ -171,96 +159,54 @@ func newLoop(s *Server, id int) (*Loop, error) {
 // TestHookNewLoop, when set by a test, runs first in newLoop and fails it with its error.
 var TestHookNewLoop func(id int) error
 
-// run is the loop's goroutine. Each iteration polls, then handles what the poll reported in its
-// order — readiness of connections and listeners, and the inbox's wake-up, whose posted tasks
-// and Wakes run there, among the readiness — then TLS input crypto/tls already holds, due
-// timers, parked handlers made ready, connections with requests held over, and handshakes
-// waiting their turn. A handler is only ever resumed from here (runReady, after the tasks and
-// timers that made it ready), never from inside another handler.
+// run is the loop's goroutine: the engine's turns (engine.Loop.Run), which call the loop as
+// their Driver. A handler is only ever resumed from the driver's turn (runReady, after the
+// tasks and timers that made it ready), never from inside another handler.
 func (l *Loop) run() {
 	l.noteGoroutine()
 	l.labelLoop()
 	defer l.exit()
-	for {
-		evs, err := l.poll.Wait(l.pollTimeout())
-		if err != nil {
-			l.Log.Error("dwell: poll failed; loop stops", "loop", l.id, "err", err)
-			return
-		}
-		l.Clk.Tick()
-		l.beginTurn()
-		for i := range evs {
-			// A connection is registered with its serial, never 0; the loop's own descriptors
-			// (the inbox, the listeners) with 0. An event for a descriptor this loop no longer
-			// owns is dropped: a connection closed earlier in the batch (the serial tells a
-			// reused descriptor), or a listener after a shutdown closed it earlier in the batch.
-			ev := &evs[i]
-			switch fd := ev.FD(); {
-			case ev.Tag() != 0:
-				if fd < len(l.Conns) {
-					if c := l.Conns[fd]; c != nil && c.Serial == ev.Tag() {
-						c.onEvent(ev)
-					}
-				}
-			case fd == l.inbox.FD():
-				l.runInbox()
-			default:
-				if i := l.acc.At(fd); i >= 0 {
-					l.accept(i)
-				}
-			}
-		}
-		if l.TLST != nil {
-			l.TLST.RunBuffered()
-		}
-		l.runTimers()
-		l.runReady()
-		l.runPending()
-		if len(l.toFlush) > 0 {
-			l.flushHanded()
-		}
-		if l.TLST != nil && l.TLST.HandshakesWaiting() {
-			l.TLST.RunHandshakes() // after the open connections: see engine/tlsturn.go
-			if len(l.toFlush) > 0 {
-				l.flushHanded()
-			}
-		}
-		l.endTurn()
-		if l.Shutting && l.NConns == 0 && l.nreqs == 0 {
-			// Done: no connection, and no request — a handler held on work that must run to its
-			// end (wait.Do) outlives its connection, and the loop waits for it.
-			return
+	l.Run((*driver)(l))
+}
+
+// A driver is a Loop as its engine.Loop's Driver, and as its Acceptor's host.
+type driver Loop
+
+// Event handles a connection's readiness. An event for a descriptor the loop no longer owns is
+// dropped: a connection closed earlier in the batch (the serial tells a reused descriptor).
+func (d *driver) Event(ev *netpoll.Event) {
+	if fd := ev.FD(); fd < len(d.Conns) {
+		if c := d.Conns[fd]; c != nil && c.Serial == ev.Tag() {
+			c.onEvent(ev)
 		}
 	}
 }
 
-// pollTimeout is how long the next poll may wait: not at all while handlers are ready or
-// connections have requests held over; else until the next timer. (A poll takes what is ready
-// before it waits, so a busy loop never waits.)
-func (l *Loop) pollTimeout() int {
-	if len(l.ready) > 0 || len(l.Pending) > 0 || l.TLST != nil && (l.TLST.WantsRead() || l.TLST.HandshakesWaiting()) {
-		return 0
-	}
-	when, ok := l.Timers.Next()
-	if !ok {
-		return -1
-	}
-	d := when - l.Clk.Now
-	if d <= 0 {
-		return 0
-	}
-	return int((d + int64(time.Millisecond) - 1) / int64(time.Millisecond))
+func (d *driver) Posted()         { (*Loop)(d).runInbox() }
+func (d *driver) Accept(ln int)   { (*Loop)(d).accept(ln) }
+func (d *driver) Due(t *timer)    { (*Loop)(d).runTimer(t) }
+func (d *driver) Busy() bool      { return len(d.ready) > 0 || len(d.Pending) > 0 }
+func (d *driver) Full() bool      { return (*Loop)(d).atMaxConns() }
+func (d *driver) Open(fd, ln int) { (*Loop)(d).open(fd, ln) }
+
+// Turn resumes the handlers made ready and gives the connections held over their turn.
+func (d *driver) Turn() {
+	l := (*Loop)(d)
+	l.runReady()
+	l.runPending()
 }
 
-func (l *Loop) runTimers() {
-	for {
-		t := l.Timers.PopDue(l.Clk.Now)
-		if t == nil {
-			return
-		}
-		l.runTimer(t)
+// Flush writes the handed-over connections written to outside their own turn.
+func (d *driver) Flush() {
+	if len(d.toFlush) > 0 {
+		(*Loop)(d).flushHanded()
 	}
 }
+
+// Finished reports that the loop is done: shutting down, with no connection and no request
+// left — a handler held on work that must run to its end (wait.Do) outlives its connection,
+// and the loop waits for it.
+func (d *driver) Finished() bool { return d.Shutting && d.NConns == 0 && d.nreqs == 0 }
 
 func (l *Loop) runInbox() {
 	q := l.inbox.Take()
@@ -312,15 +258,15 @@ func (l *Loop) runPending() {
 // Protocol's methods). It reports whether f panicked, for the callers that must not go on as if
 // it had not (a Protocol's connection closes: Conn.CallProtocol); the others ignore it.
 func (l *Loop) safely(f func()) (panicked bool) {
-	l.enterApp()
+	l.SW.EnterApp()
 	defer func() {
-		if l.sw.Noted() {
+		if l.SW.Noted() {
 			l.noteStall(l.hooked) // a hook's request, or none
 		}
-		l.leaveApp()
+		l.SW.LeaveApp()
 		if r := recover(); r != nil {
 			panicked = true
-			l.Log.Error("dwell: panic in a function run by the loop", "loop", l.id, "panic", r,
+			l.Log.Error("dwell: panic in a function run by the loop", "loop", l.ID, "panic", r,
 				"stack", string(debug.Stack()))
 		}
 	}()
@@ -375,6 +321,6 @@ func (l *Loop) exit() {
 }
 
 func (l *Loop) closeFds() {
-	l.acc.Close(l.srv.leaveShared) // the last loop to stop accepting closes a shared listener
-	l.poll.Close()
+	l.Acc.Close(l.srv.leaveShared) // the last loop to stop accepting closes a shared listener
+	l.Poll.Close()
 }

@@ -87,7 +87,7 @@ func (cx *Ctx) parkUntil(kind parkKind, d time.Duration) error {
 	cx.State = ctxParked
 	cx.park = kind
 	cx.woken = 0
-	if l.sw.Noted() {
+	if l.SW.Noted() {
 		l.noteStall(cx)
 	}
 	cx.co.yield(struct{}{})
@@ -109,7 +109,7 @@ func (cx *Ctx) ParkOnConn(kind parkKind) error {
 	cx.State = ctxParked
 	cx.park = kind
 	cx.woken = 0
-	if cx.Loop.sw.Noted() {
+	if cx.Loop.SW.Noted() {
 		cx.Loop.noteStall(cx)
 	}
 	cx.co.yield(struct{}{})

@@ -100,7 +100,7 @@ func newCoro() *coro {
 			} else {
 				cx.Loop.handlers[cx.via.listener()](cx)
 			}
-			if cx.Loop.sw.Noted() {
+			if cx.Loop.SW.Noted() {
 				cx.Loop.noteStall(cx)
 			}
 			if cx.detachK == nil {
@@ -193,9 +193,9 @@ func (l *Loop) switchTo(cx *Ctx, k func(*Ctx, error), err error) (last *Ctx, ret
 	}
 	for {
 		l.running.Store(co)
-		l.enterApp()
+		l.SW.EnterApp()
 		resume(co)
-		l.leaveApp()
+		l.SW.LeaveApp()
 		l.running.Store(nil)
 		if l.work.f == nil {
 			break
@@ -245,7 +245,7 @@ func (l *Loop) chain(cx *Ctx) *Ctx {
 	next.co, co.ctx = co, next
 	next.State = ctxRunning
 	l.current = next
-	l.nextApp()
+	l.SW.NextApp()
 	return next
 }
 

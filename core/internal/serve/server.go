@@ -211,8 +211,8 @@ func (s *Server) announceReady() {
 // which no loop took; the server is then closed, and a Shutdown returns at once. s.mu is held.
 func (s *Server) abandonStart(rest int) {
 	for _, l := range s.Loops {
-		l.acc.Pause()
-		l.acc.ForgetShared() // closed below, once
+		l.Acc.Pause()
+		l.Acc.ForgetShared() // closed below, once
 		l.closeFds()
 		l.inbox.Close()
 		close(l.done)
@@ -319,7 +319,7 @@ func (l *Loop) beginShutdown() {
 		return
 	}
 	l.Shutting = true
-	l.acc.Close(l.srv.leaveShared)
+	l.Acc.Close(l.srv.leaveShared)
 	for _, c := range l.Conns {
 		if c == nil {
 			continue

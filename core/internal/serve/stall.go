@@ -10,51 +10,27 @@ import (
 )
 
 // Stalls: application code that blocks the loop's thread or runs on it for long stops the loop,
-// and with it every connection it serves. The watchdog (one goroutine per server) and what a
-// loop keeps for it are the engine's (internal/engine/stallwatch.go); here the loop marks its
-// turns and the calls of application code it makes — a handler or continuation from the moment
-// the loop switches into it until it returns or parks, a Post callback, a timer, a completion
-// hook, a Protocol's method — and says, when one of them stalled, which request it served: its
-// route and path.
+// and with it every connection it serves. The watchdog (one goroutine per server), what a loop
+// keeps for it and the marks of the loop's turns are the engine's (internal/engine/stallwatch.go,
+// loop.go); the loop marks the calls of application code it makes (StallWatch.EnterApp in
+// safely and switchTo) — a handler or continuation from the moment the loop switches into it
+// until it returns or parks, a Post callback, a timer, a completion hook, a Protocol's method —
+// and says here, when one of them stalled, which request it served: its route and path.
 
 // defaultStallThreshold is Options.StallThreshold's default.
 const defaultStallThreshold = 200 * time.Millisecond
-
-// beginTurn marks the start of an iteration, at the loop clock's reading for it.
-func (l *Loop) beginTurn() {
-	l.sw.BeginTurn(l.Clk.Now)
-	if CountStats {
-		l.Ctr.turns++
-	}
-}
-
-// endTurn marks the end of an iteration before the loop polls again: it reports a stall the
-// watchdog saw, and keeps the longest turn.
-func (l *Loop) endTurn() {
-	if n := l.sw.EndTurn(l.Clk.Read()); n != nil {
-		l.sw.Report(n, l.Log, l.id)
-	}
-}
-
-// enterApp and leaveApp bracket a call of application code on the loop.
-func (l *Loop) enterApp() { l.sw.EnterApp() }
-func (l *Loop) leaveApp() { l.sw.LeaveApp() }
-
-// nextApp marks the start of another call while one runs: the next pipelined request's
-// handler, which a coroutine runs right after the last one's (Loop.chain).
-func (l *Loop) nextApp() { l.sw.NextApp() }
 
 // noteStall records, for the report at the end of the turn, that the call of application code
 // in which the watchdog saw a stall — cx's handler or continuation, its completion hooks, or a
 // callback (cx nil) — is returning or parking: when, and the request's route and path while
 // they are there to read. It is called, from within the call, only when the watchdog has noted
-// a stall (l.sw.Noted), so that the check stays a load at the call sites (the handler's frames
+// a stall (l.SW.Noted), so that the check stays a load at the call sites (the handler's frames
 // while it parks stay as they were); the report itself is made on the loop's own stack, at the
 // end of the turn.
 //
 //go:noinline
 func (l *Loop) noteStall(cx *Ctx) {
-	n := l.sw.EndApp(l.Clk.Read())
+	n := l.SW.EndApp(l.Clk.Read())
 	if n == nil || cx == nil {
 		return // not the call that ran when the stall was seen, or no request's
 	}
@@ -78,7 +54,7 @@ func (s *Server) watch(loops []*Loop, threshold time.Duration, stop <-chan struc
 // A watchedLoop is a Loop as the watchdog's engine.Watched.
 type watchedLoop Loop
 
-func (w *watchedLoop) StallWatch() *engine.StallWatch { return &w.sw }
+func (w *watchedLoop) StallWatch() *engine.StallWatch { return &w.SW }
 func (w *watchedLoop) Now() int64                     { return w.Clk.Elapsed() }
 func (w *watchedLoop) Label() string                  { return w.label }
 
@@ -119,16 +95,10 @@ func (s *Server) Stalls() (n int64, longest time.Duration) {
 	loops := s.Loops
 	s.Mu.Unlock()
 	for _, l := range loops {
-		n += l.sw.Stalls()
-		longest = max(longest, l.sw.LongestTurn())
+		n += l.SW.Stalls()
+		longest = max(longest, l.SW.LongestTurn())
 	}
 	return n, longest
-}
-
-// stallState is what a Loop keeps for the stall watchdog.
-type stallState struct {
-	sw    engine.StallWatch
-	label string // the loop's goroutines' profiler label (labelLoop)
 }
 
 // loopLabel is the profiler label of the loop numbered serial in the process (loopSerial).

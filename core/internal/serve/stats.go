@@ -3,8 +3,6 @@ package serve
 import (
 	"sync/atomic"
 	"time"
-
-	"github.com/dwellhttp/dwell/core/internal/engine"
 )
 
 // Server statistics. Each loop keeps its counters in plain fields that it alone writes
@@ -99,8 +97,6 @@ const nRefusals = len(refusalStatuses) + 1 // and Other
 // snapshot, or after the loop has ended.
 type loopCounters struct {
 	accepted, Requests, panics int64
-	turns                      int64
-	engine.Counts              // the transports': bytes carried, TLS handshakes
 	refused                    [nRefusals]int64
 }
 
@@ -174,10 +170,10 @@ func (s *Server) Stats() Stats {
 			if last := l.lastStats.Load(); last != nil {
 				*ls = *last
 			}
-			ls.Loop, ls.Stale = l.id, true
+			ls.Loop, ls.Stale = l.ID, true
 		}
-		ls.Stalls = l.sw.Stalls()
-		ls.LongestTurn = l.sw.LongestTurn()
+		ls.Stalls = l.SW.Stalls()
+		ls.LongestTurn = l.SW.LongestTurn()
 		st.Total.add(ls)
 	}
 	st.Total.Loop = -1
@@ -193,12 +189,12 @@ type statsAnswer struct {
 // snapshot copies the loop's counters and counts its connections by state. It runs on the
 // loop, or once the loop has ended (stopped).
 func (l *Loop) snapshot(stopped bool) LoopStats {
-	k := &l.Ctr
+	k, e := &l.Ctr, &l.Counts
 	ls := LoopStats{
-		Loop: l.id, AsOf: time.Now(), Stopped: stopped,
+		Loop: l.ID, AsOf: time.Now(), Stopped: stopped,
 		Accepted: k.accepted, Requests: k.Requests, Panics: k.panics,
-		BytesIn: k.BytesIn, BytesOut: k.BytesOut, Turns: k.turns,
-		TLSHandshakes: k.TLSDone, TLSHandshakeFailures: k.TLSFailed, TLSHandshakesAbandoned: k.TLSAbandoned,
+		BytesIn: e.BytesIn, BytesOut: e.BytesOut, Turns: e.Turns,
+		TLSHandshakes: e.TLSDone, TLSHandshakeFailures: e.TLSFailed, TLSHandshakesAbandoned: e.TLSAbandoned,
 		Refused: Refusals{
 			BadRequest: k.refused[0], RequestTimeout: k.refused[1], ContentTooLarge: k.refused[2],
 			URITooLong: k.refused[3], ExpectationFailed: k.refused[4], HeaderFieldsTooLarge: k.refused[5],

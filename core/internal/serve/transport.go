@@ -9,9 +9,9 @@ import (
 // came by a listener that speaks TLS, else the socket's own.
 func (c *Socket) Transport() engine.Transport {
 	if c.Secure() {
-		return c.Loop.TLST
+		return c.Loop.TLS
 	}
-	return c.Loop.plain
+	return c.Loop.Plain
 }
 
 // Sender returns what carries c's queued output to the client, for the write queue: c's
@@ -40,4 +40,4 @@ func (c *Socket) Readable()         { c.onReadable(false) }
 
 // handshakeDeferred reports whether c's handshake waits for a later turn: its readability is
 // not watched meanwhile, so that the poller does not report it turn after turn.
-func (c *Socket) handshakeDeferred() bool { return c.Secure() && c.Loop.TLST.Deferred(int(c.FD)) }
+func (c *Socket) handshakeDeferred() bool { return c.Secure() && c.Loop.TLS.Deferred(int(c.FD)) }
