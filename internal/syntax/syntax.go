@@ -94,6 +94,20 @@ func Lower(c byte) byte {
 	return c
 }
 
+// EqualLower reports whether b equals the lower-case ASCII string lower, ignoring case in b: a
+// name or token compared with the spelling a parser looks for.
+func EqualLower(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := range len(b) {
+		if Lower(b[i]) != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // EqualFold reports whether a and b are equal without regard to ASCII case, as field names and
 // tokens are compared (RFC 9110 §5.1).
 func EqualFold[A, B ~string | ~[]byte](a A, b B) bool {

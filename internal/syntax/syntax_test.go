@@ -35,6 +35,11 @@ func TestFold(t *testing.T) {
 	if !EqualFold("Content-Length", []byte("content-LENGTH")) || EqualFold("a", "ab") || EqualFold("é", "É") {
 		t.Error("EqualFold")
 	}
+	// EqualLower folds its first argument only: the second is the lower-case spelling.
+	if !EqualLower([]byte("Transfer-ENCODING"), "transfer-encoding") || !EqualLower(nil, "") ||
+		EqualLower([]byte("host"), "Host") || EqualLower([]byte("hos"), "host") || EqualLower([]byte("h0st"), "host") {
+		t.Error("EqualLower")
+	}
 	if CompareFold("Accept", "accept-encoding") >= 0 || CompareFold("B", "a") <= 0 || CompareFold("X", "x") != 0 {
 		t.Error("CompareFold")
 	}

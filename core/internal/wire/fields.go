@@ -1,5 +1,7 @@
 package wire
 
+import "github.com/dwellhttp/dwell/internal/syntax"
+
 // Heads that arrive as fields rather than as text: HTTP/2's field blocks, decoded by HPACK. A
 // HeadBuilder gathers the method, the target and the fields into one buffer as they are decoded,
 // and Finish makes a Request of them that reads as a parsed HTTP/1.1 head does — the same spans,
@@ -63,7 +65,7 @@ func (b *HeadBuilder) Finish(r *Request, allowConnect bool) *Reject {
 	if b.hasAuthority {
 		host := -1
 		for i, f := range b.Fields {
-			if f.Name.n == 4 && equalFold(r.Bytes(f.Name), "host") {
+			if f.Name.n == 4 && syntax.EqualLower(r.Bytes(f.Name), "host") {
 				host = i
 				break
 			}

@@ -24,41 +24,41 @@ func (fr *framing) note(r *Request, f Field) *Reject {
 	value := r.Bytes(f.Value)
 	switch len(name) {
 	case 4:
-		if equalFold(name, "host") {
+		if syntax.EqualLower(name, "host") {
 			fr.hosts++
 			fr.hostField = f.Value
 		}
 	case 6:
-		if equalFold(name, "expect") {
+		if syntax.EqualLower(name, "expect") {
 			// RFC 9110 §10.1.1: 100-continue is the only expectation defined; a server MAY answer
 			// 417 to any other.
 			switch {
 			case len(value) == 0:
-			case equalFold(value, "100-continue"):
+			case syntax.EqualLower(value, "100-continue"):
 				r.flags |= Expect100
 			default:
 				fr.expectFailed = true
 			}
 		}
 	case 10:
-		if equalFold(name, "connection") {
+		if syntax.EqualLower(name, "connection") {
 			forEachElement(value, func(opt []byte) {
 				switch {
-				case equalFold(opt, "close"):
+				case syntax.EqualLower(opt, "close"):
 					r.flags |= Close
-				case equalFold(opt, "keep-alive"):
+				case syntax.EqualLower(opt, "keep-alive"):
 					r.flags |= KeepAlive
-				case equalFold(opt, "upgrade"):
+				case syntax.EqualLower(opt, "upgrade"):
 					r.flags |= Upgrade
 				}
 			})
 		}
 	case 14:
-		if equalFold(name, "content-length") {
+		if syntax.EqualLower(name, "content-length") {
 			return fr.contentLength(r, value)
 		}
 	case 17:
-		if equalFold(name, "transfer-encoding") {
+		if syntax.EqualLower(name, "transfer-encoding") {
 			fr.te = true
 			forEachElement(value, fr.coding)
 		}
@@ -85,7 +85,7 @@ func (fr *framing) contentLength(r *Request, v []byte) *Reject {
 
 // coding records one transfer coding, in order (RFC 9112 §6.1).
 func (fr *framing) coding(c []byte) {
-	if equalFold(c, "chunked") {
+	if syntax.EqualLower(c, "chunked") {
 		if fr.teChunked {
 			fr.teTwice = true
 		}

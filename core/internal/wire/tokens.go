@@ -1,7 +1,5 @@
 package wire
 
-import "github.com/dwellhttp/dwell/internal/syntax"
-
 // Byte classes of the request-target and Host (the token and field-value classes are
 // internal/syntax's, which the router and the middleware share), as tables so that the
 // parser's inner loops are one load and one test per byte.
@@ -43,19 +41,6 @@ var isHostByte = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// equalFold reports whether b equals the lower-case ASCII string s, ignoring case in b.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		if syntax.Lower(b[i]) != s[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // trimOWS strips optional whitespace (SP, HTAB; RFC 9110 §5.6.3) from both ends of b.
 func trimOWS(b []byte) []byte {
