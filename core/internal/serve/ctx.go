@@ -133,6 +133,32 @@ func (cx *Ctx) extra() *ctxExtra {
 	return cx.Extra
 }
 
+// hasDoneHooks reports whether the request has completion hooks (OnDone).
+func (cx *Ctx) hasDoneHooks() bool {
+	return cx.Extra != nil && cx.Extra.Rare != nil && len(cx.Extra.Rare.onDone) > 0
+}
+
+// RunDone calls the completion hooks, if any, with the response's outcome (done.go): the
+// request that has none does not go there.
+func (cx *Ctx) RunDone() {
+	if cx.hasDoneHooks() {
+		cx.runDone()
+	}
+}
+
+// HasTrailers reports whether the response has trailers to send.
+func (cx *Ctx) HasTrailers() bool {
+	return cx.Extra != nil && cx.Extra.Rare != nil && len(cx.Extra.Rare.TrailerSet) > 0
+}
+
+// filter returns the outermost body filter, or nil.
+func (cx *Ctx) filter() BodyWriter {
+	if x := cx.Extra; x != nil && x.Rare != nil {
+		return x.Rare.filter
+	}
+	return nil
+}
+
 // getExtra returns an empty ctxExtra, one a handed-over request gave back if there is one. l
 // may be nil, for a Ctx no loop made (a test's).
 func (l *Loop) getExtra() *ctxExtra {

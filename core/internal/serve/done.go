@@ -65,18 +65,9 @@ func (e *PanicError) Error() string { return fmt.Sprintf("dwell: handler panicke
 // a response.
 var ErrAbortHandler = errors.New("dwell: handler aborted its response")
 
-// hasDoneHooks reports whether the request has completion hooks (OnDone).
-func (cx *Ctx) hasDoneHooks() bool {
-	return cx.Extra != nil && cx.Extra.Rare != nil && len(cx.Extra.Rare.onDone) > 0
-}
-
-// RunDone calls the completion hooks, if any, with the response's outcome.
-func (cx *Ctx) RunDone() {
-	x := cx.Extra
-	if x == nil || x.Rare == nil || len(x.Rare.onDone) == 0 {
-		return
-	}
-	r := x.Rare
+// runDone calls the completion hooks (RunDone) with the response's outcome.
+func (cx *Ctx) runDone() {
+	r := cx.Extra.Rare
 	now, mono := cx.Loop.Clk.Wall()
 	d := Done{
 		Status:   cx.StatusCode(),

@@ -45,14 +45,6 @@ func (s Seam) WrapBody(wrap func(next BodyWriter) BodyWriter) {
 	r.filter = wrap(next)
 }
 
-// filter returns the outermost body filter, or nil.
-func (cx *Ctx) filter() BodyWriter {
-	if x := cx.Extra; x != nil && x.Rare != nil {
-		return x.Rare.filter
-	}
-	return nil
-}
-
 // closeFilter closes the body filter, if any, once the handler or its continuation is done.
 // A failure of the filter's own closes the connection: the body it was making is incomplete.
 func (cx *Ctx) closeFilter() {

@@ -141,27 +141,3 @@ func (ls *listening) close(first int) {
 
 // ErrNoTLSConfig refuses a TLS listener on a server with no TLS configuration.
 var ErrNoTLSConfig = errors.New("it speaks TLS and the server has no TLS configuration (Options.TLSConfig or ListenAndServeTLS)")
-
-// A via is what a connection keeps of the listener it came by, in a byte: the listener's index
-// among the loop's (Loop.acc.Lns; its handler Loop.handlers'), and viaTLS when it speaks TLS
-// (its bytes then go through the loop's TLST).
-type via uint8
-
-const viaTLS via = 1 << 7
-
-func viaListener(i int, tls bool) via {
-	v := via(i)
-	if tls {
-		v |= viaTLS
-	}
-	return v
-}
-
-// listener returns the index of the listener among its loop's.
-func (v via) listener() int { return int(v &^ viaTLS) }
-
-// secure reports whether the connection speaks TLS.
-func (v via) secure() bool { return v&viaTLS != 0 }
-
-// secure reports whether c speaks TLS.
-func (c *Socket) Secure() bool { return c.Via.secure() }

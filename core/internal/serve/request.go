@@ -103,7 +103,7 @@ func newCoro() *coro {
 			if cx.Loop.SW.Noted() {
 				cx.Loop.noteStall(cx)
 			}
-			if cx.detachK == nil {
+			if cx.detachK == nil && cx.filter() != nil {
 				cx.closeFilter() // here, where its writes may still park
 			}
 			cx.State = ctxReturned

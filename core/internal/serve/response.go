@@ -333,7 +333,9 @@ func (cx *Ctx) CompleteResponse() {
 		return
 	}
 	if cx.Resp&RfCommitted == 0 {
-		cx.serverAnswer()
+		if cx.Gone != 0 || cx.Status == 0 && cx.Written == 0 {
+			cx.serverAnswer() // the request may have gone wrong, and the handler not said
+		}
 		cx.Exchange.WriteHead(cx, true)
 	} else if cx.Resp&RfChunked != 0 && !cx.HasTrailers() {
 		c.Out.Write(&cx.Loop.Pool, lastChunk)

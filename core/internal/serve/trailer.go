@@ -44,8 +44,3 @@ func notTrailer(name string) bool {
 	}
 	return false
 }
-
-// HasTrailers reports whether the response has trailers to send.
-func (cx *Ctx) HasTrailers() bool {
-	return cx.Extra != nil && cx.Extra.Rare != nil && len(cx.Extra.Rare.TrailerSet) > 0
-}

@@ -5,6 +5,30 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
+// A via is what a connection keeps of the listener it came by, in a byte: the listener's index
+// among the loop's (Loop.Acc.Lns; its handler Loop.handlers'), and viaTLS when it speaks TLS
+// (its bytes then go through the loop's TLS transport).
+type via uint8
+
+const viaTLS via = 1 << 7
+
+func viaListener(i int, tls bool) via {
+	v := via(i)
+	if tls {
+		v |= viaTLS
+	}
+	return v
+}
+
+// listener returns the index of the listener among its loop's.
+func (v via) listener() int { return int(v &^ viaTLS) }
+
+// secure reports whether the connection speaks TLS.
+func (v via) secure() bool { return v&viaTLS != 0 }
+
+// Secure reports whether c speaks TLS.
+func (c *Socket) Secure() bool { return c.Via.secure() }
+
 // Transport returns the transport that carries c's bytes (engine.Transport): its loop's TLS when c
 // came by a listener that speaks TLS, else the socket's own.
 func (c *Socket) Transport() engine.Transport {
