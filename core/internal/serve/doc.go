@@ -48,9 +48,9 @@
 // Its main line runs through conn.go, http1's conn.go and request.go, response.go and the
 // engine's writequeue.go — but with what they call on the way (the transport, the parser in
 // internal/wire, the coroutines, timers, pools, hooks and stats) one request touches about
-// forty files, and an HTTP/2 stream's about fifty (docs/design.md lists them). HTTP/1.1's side
-// (package http1: its conn.go, request.go and exchange.go) drives the requests one after
-// another and decides their fate; the Socket's (conn.go) is the connection's own events,
+// thirty files, and an HTTP/2 stream's about forty-five (docs/design.md lists them).
+// HTTP/1.1's side (package http1: its conn.go, request.go and exchange.go) drives the requests
+// one after another and decides their fate; the Socket's (conn.go) is the connection's own events,
 // reads, writes and close; the Ctx's side
 // (ctx.go, ctxrequest.go, response.go, park.go) is what a handler sees, and reports what
 // happened, with the request's bytes without a copy on a view of their own (RequestBytes,
