@@ -1,13 +1,14 @@
 // Package engine holds a loop's machinery, knowing nothing of HTTP: the turn (Loop.Run: poll,
 // hand the events to the loop's Driver, run the timers due, the driver's own work, the TLS
-// handshakes) and the clock it reads, the accepting of connections from the listening sockets,
-// the timer heap, the transports that carry a connection's bytes (the socket's own, and TLS:
-// crypto/tls on the loop, its handshakes given a bounded share of each turn), the write queue,
-// the spill buffers and the inbox through which other goroutines reach a loop — each a plain
-// data structure of the loop's, tested alone — a connection handed over to goroutines as a
-// net.Conn (GoConn), and the stall watch with what its report reads: the stalled loop's stack
-// from the goroutine profile, and the schedulers' figures that tell whether it waited for a CPU.
-// Package core's loops and connections are built on it (the server's loop embeds a Loop and is
-// its Driver), and the protocols above them (HTTP/1.1, HTTP/2, what follows a hand-over) reach
-// it only through core.
+// handshakes) and the clock it reads; the accepting of connections from the listening sockets;
+// the timer heap; what a connection is to the engine (Conn: its descriptor, and its unparsed
+// input, kept between turns in a spill buffer of its own); the transports that carry a
+// connection's bytes (the socket's own, and TLS: crypto/tls on the loop, its handshakes given a
+// bounded share of each turn); the write queue; the inbox through which other goroutines reach
+// a loop — each a plain data structure of the loop's, tested alone — a connection handed over
+// to goroutines as a net.Conn (GoConn), and the stall watch with what its report reads: the
+// stalled loop's stack from the goroutine profile, and the schedulers' figures that tell
+// whether it waited for a CPU. Package core's loops and connections are built on it (the
+// server's loop embeds a Loop and is its Driver; its connection holds a Conn), and the
+// protocols above them (HTTP/1.1, HTTP/2, what follows a hand-over) reach it only through core.
 package engine

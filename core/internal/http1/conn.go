@@ -32,7 +32,7 @@ func (c *conn) readInput() {
 		return
 	}
 	k := copy(l.Buf, c.In)
-	c.DropSpill()
+	c.DropSpill(&c.Loop.Loop)
 	end := len(l.Buf)
 	head := c.State != serve.StDrain
 	if head {

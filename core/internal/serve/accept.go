@@ -40,7 +40,7 @@ func (l *Loop) open(fd, ln int) {
 	if l.Serial == 0 {
 		l.Serial = 1 // 0 marks the loop's own descriptors
 	}
-	c := &Socket{Carrier: Carrier{Serial: l.Serial, Loop: l}, FD: int32(fd), Events: netpoll.WatchRead | netpoll.WatchHangup,
+	c := &Socket{Carrier: Carrier{Serial: l.Serial, Loop: l}, Conn: engine.Conn{FD: int32(fd)}, Events: netpoll.WatchRead | netpoll.WatchHangup,
 		Via: viaListener(ln, lst.TLS)}
 	c.Timer.Init(timerConn)
 	for fd >= len(l.Conns) {

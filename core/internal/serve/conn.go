@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"time"
 
+	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
 )
@@ -17,9 +18,8 @@ import (
 // when a request head is complete and goes back when the request is over; output lives in pooled
 // chunks only until the socket takes it.
 type Socket struct {
-	Carrier // first: its timer is the Socket's (see timer)
-	FD      int32
-	spill   int32 // the spill buffer holding in: 1 + its index in the loop's spills; 0 when none
+	Carrier     // first: its timer is the Socket's (see timer)
+	engine.Conn // the descriptor, and the unparsed input (In)
 
 	DrainLeft int32 // StDrain: unread body bytes the loop may still discard
 	Scan      wire.HeadScan
@@ -29,8 +29,6 @@ type Socket struct {
 	polled    bool             // registered with the poller (see Loop.open); until then events is only noted
 	Via       via              // the listener it came by, and whether it speaks TLS
 	Spoke     bool             // a request has begun: it speaks HTTP/1.1 (see Multiplexer.Chooses)
-
-	In []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
 }
 
 // A closeHow says how a connection closes once its output is written (see finishClose).
@@ -176,7 +174,7 @@ func (c *Socket) Settle() {
 			return
 		}
 	}
-	c.keepInput()
+	c.KeepInput(&c.Loop.Loop)
 	if c.Out.Size() > 0 {
 		c.Flush()
 		if c.State == StClosed {
@@ -184,30 +182,6 @@ func (c *Socket) Settle() {
 		}
 	}
 	c.UpdateInterest()
-}
-
-// keepInput moves unparsed bytes out of the loop buffer, which the next connection's turn will
-// overwrite, into a spill buffer sized for them.
-func (c *Socket) keepInput() {
-	l := c.Loop
-	switch {
-	case len(c.In) == 0:
-		c.DropSpill()
-		c.In = nil
-	case l.owns(c.In):
-		c.DropSpill()
-		b := append(l.Pool.Get(len(c.In)), c.In...)
-		c.spill = l.Spills.Hold(b)
-		c.In = b
-	}
-}
-
-// DropSpill gives c's spill buffer back to the loop's pool, if it holds one.
-func (c *Socket) DropSpill() {
-	if c.spill != 0 {
-		c.Loop.Spills.Release(c.spill, &c.Loop.Pool)
-		c.spill = 0
-	}
 }
 
 // flush writes queued output until the socket is full, then waits for it to drain.
@@ -316,7 +290,7 @@ func (c *Socket) Close(err error) {
 	l.NConns--
 	c.Transport().Close(int(c.FD), c.Ending >= CloseReset)
 	c.In = nil
-	c.DropSpill()
+	c.DropSpill(&l.Loop)
 	c.Out.Release(&l.Pool)
 	if handed {
 		hc := l.handed[c.FD]

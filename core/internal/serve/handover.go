@@ -543,7 +543,7 @@ func (c *Socket) Deliver() {
 func (c *Socket) readHandedOver() {
 	l := c.Loop
 	k := copy(l.Buf, c.In)
-	c.DropSpill()
+	c.DropSpill(&c.Loop.Loop)
 	c.In = l.Buf[:k]
 	if k < len(l.Buf) {
 		n, ok := c.ReadSocket(l.Buf[k:])

@@ -8,7 +8,6 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/engine"
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/wire"
-	"github.com/dwellhttp/dwell/internal/alias"
 )
 
 // A Loop is one event loop: one goroutine that owns a poller (epoll on Linux), the connections it
@@ -272,12 +271,6 @@ func (l *Loop) safely(f func()) (panicked bool) {
 	}()
 	f()
 	return false
-}
-
-// owns reports whether b is a view into the loop's shared read buffer. It compares addresses
-// only; no pointer is made from them.
-func (l *Loop) owns(b []byte) bool {
-	return alias.Within(b, l.Buf)
 }
 
 // A task is work posted to a loop from any goroutine: a function to run, or a wake-up for a
