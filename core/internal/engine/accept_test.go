@@ -27,16 +27,7 @@ func (h *testHost) Open(fd, ln int) {
 // Listen puts it back; Close closes a socket of the loop's own and hands a shared one to leave,
 // unless ForgetShared forgot it.
 func TestAcceptor(t *testing.T) {
-	lfd, err := netpoll.Listen(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := listenAddr(t, lfd)
-	p, err := netpoll.NewPoller(16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	lfd, addr, p := listenAndPoll(t)
 	a := NewAcceptor([]Listener{{FD: -1}, {FD: lfd}}, p, slog.New(slog.NewTextHandler(io.Discard, nil)), 0)
 	if err := a.Listen(); err != nil {
 		t.Fatal(err)
@@ -97,6 +88,22 @@ func acceptUntil(t *testing.T, a *Acceptor, p *netpoll.Poller, h AcceptHost, don
 			}
 		}
 	}
+}
+
+// listenAndPoll opens a listening socket on the loopback interface, and a poller closed when
+// the test ends.
+func listenAndPoll(t *testing.T) (fd int, addr string, p *netpoll.Poller) {
+	t.Helper()
+	fd, err := netpoll.Listen(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = netpoll.NewPoller(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return fd, listenAddr(t, fd), p
 }
 
 // listenAddr returns the address of the listening socket fd.

@@ -115,16 +115,7 @@ func (d *turnDriver) Finished() bool { return len(d.input) == 5 && len(d.posted)
 // finished. A posted task, a listener's connection, a connection's input and a timer armed for
 // now, all ready before the loop runs, are each seen once.
 func TestLoopRun(t *testing.T) {
-	lfd, err := netpoll.Listen(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := listenAddr(t, lfd)
-	p, err := netpoll.NewPoller(16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	lfd, addr, p := listenAndPoll(t)
 	ib, err := NewInbox[int]()
 	if err != nil {
 		t.Fatal(err)
