@@ -5,8 +5,9 @@
 // coverage of every dwell package, runs it once for each exchange — the probe warms the
 // connection up, clears the counters and makes the exchange once more — and lists, for each,
 // the files of dwell in which a statement ran, the probe's own aside. A file counts once
-// whatever ran in it: a helper of one line counts as the file it is in. With -funcs it lists,
-// under each file, the functions in which a statement ran, to say why the file is there.
+// whatever ran in it: a helper of one line counts as the file it is in. A line under each count
+// says how many of the files are of each layer (layerOf). With -funcs it lists, under each file,
+// the functions in which a statement ran, to say why the file is there.
 //
 //	cd bench && go run ./cmd/paths [-funcs]
 package main
@@ -52,6 +53,7 @@ func main() {
 		run("go", "tool", "covdata", "textfmt", "-i="+dir, "-o="+text)
 		files := ran(text)
 		fmt.Printf("%s: %d files\n", ex.what, len(files))
+		fmt.Printf("\tby layer: %s\n", byLayer(files))
 		var ranIn map[string][]string
 		if *funcs {
 			ranIn = functions(text)
@@ -92,6 +94,63 @@ func ran(profile string) []string {
 	}
 	sort.Strings(files)
 	return files
+}
+
+// The layers of dwell a file may be of, from the bottom up.
+var layers = []struct{ name, prefix string }{
+	{"poller", "core/internal/netpoll/"},
+	{"shared helpers", "internal/"}, // the buffer pools, the views of memory, HTTP's tables
+	{"codecs", "core/internal/wire/"},
+	{"codecs", "core/internal/h2/"},
+	{"codecs", "websocket/internal/"},
+	{"engine", "core/internal/engine/"},
+	{"server", "core/internal/serve/"},
+	{"HTTP/1.1", "core/internal/http1/"},
+	{"HTTP/2", "core/internal/http2/"},
+	{"face", "core/"},
+	{"WebSocket", "websocket/"},
+}
+
+// layerOf returns the layer of dwell's file f: the one of the longest folder that holds it
+// (websocket/internal/ before websocket/), or else f's top folder.
+func layerOf(f string) string {
+	best := ""
+	for _, l := range layers {
+		if strings.HasPrefix(f, l.prefix) && len(l.prefix) > len(best) {
+			best = l.prefix
+		}
+	}
+	for _, l := range layers {
+		if l.prefix == best {
+			return l.name
+		}
+	}
+	dir, _, _ := strings.Cut(f, "/")
+	return dir
+}
+
+// byLayer says how many of files are of each layer, from the bottom up.
+func byLayer(files []string) string {
+	n := map[string]int{}
+	for _, f := range files {
+		n[layerOf(f)]++
+	}
+	var parts []string
+	for _, l := range layers {
+		if n[l.name] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", l.name, n[l.name]))
+			delete(n, l.name)
+		}
+	}
+	rest := make([]string, 0, len(n))
+	for name := range n {
+		rest = append(rest, name)
+	}
+	sort.Strings(rest)
+	for _, name := range rest {
+		parts = append(parts, fmt.Sprintf("%s %d", name, n[name]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // functions returns, by file, the functions of dwell in which a statement of profile ran
