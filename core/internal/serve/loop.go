@@ -118,14 +118,14 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		p.Close()
 		return fail(err)
 	}
+	// The tables that grow with the connections (Timers, Conns) start large enough for
+	// thousands of them: growing copies them and leaves the old arrays as garbage, while the
+	// pages of a fresh allocation cost memory only once they are written.
 	l := &Loop{
 		Loop: engine.Loop{
 			ID: id, Log: s.opts.Logger, Poll: p, Wakeup: ib.FD(), Acc: engine.NewAcceptor(lns, p, s.opts.Logger, id),
-			Buf: make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
-			IOV: netpoll.NewIOVecs(engine.MaxIOVecs),
-			// The tables that grow with the connections start large enough for thousands of
-			// them: growing copies them and leaves the old arrays as garbage, while the pages of
-			// a fresh allocation cost memory only once they are written.
+			Buf:    make([]byte, max(readBufSize, s.opts.MaxHeaderBytes+4096)),
+			IOV:    netpoll.NewIOVecs(engine.MaxIOVecs),
 			Timers: engine.NewHeap(2 * initialConns),
 			Clk:    engine.NewClock(),
 		},
