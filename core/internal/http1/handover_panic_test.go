@@ -6,58 +6,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/serve"
+	"github.com/dwellhttp/dwell/core/internal/servetest"
 )
-
-// panicky is a Protocol that panics in the method named at (Receive: for any input but "ok"),
-// and otherwise echoes what it receives — "big" with a megabyte (for Drained), "timeout" by setting a timeout (for Timeout),
-// "bye" with a close (for Closed). It counts its Closed calls and sends each one's error.
-type panicky struct {
-	at      string
-	closed  chan error
-	closeds atomic.Int32
-}
-
-func newPanicky(at string) *panicky { return &panicky{at: at, closed: make(chan error, 4)} }
-
-func (p *panicky) maybe(method string) {
-	if p.at == method {
-		panic("protocol panics in " + method)
-	}
-}
-
-func (p *panicky) Receive(c *serve.Conn, in []byte) int {
-	if string(in) != "ok" {
-		p.maybe("Receive")
-	}
-	switch string(in) {
-	case "big":
-		c.Write(make([]byte, 1<<20))
-	case "timeout":
-		c.SetTimeout(time.Millisecond)
-	case "bye":
-		c.Close()
-	default:
-		c.Write(in)
-	}
-	return len(in)
-}
-
-func (p *panicky) Drained(*serve.Conn) { p.maybe("Drained") }
-func (p *panicky) Timeout(*serve.Conn) { p.maybe("Timeout") }
-func (p *panicky) Shutdown(c *serve.Conn) {
-	p.maybe("Shutdown")
-	c.Close()
-}
-func (p *panicky) Closed(_ *serve.Conn, err error) {
-	p.closeds.Add(1)
-	p.closed <- err
-	p.maybe("Closed")
-}
 
 // TestProtocolPanic: a panic in any of a Protocol's methods is logged and closes its connection
 // at once — its client sees the close, its Closed hears ErrProtocolPanic — rather than leave it
@@ -72,7 +26,7 @@ func TestProtocolPanic(t *testing.T) {
 		{"Closed", "bye"},
 	} {
 		t.Run(tc.at, func(t *testing.T) {
-			p := newPanicky(tc.at)
+			p := servetest.NewPanicky(tc.at)
 			logs := &logBuffer{}
 			s, addr := startServer(t, func(c *serve.Ctx) {
 				if c.Path() != "/up" {
@@ -105,7 +59,7 @@ func TestProtocolPanic(t *testing.T) {
 
 			// The connection ended as it would have without the panic in Closed (the protocol's
 			// own Close, which the client's end completed), or for the panic.
-			err := receive(t, "Closed", p.closed)
+			err := receive(t, "Closed", p.Done)
 			if (err == serve.ErrProtocolPanic) != (tc.at != "Closed") {
 				t.Fatalf("Closed(%v)", err)
 			}
@@ -121,7 +75,7 @@ func TestProtocolPanic(t *testing.T) {
 			if _, body := other.Response("GET"); body != "Hello World" {
 				t.Fatalf("another client after the panic: %q", body)
 			}
-			if n := p.closeds.Load(); n != 1 {
+			if n := p.Closeds.Load(); n != 1 {
 				t.Fatalf("Closed called %d times", n)
 			}
 		})

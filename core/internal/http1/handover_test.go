@@ -6,59 +6,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/serve"
+	"github.com/dwellhttp/dwell/core/internal/servetest"
 )
-
-// echoProtocol echoes what it receives, answering "bye" with a close and "big" with a megabyte,
-// and records its calls.
-type echoProtocol struct {
-	mu     sync.Mutex
-	calls  []string
-	closed chan error
-	prefix string
-}
-
-func newEcho(prefix string) *echoProtocol {
-	return &echoProtocol{closed: make(chan error, 1), prefix: prefix}
-}
-
-func (p *echoProtocol) note(s string) {
-	p.mu.Lock()
-	p.calls = append(p.calls, s)
-	p.mu.Unlock()
-}
-
-func (p *echoProtocol) Receive(c *serve.Conn, in []byte) int {
-	p.note("receive " + string(in))
-	switch string(in) {
-	case "bye":
-		c.Close()
-	case "big":
-		c.Write(make([]byte, 1<<20))
-	default:
-		c.Write([]byte(p.prefix + string(in)))
-	}
-	return len(in)
-}
-
-func (p *echoProtocol) Drained(c *serve.Conn) {
-	p.note("drained")
-	c.Write([]byte("drained"))
-}
-func (p *echoProtocol) Timeout(c *serve.Conn) {
-	p.note("timeout")
-	c.Write([]byte("timeout"))
-}
-func (p *echoProtocol) Shutdown(c *serve.Conn) {
-	p.note("shutdown")
-	c.Write([]byte("going away"))
-	c.Close()
-}
-func (p *echoProtocol) Closed(c *serve.Conn, err error) { p.closed <- err }
 
 // readN reads exactly n bytes, failing the test otherwise.
 func readN(t *testing.T, r io.Reader, n int) string {
@@ -75,7 +28,7 @@ func readN(t *testing.T, r io.Reader, n int) string {
 // and those sent after, go to the protocol, and what it writes comes back; its Close ends the
 // connection, and its Closed hears nil.
 func TestHandOverAfter101(t *testing.T) {
-	p := newEcho("")
+	p := servetest.NewEcho("")
 	_, addr := startServer(t, func(c *serve.Ctx) {
 		c.SetStatus(101)
 		c.SetHeader("Upgrade", "echo")
@@ -106,7 +59,7 @@ func TestHandOverAfter101(t *testing.T) {
 	}
 	c.Send("bye")
 	c.ExpectEOF()
-	if err := receive(t, "Closed", p.closed); err != nil {
+	if err := receive(t, "Closed", p.Done); err != nil {
 		t.Fatalf("Closed after Close: %v", err)
 	}
 }
@@ -114,7 +67,7 @@ func TestHandOverAfter101(t *testing.T) {
 // TestHandOverRaw: with no status set, the connection is handed over with nothing sent, as
 // net/http's Hijack does; the client leaving is the protocol's Closed with ErrClosed.
 func TestHandOverRaw(t *testing.T) {
-	p := newEcho("raw:")
+	p := servetest.NewEcho("raw:")
 	_, addr := startServer(t, func(c *serve.Ctx) {
 		if _, err := c.HandOver(p); err != nil {
 			t.Errorf("HandOver: %v", err)
@@ -126,7 +79,7 @@ func TestHandOverRaw(t *testing.T) {
 		t.Fatalf("%q, want the protocol's bytes and nothing of HTTP's", got)
 	}
 	c.Close()
-	if err := receive(t, "Closed", p.closed); !errors.Is(err, serve.ErrClosed) {
+	if err := receive(t, "Closed", p.Done); !errors.Is(err, serve.ErrClosed) {
 		t.Fatalf("Closed after the client left: %v", err)
 	}
 }
@@ -193,7 +146,7 @@ func (p *wakeProtocol) Closed(*serve.Conn, error) {}
 // TestHandOverDeadlineDrainShutdown: the protocol's deadline, its output drained after a slow
 // client, and the server's shutdown are each told to it.
 func TestHandOverDeadlineDrainShutdown(t *testing.T) {
-	p := newEcho("")
+	p := servetest.NewEcho("")
 	conns := make(chan *serve.Conn, 1)
 	s, addr := startServer(t, func(c *serve.Ctx) {
 		hc, err := c.HandOver(p)
@@ -222,12 +175,10 @@ func TestHandOverDeadlineDrainShutdown(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 	c.ExpectEOF()
-	if err := receive(t, "Closed", p.closed); err != nil {
+	if err := receive(t, "Closed", p.Done); err != nil {
 		t.Fatalf("Closed after the protocol's own Close: %v", err)
 	}
-	p.mu.Lock()
-	calls := fmt.Sprint(p.calls)
-	p.mu.Unlock()
+	calls := fmt.Sprint(p.Calls())
 	if !strings.Contains(calls, "timeout") || !strings.Contains(calls, "drained") || !strings.Contains(calls, "shutdown") {
 		t.Fatalf("calls %s", calls)
 	}
@@ -240,7 +191,7 @@ func TestHandOverRefused(t *testing.T) {
 		if c.Path() == "/started" {
 			c.SetStatus(200)
 		}
-		_, err := c.HandOver(newEcho(""))
+		_, err := c.HandOver(servetest.NewEcho(""))
 		c.WriteString(fmt.Sprint(err != nil))
 	}, serve.Options{})
 	c := dial(t, addr)
@@ -263,7 +214,7 @@ func TestHandOverAfterParking(t *testing.T) {
 		"GET / HTTP/1.1\r\nHost: h\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n",
 		"CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n",
 	} {
-		p := newEcho("")
+		p := servetest.NewEcho("")
 		parked := make(chan serve.Waker, 1)
 		_, addr := startServer(t, func(c *serve.Ctx) {
 			parked <- c.Waker()

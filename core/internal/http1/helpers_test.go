@@ -2,15 +2,14 @@ package http1
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/serve"
+	"github.com/dwellhttp/dwell/core/internal/servetest"
 	"github.com/dwellhttp/dwell/internal/testclient"
 )
 
@@ -31,28 +30,7 @@ func newServer(h serve.Handler, o serve.Options) *serve.Server {
 // startServerMux is startServer with mux as the server's Multiplexer.
 func startServerMux(t testing.TB, h serve.Handler, o serve.Options, mux serve.Multiplexer) (*serve.Server, string) {
 	t.Helper()
-	o.Addr = "127.0.0.1:0"
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	s := newServer(h, o)
-	if mux != nil {
-		s.SetMultiplexer(mux)
-	}
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- s.ListenAndServe() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-		if err := <-errc; err != serve.ErrServerClosed {
-			t.Errorf("ListenAndServe returned %v", err)
-		}
-	})
-	return s, s.Addr().String()
+	return servetest.Start(t, h, o, New(), mux)
 }
 
 // The client side of these tests is internal/testclient's, which coretest exports to the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dwellhttp/dwell/core/internal/serve"
+	"github.com/dwellhttp/dwell/core/internal/servetest"
 )
 
 // TestRemote: a goroutine reaches a handed-over connection through its Remote: Do runs on the
@@ -17,7 +18,7 @@ import (
 func TestRemote(t *testing.T) {
 	remotes := make(chan *serve.Remote, 1)
 	onLoop := make(chan string, 2)
-	p := newEcho("")
+	p := servetest.NewEcho("")
 	_, addr := startServer(t, func(c *serve.Ctx) {
 		c.SetStatus(101)
 		c.SetHeader("Upgrade", "echo")
@@ -65,7 +66,7 @@ func TestRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl.Close() // the loop lingers for the client's end otherwise
-	receive(t, "the close", p.closed)
+	receive(t, "the close", p.Done)
 	if err := r.Do(func(*serve.Conn) { t.Error("Do ran after the close") }); err != serve.ErrClosed {
 		t.Errorf("Do after the close: %v, want ErrClosed", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/serve"
+	"github.com/dwellhttp/dwell/core/internal/servetest"
 )
 
 // waitStats waits until the server's summed statistics satisfy cond, and returns them.
@@ -28,7 +29,7 @@ func waitStats(t *testing.T, s *serve.Server, what string, cond func(serve.LoopS
 // TestStatsConnStates drives connections into each state and checks that the gauges count them.
 func TestStatsConnStates(t *testing.T) {
 	wakers := make(chan serve.Waker, 4)
-	p := newEcho("")
+	p := servetest.NewEcho("")
 	big := unsentSize(t)
 	s, addr := startServer(t, func(c *serve.Ctx) {
 		switch c.Path() {
@@ -121,7 +122,7 @@ func TestStatsConnStates(t *testing.T) {
 		t.Fatalf("big body of %d bytes", len(body))
 	}
 	handed.Send("bye")
-	receive(t, "protocol closed", p.closed)
+	receive(t, "protocol closed", p.Done)
 	reading.Send("st: h\r\n\r\n")
 	reading.Response("GET")
 	want = serve.ConnStates{Open: 6, Idle: 6}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
 	"github.com/dwellhttp/dwell/core/internal/serve"
+	"github.com/dwellhttp/dwell/core/internal/servetest"
 )
 
 // The extended CONNECT of RFC 8441: a stream handed over (HandOver) as a connection would be.
@@ -66,7 +67,7 @@ func (c *h2client) connectTo(id uint32, path string) {
 // DATA within the windows (Drained once the client has taken it); Close ends the stream, and
 // the connection serves other streams meanwhile and after.
 func TestH2ExtendedConnect(t *testing.T) {
-	p := newEcho("> ")
+	p := servetest.NewEcho("> ")
 	_, addr := startServer(t, tunnelHandler(p, 0, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.connect(1)
@@ -99,7 +100,7 @@ func TestH2ExtendedConnect(t *testing.T) {
 	if r.rst {
 		t.Fatalf("Close reset the stream (%v) instead of ending it", r.code)
 	}
-	if err := receive(t, "Closed", p.closed); err != nil {
+	if err := receive(t, "Closed", p.Done); err != nil {
 		t.Fatalf("Closed(%v) after Close", err)
 	}
 	c.get(5, "/hello")
@@ -113,7 +114,7 @@ func TestH2ExtendedConnect(t *testing.T) {
 // side of an ended stream.
 func TestH2ExtendedConnectClientEnds(t *testing.T) {
 	for _, reset := range []bool{false, true} {
-		p := newEcho("> ")
+		p := servetest.NewEcho("> ")
 		_, addr := startServer(t, tunnelHandler(p, 0, nil), serve.Options{})
 		c := dialH2(t, addr)
 		c.connect(1)
@@ -127,7 +128,7 @@ func TestH2ExtendedConnectClientEnds(t *testing.T) {
 				t.Fatalf("END_STREAM: reset %v, body %q", r.rst, r.body)
 			}
 		}
-		if err := receive(t, "Closed", p.closed); !errors.Is(err, serve.ErrClosed) {
+		if err := receive(t, "Closed", p.Done); !errors.Is(err, serve.ErrClosed) {
 			t.Fatalf("reset %v: Closed(%v)", reset, err)
 		}
 		c.get(3, "/hello")
@@ -140,7 +141,7 @@ func TestH2ExtendedConnectClientEnds(t *testing.T) {
 // TestH2ExtendedConnectShutdown: a shutdown tells the stream's protocol, as it tells a
 // connection's, and the connection closes after the stream's end.
 func TestH2ExtendedConnectShutdown(t *testing.T) {
-	p := newEcho("> ")
+	p := servetest.NewEcho("> ")
 	s, addr := startServer(t, tunnelHandler(p, 0, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.connect(1)
@@ -150,7 +151,7 @@ func TestH2ExtendedConnectShutdown(t *testing.T) {
 	if string(r.body) != "going away" || r.rst {
 		t.Fatalf("the stream at the shutdown: %q, reset %v", r.body, r.rst)
 	}
-	receive(t, "Closed", p.closed)
+	receive(t, "Closed", p.Done)
 	for {
 		if _, _, ok := c.frame(); !ok {
 			break
@@ -166,14 +167,14 @@ func TestH2ExtendedConnectShutdown(t *testing.T) {
 // client that sends one anyway has its stream refused as malformed.
 func TestH2ExtendedConnectRefused(t *testing.T) {
 	errc := make(chan error, 1)
-	_, addr := startServer(t, tunnelHandler(newEcho(""), 0, errc), serve.Options{})
+	_, addr := startServer(t, tunnelHandler(servetest.NewEcho(""), 0, errc), serve.Options{})
 	c := dialH2(t, addr)
 	c.get(1, "/tunnel")
 	if err := receive(t, "HandOver's error", errc); !errors.Is(err, serve.ErrHandOverHTTP2) {
 		t.Fatalf("HandOver of a GET's stream: %v", err)
 	}
 
-	_, addr = startServer(t, tunnelHandler(newEcho(""), 101, errc), serve.Options{})
+	_, addr = startServer(t, tunnelHandler(servetest.NewEcho(""), 101, errc), serve.Options{})
 	c = dialH2(t, addr)
 	c.connect(1)
 	if err := receive(t, "HandOver's error", errc); !errors.Is(err, serve.ErrHandOverTunnel) {
@@ -183,7 +184,7 @@ func TestH2ExtendedConnectRefused(t *testing.T) {
 		t.Fatalf("after the refused HandOver: %d", r.status)
 	}
 
-	_, addr = startServer(t, tunnelHandler(newEcho(""), 0, nil), serve.Options{DisableConnectProtocol: true})
+	_, addr = startServer(t, tunnelHandler(servetest.NewEcho(""), 0, nil), serve.Options{DisableConnectProtocol: true})
 	c = dialH2(t, addr)
 	c.until("the server's SETTINGS", func() bool { return c.settings != nil })
 	if _, ok := c.settings[h2.SettingEnableConnectProtocol]; ok {
@@ -202,7 +203,7 @@ func TestH2ExtendedConnectRefused(t *testing.T) {
 // stream, and a streaming handler's writes fail after it; a handler's own refusal (403) goes
 // out as it is; the connection serves on, the tunnel of a handler that hands over included.
 func TestH2ExtendedConnectNotHandedOver(t *testing.T) {
-	p := newEcho("> ")
+	p := servetest.NewEcho("> ")
 	streamErr := make(chan error, 1)
 	done := make(chan serve.Done, 1)
 	_, addr := startServer(t, func(c *serve.Ctx) {

@@ -1,42 +1,19 @@
 package http2
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/http1"
 	"github.com/dwellhttp/dwell/core/internal/serve"
+	"github.com/dwellhttp/dwell/core/internal/servetest"
 	"github.com/dwellhttp/dwell/internal/testclient"
 )
 
-// startServer serves h, with HTTP/2 as core serves it, on a free loopback port for the
-// duration of the test.
+// startServer serves h, with HTTP/2 as core serves it (HTTP/1.1 first, which sees the h2c
+// preface and serves the rest), on a free loopback port for the duration of the test.
 func startServer(t testing.TB, h serve.Handler, o serve.Options) (*serve.Server, string) {
 	t.Helper()
-	o.Addr = "127.0.0.1:0"
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	s := serve.NewServer(h, o)
-	s.SetFirst(http1.New()) // HTTP/1.1 sees the h2c preface, and serves the rest
-	s.SetMultiplexer(New())
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- s.ListenAndServe() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-		if err := <-errc; err != serve.ErrServerClosed {
-			t.Errorf("ListenAndServe returned %v", err)
-		}
-	})
-	return s, s.Addr().String()
+	return servetest.Start(t, h, o, http1.New(), New())
 }
 
 // The client side of these tests is internal/testclient's.

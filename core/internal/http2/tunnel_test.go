@@ -7,13 +7,14 @@ import (
 
 	"github.com/dwellhttp/dwell/core/internal/h2"
 	"github.com/dwellhttp/dwell/core/internal/serve"
+	"github.com/dwellhttp/dwell/core/internal/servetest"
 )
 
 // TestH2TunnelGivesAgainWhatItDidNotTake: on a stream handed over, what the protocol leaves of
 // the DATA that came comes again in front of the next DATA, and the stream's window counts it
 // read only once taken.
 func TestH2TunnelGivesAgainWhatItDidNotTake(t *testing.T) {
-	p := newLines(false)
+	p := servetest.NewLines(false)
 	_, addr := startServer(t, tunnelHandler(p, 0, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.connect(1)
@@ -33,7 +34,7 @@ func TestH2TunnelGivesAgainWhatItDidNotTake(t *testing.T) {
 // progress — the client may send no more — and the stream closes with ErrInputFull while the
 // connection goes on.
 func TestH2TunnelInputFull(t *testing.T) {
-	p := newLines(true)
+	p := servetest.NewLines(true)
 	_, addr := startServer(t, tunnelHandler(p, 0, nil), serve.Options{})
 	c := dialH2(t, addr)
 	c.connect(1)
@@ -41,7 +42,7 @@ func TestH2TunnelInputFull(t *testing.T) {
 	for left := h2.DefaultWindow; left > 0; left -= h2.MinMaxFrameSize {
 		c.data(1, false, make([]byte, min(left, h2.MinMaxFrameSize)))
 	}
-	if err := receive(t, "Closed", p.closed); !errors.Is(err, serve.ErrInputFull) {
+	if err := receive(t, "Closed", p.Done); !errors.Is(err, serve.ErrInputFull) {
 		t.Fatalf("Closed(%v), want ErrInputFull", err)
 	}
 	c.get(3, "/hello")
@@ -56,7 +57,7 @@ func TestH2TunnelInputFull(t *testing.T) {
 func TestProtocolPanicH2(t *testing.T) {
 	for _, at := range []string{"Receive", "Shutdown"} {
 		t.Run(at, func(t *testing.T) {
-			p := newPanicky(at)
+			p := servetest.NewPanicky(at)
 			s, addr := startServer(t, tunnelHandler(p, 0, nil), serve.Options{})
 			c := dialH2(t, addr)
 			c.connect(1)
@@ -73,7 +74,7 @@ func TestProtocolPanicH2(t *testing.T) {
 			if r := c.response(1); !r.rst || r.code != h2.InternalError {
 				t.Fatalf("the stream after the panic: end %v, reset %v (%v), body %q", r.end, r.rst, r.code, r.body)
 			}
-			if err := receive(t, "Closed", p.closed); err != serve.ErrProtocolPanic {
+			if err := receive(t, "Closed", p.Done); err != serve.ErrProtocolPanic {
 				t.Fatalf("Closed(%v)", err)
 			}
 			if at == "Shutdown" {
