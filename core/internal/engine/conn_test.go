@@ -1,30 +1,28 @@
 package engine
 
 import (
+	"io"
+	"net"
 	"testing"
 	"unsafe"
 
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/internal/alias"
 )
 
-// TestSpills: handles are never 0, a released handle's slot serves the next buffer, and each
-// handle stands for its own buffer until it is released.
+// TestSpills: each descriptor's buffer is its own until it is released, and a released one goes
+// back to the pool.
 func TestSpills(t *testing.T) {
 	var s Spills
 	var pool OutPool
-	a, b := s.Hold(pool.Get(10)), s.Hold(pool.Get(20))
-	if a == 0 || b == 0 || a == b {
-		t.Fatalf("handles %d and %d", a, b)
+	s.hold(7, pool.Get(10))
+	s.hold(9, pool.Get(20))
+	s.release(7, &pool)
+	if len(s.bufs) != 1 || cap(s.bufs[9]) < 20 {
+		t.Fatalf("after releasing 7: %d held, 9's of %d bytes", len(s.bufs), cap(s.bufs[9]))
 	}
-	s.Release(a, &pool)
-	if c := s.Hold(pool.Get(30)); c != a {
-		t.Errorf("a released slot is not reused: %d, freed %d", c, a)
-	}
-	if cap(s.bufs[b-1]) < 20 || s.bufs[b-1] == nil {
-		t.Errorf("handle %d lost its buffer", b)
-	}
-	if d := s.Hold(pool.Get(40)); d == a || d == b {
-		t.Errorf("a held slot is given again: %d", d)
+	if b := pool.Get(10); cap(b) < 10 {
+		t.Fatalf("pool gave %d bytes", cap(b))
 	}
 }
 
@@ -34,36 +32,151 @@ func TestSpills(t *testing.T) {
 func TestConnKeepInput(t *testing.T) {
 	l := &Loop{Buf: make([]byte, 64)}
 	copy(l.Buf, "GET / HTTP/1.1\r\n")
-	var c Conn
+	c := NewConn(5, false)
 	c.In = l.Buf[4:9]
 	c.KeepInput(l)
-	if string(c.In) != "/ HTT" || c.spill == 0 || alias.Within(c.In, l.Buf) {
-		t.Fatalf("kept %q (spill %d, in the read buffer: %v)", c.In, c.spill, alias.Within(c.In, l.Buf))
+	if string(c.In) != "/ HTT" || c.flags&connSpilled == 0 || alias.Within(c.In, l.Buf) || &l.Spills.bufs[5][0] != &c.In[0] {
+		t.Fatalf("kept %q (spilled %v, in the read buffer: %v)", c.In, c.flags&connSpilled != 0, alias.Within(c.In, l.Buf))
 	}
 	copy(l.Buf, "overwritten by the next connection's turn")
 	if string(c.In) != "/ HTT" {
 		t.Fatalf("the kept input changed with the read buffer: %q", c.In)
 	}
-	spill := c.spill
+	spill := &l.Spills.bufs[5][0]
 	c.In = c.In[2:]
 	c.KeepInput(l)
-	if string(c.In) != "HTT" || c.spill != spill {
-		t.Fatalf("input in its spill buffer moved: %q, spill %d (was %d)", c.In, c.spill, spill)
+	if string(c.In) != "HTT" || &l.Spills.bufs[5][0] != spill {
+		t.Fatalf("input in its spill buffer moved: %q", c.In)
 	}
 	c.In = c.In[3:]
 	c.KeepInput(l)
-	if c.In != nil || c.spill != 0 || len(l.Spills.free) != 1 {
-		t.Fatalf("all parsed: input %q, spill %d, free spill slots %d", c.In, c.spill, len(l.Spills.free))
+	if c.In != nil || c.flags&connSpilled != 0 || len(l.Spills.bufs) != 0 {
+		t.Fatalf("all parsed: input %q, spilled %v, %d spill buffers held", c.In, c.flags&connSpilled != 0, len(l.Spills.bufs))
 	}
-	c.DropSpill(l) // none: nothing to give back
-	if len(l.Spills.free) != 1 {
-		t.Fatalf("a second drop freed a slot again: %d free", len(l.Spills.free))
+	c.In = l.Buf[:3]
+	c.KeepInput(l)
+	d := NewConn(6, false)
+	d.DropSpill(l) // none: nothing to give back, and 5's stays
+	if len(l.Spills.bufs) != 1 || string(c.In) != "ove" {
+		t.Fatalf("a drop by a connection without a spill buffer: %d held, 5's input %q", len(l.Spills.bufs), c.In)
 	}
 }
 
-// TestConnLayout: a Conn leaves no padding for the connection it begins (see Conn).
+// TestConnLayout: a Conn takes 32 bytes of the connection it begins (see Conn).
 func TestConnLayout(t *testing.T) {
 	if n := unsafe.Sizeof(Conn{}); n != 32 {
 		t.Errorf("Conn is %d bytes, not 32", n)
 	}
+}
+
+// TestConnWatch: until it is registered a Conn only notes what it waits for, and the poller
+// reports nothing of it; registered, it is reported for what it watches, and not once it watches
+// for nothing, and again once it watches for input again; released, its descriptor is closed, so the client reads the end of the stream.
+func TestConnWatch(t *testing.T) {
+	p, err := netpoll.NewPoller(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	l := &Loop{Poll: p, Plain: NewPlain(&Counts{})}
+	client, fd := connPair(t)
+	defer client.Close()
+	if _, err := client.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	c := NewConn(fd, false)
+	if c.Secure() || l.TransportOf(&c) != Transport(l.Plain) {
+		t.Fatal("a plain connection's transport is not Plain")
+	}
+	const tag = 7
+	// reported waits for the poller's report of c's input when wait is set (the portable poller
+	// learns of it from a goroutine), and otherwise looks without waiting.
+	reported := func(wait bool) bool {
+		t.Helper()
+		msec := 0
+		if wait {
+			msec = -1
+		}
+		for {
+			evs, err := p.Wait(msec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs {
+				if ev.Tag() == tag && ev.Readable() {
+					return true
+				}
+			}
+			if !wait {
+				return false
+			}
+		}
+	}
+
+	if err := c.Watch(l, tag, netpoll.WatchRead); err != nil || c.Events != netpoll.WatchRead {
+		t.Fatalf("watch before registering: %v, events %v", err, c.Events)
+	}
+	if reported(false) {
+		t.Fatal("an unregistered connection was reported")
+	}
+	if err := c.Register(l, tag); err != nil {
+		t.Fatal(err)
+	}
+	if !reported(true) {
+		t.Fatal("a registered connection with input was not reported")
+	}
+	buf := make([]byte, 4)
+	if n, e := l.TransportOf(&c).Read(fd, nil, buf); n != 1 || e != 0 || buf[0] != 'x' {
+		t.Fatalf("read %q, errno %v", buf[:n], e)
+	}
+	if err := c.Watch(l, tag, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Write([]byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if reported(false) {
+		t.Fatal("a connection that watches for nothing was reported")
+	}
+	if err := c.Watch(l, tag, netpoll.WatchRead); err != nil {
+		t.Fatal(err)
+	}
+	if !reported(true) {
+		t.Fatal("a connection watched again for input was not reported")
+	}
+	if n, e := l.TransportOf(&c).Read(fd, nil, buf); n != 1 || e != 0 || buf[0] != 'y' {
+		t.Fatalf("read %q, errno %v", buf[:n], e)
+	}
+
+	c.Release(l, false)
+	if c.In != nil {
+		t.Fatalf("a released connection keeps input %q", c.In)
+	}
+	if n, err := client.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Fatalf("the client read %d bytes, %v: the descriptor was not closed", n, err)
+	}
+}
+
+// connPair returns both ends of a TCP connection on the loopback: the client's, and a
+// descriptor of the server's for a loop.
+func connPair(t *testing.T) (net.Conn, int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := netpoll.ConnFD(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, fd
 }

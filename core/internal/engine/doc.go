@@ -1,8 +1,9 @@
 // Package engine holds a loop's machinery, knowing nothing of HTTP: the turn (Loop.Run: poll,
 // hand the events to the loop's Driver, run the timers due, the driver's own work, the TLS
 // handshakes) and the clock it reads; the accepting of connections from the listening sockets;
-// the timer heap; what a connection is to the engine (Conn: its descriptor, and its unparsed
-// input, kept between turns in a spill buffer of its own); the transports that carry a
+// the timer heap; what a connection is to the engine (Conn: its descriptor, its registration
+// and interest with the poller, the transport that carries its bytes, its release, and its
+// unparsed input, kept between turns in a spill buffer of its own); the transports that carry a
 // connection's bytes (the socket's own, and TLS: crypto/tls on the loop, its handshakes given a
 // bounded share of each turn); the write queue; the inbox through which other goroutines reach
 // a loop — each a plain data structure of the loop's, tested alone — a connection handed over

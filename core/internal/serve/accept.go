@@ -40,8 +40,7 @@ func (l *Loop) open(fd, ln int) {
 	if l.Serial == 0 {
 		l.Serial = 1 // 0 marks the loop's own descriptors
 	}
-	c := &Socket{Carrier: Carrier{Serial: l.Serial, Loop: l}, Conn: engine.Conn{FD: int32(fd)}, Events: netpoll.WatchRead | netpoll.WatchHangup,
-		Via: viaListener(ln, lst.TLS)}
+	c := &Socket{Carrier: Carrier{Serial: l.Serial, Loop: l}, Conn: engine.NewConn(fd, lst.TLS), Via: viaListener(ln, lst.TLS)}
 	c.Timer.Init(timerConn)
 	for fd >= len(l.Conns) {
 		l.Conns = engine.AppendDoubling(l.Conns, nil)
@@ -58,12 +57,10 @@ func (l *Loop) open(fd, ln int) {
 			return
 		}
 	}
-	if err := l.Poll.Add(fd, c.Serial, c.Events); err != nil {
+	if err := c.Register(&l.Loop, c.Serial); err != nil {
 		l.Log.Error("dwell: cannot poll a new connection", "loop", l.ID, "err", err)
 		c.Close(ErrClosed)
-		return
 	}
-	c.polled = true
 }
 
 // RemoteAddr returns the client's address, asked of the system when wanted: kept nowhere, since

@@ -19,16 +19,14 @@ import (
 // chunks only until the socket takes it.
 type Socket struct {
 	Carrier     // first: its timer is the Socket's (see timer)
-	engine.Conn // the descriptor, and the unparsed input (In)
+	engine.Conn // the descriptor, what the poller watches it for, its transport, its unparsed input (In)
 
 	DrainLeft int32 // StDrain: unread body bytes the loop may still discard
 	Scan      wire.HeadScan
-	HeadSize  uint16           // what a read for a request head takes (http1's headRead); 0: its first
-	Events    netpoll.Interest // what the poller watches the socket for
-	KeepAlive bool             // the current request allows another after it
-	polled    bool             // registered with the poller (see Loop.open); until then events is only noted
-	Via       via              // the listener it came by, and whether it speaks TLS
-	Spoke     bool             // a request has begun: it speaks HTTP/1.1 (see Multiplexer.Chooses)
+	HeadSize  uint16 // what a read for a request head takes (http1's headRead); 0: its first
+	KeepAlive bool   // the current request allows another after it
+	Via       via    // the listener it came by, and whether it speaks TLS
+	Spoke     bool   // a request has begun: it speaks HTTP/1.1 (see Multiplexer.Chooses)
 }
 
 // A closeHow says how a connection closes once its output is written (see finishClose).
@@ -258,16 +256,13 @@ func (c *Socket) UpdateInterest() {
 	c.SetInterest(ev)
 }
 
-// SetInterest tells the poller that c waits for ev, unless it already does (see UpdateInterest).
+// SetInterest tells the poller that c waits for ev, unless it already does (engine.Conn.Watch;
+// see UpdateInterest).
 func (c *Socket) SetInterest(ev netpoll.Interest) {
-	if ev == c.Events || c.State == StClosed {
+	if c.State == StClosed {
 		return
 	}
-	c.Events = ev
-	if !c.polled {
-		return // Loop.open registers it for c.events
-	}
-	if err := c.Loop.Poll.Mod(int(c.FD), c.Serial, ev); err != nil {
+	if err := c.Watch(&c.Loop.Loop, c.Serial, ev); err != nil {
 		c.Close(ErrClosed)
 	}
 }
@@ -288,9 +283,7 @@ func (c *Socket) Close(err error) {
 		delete(l.given, c.FD) // ServeConn's remote address, if it gave one
 	}
 	l.NConns--
-	c.Transport().Close(int(c.FD), c.Ending >= CloseReset)
-	c.In = nil
-	c.DropSpill(&l.Loop)
+	c.Release(&l.Loop, c.Ending >= CloseReset)
 	c.Out.Release(&l.Pool)
 	if handed {
 		hc := l.handed[c.FD]

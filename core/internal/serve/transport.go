@@ -26,17 +26,9 @@ func (v via) listener() int { return int(v &^ viaTLS) }
 // secure reports whether the connection speaks TLS.
 func (v via) secure() bool { return v&viaTLS != 0 }
 
-// Secure reports whether c speaks TLS.
-func (c *Socket) Secure() bool { return c.Via.secure() }
-
-// Transport returns the transport that carries c's bytes (engine.Transport): its loop's TLS when c
-// came by a listener that speaks TLS, else the socket's own.
-func (c *Socket) Transport() engine.Transport {
-	if c.Secure() {
-		return c.Loop.TLS
-	}
-	return c.Loop.Plain
-}
+// Transport returns the transport that carries c's bytes (engine.Loop.TransportOf): its loop's
+// TLS when c came by a listener that speaks TLS, else the socket's own.
+func (c *Socket) Transport() engine.Transport { return c.Loop.TransportOf(&c.Conn) }
 
 // Sender returns what carries c's queued output to the client, for the write queue: c's
 // transport, called with c.
@@ -58,9 +50,8 @@ func (s *connSender) Sendfile(f netpoll.File, off *int64, n int) (int, netpoll.E
 // A Socket is the engine.Endpoint of its TLS: the transport reads it when its TLS layer holds
 // input the poller cannot announce, or its deferred handshake may go on.
 
-func (c *Socket) Closed() bool      { return c.State == StClosed }
-func (c *Socket) WatchesRead() bool { return c.Events&netpoll.WatchRead != 0 }
-func (c *Socket) Readable()         { c.onReadable(false) }
+func (c *Socket) Closed() bool { return c.State == StClosed }
+func (c *Socket) Readable()    { c.onReadable(false) }
 
 // handshakeDeferred reports whether c's handshake waits for a later turn: its readability is
 // not watched meanwhile, so that the poller does not report it turn after turn.
