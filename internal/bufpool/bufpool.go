@@ -89,3 +89,35 @@ func (p *Pool) Put(b []byte) {
 	}
 	p.free[c] = append(p.free[c], b[:0])
 }
+
+// GetArena returns an empty buffer for a request head of n bytes with its table and scratch:
+// from the loop's pool, like every other buffer; under the race detector (race.go) a fresh one,
+// never a recycled one.
+func GetArena(pool *Pool, n int) []byte {
+	if raceBuild {
+		return make([]byte, 0, n)
+	}
+	return pool.Get(n)
+}
+
+// PutArena gives back a request's arena once the request has ended: its borrowed values end
+// here. Under the race detector it is poisoned instead, and left to the collector.
+func PutArena(pool *Pool, b []byte) {
+	if raceBuild {
+		Poison(b[:cap(b)])
+		return
+	}
+	pool.Put(b)
+}
+
+// Poison overwrites b with PoisonPattern under the race detector, and does nothing otherwise:
+// for memory lent for a call and reused after it, such as a loop's read buffer lent to a
+// WebSocket's Events.Message.
+func Poison(b []byte) {
+	if !raceBuild {
+		return
+	}
+	for i := range b {
+		b[i] = PoisonPattern[i%len(PoisonPattern)]
+	}
+}

@@ -10,18 +10,3 @@ package bufpool
 // than as another request's bytes in production.
 
 const raceBuild = true
-
-// GetArena returns a fresh buffer for a request head of n bytes, never a recycled one.
-func GetArena(_ *Pool, n int) []byte { return make([]byte, 0, n) }
-
-// PutArena poisons a request's arena once the request has ended, and leaves it to the
-// collector: nothing reuses it.
-func PutArena(_ *Pool, b []byte) { Poison(b[:cap(b)]) }
-
-// Poison overwrites b with PoisonPattern: for memory lent for a call and reused after it, such
-// as a loop's read buffer lent to a WebSocket's Events.Message.
-func Poison(b []byte) {
-	for i := range b {
-		b[i] = PoisonPattern[i%len(PoisonPattern)]
-	}
-}
