@@ -14,10 +14,12 @@ import (
 
 // A Poller is one epoll instance, level-triggered: a socket that still has bytes is reported
 // again, so the loop may stop reading any connection at any point (fairness, backpressure)
-// without losing a wake-up.
+// without losing a wake-up. Or, made by NewRingPoller, one io_uring instance watching the same
+// way (ringpoll_linux.go).
 type Poller struct {
-	fd     int
+	fd     int // the epoll instance, or the io_uring one
 	events []Event
+	ring   *ringPoll // nil for epoll
 
 	// The epoll instance is also in Go's runtime poller, which reports it readable when it has
 	// events: a loop with nothing to do parks its goroutine there (see Wait).
@@ -78,19 +80,46 @@ func NewPoller(size int) (*Poller, error) {
 		unix.Close(fd)
 		return nil, Error("fcntl", err.(unix.Errno))
 	}
-	p := &Poller{fd: fd, events: make([]Event, size), file: os.NewFile(uintptr(fd), "epoll")}
+	return newPoller(fd, size, nil)
+}
+
+// NewRingPoller returns a poller on io_uring that reports up to size events a wait, or an error
+// saying why io_uring cannot be used here (see newRing).
+func NewRingPoller(size int) (*Poller, error) {
+	rp, err := newRingPoll(uint32(max(2*size, 1024)))
+	if err != nil {
+		return nil, err
+	}
+	// Like an epoll instance, an io_uring one is readable while it has completions to read.
+	if err := unix.SetNonblock(rp.r.fd, true); err != nil {
+		rp.close()
+		return nil, Error("fcntl", err.(unix.Errno))
+	}
+	return newPoller(rp.r.fd, size, rp)
+}
+
+// newPoller returns the Poller of fd, an epoll instance or rp's io_uring, in Go's runtime poller.
+func newPoller(fd, size int, rp *ringPoll) (*Poller, error) {
+	p := &Poller{fd: fd, events: make([]Event, size), ring: rp, file: os.NewFile(uintptr(fd), "poller")}
+	var err error
 	if p.rc, err = p.file.SyscallConn(); err != nil {
-		p.file.Close()
+		p.Close()
 		return nil, err
 	}
 	p.poll = p.tryWait
 	return p, nil
 }
 
+// Ring reports whether p watches with io_uring.
+func (p *Poller) Ring() bool { return p.ring != nil }
+
 // Add registers fd for in, with tag: a descriptor closed and reused within one batch of events
 // must not receive the old socket's events, so the loop tags each registration with a serial
 // number and checks it.
 func (p *Poller) Add(fd int, tag uint32, in Interest) error {
+	if p.ring != nil {
+		return ringError("poll add", p.ring.add(fd, tag, epollEvents(in)))
+	}
 	return p.ctl(unix.EPOLL_CTL_ADD, fd, tag, epollEvents(in))
 }
 
@@ -98,6 +127,9 @@ func (p *Poller) Add(fd int, tag uint32, in Interest) error {
 // registered with EPOLLEXCLUSIVE, so that one new connection wakes one loop, not all; such a
 // registration cannot be modified, only deleted.
 func (p *Poller) AddListener(fd int, shared bool) error {
+	if p.ring != nil {
+		return p.Add(fd, 0, WatchRead) // io_uring has no exclusive wake-up: every loop's is told
+	}
 	ev := uint32(unix.EPOLLIN)
 	if shared {
 		ev |= unix.EPOLLEXCLUSIVE
@@ -107,12 +139,37 @@ func (p *Poller) AddListener(fd int, shared bool) error {
 
 // Mod changes what fd is watched for.
 func (p *Poller) Mod(fd int, tag uint32, in Interest) error {
+	if p.ring != nil {
+		return ringError("poll mod", p.ring.mod(fd, tag, epollEvents(in)))
+	}
 	return p.ctl(unix.EPOLL_CTL_MOD, fd, tag, epollEvents(in))
 }
 
-// Del stops watching fd.
+// Del stops watching fd, at once.
 func (p *Poller) Del(fd int) {
+	if p.ring != nil {
+		p.ring.del(fd)
+		p.ring.r.submit(0)
+		return
+	}
 	p.ctl(unix.EPOLL_CTL_DEL, fd, 0, 0)
+}
+
+// Closing stops watching fd, which is about to be closed. epoll forgets a closed descriptor by
+// itself; an io_uring poll request holds the socket open until it is removed, which the next
+// Wait does.
+func (p *Poller) Closing(fd int) {
+	if p.ring != nil {
+		p.ring.del(fd)
+	}
+}
+
+// ringError turns an io_uring poller's errno into the error of call, as ctl's.
+func ringError(call string, e Errno) error {
+	if e != 0 {
+		return Error(call, e)
+	}
+	return nil
 }
 
 // ctl never blocks, so it goes through RawSyscall, as reads and writes do (see sys_linux.go).
@@ -170,6 +227,9 @@ func (p *Poller) result(n int, e unix.Errno) ([]Event, error) {
 	case unix.EINTR:
 		return nil, nil
 	}
+	if p.ring != nil {
+		return nil, Error("io_uring_enter", e)
+	}
 	return nil, Error("epoll_wait", e)
 }
 
@@ -177,13 +237,21 @@ func (p *Poller) result(n int, e unix.Errno) ([]Event, error) {
 // riscv64 have no epoll_wait).
 
 func (p *Poller) rawWait(msec int) (int, unix.Errno) {
+	if p.ring != nil {
+		return p.ring.wait(p.events) // msec is always 0: Wait parks in the runtime's poller
+	}
 	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.fd), uintptr(unsafe.Pointer(&p.events[0])),
 		uintptr(len(p.events)), uintptr(msec), 0, 0)
 	return int(r), e
 }
 
-// Close releases the epoll instance.
-func (p *Poller) Close() { p.file.Close() }
+// Close releases the poller.
+func (p *Poller) Close() {
+	if p.ring != nil {
+		p.ring.unmap() // the file's close closes the instance
+	}
+	p.file.Close()
+}
 
 // A Wakeup is a descriptor other goroutines make readable to wake a loop: an eventfd.
 type Wakeup struct{ fd int }

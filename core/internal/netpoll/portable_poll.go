@@ -3,6 +3,7 @@
 package netpoll
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -202,3 +203,14 @@ func (w *Wakeup) Clear() {
 
 // Close releases the descriptor.
 func (w *Wakeup) Close() { unregister(w.s.fd) }
+
+// Closing stops watching fd, which is about to be closed: Close does that here.
+func (p *Poller) Closing(int) {}
+
+// NewRingPoller fails: io_uring is Linux's own, and this build is the portable one.
+func NewRingPoller(int) (*Poller, error) {
+	return nil, errors.New("io_uring: not in this build (the portable poller)")
+}
+
+// Ring reports whether p watches with io_uring: never here.
+func (p *Poller) Ring() bool { return false }

@@ -226,6 +226,9 @@ func Close(fd int) {
 	}
 }
 
+// CloseListener closes a listening socket, at once: nothing else holds it here.
+func CloseListener(fd int) { Close(fd) }
+
 // ShutdownWrite ends the socket's output once what is queued is written.
 func ShutdownWrite(fd int) {
 	if s := connOf(fd); s != nil {

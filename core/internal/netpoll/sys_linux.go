@@ -138,6 +138,14 @@ func Close(fd int) {
 	unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 }
 
+// CloseListener stops a listening socket and closes it. The shutdown ends the listening at once,
+// resetting the connections queued on it as a close does, whatever else still holds the socket
+// open: an io_uring poll request, which the kernel may free a moment after its removal.
+func CloseListener(fd int) {
+	unix.Shutdown(fd, unix.SHUT_RD)
+	Close(fd)
+}
+
 // ShutdownWrite ends the socket's output: the peer reads the end of input once it has the rest.
 func ShutdownWrite(fd int) { unix.Shutdown(fd, unix.SHUT_WR) }
 
