@@ -20,7 +20,8 @@ run:
 # true allocations in a build without the race detector) and the WebSocket footprint test, the
 # builds for other systems and architectures (and, where qemu-user is installed, the goroutine
 # checks run on riscv64), the suite once more on the portable poller (the one other systems
-# use), then the nested modules.
+# use) and once more on io_uring (where the kernel refuses it, the loops poll with epoll and say
+# so), then the nested modules.
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
@@ -49,6 +50,7 @@ test:
 			-test.run 'OnLoop|TimersOnly|GoroutineRefused|OtherRequestsCode|Kept|HooksAndResponder|ZeroLoops'); \
 	fi
 	go test -count=1 -tags dwell_portable ./core/... ./router/... ./nethttp/... ./body/... ./wait/... ./examples/...
+	DWELL_POLLER=io_uring go test -count=1 ./core/... ./websocket/... ./router/... ./nethttp/... ./body/... ./wait/... ./examples/...
 	@set -e; for m in $(NESTED_MODULES); do \
 		echo "== $$m"; \
 		(cd $$m && go vet ./... && go run $(STATICCHECK) ./... && go test -race ./...); \

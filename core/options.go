@@ -136,4 +136,15 @@ type Options struct {
 	// AllowCONNECT passes CONNECT requests to the handler. dwell is not a proxy, so by default
 	// a CONNECT is refused with 501 before any handler runs.
 	AllowCONNECT bool
+
+	// Poller chooses how the loops learn which connections are ready, on Linux: "epoll", or
+	// "io_uring", which watches them the same way through an io_uring instance per loop, each
+	// turn's changes and the wait in one system call. Empty means what the environment variable
+	// DWELL_POLLER says, so that any dwell program may be switched without a change to its
+	// code; and epoll when that is empty too. Where io_uring cannot be used — disabled by the
+	// kernel.io_uring_disabled sysctl, refused by a seccomp profile (Docker's default refuses
+	// it), a kernel older than 5.5, not enough memory — the loops poll with epoll, and the
+	// server logs why, once. Any other value fails Serve. Other systems, and the portable build,
+	// have one poller of their own.
+	Poller string
 }

@@ -100,7 +100,7 @@ func (a *Acceptor) Close(leave func(ln int)) {
 		if ln.Shared {
 			leave(i)
 		} else {
-			netpoll.Close(ln.FD)
+			netpoll.CloseListener(ln.FD)
 		}
 		ln.FD = -1
 	}

@@ -75,9 +75,12 @@ func (c *Conn) Watch(l *Loop, tag uint32, ev netpoll.Interest) error {
 }
 
 // Release closes c's descriptor through its transport (reset makes the close abortive, for a
-// response that must not look complete) and drops its input, giving a spill buffer back to l's
-// pool.
+// response that must not look complete), once the poller has stopped watching it, and drops its
+// input, giving a spill buffer back to l's pool.
 func (c *Conn) Release(l *Loop, reset bool) {
+	if c.flags&connPolled != 0 {
+		l.Poll.Closing(int(c.FD))
+	}
 	l.TransportOf(c).Close(int(c.FD), reset)
 	c.In = nil
 	c.DropSpill(l)

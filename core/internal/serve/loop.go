@@ -109,7 +109,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 			return fail(err)
 		}
 	}
-	p, err := netpoll.NewPoller(256)
+	p, err := s.newPoller()
 	if err != nil {
 		return fail(err)
 	}

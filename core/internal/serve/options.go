@@ -29,6 +29,7 @@ type Options struct {
 	TLSConfig              *tls.Config
 	WriteRefusal           func(r *Refusal)
 	AllowCONNECT           bool
+	Poller                 string
 }
 
 // Defaults applied by normalize; see the Options fields.

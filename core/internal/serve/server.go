@@ -23,14 +23,15 @@ type Server struct {
 	first     First       // HTTP/1.1
 	mux       Multiplexer // the protocol besides HTTP/1.1 (HTTP/2), or nil
 
-	Mu         sync.Mutex   // guards the loops and listeners while the server starts and stops
-	Loops      []*Loop      // made by Serve
-	Listenings []*listening // Options.Addr's (or Serve's), then AddListener's (listener.go)
-	ln         net.Listener // the listener given to Serve, closed by Shutdown
-	started    bool
-	shutdown   bool
-	Done       chan struct{} // closed when every loop has stopped
-	Ready      chan struct{} // closed once serve has made the loops, failed to, or Shutdown came first
+	Mu          sync.Mutex   // guards the loops and listeners while the server starts and stops
+	Loops       []*Loop      // made by Serve
+	Listenings  []*listening // Options.Addr's (or Serve's), then AddListener's (listener.go)
+	ln          net.Listener // the listener given to Serve, closed by Shutdown
+	started     bool
+	shutdown    bool
+	ringRefused bool          // io_uring could not be used: the loops poll with epoll (poller.go)
+	Done        chan struct{} // closed when every loop has stopped
+	Ready       chan struct{} // closed once serve has made the loops, failed to, or Shutdown came first
 	// onShutdown are RegisterOnShutdown's functions, started by the first Shutdown; stopping
 	// is set then, and a function registered later starts at once.
 	onShutdown []func()
@@ -192,7 +193,7 @@ func (s *Server) leaveShared(i int) {
 	ls := s.Listenings[i]
 	ls.sharing--
 	if ls.sharing == 0 && ls.shared >= 0 {
-		netpoll.Close(ls.shared)
+		netpoll.CloseListener(ls.shared)
 		ls.shared = -1
 	}
 }
