@@ -29,17 +29,22 @@ const (
 	dwellModule = "github.com/dwellhttp/dwell"
 )
 
-// measuredAs is the contender whose figures a server takes part in: dwell's for dwell-base,
+// measuredAs is the contender whose figures a server takes part in: dwell's for dwell-base and
+// for a server that runs dwell's binary with variables of its own (startedWith: dwell-uring),
 // its own for the others.
 func measuredAs(name string) string {
 	if name == baseName {
 		return baseOf
 	}
+	if st, ok := startedWith[name]; ok {
+		return st.of
+	}
 	return name
 }
 
 // byOrder compares two contenders by their places in order, dwell-base right after dwell, so
-// that the two are measured one after the other in every round's turns.
+// that the two are measured one after the other in every round's turns. dwell-uring has its own
+// place in order, right after dwell's, so that with -base it comes right after dwell-base.
 func byOrder(order []string) func(a, b string) int {
 	rank := func(s string) int {
 		if s == baseName {
@@ -277,16 +282,22 @@ func baseBuildCommand() string {
 // baseRatioCell is dwell's value over dwell-base's, "median× (round 1 · round 2 · ...)", or for a
 // metric without ratios the difference of their medians.
 func baseRatioCell(f *Figure, mt *Metric) string {
+	return pairRatioCell(f, mt, baseOf, baseName)
+}
+
+// pairRatioCell is srv's value over ref's, "median× (round 1 · round 2 · ...)", or for a metric
+// without ratios the difference of their medians.
+func pairRatioCell(f *Figure, mt *Metric, srv, ref string) string {
 	if !noRatio[mt.ID] {
-		return versusCell(f, mt, baseOf, baseName)
+		return versusCell(f, mt, srv, ref)
 	}
-	d, ok1 := mt.Summary[baseOf]
-	base, ok2 := mt.Summary[baseName]
+	s, ok1 := mt.Summary[srv]
+	r, ok2 := mt.Summary[ref]
 	if !ok1 || !ok2 {
-		if len(f.Failed[baseOf])+len(f.Failed[baseName]) > 0 {
+		if len(f.Failed[srv])+len(f.Failed[ref]) > 0 {
 			return "failed"
 		}
 		return "n/a"
 	}
-	return strings.TrimSpace(fmt.Sprintf("%+.*f %s", mt.Digits, d.Median-base.Median, mt.Unit)) + " (difference)"
+	return strings.TrimSpace(fmt.Sprintf("%+.*f %s", mt.Digits, s.Median-r.Median, mt.Unit)) + " (difference)"
 }

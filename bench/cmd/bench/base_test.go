@@ -41,6 +41,9 @@ func TestBaseFlag(t *testing.T) {
 			withBase(serverNames), []string{"dwell", "dwell-base"}},
 		{[]string{"-figures", "tls-hello", "-servers", "dwell", "-h2", "none", "-base", "1a2b3c"},
 			[]string{"nethttp", "dwell", "dwell-base"}, nil},
+		// dwell-uring comes after dwell-base, which comes right after dwell.
+		{[]string{"-figures", "hello,h2-one", "-servers", "dwell-uring,dwell", "-h2", "dwell-uring,nginx,dwell", "-base", "HEAD"},
+			[]string{"nethttp", "dwell", "dwell-base", "dwell-uring"}, []string{"nginx", "dwell", "dwell-base", "dwell-uring"}},
 		// dwell in the HTTP/2 list only: the HTTP/1.1 list stays as it was.
 		{[]string{"-figures", "h2-one", "-servers", "nethttp", "-h2", "nginx,dwell", "-base", "HEAD~1"},
 			[]string{"nethttp"}, []string{"nginx", "dwell", "dwell-base"}},
@@ -54,7 +57,7 @@ func TestBaseFlag(t *testing.T) {
 			t.Errorf("%v: base %q, servers %v, h2 %v; want servers %v, h2 %v", tc.args, c.base, c.servers, c.h2, tc.servers, tc.h2)
 		}
 	}
-	if got := withBase(serverNames); !slices.Equal(got[5:7], []string{"dwell", "dwell-base"}) || len(got) != len(serverNames)+1 {
+	if got := withBase(serverNames); !slices.Equal(got[5:8], []string{"dwell", "dwell-base", "dwell-uring"}) || len(got) != len(serverNames)+1 {
 		t.Errorf("withBase(serverNames) = %v", got)
 	}
 	for _, args := range [][]string{
@@ -70,12 +73,17 @@ func TestBaseFlag(t *testing.T) {
 	}
 }
 
-// TestBaseOrder checks that dwell-base sorts right after dwell and takes part in the HTTPS
-// figures as dwell does.
+// TestBaseOrder checks that dwell-base sorts right after dwell (dwell-uring after it) and takes
+// part in the HTTPS figures as dwell does.
 func TestBaseOrder(t *testing.T) {
-	got := []string{"dwell-base", "h2o", "dwell", "nethttp", "nginx"}
+	got := []string{"dwell-uring", "dwell-base", "h2o", "dwell", "nethttp", "nginx"}
 	slices.SortFunc(got, byOrder(h2Contenders))
-	if want := []string{"nethttp", "nginx", "h2o", "dwell", "dwell-base"}; !slices.Equal(got, want) {
+	if want := []string{"nethttp", "nginx", "h2o", "dwell", "dwell-base", "dwell-uring"}; !slices.Equal(got, want) {
+		t.Errorf("sorted %v, want %v", got, want)
+	}
+	got = []string{"dwell-nostats", "dwell-uring", "dwell-base", "dwell"}
+	slices.SortFunc(got, byOrder(serverNames))
+	if want := []string{"dwell", "dwell-base", "dwell-uring", "dwell-nostats"}; !slices.Equal(got, want) {
 		t.Errorf("sorted %v, want %v", got, want)
 	}
 	if !isTLSContender("dwell-base") || isTLSContender("dwell-mw") {

@@ -186,7 +186,10 @@ func (r *runner) measureOnce(ctx context.Context, spec *figureSpec, m *measureme
 	if err != nil {
 		return nil, err
 	}
-	defer r.stopServer(rs)
+	defer func() {
+		r.stopServer(rs)
+		r.noteFallback(spec.id, m.srv.name, rs.log) // did dwell-uring run on io_uring?
+	}()
 	m.rs = rs
 	if r.serverCmds == nil {
 		r.serverCmds = map[string]string{}

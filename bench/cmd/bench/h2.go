@@ -26,8 +26,9 @@ import (
 // figures' certificate and settings (tls.go): TLS 1.3, TLS_AES_128_GCM_SHA256, X25519. The
 // figures have their own columns, and their ratios are to dwell.
 
-// h2Contenders are the HTTP/2 figures' columns, in report order.
-var h2Contenders = []string{"nethttp", "nginx", "h2o", "dwell"}
+// h2Contenders are the HTTP/2 figures' columns, in report order: dwell-uring, dwell's binary on
+// io_uring (startedWith), right after dwell.
+var h2Contenders = []string{"nethttp", "nginx", "h2o", "dwell", "dwell-uring"}
 
 // h2Ref is the server the HTTP/2 figures' ratios are taken against.
 const h2Ref = "dwell"
@@ -129,6 +130,7 @@ func (r *runner) buildH2(ctx context.Context, names []string) []*server {
 		r.meta.Versions["h2load"] = strings.TrimSpace(string(out))
 	}
 	var out []*server
+	built := map[string]bool{} // binaries built, by path: a startedWith server runs another's
 	for _, name := range names {
 		s := &server{name: name, h2: true, lacks: map[string]string{"allocs": "not an HTTP/2 figure"}}
 		switch name {
@@ -152,12 +154,16 @@ func (r *runner) buildH2(ctx context.Context, names []string) []*server {
 		case baseName:
 			s.bin, s.version = r.base.bin, r.base.version() // built by buildBase
 		default:
-			s.bin = filepath.Join(r.work, "bin", name)
-			if err := r.goBuild(ctx, s.bin, "./servers/"+name); err != nil {
-				r.skip(name+" (HTTP/2)", fmt.Sprintf("does not build: %v", err))
-				continue
+			pkg, tags := serverPackage(name)
+			s.bin = filepath.Join(r.work, "bin", binName(name))
+			if !built[s.bin] {
+				if err := r.goBuild(ctx, s.bin, "./servers/"+pkg, tags); err != nil {
+					r.skip(name+" (HTTP/2)", fmt.Sprintf("does not build: %v", err))
+					continue
+				}
+				built[s.bin] = true
 			}
-			s.version = r.goServerVersion(name, s.bin)
+			s.version = startedWithVersion(name, r.goServerVersion(name, s.bin))
 			if name == baseline {
 				s.h2cArgs = []string{"-h2c"} // dwell serves h2c by default
 			}

@@ -74,7 +74,7 @@ func TestH2Groups(t *testing.T) {
 	if !hasH2TLS([]string{"hello", "h2-idle-tls"}) || hasH2TLS([]string{"h2-hello", "h2-park", "tls-hello"}) {
 		t.Error("hasH2TLS")
 	}
-	if got, err := h2Wanted("dwell,h2o,nethttp"); err != nil || !slices.Equal(got, []string{"nethttp", "h2o", "dwell"}) {
+	if got, err := h2Wanted("dwell-uring,dwell,h2o,nethttp"); err != nil || !slices.Equal(got, []string{"nethttp", "h2o", "dwell", "dwell-uring"}) {
 		t.Errorf("h2Wanted = %v, %v", got, err)
 	}
 	if _, err := h2Wanted("caddy"); err == nil {

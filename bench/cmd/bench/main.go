@@ -1,4 +1,5 @@
-// Command bench is the driver behind `make bench`: it builds the dwell server, its peers
+// Command bench is the driver behind `make bench`: it builds the dwell server (also measured as
+// dwell-uring, started with DWELL_POLLER=io_uring: servers.go, startedWith), its peers
 // (net/http, fasthttp, nbio) and the gnet floor, and configures nginx, builds the WebSocket
 // contenders (dwell's package websocket, gorilla, coder, gws, nbio and the ws-floor loop: see
 // ws.go), runs the HTTPS figures of dwell, nginx and net/http (tls.go), measures each figure for
@@ -270,6 +271,7 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	machine(&r.meta, r.tools)
+	clearStartedWithEnv(r.logf)
 	if r.meta.CPUs < 2 {
 		return fmt.Errorf("the driver needs 2 CPUs (server on CPU %s, load on CPU %s); this machine has %d", serverCPU, loadCPU, r.meta.CPUs)
 	}

@@ -160,8 +160,10 @@ func (r *runner) markdown() string {
 			fmt.Fprintf(&b, "- %s: %s\n", name, res.Skipped[name])
 		}
 	}
+	r.fellBackNotes(&b)
 	b.WriteString("\n![Server CPU per keep-alive request and memory per idle connection](perf.svg)\n\n")
 	r.baseSummary(&b)
+	r.startedWithSummary(&b)
 	r.tlsSummary(&b)
 	r.h2Summary(&b)
 	r.h2AbuseSummary(&b)
@@ -297,6 +299,12 @@ func (r *runner) rerun(b *strings.Builder) {
 	if m.Base != nil {
 		b.WriteString(baseName + " is built from the base revision's tree, as the section against it says. ")
 	}
+	for _, name := range sortedKeys(startedWith) {
+		if _, ok := m.Versions[name]; ok {
+			st := startedWith[name]
+			fmt.Fprintf(b, "%s has no binary of its own: it is %s's, started through `env %s`. ", name, st.of, strings.Join(st.env, " "))
+		}
+	}
 	b.WriteString("Servers start as:\n\n```sh\n")
 	for _, s := range r.res.Servers {
 		if c, ok := r.serverCmds[s]; ok {
@@ -388,6 +396,13 @@ func (r *runner) figureTable(b *strings.Builder, f *Figure) {
 			byNote[n] = append(byNote[n], s)
 		}
 	}
+	fellBack := 0
+	for _, s := range servers {
+		if fb := r.res.FellBack[s]; fb != nil && slices.Contains(fb.Figures, f.ID) {
+			fmt.Fprintf(b, "- %s: measured without %s: the server logged `%s`.\n", s, strings.Join(startedWith[s].env, " "), fb.Line)
+			fellBack++
+		}
+	}
 	for _, n := range sortedKeys(byNote) {
 		if strings.HasPrefix(f.ID, "tls-") {
 			fmt.Fprintf(b, "- %s: the handshakes negotiated %s.\n", strings.Join(byNote[n], ", "), n)
@@ -403,7 +418,7 @@ func (r *runner) figureTable(b *strings.Builder, f *Figure) {
 		}
 		fmt.Fprintf(b, "- %s: the server answered `Sec-WebSocket-Extensions: %s`.\n", strings.Join(byNote[n], ", "), n)
 	}
-	if len(f.Absent)+len(f.Failed)+len(f.Notes) > 0 {
+	if len(f.Absent)+len(f.Failed)+len(f.Notes)+fellBack > 0 {
 		b.WriteString("\n")
 	}
 }

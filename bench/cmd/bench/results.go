@@ -15,7 +15,10 @@ type Results struct {
 	// WSServers are the WebSocket figures' contenders, in report order.
 	WSServers []string          `json:"ws_servers,omitempty"`
 	Skipped   map[string]string `json:"skipped,omitempty"`
-	Figures   []*Figure         `json:"figures"`
+	// FellBack lists the servers of startedWith that logged they could not do what their
+	// variables asked (startedwith.go), by name.
+	FellBack map[string]*FellBack `json:"fell_back,omitempty"`
+	Figures  []*Figure            `json:"figures"`
 }
 
 // Meta describes the machine, the tools and the settings of a run.
@@ -170,6 +173,10 @@ func (r *Results) summarize() {
 				if srv == baseOf {
 					// dwell over its base revision, for the section of their own (base.go).
 					refs = append(slices.Clone(refs), baseName)
+				}
+				if st, ok := startedWith[srv]; ok && !slices.Contains(refs, st.of) {
+					// dwell-uring over dwell, for the section of their own (startedwith.go).
+					refs = append(slices.Clone(refs), st.of)
 				}
 				for _, ref := range refs {
 					if q, ok := m.ratio(ss, ref); ok {

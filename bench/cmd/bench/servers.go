@@ -19,7 +19,7 @@ import (
 
 // serverNames is every server the driver knows, in report order. A Go server is a main package
 // at bench/servers/NAME; nginx is configured from bench/nginx/nginx.conf.tmpl.
-var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "gnet", "dwell", "dwell-nostats", "dwell-mw", "dwell-metrics"}
+var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "gnet", "dwell", "dwell-uring", "dwell-nostats", "dwell-mw", "dwell-metrics"}
 
 // partial names the servers that take part in some figures only: which, and why not the others.
 var partial = map[string]struct {
@@ -41,6 +41,61 @@ var sitsOut = map[string][]string{"nbio": {"c1", "pipeline"}}
 // compiled differently.
 var builtFrom = map[string]struct{ pkg, tags string }{
 	"dwell-nostats": {"dwell", "dwell_nostats"},
+}
+
+// startedWith names the servers that are another server's binary started with variables of
+// their own in its environment: the same build, run differently. Each takes part in the figures
+// of the server it runs (measuredAs), is measured right after it in every round's turns (its
+// place in serverNames, h2Contenders and wsContenders) and has a section of the report against
+// it. why is the one line the report says of it; fallback is what the server logs when it could
+// not do what the environment asked, and so measured something else (the report says so).
+// A variable named here is taken out of the driver's own environment (clearStartedWithEnv), so
+// that the other servers run with their defaults whatever the shell exported.
+var startedWith = map[string]struct {
+	of       string
+	env      []string
+	why      string
+	fallback string
+}{
+	"dwell-uring": {"dwell", []string{"DWELL_POLLER=io_uring"},
+		"dwell's binary started with DWELL_POLLER=io_uring: each loop watches its sockets through an io_uring instance instead of epoll",
+		"io_uring cannot be used here"},
+}
+
+// envArgv is what runs between taskset and a server's binary: env with the server's variables
+// (startedWith), which execs the binary in its place, so that the pid is still the server's;
+// nothing for a server started with the driver's environment alone.
+func envArgv(name string) []string {
+	st, ok := startedWith[name]
+	if !ok || len(st.env) == 0 {
+		return nil
+	}
+	return append([]string{"env"}, st.env...)
+}
+
+// clearStartedWithEnv takes the variables startedWith sets out of the driver's environment,
+// which every server inherits: a DWELL_POLLER exported in the shell would otherwise start dwell
+// on io_uring too, and the two columns would measure the same thing.
+func clearStartedWithEnv(logf func(string, ...any)) {
+	seen := map[string]bool{}
+	for _, name := range sortedKeys(startedWith) {
+		for _, kv := range startedWith[name].env {
+			k, _, _ := strings.Cut(kv, "=")
+			if v, ok := os.LookupEnv(k); ok && !seen[k] {
+				logf("ignoring %s=%s from the environment: only %s is started with %s", k, v, name, kv)
+				os.Unsetenv(k)
+			}
+			seen[k] = true
+		}
+	}
+}
+
+// startedWithVersion is a server's version line, with what startedWith says of it.
+func startedWithVersion(name, version string) string {
+	if st, ok := startedWith[name]; ok {
+		return version + "; " + st.why
+	}
+	return version
 }
 
 // serverModules maps a Go server to the module whose version the report shows.
@@ -76,7 +131,7 @@ func (s *server) isNginx() bool { return s.name == "nginx" }
 // exchange, tls.go) a Go server serves HTTPS with the run's certificate (nginx's configuration
 // says so for nginx).
 func (r *runner) argv(s *server, port int, tlsMode string) []string {
-	pin := []string{r.tools["taskset"], "-c", serverCPU}
+	pin := append([]string{r.tools["taskset"], "-c", serverCPU}, envArgv(s.name)...)
 	if s.name == h2oName {
 		return r.h2oArgv(pin, s, port, tlsMode)
 	}
@@ -112,6 +167,7 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 	}
 	r.load = filepath.Join(bin, "load")
 	var out []*server
+	built := map[string]bool{} // binaries built, by path: a startedWith server runs another's
 	for _, name := range names {
 		s := &server{name: name, lacks: map[string]string{}}
 		if name == "nginx" {
@@ -139,26 +195,32 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 		pkg, tags := serverPackage(name)
 		dir := filepath.Join(r.benchDir, "servers", pkg)
 		if goFiles, _ := filepath.Glob(filepath.Join(dir, "*.go")); len(goFiles) == 0 {
-			r.skip(name, fmt.Sprintf("bench/servers/%s does not exist yet", name))
+			r.skip(name, fmt.Sprintf("bench/servers/%s does not exist yet", pkg))
 			continue
 		}
-		s.bin = filepath.Join(bin, name)
-		if err := r.goBuild(ctx, s.bin, "./servers/"+pkg, tags); err != nil {
-			if name == baseline {
-				return nil, fmt.Errorf("building %s: %w", name, err)
+		s.bin = filepath.Join(bin, binName(name))
+		if !built[s.bin] {
+			if err := r.goBuild(ctx, s.bin, "./servers/"+pkg, tags); err != nil {
+				if name == baseline {
+					return nil, fmt.Errorf("building %s: %w", name, err)
+				}
+				r.skip(name, fmt.Sprintf("does not build: %v", err))
+				continue
 			}
-			r.skip(name, fmt.Sprintf("does not build: %v", err))
-			continue
+			built[s.bin] = true
 		}
-		s.version = r.goServerVersion(name, s.bin)
-		if p, ok := partial[name]; ok {
+		s.version = startedWithVersion(name, r.goServerVersion(name, s.bin))
+		if st, ok := startedWith[name]; ok {
+			s.lacks["allocs"] = "package allocs serves from go test's process, where nothing sets " + strings.Join(st.env, " ")
+		}
+		if p, ok := partial[measuredAs(name)]; ok {
 			for _, id := range append(figureIDs(), "allocs") {
 				if !slices.Contains(p.figures, id) {
 					s.lacks[id] = p.why
 				}
 			}
 		}
-		for _, id := range sitsOut[name] {
+		for _, id := range sitsOut[measuredAs(name)] {
 			s.lacks[id] = "left out of this figure to keep the full run under 10 minutes"
 		}
 		tlsLacks(s)
@@ -173,7 +235,19 @@ func serverPackage(name string) (pkg, tags string) {
 	if b, ok := builtFrom[name]; ok {
 		return b.pkg, b.tags
 	}
+	if st, ok := startedWith[name]; ok {
+		return serverPackage(st.of)
+	}
 	return name, ""
+}
+
+// binName is the file under $WORK/bin a Go server's binary is built into: its own name, or
+// for a startedWith server the binary of the server it runs.
+func binName(name string) string {
+	if st, ok := startedWith[name]; ok {
+		return binName(st.of)
+	}
+	return name
 }
 
 func (r *runner) goServerVersion(name, bin string) string {
@@ -353,6 +427,26 @@ func (r *runner) waitReady(ctx context.Context, rs *running) error {
 
 func (r *runner) stopServer(rs *running) {
 	r.procs.stop(rs.t)
+}
+
+// fellBack returns the line of a server's log that says it could not do what its startedWith
+// variables asked (dwell-uring's "io_uring cannot be used here", after which its loops poll with
+// epoll), "" when there is none or the server has no such variables.
+func fellBack(name, log string) string {
+	st, ok := startedWith[name]
+	if !ok || st.fallback == "" {
+		return ""
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return ""
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if strings.Contains(line, st.fallback) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 func hasLine(path, prefix string) bool {

@@ -24,9 +24,12 @@ type wsContender struct {
 	why     string
 }
 
-// wsContenders are the WebSocket columns, in report order: dwell's, the peers, the floor.
+// wsContenders are the WebSocket columns, in report order: dwell's, the peers, the floor. A
+// contender's environment, if it has one of its own, is startedWith's.
 var wsContenders = []wsContender{
 	{name: "dwell", dir: "dwell-ws"},
+	// dwell's binary started with DWELL_POLLER=io_uring (startedWith), measured right after it.
+	{name: "dwell-uring", dir: "dwell-ws"},
 	{name: "dwell-seq", dir: "dwell-ws", args: []string{"-style", "seq"}, figures: wsOneConnFigures,
 		why: "dwell's sequential style, measured where it differs from the event style: it shares the event style's Group for broadcasts"},
 	{name: "dwell-gorilla", dir: "dwell-ws", args: []string{"-style", "bridge"}, figures: wsOneConnFigures,
@@ -192,7 +195,7 @@ func (r *runner) buildWS(ctx context.Context, names []string) []*server {
 			}
 		}
 		s.lacks["allocs"] = "not a WebSocket figure"
-		s.version = r.wsVersion(c.name, bin)
+		s.version = startedWithVersion(c.name, r.wsVersion(c.name, bin))
 		out = append(out, s)
 	}
 	return out
