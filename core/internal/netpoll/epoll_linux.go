@@ -110,9 +110,6 @@ func newPoller(fd, size int, rp *ringPoll) (*Poller, error) {
 	return p, nil
 }
 
-// Ring reports whether p watches with io_uring.
-func (p *Poller) Ring() bool { return p.ring != nil }
-
 // Add registers fd for in, with tag: a descriptor closed and reused within one batch of events
 // must not receive the old socket's events, so the loop tags each registration with a serial
 // number and checks it.

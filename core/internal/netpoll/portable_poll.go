@@ -211,6 +211,3 @@ func (p *Poller) Closing(int) {}
 func NewRingPoller(int) (*Poller, error) {
 	return nil, errors.New("io_uring: not in this build (the portable poller)")
 }
-
-// Ring reports whether p watches with io_uring: never here.
-func (p *Poller) Ring() bool { return false }

@@ -259,8 +259,8 @@ func (c *Socket) UpdateInterest() {
 // SetInterest tells the poller that c waits for ev, unless it already does (engine.Conn.Watch;
 // see UpdateInterest).
 func (c *Socket) SetInterest(ev netpoll.Interest) {
-	if c.State == StClosed {
-		return
+	if ev == c.Events || c.State == StClosed {
+		return // the steady path: no call at all
 	}
 	if err := c.Watch(&c.Loop.Loop, c.Serial, ev); err != nil {
 		c.Close(ErrClosed)
