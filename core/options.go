@@ -143,7 +143,7 @@ type Options struct {
 	// DWELL_POLLER says, so that any dwell program may be switched without a change to its
 	// code; and epoll when that is empty too. Where io_uring cannot be used — disabled by the
 	// kernel.io_uring_disabled sysctl, refused by a seccomp profile (Docker's default refuses
-	// it), a kernel older than 5.5, not enough memory — the loops poll with epoll, and the
+	// it), a kernel older than 5.19, not enough memory — the loops poll with epoll, and the
 	// server logs why, once. Any other value fails Serve. Other systems, and the portable build,
 	// have one poller of their own.
 	Poller string

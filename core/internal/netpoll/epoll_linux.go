@@ -124,12 +124,12 @@ func (p *Poller) Add(fd int, tag uint32, in Interest) error {
 // registered with EPOLLEXCLUSIVE, so that one new connection wakes one loop, not all; such a
 // registration cannot be modified, only deleted.
 func (p *Poller) AddListener(fd int, shared bool) error {
-	if p.ring != nil {
-		return p.Add(fd, 0, WatchRead) // io_uring has no exclusive wake-up: every loop's is told
-	}
 	ev := uint32(unix.EPOLLIN)
 	if shared {
 		ev |= unix.EPOLLEXCLUSIVE
+	}
+	if p.ring != nil {
+		return ringError("poll add", p.ring.add(fd, 0, ev)) // a poll request takes EPOLLEXCLUSIVE too
 	}
 	return p.ctl(unix.EPOLL_CTL_ADD, fd, 0, ev)
 }

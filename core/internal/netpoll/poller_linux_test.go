@@ -201,6 +201,40 @@ func TestPollerReuse(t *testing.T) {
 	})
 }
 
+// TestPollerListener: a listening socket, shared between loops or not, is reported when a
+// connection waits on it, and not once it is taken out.
+func TestPollerListener(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		eachPoller(t, func(t *testing.T, p *Poller) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			fd, err := ListenerFD(ln)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer Close(fd)
+			if err := p.AddListener(fd, shared); err != nil {
+				t.Fatalf("shared %v: %v", shared, err)
+			}
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if ev := awaitEvent(t, p, fd); !ev.Readable() || ev.Tag() != 0 {
+				t.Fatalf("shared %v: %+v", shared, ev)
+			}
+			p.Del(fd)
+			if evs := look(t, p); len(evs) != 0 {
+				t.Fatalf("shared %v: taken out, yet reported: %v", shared, evs)
+			}
+		})
+	}
+}
+
 // socketPair returns a client's connection and a descriptor of its server side, non-blocking,
 // closed when the test ends unless the test closes it first.
 func socketPair(t *testing.T) (net.Conn, int) {

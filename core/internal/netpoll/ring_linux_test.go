@@ -78,6 +78,34 @@ func TestRingNop(t *testing.T) {
 	}
 }
 
+// TestRingFull: submissions queued past the queue's size go to the kernel as the queue fills,
+// and every one completes.
+func TestRingFull(t *testing.T) {
+	r := newTestRing(t)
+	defer r.close()
+	n := len(r.sqes) + 2
+	for i := range n {
+		s, err := r.next()
+		if err != 0 {
+			t.Fatal(err)
+		}
+		s.opcode = opNop
+		s.userData = uint64(i)
+	}
+	if err := r.submit(0); err != 0 {
+		t.Fatal(err)
+	}
+	if got := r.ready(); got != uint32(n) {
+		t.Fatalf("%d completions of %d submissions", got, n)
+	}
+	for i := range uint32(n) {
+		if c := r.cqe(i); c.userData != uint64(i) {
+			t.Fatalf("completion %d is of submission %d", i, c.userData)
+		}
+	}
+	r.consume(uint32(n))
+}
+
 // newTestRing returns a small ring, or skips the test where io_uring cannot be used.
 func newTestRing(t *testing.T) *ring {
 	t.Helper()

@@ -182,6 +182,11 @@ func (rp *ringPoll) wait(events []Event) (int, Errno) {
 		}
 		var ev uint32
 		switch {
+		case c.res == -int32(unix.EINVAL) && e.events&unix.EPOLLEXCLUSIVE != 0:
+			// A kernel whose poll requests take no EPOLLEXCLUSIVE: a shared listening socket
+			// wakes every loop's, as it would without the flag.
+			e.events &^= unix.EPOLLEXCLUSIVE
+			continue
 		case c.res < 0:
 			// The request failed (the descriptor is not a pollable one, or memory ran out):
 			// the descriptor is reported failed, as one epoll cannot watch is, and not armed
