@@ -36,7 +36,8 @@
 //
 // # Platforms
 //
-// On Linux the loops use epoll and raw system calls. On every other system Go supports (and on
+// On Linux the loops use epoll and raw system calls; Options.Poller (or DWELL_POLLER) may have
+// them watch their sockets through io_uring instead. On every other system Go supports (and on
 // Linux with the build tag dwell_portable) they use a portable poller built on Go's net package:
 // the same behaviour, with a goroutine reading and one writing for each connection, and none of
 // the Linux figures of docs/performance.md.
