@@ -14,8 +14,8 @@
 //  1. the socket, polled by the loop's poller (core/internal/netpoll: epoll on Linux, or
 //     io_uring (poller.go), level-triggered; a portable poller on Go's net package elsewhere),
 //     in the turns of the engine's loop (core/internal/engine's loop.go), whose Driver is the
-//     server's loop
-//     (loop.go: a connection's events, posted tasks, due timers, handlers made ready);
+//     server's loop (loop.go: a connection's events, posted tasks, due timers, handlers made
+//     ready);
 //     accepted from one of the server's listeners (listener.go; the accepting, in batches and
 //     with a backoff when descriptors run out, is the engine's accept.go); its bytes carried by
 //     that listener's transport (transport.go picks it; the engine's transport.go: the socket
