@@ -121,17 +121,15 @@ func TestParkedFootprint(t *testing.T) {
 	// past the head: the connection is not read again while its handler waits, and a new
 	// connection's head reads take headReadFirst bytes (conn.go: headRead). (What follows the
 	// request is kept, whatever it is: the handler may hand the connection over, and its new
-	// owner gets those bytes first.) What input costs is heap (a spill buffer, and its entry in
-	// the loop's map of them, by descriptor); the coroutines' stacks are the same in all three, and the
+	// owner gets those bytes first.) What input costs is heap (a spill buffer, and its slot in
+	// the loop's list of them); the coroutines' stacks are the same in all three, and the
 	// runtime's stack cache, which the subtests before leave filled or not, makes their figure
 	// vary more than input could, so the heap is what is compared. For the same reason the
 	// whole cost of a plain parked request is the coroutine subtest's, with fresh stacks and
 	// the connection: 60,000 junk bytes behind the request may add a tenth of it at most. An
 	// unread body's start is held the same way: the POST's head read leaves under
-	// headReadFirst bytes of it, whose spill buffer is of their size class, and the map's entry
-	// costs its slot (a descriptor and a slice header: 32 B), a share of its group's control
-	// word and the room a map keeps free (at most 1/8 of its slots when full), 38 B, twice that
-	// at most right after the map has grown.
+	// headReadFirst bytes of it, whose spill buffer is of their size class, and the slot costs
+	// a slice header (24 B), twice that at most with the list's spare capacity.
 	t.Run("junk behind the request", func(t *testing.T) {
 		const n = 300
 		var parked atomic.Int64
@@ -150,7 +148,7 @@ func TestParkedFootprint(t *testing.T) {
 		if junk > plainHeap+0.1*whole {
 			t.Errorf("junk behind a parked request costs %.0f B of heap, over the plain request's %.0f B and 10%% of its whole %.0f B", junk, plainHeap, whole)
 		}
-		if held := float64(bufpool.SizeClass(headReadFirst)) + 2*38; body > plainHeap+held {
+		if held := float64(bufpool.SizeClass(headReadFirst)) + 2*24; body > plainHeap+held {
 			t.Errorf("an unread body costs %.0f B of heap, over the plain request's %.0f B and the %.0f B of a head read's spill", body, plainHeap, held)
 		}
 	})

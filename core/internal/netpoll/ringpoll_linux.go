@@ -63,8 +63,14 @@ func newRingPoll(entries uint32) (*ringPoll, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ringPoll{r: r}, nil
+	// The tables start large enough for thousands of descriptors, as the loop's own by
+	// descriptor do (serve's Loop.Conns): growing copies them and leaves the old as garbage,
+	// while the pages of a fresh allocation cost memory only once they are written.
+	return &ringPoll{r: r, fds: make([]ringFD, 0, initialFDs), rearm: make([]int32, 0, 256)}, nil
 }
+
+// initialFDs is the descriptors a ringPoll's table holds before it grows.
+const initialFDs = 8192
 
 // userData names request gen of descriptor fd in its completion.
 func userData(fd int, gen uint32) uint64 { return uint64(gen)<<32 | uint64(uint32(fd)) }
