@@ -9,37 +9,51 @@ import (
 // for; which of the loop's transports carries its bytes; and its unparsed input — in the loop's
 // shared read buffer during a turn, in a spill buffer of its own between turns, so that an idle
 // connection holds no buffer. The server's connection holds one right after what it shares with
-// an HTTP/2 stream, in 32 bytes (In, the descriptor, then a byte each of interest and flags).
+// an HTTP/2 stream, in 32 bytes: In, the descriptor, and a word that packs the rest.
 type Conn struct {
-	In     []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
-	FD     int32
-	Events netpoll.Interest // what the poller watches the descriptor for (Watch)
-	flags  connFlags
+	In   []byte // unparsed input: in the loop buffer during a turn, in a spill buffer between turns
+	FD   int32
+	word connWord
 }
 
-type connFlags uint8
+// A connWord packs, in 4 bytes, the handle of a Conn's spill buffer (the high 24 bits: 1 + its
+// index in the loop's Spills; 0 for none) and its state (the low 8 bits): what the poller
+// watches it for (netpoll.Interest's three bits), whether it is registered, whether it speaks
+// TLS. 24 bits hold more spill buffers than a loop can have connections (each holds one at
+// most, and the kernel lets a process open about a million descriptors, fs.nr_open).
+type connWord uint32
 
 const (
-	connPolled  connFlags = 1 << iota // registered with the poller: until then Watch only notes Events
-	connTLS                           // its bytes go through the loop's TLS transport
-	connSpilled                       // In lives in a spill buffer of its own (Loop.Spills)
+	wordEvents connWord = 0x07 // netpoll.Interest's bits (TestConnLayout checks that they fit)
+	wordPolled connWord = 1 << 3
+	wordTLS    connWord = 1 << 4
+	spillShift          = 8
+	maxSpills           = 1<<(32-spillShift) - 1
 )
 
 // NewConn returns the Conn of descriptor fd, a connection just accepted that the loop will read
 // (whose bytes go through TLS if tls is set), not yet registered with the poller.
 func NewConn(fd int, tls bool) Conn {
-	c := Conn{FD: int32(fd), Events: netpoll.WatchRead | netpoll.WatchHangup}
+	c := Conn{FD: int32(fd), word: connWord(netpoll.WatchRead | netpoll.WatchHangup)}
 	if tls {
-		c.flags = connTLS
+		c.word |= wordTLS
 	}
 	return c
 }
 
+// Events returns what the poller watches c for (Watch).
+func (c *Conn) Events() netpoll.Interest { return netpoll.Interest(c.word & wordEvents) }
+
+// spill returns the handle of c's spill buffer, 0 for none.
+func (c *Conn) spill() int32 { return int32(c.word >> spillShift) }
+
+func (c *Conn) setSpill(h int32) { c.word = c.word&(1<<spillShift-1) | connWord(h)<<spillShift }
+
 // Secure reports whether c's bytes go through TLS.
-func (c *Conn) Secure() bool { return c.flags&connTLS != 0 }
+func (c *Conn) Secure() bool { return c.word&wordTLS != 0 }
 
 // WatchesRead reports whether the poller watches c for input (Endpoint).
-func (c *Conn) WatchesRead() bool { return c.Events&netpoll.WatchRead != 0 }
+func (c *Conn) WatchesRead() bool { return c.Events()&netpoll.WatchRead != 0 }
 
 // TransportOf returns the transport that carries c's bytes: l's TLS for a connection that speaks
 // it, else the socket's own.
@@ -50,25 +64,25 @@ func (l *Loop) TransportOf(c *Conn) Transport {
 	return l.Plain
 }
 
-// Register has l's poller watch c for c.Events, its events tagged with tag. Until then Watch
+// Register has l's poller watch c for its Events, its events tagged with tag. Until then Watch
 // only notes what c waits for: a connection served at once on accept (a request that came with
 // it) may be closed before it is ever polled.
 func (c *Conn) Register(l *Loop, tag uint32) error {
-	if err := l.Poll.Add(int(c.FD), tag, c.Events); err != nil {
+	if err := l.Poll.Add(int(c.FD), tag, c.Events()); err != nil {
 		return err
 	}
-	c.flags |= connPolled
+	c.word |= wordPolled
 	return nil
 }
 
 // Watch has the poller watch c for ev (its events tagged with tag), unless it already does: a
 // connection's steady keep-alive path asks for what it already has, and pays no system call.
 func (c *Conn) Watch(l *Loop, tag uint32, ev netpoll.Interest) error {
-	if ev == c.Events {
+	if ev == c.Events() {
 		return nil
 	}
-	c.Events = ev
-	if c.flags&connPolled == 0 {
+	c.word = c.word&^wordEvents | connWord(ev)
+	if c.word&wordPolled == 0 {
 		return nil
 	}
 	return l.Poll.Mod(int(c.FD), tag, ev)
@@ -78,7 +92,7 @@ func (c *Conn) Watch(l *Loop, tag uint32, ev netpoll.Interest) error {
 // response that must not look complete), once the poller has stopped watching it, and drops its
 // input, giving a spill buffer back to l's pool.
 func (c *Conn) Release(l *Loop, reset bool) {
-	if c.flags&connPolled != 0 {
+	if c.word&wordPolled != 0 {
 		l.Poll.Closing(int(c.FD))
 	}
 	l.TransportOf(c).Close(int(c.FD), reset)
@@ -97,8 +111,7 @@ func (c *Conn) KeepInput(l *Loop) {
 	case alias.Within(c.In, l.Buf):
 		c.DropSpill(l)
 		b := append(l.Pool.Get(len(c.In)), c.In...)
-		l.Spills.hold(c.FD, b)
-		c.flags |= connSpilled
+		c.setSpill(l.Spills.Hold(b))
 		c.In = b
 	}
 }
@@ -106,31 +119,40 @@ func (c *Conn) KeepInput(l *Loop) {
 // DropSpill gives c's spill buffer back to l's pool, if it holds one; In, if it was there, is
 // no longer c's to read.
 func (c *Conn) DropSpill(l *Loop) {
-	if c.flags&connSpilled != 0 {
-		l.Spills.release(c.FD, &l.Pool)
-		c.flags &^= connSpilled
+	if h := c.spill(); h != 0 {
+		l.Spills.Release(h, &l.Pool)
+		c.setSpill(0)
 	}
 }
 
-// Spills are a loop's spill buffers, by descriptor: what a connection keeps of its unparsed
-// input between turns, once the loop's shared read buffer is the next connection's, in a buffer
-// from the pool sized for it. The loop holds them, so that a connection keeps a bit (connSpilled)
-// where a slice would take 24 bytes of every connection, idle ones included; few connections
-// hold one at once (a request or frame cut by the end of a read).
+// Spills are a loop's spill buffers: what a connection keeps of its unparsed input between
+// turns, once the loop's shared read buffer is the next connection's, in a buffer from the pool
+// sized for it. The loop holds them, so that a connection keeps a 24-bit handle in its Conn's
+// word where a slice would take 24 bytes of every connection, idle ones included.
 type Spills struct {
-	bufs map[int32][]byte
+	bufs [][]byte
+	free []int32 // indexes of bufs not in use
 }
 
-// hold keeps b, a buffer of the pool's, as descriptor fd's.
-func (s *Spills) hold(fd int32, b []byte) {
-	if s.bufs == nil {
-		s.bufs = make(map[int32][]byte)
+// Hold keeps b, a buffer of the pool's, and returns its handle.
+func (s *Spills) Hold(b []byte) int32 {
+	if n := len(s.free); n > 0 {
+		i := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.bufs[i] = b
+		return i + 1
 	}
-	s.bufs[fd] = b
+	if len(s.bufs) == maxSpills {
+		panic("dwell: more spill buffers on one loop than a Conn's handle holds (16,777,215)")
+	}
+	s.bufs = append(s.bufs, b)
+	return int32(len(s.bufs))
 }
 
-// release gives descriptor fd's buffer back to pool.
-func (s *Spills) release(fd int32, pool *OutPool) {
-	pool.Put(s.bufs[fd])
-	delete(s.bufs, fd)
+// Release gives the buffer of handle h back to pool.
+func (s *Spills) Release(h int32, pool *OutPool) {
+	i := h - 1
+	pool.Put(s.bufs[i])
+	s.bufs[i] = nil
+	s.free = append(s.free, i)
 }

@@ -10,19 +10,24 @@ import (
 	"github.com/dwellhttp/dwell/internal/alias"
 )
 
-// TestSpills: each descriptor's buffer is its own until it is released, and a released one goes
-// back to the pool.
+// TestSpills: handles are never 0, a released handle's slot serves the next buffer, and each
+// handle stands for its own buffer until it is released.
 func TestSpills(t *testing.T) {
 	var s Spills
 	var pool OutPool
-	s.hold(7, pool.Get(10))
-	s.hold(9, pool.Get(20))
-	s.release(7, &pool)
-	if len(s.bufs) != 1 || cap(s.bufs[9]) < 20 {
-		t.Fatalf("after releasing 7: %d held, 9's of %d bytes", len(s.bufs), cap(s.bufs[9]))
+	a, b := s.Hold(pool.Get(10)), s.Hold(pool.Get(20))
+	if a == 0 || b == 0 || a == b {
+		t.Fatalf("handles %d and %d", a, b)
 	}
-	if b := pool.Get(10); cap(b) < 10 {
-		t.Fatalf("pool gave %d bytes", cap(b))
+	s.Release(a, &pool)
+	if c := s.Hold(pool.Get(30)); c != a {
+		t.Errorf("a released slot is not reused: %d, freed %d", c, a)
+	}
+	if cap(s.bufs[b-1]) < 20 || s.bufs[b-1] == nil {
+		t.Errorf("handle %d lost its buffer", b)
+	}
+	if d := s.Hold(pool.Get(40)); d == a || d == b {
+		t.Errorf("a held slot is given again: %d", d)
 	}
 }
 
@@ -35,37 +40,53 @@ func TestConnKeepInput(t *testing.T) {
 	c := NewConn(5, false)
 	c.In = l.Buf[4:9]
 	c.KeepInput(l)
-	if string(c.In) != "/ HTT" || c.flags&connSpilled == 0 || alias.Within(c.In, l.Buf) || &l.Spills.bufs[5][0] != &c.In[0] {
-		t.Fatalf("kept %q (spilled %v, in the read buffer: %v)", c.In, c.flags&connSpilled != 0, alias.Within(c.In, l.Buf))
+	if string(c.In) != "/ HTT" || c.spill() == 0 || alias.Within(c.In, l.Buf) {
+		t.Fatalf("kept %q (spill %d, in the read buffer: %v)", c.In, c.spill(), alias.Within(c.In, l.Buf))
+	}
+	if c.Events() != netpoll.WatchRead|netpoll.WatchHangup {
+		t.Fatalf("keeping input changed what c is watched for: %v", c.Events())
 	}
 	copy(l.Buf, "overwritten by the next connection's turn")
 	if string(c.In) != "/ HTT" {
 		t.Fatalf("the kept input changed with the read buffer: %q", c.In)
 	}
-	spill := &l.Spills.bufs[5][0]
+	spill := c.spill()
 	c.In = c.In[2:]
 	c.KeepInput(l)
-	if string(c.In) != "HTT" || &l.Spills.bufs[5][0] != spill {
-		t.Fatalf("input in its spill buffer moved: %q", c.In)
+	if string(c.In) != "HTT" || c.spill() != spill {
+		t.Fatalf("input in its spill buffer moved: %q, spill %d (was %d)", c.In, c.spill(), spill)
 	}
 	c.In = c.In[3:]
 	c.KeepInput(l)
-	if c.In != nil || c.flags&connSpilled != 0 || len(l.Spills.bufs) != 0 {
-		t.Fatalf("all parsed: input %q, spilled %v, %d spill buffers held", c.In, c.flags&connSpilled != 0, len(l.Spills.bufs))
+	if c.In != nil || c.spill() != 0 || len(l.Spills.free) != 1 {
+		t.Fatalf("all parsed: input %q, spill %d, free spill slots %d", c.In, c.spill(), len(l.Spills.free))
 	}
-	c.In = l.Buf[:3]
-	c.KeepInput(l)
-	d := NewConn(6, false)
-	d.DropSpill(l) // none: nothing to give back, and 5's stays
-	if len(l.Spills.bufs) != 1 || string(c.In) != "ove" {
-		t.Fatalf("a drop by a connection without a spill buffer: %d held, 5's input %q", len(l.Spills.bufs), c.In)
+	c.DropSpill(l) // none: nothing to give back
+	if len(l.Spills.free) != 1 {
+		t.Fatalf("a second drop freed a slot again: %d free", len(l.Spills.free))
 	}
 }
 
-// TestConnLayout: a Conn takes 32 bytes of the connection it begins (see Conn).
+// TestConnLayout: a Conn takes 32 bytes of the connection it begins, and its word holds what it
+// packs: every interest the poller knows, and the largest spill handle beside the whole state.
 func TestConnLayout(t *testing.T) {
 	if n := unsafe.Sizeof(Conn{}); n != 32 {
 		t.Errorf("Conn is %d bytes, not 32", n)
+	}
+	if all := connWord(netpoll.WatchRead | netpoll.WatchWrite | netpoll.WatchHangup); all&^wordEvents != 0 {
+		t.Errorf("the interests %#x do not fit in the word's %#x", all, wordEvents)
+	}
+	c := NewConn(3, true)
+	c.setSpill(maxSpills)
+	if err := c.Watch(&Loop{}, 0, netpoll.WatchWrite); err != nil {
+		t.Fatal(err)
+	}
+	if c.spill() != maxSpills || c.Events() != netpoll.WatchWrite || !c.Secure() {
+		t.Errorf("spill %d, events %v, TLS %v: the word's parts overlap", c.spill(), c.Events(), c.Secure())
+	}
+	c.setSpill(0)
+	if c.spill() != 0 || c.Events() != netpoll.WatchWrite || !c.Secure() {
+		t.Errorf("after the spill: spill %d, events %v, TLS %v", c.spill(), c.Events(), c.Secure())
 	}
 }
 
@@ -113,8 +134,8 @@ func TestConnWatch(t *testing.T) {
 		}
 	}
 
-	if err := c.Watch(l, tag, netpoll.WatchRead); err != nil || c.Events != netpoll.WatchRead {
-		t.Fatalf("watch before registering: %v, events %v", err, c.Events)
+	if err := c.Watch(l, tag, netpoll.WatchRead); err != nil || c.Events() != netpoll.WatchRead {
+		t.Fatalf("watch before registering: %v, events %v", err, c.Events())
 	}
 	if reported(false) {
 		t.Fatal("an unregistered connection was reported")

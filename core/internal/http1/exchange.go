@@ -36,7 +36,7 @@ func (c *conn) SendContinue() {
 func (c *conn) HasInput() bool { return len(c.In) > 0 }
 
 // WatchInput watches the socket for input while a handler waits for its body.
-func (c *conn) WatchInput() { c.SetInterest(c.Events | netpoll.WatchRead | netpoll.WatchHangup) }
+func (c *conn) WatchInput() { c.SetInterest(c.Events() | netpoll.WatchRead | netpoll.WatchHangup) }
 
 // ReadBody moves more of cx's body into p: first what has arrived with the head or a chunk
 // read before (decoded: n bytes, and io.EOF on the call after the last), then from the socket.
@@ -244,7 +244,7 @@ func appendTrailerLines(b []byte, cx *serve.Ctx) []byte {
 // WaitWritable parks the handler cx until the socket takes more output, for a write that goes
 // on from the handler's own buffer (see Ctx.send). The write timeout watches the wait.
 func (c *conn) WaitWritable(cx *serve.Ctx) error {
-	c.SetInterest(c.Events | netpoll.WatchWrite)
+	c.SetInterest(c.Events() | netpoll.WatchWrite)
 	c.ArmWriteDeadline()
 	return cx.ParkOnConn(serve.ParkWrite)
 }
@@ -252,7 +252,7 @@ func (c *conn) WaitWritable(cx *serve.Ctx) error {
 // waitReadable parks the handler cx until body bytes arrive, with the progress-based body
 // timeout.
 func (c *conn) waitReadable(cx *serve.Ctx) error {
-	c.SetInterest(c.Events | netpoll.WatchRead | netpoll.WatchHangup)
+	c.SetInterest(c.Events() | netpoll.WatchRead | netpoll.WatchHangup)
 	return c.AwaitInput(cx)
 }
 

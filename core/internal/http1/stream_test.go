@@ -342,7 +342,7 @@ func TestPipelinedFloodIsBounded(t *testing.T) {
 			return all
 		}
 		stalled := make(chan bool, 1)
-		cn.Loop.Post(func() { stalled <- cn.HeldBack && cn.Events&netpoll.WatchWrite != 0 })
+		cn.Loop.Post(func() { stalled <- cn.HeldBack && cn.Events()&netpoll.WatchWrite != 0 })
 		return <-stalled
 	})
 	mu.Lock()

@@ -90,7 +90,7 @@ func (c *Socket) onReadable(hangup bool) {
 		}
 		// Input the handler does not want yet. The poller is level-triggered, so stop asking
 		// about it until the handler reads; a hang-up stays watched unless it is this one.
-		ev := c.Events &^ netpoll.WatchRead
+		ev := c.Events() &^ netpoll.WatchRead
 		if hangup {
 			ev &^= netpoll.WatchHangup
 			c.PeerEOF = true
@@ -114,7 +114,7 @@ func (c *Socket) onReadable(hangup bool) {
 		}
 		// Not now. A hang-up is not watched either meanwhile: the bytes before it are still to
 		// be read, and the read that meets the end of the input closes the connection.
-		ev := c.Events &^ netpoll.WatchRead
+		ev := c.Events() &^ netpoll.WatchRead
 		if hangup {
 			ev &^= netpoll.WatchHangup
 		}
@@ -125,7 +125,7 @@ func (c *Socket) onReadable(hangup bool) {
 		if hangup {
 			c.PeerEOF = true
 		}
-		c.SetInterest(c.Events &^ (netpoll.WatchRead | netpoll.WatchHangup))
+		c.SetInterest(c.Events() &^ (netpoll.WatchRead | netpoll.WatchHangup))
 	}
 }
 
@@ -217,7 +217,7 @@ func (c *Socket) AfterSend(progressed bool) {
 // loop wants input; during a handler it is left as it is until input arrives that the handler
 // does not want (onReadable), so the steady keep-alive path makes no epoll_ctl call.
 func (c *Socket) UpdateInterest() {
-	ev := c.Events
+	ev := c.Events()
 	switch c.State {
 	case StIdle, StHead, StDrain:
 		switch {
@@ -259,7 +259,7 @@ func (c *Socket) UpdateInterest() {
 // SetInterest tells the poller that c waits for ev, unless it already does (engine.Conn.Watch;
 // see UpdateInterest).
 func (c *Socket) SetInterest(ev netpoll.Interest) {
-	if ev == c.Events || c.State == StClosed {
+	if ev == c.Events() || c.State == StClosed {
 		return // the steady path: no call at all
 	}
 	if err := c.Watch(&c.Loop.Loop, c.Serial, ev); err != nil {
@@ -305,7 +305,7 @@ func (c *Socket) OnPeerEOF() {
 		c.DropCtx()
 		c.CloseAfterOutput(false)
 	}
-	c.SetInterest(c.Events &^ (netpoll.WatchRead | netpoll.WatchHangup))
+	c.SetInterest(c.Events() &^ (netpoll.WatchRead | netpoll.WatchHangup))
 }
 
 // CloseAfterOutput ends the connection once its queued output is written. linger says the
