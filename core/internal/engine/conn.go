@@ -19,8 +19,9 @@ type Conn struct {
 // A connWord packs, in 4 bytes, the handle of a Conn's spill buffer (the high 24 bits: 1 + its
 // index in the loop's Spills; 0 for none) and its state (the low 8 bits): what the poller
 // watches it for (netpoll.Interest's three bits), whether it is registered, whether it speaks
-// TLS. 24 bits hold more spill buffers than a loop can have connections (each holds one at
-// most, and the kernel lets a process open about a million descriptors, fs.nr_open).
+// TLS. 24 bits hold 16,777,215 spill buffers, one at most for each of a loop's connections:
+// sixteen times the descriptors Linux lets a process open by default (fs.nr_open); Hold panics
+// past them rather than mix one connection's input with another's.
 type connWord uint32
 
 const (
