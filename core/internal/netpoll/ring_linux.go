@@ -124,6 +124,10 @@ func newRing(entries uint32) (*ring, error) {
 		return nil, fmt.Errorf("io_uring_setup: the kernel lacks single-mapping rings or completions kept on overflow (features %#x; Linux 5.5 has both)", p.features)
 	}
 	size := max(p.sqOff.array+4*p.sqEntries, p.cqOff.cqes+uint32(unsafe.Sizeof(cqe{}))*p.cqEntries)
+	if err := p.checkOffsets(size); err != nil {
+		r.close()
+		return nil, err
+	}
 	rings, err := unix.Mmap(r.fd, ringOffSQRing, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {
 		r.close()
@@ -137,6 +141,10 @@ func newRing(entries uint32) (*ring, error) {
 	}
 	r.mem[1] = subs
 
+	// The rings and the submissions are the kernel's pages, mapped here until unmap: the
+	// collector never moves or frees them, and nothing points into them once they are unmapped
+	// (unmap forgets every pointer below). checkOffsets has made sure that each field lies
+	// inside the mapping, aligned for its type.
 	at := func(off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&rings[off])) }
 	r.sqHead, r.sqTail, r.sqFlags, r.sqMask = at(p.sqOff.head), at(p.sqOff.tail), at(p.sqOff.flags), *at(p.sqOff.ringMask)
 	r.cqHead, r.cqTail, r.cqMask = at(p.cqOff.head), at(p.cqOff.tail), *at(p.cqOff.ringMask)
@@ -220,12 +228,35 @@ func (r *ring) close() {
 	unix.Close(r.fd)
 }
 
-// unmap unmaps the rings, for a ring whose descriptor is closed by another (its Poller's file).
+// unmap unmaps the rings, for a ring whose descriptor is closed by another (its Poller's file),
+// and forgets every pointer into them: a use after it fails on a nil pointer, not on memory the
+// system may have given to something else.
 func (r *ring) unmap() {
+	r.sqHead, r.sqTail, r.sqFlags, r.cqHead, r.cqTail = nil, nil, nil, nil, nil
+	r.sqes, r.cqes = nil, nil
 	for i, m := range r.mem {
 		if m != nil {
 			unix.Munmap(m)
 			r.mem[i] = nil
 		}
 	}
+}
+
+// checkOffsets reports an error unless each of the rings' fields that the kernel placed (the
+// queues' heads, tails, masks and flags, the indirection array, the completions) lies within a
+// mapping of size bytes and is aligned for its type: what newRing's pointers assume.
+func (p *ringParams) checkOffsets(size uint32) error {
+	for _, f := range []struct {
+		off, n, align uint32
+	}{
+		{p.sqOff.head, 4, 4}, {p.sqOff.tail, 4, 4}, {p.sqOff.ringMask, 4, 4}, {p.sqOff.flags, 4, 4},
+		{p.sqOff.array, 4 * p.sqEntries, 4},
+		{p.cqOff.head, 4, 4}, {p.cqOff.tail, 4, 4}, {p.cqOff.ringMask, 4, 4},
+		{p.cqOff.cqes, uint32(unsafe.Sizeof(cqe{})) * p.cqEntries, uint32(unsafe.Alignof(cqe{}))},
+	} {
+		if f.off%f.align != 0 || uint64(f.off)+uint64(f.n) > uint64(size) {
+			return fmt.Errorf("io_uring_setup: a ring field at offset %d (%d bytes) lies outside the %d-byte mapping or off its %d-byte alignment", f.off, f.n, size, f.align)
+		}
+	}
+	return nil
 }

@@ -49,6 +49,25 @@ func TestRingLayout(t *testing.T) {
 	}
 }
 
+// TestRingOffsets: a field the kernel placed past the mapping's end, or off its alignment, is
+// refused before any pointer is made from it; a real ring's are all accepted (newTestRing).
+func TestRingOffsets(t *testing.T) {
+	var p ringParams
+	p.sqEntries, p.cqEntries = 8, 16
+	p.sqOff = sqRingOffsets{head: 0, tail: 64, ringMask: 256, flags: 276, array: 512}
+	p.cqOff = cqRingOffsets{head: 128, tail: 192, ringMask: 260, cqes: 320}
+	if err := p.checkOffsets(600); err != nil {
+		t.Fatalf("well-placed fields refused: %v", err)
+	}
+	if err := p.checkOffsets(540); err == nil {
+		t.Error("an indirection array past the mapping's end accepted")
+	}
+	p.cqOff.cqes = 324
+	if err := p.checkOffsets(600); err == nil {
+		t.Error("completions off their 8-byte alignment accepted")
+	}
+}
+
 // TestRingNop: a submission reaches the kernel and its completion comes back with its data, in
 // order, past the end of the queues (their indexes wrap).
 func TestRingNop(t *testing.T) {

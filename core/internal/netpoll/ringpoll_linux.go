@@ -3,7 +3,7 @@
 package netpoll
 
 import (
-	"unsafe"
+	"encoding/binary"
 
 	"golang.org/x/sys/unix"
 )
@@ -231,7 +231,4 @@ func poll32(ev uint32) uint32 {
 	return ev
 }
 
-var bigEndian = func() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 0
-}()
+var bigEndian = binary.NativeEndian.Uint16([]byte{0, 1}) == 1
