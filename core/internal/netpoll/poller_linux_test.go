@@ -38,10 +38,7 @@ func eachPoller(t *testing.T, test func(t *testing.T, p *Poller)) {
 // once it is drained; and again when more come.
 func TestPollerLevel(t *testing.T) {
 	eachPoller(t, func(t *testing.T, p *Poller) {
-		client, fd := socketPair(t)
-		if err := p.Add(fd, 7, WatchRead|WatchHangup); err != nil {
-			t.Fatal(err)
-		}
+		client, fd := watched(t, p, 7, WatchRead|WatchHangup)
 		if evs := look(t, p); len(evs) != 0 {
 			t.Fatalf("nothing sent, yet reported: %v", evs)
 		}
@@ -67,10 +64,7 @@ func TestPollerLevel(t *testing.T) {
 // not for input while it watches for none; and for room to write when it asks.
 func TestPollerMod(t *testing.T) {
 	eachPoller(t, func(t *testing.T, p *Poller) {
-		client, fd := socketPair(t)
-		if err := p.Add(fd, 1, WatchRead); err != nil {
-			t.Fatal(err)
-		}
+		client, fd := watched(t, p, 1, WatchRead)
 		send(t, client, "x")
 		awaitEvent(t, p, fd)
 		if err := p.Mod(fd, 2, 0); err != nil {
@@ -102,10 +96,7 @@ func TestPollerMod(t *testing.T) {
 // reset that follows.
 func TestPollerPeerShutdown(t *testing.T) {
 	eachPoller(t, func(t *testing.T, p *Poller) {
-		client, fd := socketPair(t)
-		if err := p.Add(fd, 1, WatchRead|WatchHangup); err != nil {
-			t.Fatal(err)
-		}
+		client, fd := watched(t, p, 1, WatchRead|WatchHangup)
 		if err := client.(*net.TCPConn).CloseWrite(); err != nil {
 			t.Fatal(err)
 		}
@@ -141,10 +132,7 @@ func TestPollerPeerShutdown(t *testing.T) {
 // after Closing is the socket's end: the client reads it.
 func TestPollerDel(t *testing.T) {
 	eachPoller(t, func(t *testing.T, p *Poller) {
-		client, fd := socketPair(t)
-		if err := p.Add(fd, 1, WatchRead); err != nil {
-			t.Fatal(err)
-		}
+		client, fd := watched(t, p, 1, WatchRead)
 		send(t, client, "x")
 		awaitEvent(t, p, fd)
 		p.Del(fd)
@@ -173,10 +161,7 @@ func TestPollerDel(t *testing.T) {
 // a turn is reported under its new tag only.
 func TestPollerReuse(t *testing.T) {
 	eachPoller(t, func(t *testing.T, p *Poller) {
-		client, fd := socketPair(t)
-		if err := p.Add(fd, 1, WatchRead|WatchWrite); err != nil {
-			t.Fatal(err)
-		}
+		client, fd := watched(t, p, 1, WatchRead|WatchWrite)
 		awaitEvent(t, p, fd)
 		p.Closing(fd)
 		Close(fd)
@@ -233,6 +218,17 @@ func TestPollerListener(t *testing.T) {
 			}
 		})
 	}
+}
+
+// watched returns a client's connection and its server side's descriptor, which p watches for
+// in under tag.
+func watched(t *testing.T, p *Poller, tag uint32, in Interest) (net.Conn, int) {
+	t.Helper()
+	client, fd := socketPair(t)
+	if err := p.Add(fd, tag, in); err != nil {
+		t.Fatal(err)
+	}
+	return client, fd
 }
 
 // socketPair returns a client's connection and a descriptor of its server side, non-blocking,
