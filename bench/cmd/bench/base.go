@@ -225,23 +225,7 @@ func (r *runner) baseSummary(b *strings.Builder) {
 	if base == nil {
 		return
 	}
-	var lines []string
-	for _, f := range r.res.Figures {
-		cols := f.columns(r.res.Servers)
-		_, absent := f.Absent[baseOf]
-		_, baseAbsent := f.Absent[baseName]
-		if !slices.Contains(cols, baseOf) || !slices.Contains(cols, baseName) || absent || baseAbsent {
-			continue
-		}
-		for _, row := range baseRows() {
-			mt := f.metric(row.metric)
-			if row.fig != f.ID || mt == nil {
-				continue
-			}
-			lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s |\n", row.label,
-				cellFull(f, mt, baseOf), cellFull(f, mt, baseName), baseRatioCell(f, mt)))
-		}
-	}
+	lines := r.pairLines(baseRows(), baseOf, baseName, baseOf, baseName)
 	if len(lines) == 0 {
 		return
 	}
@@ -279,10 +263,29 @@ func baseBuildCommand() string {
 	return "go " + strings.Join(goBuildArgs("$WORK/bin/"+baseName, "./servers/"+pkg, tags), " ")
 }
 
-// baseRatioCell is dwell's value over dwell-base's, "median× (round 1 · round 2 · ...)", or for a
-// metric without ratios the difference of their medians.
-func baseRatioCell(f *Figure, mt *Metric) string {
-	return pairRatioCell(f, mt, baseOf, baseName)
+// pairLines returns the table rows of a section that sets two servers side by side, left and
+// right: for each figure both took part in, a row of rows for each of its metrics there, with
+// both medians and srv's value over ref's (pairRatioCell; srv and ref are left and right in
+// either order), figure by figure in the run's order.
+func (r *runner) pairLines(rows []baseRow, left, right, srv, ref string) []string {
+	var lines []string
+	for _, f := range r.res.Figures {
+		cols := f.columns(r.res.Servers)
+		_, leftAbsent := f.Absent[left]
+		_, rightAbsent := f.Absent[right]
+		if !slices.Contains(cols, left) || !slices.Contains(cols, right) || leftAbsent || rightAbsent {
+			continue
+		}
+		for _, row := range rows {
+			mt := f.metric(row.metric)
+			if row.fig != f.ID || mt == nil {
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s |\n", row.label,
+				cellFull(f, mt, left), cellFull(f, mt, right), pairRatioCell(f, mt, srv, ref)))
+		}
+	}
+	return lines
 }
 
 // pairRatioCell is srv's value over ref's, "median× (round 1 · round 2 · ...)", or for a metric

@@ -80,23 +80,7 @@ func startedWithRows() []baseRow {
 func (r *runner) startedWithSummary(b *strings.Builder) {
 	for _, name := range sortedKeys(startedWith) {
 		of := startedWith[name].of
-		var lines []string
-		for _, f := range r.res.Figures {
-			cols := f.columns(r.res.Servers)
-			_, ofAbsent := f.Absent[of]
-			_, absent := f.Absent[name]
-			if !slices.Contains(cols, of) || !slices.Contains(cols, name) || ofAbsent || absent {
-				continue
-			}
-			for _, row := range startedWithRows() {
-				mt := f.metric(row.metric)
-				if row.fig != f.ID || mt == nil {
-					continue
-				}
-				lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s |\n", row.label,
-					cellFull(f, mt, of), cellFull(f, mt, name), pairRatioCell(f, mt, name, of)))
-			}
-		}
+		lines := r.pairLines(startedWithRows(), of, name, name, of)
 		if len(lines) == 0 {
 			continue
 		}
