@@ -28,6 +28,7 @@ const (
 	wordEvents connWord = 0x07 // netpoll.Interest's bits (TestConnLayout checks that they fit)
 	wordPolled connWord = 1 << 3
 	wordTLS    connWord = 1 << 4
+	wordOwned  connWord = 1 << 5 // the poller reads and writes it (netpoll.Poller.Own)
 	spillShift          = 8
 	maxSpills           = 1<<(32-spillShift) - 1
 )
@@ -67,13 +68,38 @@ func (l *Loop) TransportOf(c *Conn) Transport {
 
 // Register has l's poller watch c for its Events, its events tagged with tag. Until then Watch
 // only notes what c waits for: a connection served at once on accept (a request that came with
-// it) may be closed before it is ever polled.
+// it) may be closed before it is ever polled. A plain connection's reads and writes then go
+// through the poller when it takes them (an io_uring poller's receives and sends; see Async).
 func (c *Conn) Register(l *Loop, tag uint32) error {
 	if err := l.Poll.Add(int(c.FD), tag, c.Events()); err != nil {
 		return err
 	}
 	c.word |= wordPolled
+	if !c.Secure() && l.Poll.Own(int(c.FD)) {
+		c.word |= wordOwned
+	}
 	return nil
+}
+
+// Owned reports whether the poller reads and writes c itself (Register).
+func (c *Conn) Owned() bool { return c.word&wordOwned != 0 }
+
+// Async returns what sends c's queued output when the poller does (Plain, as an AsyncWriter),
+// else nil: the Async of c's Sender.
+func (c *Conn) Async(l *Loop) AsyncWriter {
+	if c.word&wordOwned != 0 {
+		return l.Plain
+	}
+	return nil
+}
+
+// InFlight returns the bytes at the front of c's queued output that a send under way holds:
+// the queue leaves their buffers to the send when c closes (WriteQueue.Release).
+func (c *Conn) InFlight(l *Loop) int {
+	if c.word&wordOwned == 0 {
+		return 0
+	}
+	return l.Poll.Sending(int(c.FD))
 }
 
 // Watch has the poller watch c for ev (its events tagged with tag), unless it already does: a

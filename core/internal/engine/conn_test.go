@@ -99,7 +99,7 @@ func TestConnWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	l := &Loop{Poll: p, Plain: NewPlain(&Counts{})}
+	l := &Loop{Poll: p, Plain: NewPlain(&Counts{}, p)}
 	client, fd := connPair(t)
 	defer client.Close()
 	if _, err := client.Write([]byte("x")); err != nil {

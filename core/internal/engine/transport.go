@@ -42,16 +42,21 @@ type Transport interface {
 }
 
 // Plain is the transport of connections whose bytes are the socket's own. It counts what it
-// carries in its loop's Counts.
-type Plain struct{ counts *Counts }
+// carries in its loop's Counts. A socket the loop's poller owns (an io_uring poller's: see
+// Conn.Register) is read from what the poller received, and written by the poller's sends
+// (Plain's AsyncWriter methods, which the write queue calls).
+type Plain struct {
+	counts *Counts
+	poll   *netpoll.Poller
+}
 
-// NewPlain returns the plain transport of a loop that counts in counts.
-func NewPlain(counts *Counts) *Plain { return &Plain{counts: counts} }
+// NewPlain returns the plain transport of a loop that counts in counts and polls with poll.
+func NewPlain(counts *Counts, poll *netpoll.Poller) *Plain { return &Plain{counts: counts, poll: poll} }
 
 // Plain's calls are the socket's, counted.
 
 func (p *Plain) Read(fd int, _ Endpoint, b []byte) (int, netpoll.Errno) {
-	n, e := netpoll.Read(fd, b)
+	n, e := p.poll.Read(fd, b)
 	if countStats && n > 0 {
 		p.counts.BytesIn += int64(n)
 	}
@@ -85,6 +90,20 @@ func (*Plain) Close(fd int, reset bool) {
 		netpoll.ResetOnClose(fd)
 	}
 	netpoll.Close(fd)
+}
+
+// Submit starts a send of iov's buffers to fd, a socket the poller owns (AsyncWriter).
+func (p *Plain) Submit(fd int, iov *netpoll.IOVecs, more bool) netpoll.Errno {
+	return p.poll.Send(fd, iov, more)
+}
+
+// Sent returns the result of fd's last send, counted (AsyncWriter).
+func (p *Plain) Sent(fd int) (int, netpoll.Errno, bool) {
+	n, e, busy := p.poll.Sent(fd)
+	if countStats && n > 0 {
+		p.counts.BytesOut += int64(n)
+	}
+	return n, e, busy
 }
 
 // A plain socket holds nothing back, and has no TLS state or handshake.

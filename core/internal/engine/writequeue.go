@@ -14,6 +14,20 @@ type Sender interface {
 	Writev(iov *netpoll.IOVecs, more bool) (int, netpoll.Errno)
 	// Sendfile sends up to n bytes of f from *off, moving *off past what it sent.
 	Sendfile(f netpoll.File, off *int64, n int) (int, netpoll.Errno)
+	// Async returns, for a sender whose writes complete later, what starts them and returns
+	// their results (with its descriptor); nil for a sender whose writes are done when they
+	// return.
+	Async() (AsyncWriter, int)
+}
+
+// An AsyncWriter sends a socket's bytes the way an io_uring poller does: a send started now
+// completes later, holding the buffers it was given until then, and one is under way at most.
+type AsyncWriter interface {
+	// Submit starts a send of all of iov's buffers to fd; more says more follows at once.
+	Submit(fd int, iov *netpoll.IOVecs, more bool) netpoll.Errno
+	// Sent returns, once, what fd's last completed send sent, or its error; busy says one is
+	// under way.
+	Sent(fd int) (n int, err netpoll.Errno, busy bool)
 }
 
 // A WriteQueue holds a connection's output in order until the socket takes it: byte chunks from
@@ -389,6 +403,9 @@ func (q *WriteQueue) Send(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte
 // caller's to queue or to send later. Passing p here instead of queueing it first lets a large
 // Write go from the handler's buffer straight to the kernel.
 func (q *WriteQueue) SendFrom(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte) (pn int, progressed bool, err error) {
+	if a, fd := s.Async(); a != nil {
+		return q.sendAsync(a, fd, s, iov, pool, p)
+	}
 	for {
 		iov.Reset()
 		want := 0
@@ -441,6 +458,63 @@ func (q *WriteQueue) SendFrom(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []
 		}
 	}
 }
+
+// sendAsync is SendFrom for a sender whose writes complete later (an AsyncWriter): p is queued
+// first, since the kernel reads the bytes after SendFrom returns, as much of it as keeps the
+// queue within asyncAhead (the caller waits for the socket to take more, as for a full socket,
+// and goes on from the rest); what the last send sent leaves the queue; and unless a send is
+// still under way, the bytes queued up to the head placeholder go in the next one, the loop's
+// iov only gathering them. The front of the queue is the send's
+// until it completes: nothing but Consume and Release touches it, and Release leaves its
+// buffers to the send. A file segment at the front goes out with sendfile, between sends.
+func (q *WriteQueue) sendAsync(a AsyncWriter, fd int, s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte) (pn int, progressed bool, err error) {
+	n, e, busy := a.Sent(fd)
+	if e != 0 {
+		return 0, false, netpoll.Error("send", e)
+	}
+	if n > 0 {
+		q.Consume(pool, n)
+		progressed = true
+	}
+	pn = int(min(int64(len(p)), max(asyncAhead-q.size, 0)))
+	q.Write(pool, p[:pn])
+	for !busy {
+		iov.Reset()
+		i := 0
+		for ; i < len(q.items) && iov.Len() < MaxIOVecs; i++ {
+			it := &q.items[i]
+			if it.kind != itemBytes {
+				break
+			}
+			iov.Append(it.b[it.off:])
+		}
+		if iov.Len() > 0 {
+			e := a.Submit(fd, iov, i < len(q.items) && q.items[i].kind == itemFile)
+			iov.Reset()
+			if e != 0 {
+				return pn, progressed, netpoll.Error("send", e)
+			}
+			break
+		}
+		if i == len(q.items) || q.items[i].kind == itemHead {
+			break
+		}
+		done, e := q.sendFile(s, &q.items[i])
+		if e != 0 {
+			return pn, progressed, netpoll.Error("sendfile", e)
+		}
+		progressed = progressed || done > 0
+		if q.items[i].fn > 0 {
+			break // socket full
+		}
+		q.drop(pool, 1)
+	}
+	return pn, progressed, nil
+}
+
+// asyncAhead bounds the bytes sendAsync queues from a caller's buffer: two chunks, one for the
+// send under way and one for the next.
+const asyncAhead = 2 * MaxChunkSize
 
 // Consume drops n sent bytes from the front of the queue, recycling emptied buffers, and
 // returns how many of the n were beyond the queue (taken from the caller's p).
@@ -535,11 +609,18 @@ func (q *WriteQueue) sendFile(s Sender, it *item) (int64, netpoll.Errno) {
 	return sent, 0
 }
 
-// Release recycles every queued buffer, unsent ones included: the connection is gone.
-func (q *WriteQueue) Release(pool *OutPool) {
+// Release recycles every queued buffer, unsent ones included: the connection is gone. The
+// buffers holding the first inFlight bytes, which a send under way is reading (AsyncWriter), are
+// left to it instead: it keeps them alive until the kernel is done, and the collector frees them.
+func (q *WriteQueue) Release(pool *OutPool, inFlight int) {
 	for i := range q.items {
-		if q.items[i].b != nil {
-			pool.Put(q.items[i].b)
+		it := &q.items[i]
+		if inFlight > 0 && it.kind == itemBytes {
+			inFlight -= len(it.b) - int(it.off)
+			continue
+		}
+		if it.b != nil {
+			pool.Put(it.b)
 		}
 	}
 	q.empty(pool)

@@ -55,7 +55,7 @@ func TestSmallResponsesShareABuffer(t *testing.T) {
 	}
 
 	// With no more expected, a response takes a buffer of its size: the next cannot join it.
-	q.Release(&pool)
+	q.Release(&pool, 0)
 	respond(&q, &pool, "HEAD1\r\n\r\n", "one", false)
 	respond(&q, &pool, strings.Repeat("H", 5000)+"\r\n\r\n", "two", true)
 	if got, want := queued(t, &q), "HEAD1\r\n\r\none"+strings.Repeat("H", 5000)+"\r\n\r\ntwo"; got != want {
@@ -82,7 +82,7 @@ func TestCompact(t *testing.T) {
 	if len(q.items) != 1 || cap(q.items[0].b) != 64 {
 		t.Fatalf("compacted again: %d items, a buffer of %d", len(q.items), cap(q.items[0].b))
 	}
-	q.Release(&pool)
+	q.Release(&pool, 0)
 
 	big := strings.Repeat("x", compactMax+1)
 	q.Write(&pool, []byte(big))
@@ -113,6 +113,7 @@ func (s *trickle) Writev(iov *netpoll.IOVecs, _ bool) (int, netpoll.Errno) {
 }
 
 func (s *trickle) Sendfile(netpoll.File, *int64, int) (int, netpoll.Errno) { return 0, netpoll.EIO }
+func (s *trickle) Async() (AsyncWriter, int)                               { return nil, 0 }
 
 // TestSendInOrder: what is queued leaves before what Send is given, a full socket keeps the rest
 // queued (the caller's bytes copied in), and the next Send goes on where the last stopped.
@@ -169,7 +170,7 @@ func TestTakeWhole(t *testing.T) {
 	if _, ok := q.TakeWhole(&pool); ok || queued(t, &q) != "onetwo" {
 		t.Fatalf("two buffers taken as one: %v, %q left", ok, queued(t, &q))
 	}
-	q.Release(&pool)
+	q.Release(&pool, 0)
 
 	q.Write(&pool, []byte("partly sent"))
 	s := &trickle{room: 2}

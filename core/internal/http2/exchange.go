@@ -126,7 +126,7 @@ func (s *h2stream) Close(err error) {
 	s.State = serve.StClosed
 	s.Loop.Timers.Stop(&s.Timer)
 	s.finish()
-	s.Out.Release(&s.Loop.Pool)
+	s.Out.Release(&s.Loop.Pool, 0)
 	if handed {
 		hc := s.hc
 		s.hc = nil

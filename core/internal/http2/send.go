@@ -58,6 +58,10 @@ func (ss *streamSender) Writev(iov *netpoll.IOVecs, _ bool) (int, netpoll.Errno)
 	return total, 0
 }
 
+// Async reports that a stream's writes are done when they return: they go into its connection's
+// queue.
+func (*streamSender) Async() (engine.AsyncWriter, int) { return nil, 0 }
+
 // Sendfile reads up to n bytes of f from *off as one DATA frame, as the windows allow.
 func (ss *streamSender) Sendfile(f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
 	s := (*h2stream)(ss)

@@ -153,12 +153,58 @@ func (p *Poller) Del(fd int) {
 }
 
 // Closing stops watching fd, which is about to be closed. epoll forgets a closed descriptor by
-// itself; an io_uring poll request holds the socket open until it is removed, which the next
-// Wait does.
+// itself; an io_uring request holds the socket open until it is removed, which the next Wait
+// does (a receive or send under way is cancelled; bytes received and not read are dropped).
 func (p *Poller) Closing(fd int) {
 	if p.ring != nil {
 		p.ring.del(fd)
 	}
+}
+
+// Own has the poller read and write fd, a socket just registered (Add), itself, and reports
+// whether it does: an io_uring poller does (ringio_linux.go), its receives and sends going to
+// the kernel with the turn's one io_uring_enter; epoll never does. An owned socket's bytes go
+// through Read, Send and Sent only, until it is closed.
+func (p *Poller) Own(fd int) bool { return p.ring != nil && p.ring.own(fd) }
+
+// Read reads fd's bytes into b, as the package's Read: for a socket the poller owns, what its
+// receives brought.
+func (p *Poller) Read(fd int, b []byte) (int, Errno) {
+	if p.ring != nil {
+		return p.ring.read(fd, b)
+	}
+	return Read(fd, b)
+}
+
+// Send starts a send of the buffers gathered in iov to fd, a socket the poller owns with no
+// send under way; more says more follows at once (MSG_MORE). The buffers are the kernel's to
+// read until the send completes, which a later Wait reports as writability (when fd is watched
+// for it), and Sent then returns what it sent. It fails with EINVAL for a socket the poller does
+// not own.
+func (p *Poller) Send(fd int, iov *IOVecs, more bool) Errno {
+	if p.ring == nil {
+		return unix.EINVAL
+	}
+	return p.ring.send(fd, iov, more)
+}
+
+// Sent returns, once, the result of fd's last send that completed: the bytes it sent (all it
+// was given, unless the connection failed meanwhile), or its error; busy says a send is still
+// under way.
+func (p *Poller) Sent(fd int) (n int, err Errno, busy bool) {
+	if p.ring == nil {
+		return 0, 0, false
+	}
+	return p.ring.sentResult(fd)
+}
+
+// Sending returns the bytes of fd's send under way (0 for none): a connection closing with it
+// must leave its buffers to the send, which holds them until the kernel is done.
+func (p *Poller) Sending(fd int) int {
+	if p.ring == nil {
+		return 0
+	}
+	return p.ring.sending(fd)
 }
 
 // ringError turns an io_uring poller's errno into the error of call, as ctl's.

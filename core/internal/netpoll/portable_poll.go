@@ -211,3 +211,19 @@ func (p *Poller) Closing(int) {}
 func NewRingPoller(int) (*Poller, error) {
 	return nil, errors.New("io_uring: not in this build (the portable poller)")
 }
+
+// Own reports false: the portable poller never reads or writes a socket itself (see the Linux
+// build's Poller.Own).
+func (p *Poller) Own(int) bool { return false }
+
+// Read reads fd's bytes into b, as the package's Read.
+func (p *Poller) Read(fd int, b []byte) (int, Errno) { return Read(fd, b) }
+
+// Send fails: the poller owns no socket.
+func (p *Poller) Send(int, *IOVecs, bool) Errno { return EIO }
+
+// Sent reports no send: the poller owns no socket.
+func (p *Poller) Sent(int) (int, Errno, bool) { return 0, 0, false }
+
+// Sending reports no send under way: the poller owns no socket.
+func (p *Poller) Sending(int) int { return 0 }

@@ -44,9 +44,10 @@ type sqe struct {
 	off      uint64
 	addr     uint64
 	len      uint32
-	opFlags  uint32 // poll32_events for a poll; other operations' flags
+	opFlags  uint32 // poll32_events for a poll; msg_flags for a send; other operations' flags
 	userData uint64
-	_        [24]byte // buf_index, personality, splice_fd_in, addr3 and padding: unused here
+	bufGroup uint16   // buf_group: the provided buffers a receive picks from (IOSQE_BUFFER_SELECT)
+	_        [22]byte // personality, splice_fd_in, addr3 and padding: unused here
 }
 
 // A cqe is one completion queue entry (struct io_uring_cqe).
@@ -87,9 +88,19 @@ const (
 	ringCQOverflow    = 1 << 1 // IORING_SQ_CQ_OVERFLOW: completions wait in the kernel for room
 	ringTaskRun       = 1 << 2 // IORING_SQ_TASKRUN: completions wait for io_uring_enter to post them
 
-	opNop        = 0 // IORING_OP_NOP
-	opPollAdd    = 6 // IORING_OP_POLL_ADD
-	opPollRemove = 7 // IORING_OP_POLL_REMOVE
+	opNop         = 0  // IORING_OP_NOP
+	opPollAdd     = 6  // IORING_OP_POLL_ADD
+	opPollRemove  = 7  // IORING_OP_POLL_REMOVE
+	opSendmsg     = 9  // IORING_OP_SENDMSG
+	opAsyncCancel = 14 // IORING_OP_ASYNC_CANCEL
+	opSend        = 26 // IORING_OP_SEND
+	opRecv        = 27 // IORING_OP_RECV
+
+	sqeBufferSelect = 1 << 5 // IOSQE_BUFFER_SELECT: a receive takes a buffer of its group
+	cqeFBuffer      = 1 << 0 // IORING_CQE_F_BUFFER: the completion's flags name the buffer taken
+	cqeBufferShift  = 16     // IORING_CQE_BUFFER_SHIFT: where in flags the buffer's id is
+
+	registerPbufRing = 22 // IORING_REGISTER_PBUF_RING (5.19)
 )
 
 // newRing sets up an io_uring instance with room for entries submissions a turn. Its error says
@@ -221,6 +232,13 @@ func (r *ring) cqe(i uint32) *cqe { return &r.cqes[(*r.cqHead+i)&r.cqMask] }
 
 // consume frees the slots of the n oldest completions, once they are read.
 func (r *ring) consume(n uint32) { atomic.StoreUint32(r.cqHead, *r.cqHead+n) }
+
+// register makes the io_uring_register(2) call op with arg, a structure of the kernel's layout
+// that the caller keeps alive through the call.
+func (r *ring) register(op uint32, arg unsafe.Pointer, n uint32) Errno {
+	_, _, e := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), uintptr(op), uintptr(arg), uintptr(n), 0, 0)
+	return e
+}
 
 // close unmaps the rings and closes the instance, which ends every request still under way.
 func (r *ring) close() {

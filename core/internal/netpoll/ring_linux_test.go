@@ -27,6 +27,7 @@ func TestRingLayout(t *testing.T) {
 		{"sqe.len", unsafe.Offsetof(s.len), 24},
 		{"sqe.poll32_events", unsafe.Offsetof(s.opFlags), 28},
 		{"sqe.user_data", unsafe.Offsetof(s.userData), 32},
+		{"sqe.buf_group", unsafe.Offsetof(s.bufGroup), 40},
 		{"sizeof(struct io_uring_cqe)", unsafe.Sizeof(c), 16},
 		{"cqe.user_data", unsafe.Offsetof(c.userData), 0},
 		{"cqe.res", unsafe.Offsetof(c.res), 8},

@@ -9,12 +9,17 @@ import (
 )
 
 // A ringPoll is the io_uring a Poller may watch descriptors with instead of epoll, with the same
-// behaviour: level-triggered, each registration tagged. Each descriptor watched has a poll
-// request (IORING_OP_POLL_ADD) under way, which completes once with the descriptor's events;
-// Wait reads the completions, and the next Wait arms each descriptor again for what it is then
-// watched for. A request armed on a ready descriptor completes at once, so a socket that still
-// has bytes is reported again, as epoll reports it. A turn's requests — the arming, the changes
-// of interest, the removals — reach the kernel in the one io_uring_enter of the next Wait.
+// behaviour: level-triggered, each registration tagged. A descriptor is watched with a poll
+// request (IORING_OP_POLL_ADD), which completes once with its events; Wait reads the
+// completions, and the next Wait arms the descriptor again for what it is then watched for. A
+// request armed on a ready descriptor completes at once, so a socket that still has bytes is
+// reported again, as epoll reports it. A turn's requests — the arming, the changes of interest,
+// the removals, the receives and sends — reach the kernel in the one io_uring_enter of the next
+// Wait: each descriptor whose requests must change is marked dirty during the turn, and Wait
+// brings its requests in line with what it is watched for (reconcile).
+//
+// A socket the poller owns (own) is read and written by the ring itself, which spares the loop
+// a read and a write system call per request: see ringio_linux.go.
 //
 // One difference of the kernel's is hidden here: a poll request always reports the peer's
 // shutdown (POLLRDHUP), watched or not, where epoll reports it only to those that ask. A socket
@@ -25,25 +30,57 @@ import (
 // (an error, a reset, room to write) rather than while a state lasts.
 type ringPoll struct {
 	r     *ring
+	bufs  *bufRing // the receives' buffers; nil when the kernel refused them: no socket is owned
 	fds   []ringFD // by descriptor
-	rearm []int32  // descriptors whose one-shot request completed, to arm at the next Wait
+	dirty []int32  // descriptors whose requests the next Wait reconciles
+
+	sends     []*sendReq       // the sends under way, and free ones (see ringio_linux.go)
+	freeSends []int32          // indexes of sends not in use
+	kept      map[int32][]byte // received bytes moved out of the ring's buffers, by descriptor
+	busy      int              // receives and sends under way: the ring's buffers are in use
 }
 
 // A ringFD is what a ringPoll keeps of one descriptor.
 type ringFD struct {
 	tag    uint32
-	gen    uint32 // the number of its request under way: completions of earlier ones are stale
 	events uint32 // what it is watched for, as poll events (the same bits as epoll's)
+	polled uint32 // what its poll request under way asks for
+	pgen   uint32 // the number of its poll request: completions of earlier ones are stale
+	rgen   uint32 // the number of its receive, likewise
 	state  fdState
+	flags  fdFlags
+
+	// An owned socket's received bytes not read yet (ringio_linux.go): in buffer bid of the
+	// ring's from roff, rres of them; or kept; or rres is the end of input (0, fdEOF) or a
+	// negated errno (fdFailed).
+	bid   uint16
+	roff  uint16
+	rres  int32
+	sres  int32  // the result of its send that completed, until Sent takes it (fdSent)
+	send  int32  // 1 + the index of its send under way, 0 for none
+	rsize uint16 // what its last read asked for, and its next receive takes (0: a buffer)
 }
 
 type fdState uint8
 
 const (
-	fdUnwatched fdState = iota
-	fdArmed             // a one-shot request is under way
-	fdMulti             // a multishot request is under way (see ringPoll)
-	fdIdle              // its one-shot request completed: the next Wait arms it again
+	fdIdle  fdState = iota // no poll request under way
+	fdArmed                // a one-shot poll request is under way
+	fdMulti                // a multishot poll request is under way (see ringPoll)
+	fdDead                 // its poll request failed: it is reported failed, and not armed again
+)
+
+type fdFlags uint8
+
+const (
+	fdWatched fdFlags = 1 << iota // registered (Add)
+	fdDirty                       // in dirty
+	fdOwned                       // read and written by the ring (own)
+	fdRecv                        // a receive is under way
+	fdInBuf                       // received bytes wait in the ring's buffer bid
+	fdKept                        // received bytes wait in kept
+	fdEnd                         // the receives ended: rres is 0 (the end of input) or an errno
+	fdSent                        // a send completed with sres
 )
 
 // Poll events always reported, as epoll reports them whatever a descriptor is watched for.
@@ -53,10 +90,24 @@ const alwaysReported = unix.POLLERR | unix.POLLHUP | unix.POLLNVAL
 const (
 	pollAddMulti = 1 << 0 // IORING_POLL_ADD_MULTI, in a POLL_ADD's len
 	cqeFMore     = 1 << 1 // IORING_CQE_F_MORE: the request stays armed after this completion
-
-	// removeData marks the completions of removals, which say nothing a Poller reports.
-	removeData = ^uint64(0)
 )
+
+// A completion's user_data names its request: the kind in the top two bits, a number of the
+// request's (its descriptor's pgen or rgen, its send's gen) in the next 30, and the descriptor
+// or the send's index in the low 32.
+const (
+	kindPoll  = 0
+	kindRecv  = 1
+	kindSend  = 2
+	kindOther = 3 // removals and cancellations, whose completions say nothing a Poller reports
+
+	genMask   = 1<<30 - 1
+	otherData = ^uint64(0)
+)
+
+func userData(kind, gen uint32, id int) uint64 {
+	return uint64(kind)<<62 | uint64(gen&genMask)<<32 | uint64(uint32(id))
+}
 
 func newRingPoll(entries uint32) (*ringPoll, error) {
 	r, err := newRing(entries)
@@ -66,76 +117,119 @@ func newRingPoll(entries uint32) (*ringPoll, error) {
 	// The tables start large enough for thousands of descriptors, as the loop's own by
 	// descriptor do (serve's Loop.Conns): growing copies them and leaves the old as garbage,
 	// while the pages of a fresh allocation cost memory only once they are written.
-	return &ringPoll{r: r, fds: make([]ringFD, 0, initialFDs), rearm: make([]int32, 0, 256)}, nil
+	rp := &ringPoll{r: r, fds: make([]ringFD, 0, initialFDs), dirty: make([]int32, 0, 256)}
+	// A kernel that takes no buffer ring still polls; its sockets are read and written by the
+	// loop, as under epoll.
+	rp.bufs, _ = newBufRing(r)
+	return rp, nil
 }
 
 // initialFDs is the descriptors a ringPoll's table holds before it grows.
 const initialFDs = 8192
 
-// userData names request gen of descriptor fd in its completion.
-func userData(fd int, gen uint32) uint64 { return uint64(gen)<<32 | uint64(uint32(fd)) }
-
-// add registers fd, as Poller.Add.
-func (rp *ringPoll) add(fd int, tag uint32, events uint32) Errno {
+// entry returns fd's entry, growing the table to hold it.
+func (rp *ringPoll) entry(fd int) *ringFD {
 	for fd >= len(rp.fds) {
 		rp.fds = append(rp.fds, ringFD{})
 	}
-	e := &rp.fds[fd]
-	if e.state != fdUnwatched {
+	return &rp.fds[fd]
+}
+
+// watched returns fd's entry if it is registered, else nil.
+func (rp *ringPoll) watched(fd int) *ringFD {
+	if fd < 0 || fd >= len(rp.fds) || rp.fds[fd].flags&fdWatched == 0 {
+		return nil
+	}
+	return &rp.fds[fd]
+}
+
+// markDirty has the next Wait reconcile fd's requests.
+func (rp *ringPoll) markDirty(fd int, e *ringFD) {
+	if e.flags&fdDirty == 0 {
+		e.flags |= fdDirty
+		rp.dirty = append(rp.dirty, int32(fd))
+	}
+}
+
+// add registers fd, as Poller.Add.
+func (rp *ringPoll) add(fd int, tag uint32, events uint32) Errno {
+	e := rp.entry(fd)
+	if e.flags&fdWatched != 0 {
 		return unix.EEXIST
 	}
-	e.tag, e.events = tag, events
-	return rp.arm(fd, e, false)
-}
-
-// mod changes what fd is watched for, as Poller.Mod. A request under way for other events is
-// removed and another armed; an idle descriptor is armed by the next Wait, for these.
-func (rp *ringPoll) mod(fd int, tag uint32, events uint32) Errno {
-	if fd >= len(rp.fds) || rp.fds[fd].state == fdUnwatched {
-		return unix.ENOENT
-	}
-	e := &rp.fds[fd]
-	e.tag = tag
-	if e.events == events {
-		return 0
-	}
-	e.events = events
-	if e.state == fdIdle {
-		return 0
-	}
-	if err := rp.remove(fd, e); err != 0 {
-		return err
-	}
-	return rp.arm(fd, e, false)
-}
-
-// del stops watching fd, as Poller.Del.
-func (rp *ringPoll) del(fd int) Errno {
-	if fd >= len(rp.fds) {
-		return 0
-	}
-	e := &rp.fds[fd]
-	switch e.state {
-	case fdArmed, fdMulti:
-		if err := rp.remove(fd, e); err != 0 {
-			return err
-		}
-	}
-	e.state = fdUnwatched
+	// The numbers go on from the descriptor's earlier registrations, whose completions may
+	// still come.
+	*e = ringFD{tag: tag, events: events, pgen: e.pgen, rgen: e.rgen, rsize: e.rsize, flags: fdWatched}
+	rp.markDirty(fd, e)
 	return 0
 }
 
-// arm queues a poll request for e, fd's, multishot or not.
-func (rp *ringPoll) arm(fd int, e *ringFD, multi bool) Errno {
+// mod changes what fd is watched for, as Poller.Mod: its requests change at the next Wait.
+func (rp *ringPoll) mod(fd int, tag uint32, events uint32) Errno {
+	e := rp.watched(fd)
+	if e == nil {
+		return unix.ENOENT
+	}
+	e.tag = tag
+	if e.events != events {
+		e.events = events
+		rp.markDirty(fd, e)
+	}
+	return 0
+}
+
+// del stops watching fd, as Poller.Del: its requests under way are removed (a receive or a send
+// cancelled), bytes received and not read are dropped.
+func (rp *ringPoll) del(fd int) Errno {
+	e := rp.watched(fd)
+	if e == nil {
+		return 0
+	}
+	if e.state == fdArmed || e.state == fdMulti {
+		if err := rp.queue(opPollRemove, userData(kindPoll, e.pgen, fd)); err != 0 {
+			return err
+		}
+	}
+	if e.flags&fdRecv != 0 {
+		if err := rp.queue(opAsyncCancel, userData(kindRecv, e.rgen, fd)); err != 0 {
+			return err
+		}
+	}
+	if e.send != 0 {
+		if err := rp.orphanSend(e); err != 0 {
+			return err
+		}
+	}
+	rp.dropReceived(fd, e)
+	*e = ringFD{pgen: e.pgen + 1, rgen: e.rgen + 1, rsize: e.rsize, flags: e.flags & fdDirty}
+	return 0
+}
+
+// queue queues a removal or cancellation of the request named data.
+func (rp *ringPoll) queue(op uint8, data uint64) Errno {
 	s, err := rp.r.next()
 	if err != 0 {
 		return err
 	}
-	e.gen++
+	s.opcode = op
+	s.fd = -1
+	s.addr = data
+	s.userData = otherData
+	return 0
+}
+
+// armPoll queues a poll request for e, fd's, for events, multishot or not.
+func (rp *ringPoll) armPoll(fd int, e *ringFD, events uint32, multi bool) Errno {
+	s, err := rp.r.next()
+	if err != 0 {
+		return err
+	}
+	e.pgen++
 	s.opcode = opPollAdd
 	s.fd = int32(fd)
-	s.opFlags = poll32(e.events)
-	s.userData = userData(fd, e.gen)
+	s.opFlags = poll32(events)
+	s.userData = userData(kindPoll, e.pgen, fd)
+	e.polled = events
 	e.state = fdArmed
 	if multi {
 		s.len = pollAddMulti
@@ -144,83 +238,137 @@ func (rp *ringPoll) arm(fd int, e *ringFD, multi bool) Errno {
 	return 0
 }
 
-// remove queues the removal of e's request under way; its completions are stale from now on.
-func (rp *ringPoll) remove(fd int, e *ringFD) Errno {
-	s, err := rp.r.next()
-	if err != 0 {
-		return err
+// reconcile brings fd's requests in line with what it is watched for, and returns the events to
+// report now: an owned socket's bytes received and not read, while it is watched for them.
+func (rp *ringPoll) reconcile(fd int, e *ringFD) (uint32, Errno) {
+	want, report := e.events, uint32(0)
+	needPoll := true
+	if e.flags&fdOwned != 0 {
+		var err Errno
+		want, report, err = rp.reconcileOwned(fd, e)
+		if err != 0 {
+			return 0, err
+		}
+		// Its receive reports a failure or the end; a poll request is needed for more only.
+		needPoll = want != 0 || e.events&unix.EPOLLIN == 0
 	}
-	s.opcode = opPollRemove
-	s.fd = -1
-	s.addr = userData(fd, e.gen)
-	s.userData = removeData
-	e.gen++
-	return 0
-}
-
-// wait arms the descriptors whose requests completed, submits what was queued, and moves the
-// completions of current requests into events, without waiting. It returns how many there are.
-func (rp *ringPoll) wait(events []Event) (int, Errno) {
-	for _, fd := range rp.rearm {
-		if e := &rp.fds[fd]; e.state == fdIdle {
-			if err := rp.arm(int(fd), e, false); err != 0 {
-				return 0, err
-			}
+	if e.state == fdArmed || e.state == fdMulti {
+		if e.polled == want && needPoll {
+			return report, 0
+		}
+		if err := rp.queue(opPollRemove, userData(kindPoll, e.pgen, fd)); err != 0 {
+			return 0, err
+		}
+		e.pgen++
+		e.state = fdIdle
+	}
+	if e.state == fdIdle && needPoll {
+		if err := rp.armPoll(fd, e, want, false); err != 0 {
+			return 0, err
 		}
 	}
-	rp.rearm = rp.rearm[:0]
+	return report, 0
+}
+
+// wait reconciles the dirty descriptors, submits what was queued, and moves the completions of
+// current requests into events, without waiting. It returns how many there are.
+func (rp *ringPoll) wait(events []Event) (int, Errno) {
+	n, done := 0, 0
+	for _, fd := range rp.dirty {
+		if n == len(events) {
+			break // the rest reports with the next Wait
+		}
+		done++
+		e := &rp.fds[fd]
+		e.flags &^= fdDirty
+		if e.flags&fdWatched == 0 || e.state == fdDead {
+			continue
+		}
+		ev, err := rp.reconcile(int(fd), e)
+		if err != 0 {
+			return 0, err
+		}
+		if ev != 0 {
+			events[n] = Event{Events: ev, Fd: fd, Pad: int32(e.tag)}
+			n++
+			rp.markDirty(int(fd), e) // reported again each Wait until read, as epoll would
+		}
+	}
+	rp.dirty = rp.dirty[:copy(rp.dirty, rp.dirty[done:])]
 	if err := rp.r.submit(0); err != 0 {
 		return 0, err
 	}
-	ready, n := rp.r.ready(), 0
+	ready := rp.r.ready()
 	var i uint32
 	for ; i < ready && n < len(events); i++ {
 		c := rp.r.cqe(i)
-		fd, gen := int(uint32(c.userData)), uint32(c.userData>>32)
-		if c.userData == removeData || fd >= len(rp.fds) || rp.fds[fd].gen != gen {
-			continue // a removal's, or a request's since removed
-		}
-		e := &rp.fds[fd]
-		more := c.flags&cqeFMore != 0
-		if !more {
-			e.state = fdIdle
-			rp.rearm = append(rp.rearm, int32(fd))
-		}
 		var ev uint32
-		switch {
-		case c.res == -int32(unix.EINVAL) && e.events&unix.EPOLLEXCLUSIVE != 0:
-			// A kernel whose poll requests take no EPOLLEXCLUSIVE: a shared listening socket
-			// wakes every loop's, as it would without the flag.
-			e.events &^= unix.EPOLLEXCLUSIVE
-			continue
-		case c.res < 0:
-			// The request failed (the descriptor is not a pollable one, or memory ran out):
-			// the descriptor is reported failed, as one epoll cannot watch is, and not armed
-			// again.
-			ev = unix.EPOLLERR | unix.EPOLLHUP
-			e.state = fdUnwatched
-		default:
-			ev = uint32(c.res) & (e.events | alwaysReported)
+		var fd int
+		switch c.userData >> 62 {
+		case kindPoll:
+			fd, ev = rp.polled(c)
+		case kindRecv:
+			fd, ev = rp.received(c)
+		case kindSend:
+			fd, ev = rp.sent(c)
 		}
-		if ev == 0 {
-			// Only what the descriptor is not watched for (see ringPoll): wait for its next
-			// wake-up instead.
-			if !more {
-				if err := rp.arm(fd, e, true); err != 0 {
-					return 0, err
-				}
-			}
-			continue
+		if ev != 0 {
+			events[n] = Event{Events: ev, Fd: int32(fd), Pad: int32(rp.fds[fd].tag)}
+			n++
 		}
-		events[n] = Event{Events: ev, Fd: int32(fd), Pad: int32(e.tag)}
-		n++
 	}
 	rp.r.consume(i)
 	return n, 0
 }
 
-func (rp *ringPoll) close() { rp.r.close() }
-func (rp *ringPoll) unmap() { rp.r.unmap() }
+// polled takes a poll request's completion c, and returns its descriptor and the events to
+// report (0 for none).
+func (rp *ringPoll) polled(c *cqe) (int, uint32) {
+	fd, gen := int(uint32(c.userData)), uint32(c.userData>>32)&genMask
+	e := rp.watched(fd)
+	if e == nil || e.pgen&genMask != gen || e.state == fdDead {
+		return 0, 0 // a request's since removed
+	}
+	more := c.flags&cqeFMore != 0
+	if !more {
+		e.state = fdIdle
+		rp.markDirty(fd, e)
+	}
+	var ev uint32
+	switch {
+	case c.res == -int32(unix.EINVAL) && e.polled&unix.EPOLLEXCLUSIVE != 0:
+		// A kernel whose poll requests take no EPOLLEXCLUSIVE: a shared listening socket
+		// wakes every loop's, as it would without the flag.
+		e.events &^= unix.EPOLLEXCLUSIVE
+		return 0, 0
+	case c.res < 0:
+		// The request failed (the descriptor is not a pollable one, or memory ran out): the
+		// descriptor is reported failed, as one epoll cannot watch is, and not armed again.
+		e.state = fdDead
+		return fd, unix.EPOLLERR | unix.EPOLLHUP
+	default:
+		ev = uint32(c.res) & e.polled & (e.events | alwaysReported)
+		ev |= uint32(c.res) & alwaysReported
+	}
+	if ev == 0 && !more {
+		// Only what the descriptor is not watched for (see ringPoll): wait for its next
+		// wake-up instead.
+		if rp.armPoll(fd, e, e.polled, true) != 0 {
+			return 0, 0 // the next Wait arms it again, one-shot
+		}
+	}
+	return fd, ev
+}
+
+func (rp *ringPoll) close() {
+	rp.r.close()
+	rp.freeBufs()
+}
+
+func (rp *ringPoll) unmap() {
+	rp.r.unmap()
+	rp.freeBufs()
+}
 
 // poll32 returns poll events as a submission's poll32_events holds them: their 16-bit halves
 // swapped on a big-endian machine (linux/io_uring.h).

@@ -241,8 +241,14 @@ func (c *Socket) UpdateInterest() {
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
 		}
 	case StHandler:
-		if c.Ctx.ParkedOn(ParkRead) || c.Ctx.ParkedOn(ParkBody) {
+		switch {
+		case c.Ctx.ParkedOn(ParkRead) || c.Ctx.ParkedOn(ParkBody):
 			ev |= netpoll.WatchRead | netpoll.WatchHangup
+		case c.Owned():
+			// A socket the poller reads itself would receive input the handler may not want
+			// for long (behind a parked request) into the loop's memory: it stays in the kernel
+			// instead, and only a hang-up is watched.
+			ev &^= netpoll.WatchRead
 		}
 	}
 	if c.PeerEOF {
@@ -283,8 +289,8 @@ func (c *Socket) Close(err error) {
 		delete(l.given, c.FD) // ServeConn's remote address, if it gave one
 	}
 	l.NConns--
+	c.Out.Release(&l.Pool, c.InFlight(&l.Loop)) // before Release forgets the send under way
 	c.Release(&l.Loop, c.Ending >= CloseReset)
-	c.Out.Release(&l.Pool)
 	if handed {
 		hc := l.handed[c.FD]
 		l.handed[c.FD] = nil

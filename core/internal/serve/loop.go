@@ -137,7 +137,7 @@ func newLoop(s *Server, id int) (*Loop, error) {
 		l.Mux = s.mux.NewLoop(l)
 	}
 	l.label = loopLabel(loopSerial.Add(1))
-	l.Plain = engine.NewPlain(&l.Counts)
+	l.Plain = engine.NewPlain(&l.Counts, l.Poll)
 	if useTLS {
 		l.TLS = l.newTLS(s.tlsConfig)
 	}

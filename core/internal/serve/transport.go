@@ -42,6 +42,13 @@ func (s *connSender) Writev(iov *netpoll.IOVecs, more bool) (int, netpoll.Errno)
 	return c.Transport().Writev(int(c.FD), iov, more)
 }
 
+// Async returns the loop's plain transport when the poller sends c's bytes (an io_uring
+// poller's sends: engine.Conn.Async).
+func (s *connSender) Async() (engine.AsyncWriter, int) {
+	c := (*Socket)(s)
+	return c.Conn.Async(&c.Loop.Loop), int(c.FD)
+}
+
 func (s *connSender) Sendfile(f netpoll.File, off *int64, n int) (int, netpoll.Errno) {
 	c := (*Socket)(s)
 	return c.Transport().Sendfile(int(c.FD), f, off, n)

@@ -1,0 +1,124 @@
+//go:build linux && !dwell_portable
+
+package netpoll
+
+import (
+	"bytes"
+	"io"
+	"testing"
+)
+
+// ownedPair returns a client and the descriptor of its server side, watched for input by an
+// io_uring poller that owns it.
+func ownedPair(t *testing.T) (*Poller, int, func(string)) {
+	t.Helper()
+	p, err := NewRingPoller(16)
+	if err != nil {
+		t.Skipf("io_uring cannot be used here: %v", err)
+	}
+	t.Cleanup(p.Close)
+	if p.ring.bufs == nil {
+		t.Skip("the kernel took no receive buffers: the poller owns no socket")
+	}
+	owning[p] = true
+	t.Cleanup(func() { delete(owning, p) })
+	client, fd := watched(t, p, 1, WatchRead|WatchHangup)
+	owners[fd] = client
+	return p, fd, func(s string) { send(t, client, s) }
+}
+
+// owners are the clients of ownedPair's descriptors.
+var owners = map[int]io.ReadWriter{}
+
+// TestRingReceiveSize: a receive takes no more than the socket's last read asked for, so that
+// what the loop does not read yet stays in the kernel; what one read leaves is read by the next.
+func TestRingReceiveSize(t *testing.T) {
+	p, fd, send := ownedPair(t)
+	b := make([]byte, 10)
+	if n, e := p.Read(fd, b); n != 0 || e != EAGAIN {
+		t.Fatalf("nothing sent, yet read %d bytes, %v", n, e)
+	}
+	send("0123456789abcdefghij")
+	awaitEvent(t, p, fd)
+	if e := &p.ring.fds[fd]; e.rres != 10 {
+		t.Fatalf("after a 10-byte read, a receive took %d bytes", e.rres)
+	}
+	for _, want := range []string{"0123", "456789", "abcdefghij"} {
+		n, e := p.Read(fd, b[:len(want)])
+		if e == EAGAIN {
+			awaitEvent(t, p, fd)
+			n, e = p.Read(fd, b[:len(want)])
+		}
+		if e != 0 || string(b[:n]) != want {
+			t.Fatalf("read %q, %v; want %q", b[:n], e, want)
+		}
+	}
+}
+
+// TestRingSend: a send started with Send holds its socket busy until a Wait reports it done;
+// Sent then returns what it sent, once, and the client reads the buffers in order.
+func TestRingSend(t *testing.T) {
+	p, fd, _ := ownedPair(t)
+	if err := p.Mod(fd, 1, WatchRead|WatchWrite); err != nil {
+		t.Fatal(err)
+	}
+	iov := NewIOVecs(4)
+	bufs := [][]byte{[]byte("HTTP/1.1 200 OK\r\n"), bytes.Repeat([]byte("x"), 100000)}
+	for _, b := range bufs {
+		iov.Append(b)
+	}
+	if e := p.Send(fd, iov, false); e != 0 {
+		t.Fatal(e)
+	}
+	if e := p.Send(fd, iov, false); e == 0 {
+		t.Fatal("a second send was started while one was under way")
+	}
+	if n, e, busy := p.Sent(fd); n != 0 || e != 0 || !busy {
+		t.Fatalf("before any wait: Sent = %d, %v, busy %v", n, e, busy)
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(owners[fd], 100017))
+		got <- b
+	}()
+	for {
+		if ev := awaitEvent(t, p, fd); ev.Writable() {
+			break
+		}
+	}
+	if n, e, busy := p.Sent(fd); n != 100017 || e != 0 || busy {
+		t.Fatalf("Sent = %d, %v, busy %v; want all 100017 bytes", n, e, busy)
+	}
+	if n, e, busy := p.Sent(fd); n != 0 || e != 0 || busy {
+		t.Fatalf("Sent again = %d, %v, busy %v", n, e, busy)
+	}
+	if b := <-got; !bytes.Equal(b, append(append([]byte(nil), bufs[0]...), bufs[1]...)) {
+		t.Fatalf("the client read %d bytes, not the ones sent", len(b))
+	}
+}
+
+// TestRingCloseSending: a socket closed while its send waits for a client that reads nothing
+// tells what the send holds (Sending); the close cancels it, and its completion, whenever it
+// comes, is not reported for the socket's descriptor.
+func TestRingCloseSending(t *testing.T) {
+	p, fd, _ := ownedPair(t)
+	iov := NewIOVecs(1)
+	iov.Append(make([]byte, 16<<20)) // more than the socket's buffers and the client's hold
+	if e := p.Send(fd, iov, false); e != 0 {
+		t.Fatal(e)
+	}
+	look(t, p)
+	if n := p.Sending(fd); n != 16<<20 {
+		t.Fatalf("Sending = %d, want the send's 16 MiB", n)
+	}
+	p.Closing(fd)
+	Close(fd)
+	if n := p.Sending(fd); n != 0 {
+		t.Fatalf("closed, yet Sending = %d", n)
+	}
+	for p.ring.busy > 0 { // the receive under way, cancelled too, and the send
+		for _, ev := range look(t, p) {
+			t.Fatalf("closed, yet reported: %+v", ev)
+		}
+	}
+}
