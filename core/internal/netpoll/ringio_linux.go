@@ -104,11 +104,11 @@ func (rp *ringPoll) armRecv(fd int, e *ringFD) Errno {
 	s.opcode = opRecv
 	s.fd = int32(fd)
 	s.flags = sqeBufferSelect
-	s.bufGroup = bufGroup
 	s.len = uint32(e.rsize) // no more than the loop's last read took: see above
 	if s.len == 0 {
 		s.len = firstRecv
 	}
+	s.bufGroup = rp.bufs.group(int(s.len)).gid
 	s.userData = userData(kindRecv, e.rgen, fd)
 	e.flags |= fdRecv
 	rp.busy++
@@ -160,7 +160,7 @@ func (rp *ringPoll) read(fd int, b []byte) (int, Errno) {
 	}
 	e := rp.entry(fd)
 	if len(b) > 0 {
-		e.rsize = uint16(min(len(b), bufSize))
+		e.rsize = uint16(min(len(b), maxRecv))
 	}
 	if e.flags&fdOwned == 0 {
 		return Read(fd, b)

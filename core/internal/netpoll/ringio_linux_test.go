@@ -5,6 +5,8 @@ package netpoll
 import (
 	"bytes"
 	"io"
+	"net"
+	"strconv"
 	"testing"
 )
 
@@ -119,6 +121,41 @@ func TestRingCloseSending(t *testing.T) {
 	for p.ring.busy > 0 { // the receive under way, cancelled too, and the send
 		for _, ev := range look(t, p) {
 			t.Fatalf("closed, yet reported: %+v", ev)
+		}
+	}
+}
+
+// TestRingBuffersRunOut: more sockets receive at once than the ring has buffers; the receives
+// that find none are made again, without the loop sleeping on them, and every socket's bytes
+// are read.
+func TestRingBuffersRunOut(t *testing.T) {
+	p, _, _ := ownedPair(t)
+	const n = 2*smallBufs + 10
+	clients := map[int]net.Conn{}
+	for range n {
+		client, fd := watched(t, p, 1, WatchRead)
+		clients[fd] = client
+	}
+	look(t, p) // their receives are under way
+	for fd, c := range clients {
+		send(t, c, strconv.Itoa(fd))
+	}
+	b := make([]byte, 64)
+	for len(clients) > 0 {
+		evs, err := p.Wait(-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			fd := ev.FD()
+			if clients[fd] == nil {
+				continue // ownedPair's own
+			}
+			k, e := p.Read(fd, b)
+			if e != 0 || string(b[:k]) != strconv.Itoa(fd) {
+				t.Fatalf("socket %d read %q, %v", fd, b[:k], e)
+			}
+			delete(clients, fd)
 		}
 	}
 }

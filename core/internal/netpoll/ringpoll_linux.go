@@ -30,9 +30,9 @@ import (
 // (an error, a reset, room to write) rather than while a state lasts.
 type ringPoll struct {
 	r     *ring
-	bufs  *bufRing // the receives' buffers; nil when the kernel refused them: no socket is owned
-	fds   []ringFD // by descriptor
-	dirty []int32  // descriptors whose requests the next Wait reconciles
+	bufs  *recvBufs // the receives' buffers; nil when the kernel refused them: no socket is owned
+	fds   []ringFD  // by descriptor
+	dirty []int32   // descriptors whose requests the next Wait reconciles
 
 	sends     []*sendReq       // the sends under way, and free ones (see ringio_linux.go)
 	freeSends []int32          // indexes of sends not in use
@@ -120,7 +120,7 @@ func newRingPoll(entries uint32) (*ringPoll, error) {
 	rp := &ringPoll{r: r, fds: make([]ringFD, 0, initialFDs), dirty: make([]int32, 0, 256)}
 	// A kernel that takes no buffer ring still polls; its sockets are read and written by the
 	// loop, as under epoll.
-	rp.bufs, _ = newBufRing(r)
+	rp.bufs, _ = newRecvBufs(r)
 	return rp, nil
 }
 
@@ -271,8 +271,22 @@ func (rp *ringPoll) reconcile(fd int, e *ringFD) (uint32, Errno) {
 }
 
 // wait reconciles the dirty descriptors, submits what was queued, and moves the completions of
-// current requests into events, without waiting. It returns how many there are.
+// current requests into events, without waiting. It returns how many there are. Completions that
+// report nothing may leave requests to make (a receive that found no buffer, a multishot poll
+// armed): with no event to return, wait makes them at once, rather than leave the loop to sleep
+// on a ring that has nothing under way for them.
 func (rp *ringPoll) wait(events []Event) (int, Errno) {
+	for range 4 {
+		n, err := rp.turn(events)
+		if n > 0 || err != 0 || len(rp.dirty) == 0 && rp.r.tail == rp.r.flushed {
+			return n, err
+		}
+	}
+	return 0, 0
+}
+
+// turn is one pass of wait.
+func (rp *ringPoll) turn(events []Event) (int, Errno) {
 	n, done := 0, 0
 	for _, fd := range rp.dirty {
 		if n == len(events) {
