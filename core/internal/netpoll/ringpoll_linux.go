@@ -31,7 +31,8 @@ import (
 type ringPoll struct {
 	r     *ring
 	bufs  *recvBufs // the receives' buffers; nil when the kernel refused them: no socket is owned
-	fds   []ringFD  // by descriptor
+	fds   []ringFD  // by descriptor, in a mapping of their own (ringfds_linux.go)
+	hi    int       // the highest descriptor entered in fds
 	dirty []int32   // descriptors whose requests the next Wait reconciles
 
 	sends     []*sendReq       // the sends under way, and free ones (see ringio_linux.go)
@@ -114,30 +115,38 @@ func newRingPoll(entries uint32) (*ringPoll, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The tables start large enough for thousands of descriptors, as the loop's own by
-	// descriptor do (serve's Loop.Conns): growing copies them and leaves the old as garbage,
-	// while the pages of a fresh allocation cost memory only once they are written.
-	rp := &ringPoll{r: r, fds: make([]ringFD, 0, initialFDs), dirty: make([]int32, 0, 256)}
+	fds, err := mapFDs(nil, 0, fdTableStart)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	rp := &ringPoll{r: r, fds: fds, dirty: make([]int32, 0, 256)}
 	// A kernel that takes no buffer ring still polls; its sockets are read and written by the
 	// loop, as under epoll.
 	rp.bufs, _ = newRecvBufs(r)
 	return rp, nil
 }
 
-// initialFDs is the descriptors a ringPoll's table holds before it grows.
-const initialFDs = 8192
-
-// entry returns fd's entry, growing the table to hold it.
+// entry returns fd's entry, growing the table to hold it (see mapFDs).
 func (rp *ringPoll) entry(fd int) *ringFD {
-	for fd >= len(rp.fds) {
-		rp.fds = append(rp.fds, ringFD{})
+	if fd >= len(rp.fds) {
+		n := max(len(rp.fds), fdTableStart)
+		for n <= fd {
+			n *= 2
+		}
+		fds, err := mapFDs(rp.fds, rp.hi+1, n)
+		if err != nil {
+			panic("dwell: " + err.Error() + " (growing the io_uring poller's table of descriptors)")
+		}
+		rp.fds = fds
 	}
+	rp.hi = max(rp.hi, fd)
 	return &rp.fds[fd]
 }
 
 // watched returns fd's entry if it is registered, else nil.
 func (rp *ringPoll) watched(fd int) *ringFD {
-	if fd < 0 || fd >= len(rp.fds) || rp.fds[fd].flags&fdWatched == 0 {
+	if fd < 0 || fd > rp.hi || rp.fds[fd].flags&fdWatched == 0 {
 		return nil
 	}
 	return &rp.fds[fd]
@@ -376,11 +385,18 @@ func (rp *ringPoll) polled(c *cqe) (int, uint32) {
 
 func (rp *ringPoll) close() {
 	rp.r.close()
-	rp.freeBufs()
+	rp.free()
 }
 
 func (rp *ringPoll) unmap() {
 	rp.r.unmap()
+	rp.free()
+}
+
+// free releases the table and the receive buffers of a closed ring.
+func (rp *ringPoll) free() {
+	unmapFDs(rp.fds)
+	rp.fds, rp.hi = nil, -1
 	rp.freeBufs()
 }
 
