@@ -5,7 +5,9 @@
 // and interest with the poller, the transport that carries its bytes, its release, and its
 // unparsed input, kept between turns in a spill buffer of its own); the transports that carry a
 // connection's bytes (the socket's own, and TLS: crypto/tls on the loop, its handshakes given a
-// bounded share of each turn); the write queue; the inbox through which other goroutines reach
+// bounded share of each turn; a plain socket an io_uring poller owns is read from what the ring
+// received and written by the ring's sends, which the write queue starts and completes as an
+// AsyncWriter); the write queue; the inbox through which other goroutines reach
 // a loop — each a plain data structure of the loop's, tested alone — a connection handed over
 // to goroutines as a net.Conn (GoConn), and the stall watch with what its report reads: the
 // stalled loop's stack from the goroutine profile, and the schedulers' figures that tell

@@ -2,7 +2,7 @@
 // non-blocking sockets, a wake-up descriptor other goroutines can signal, and file sends.
 //
 // On Linux it is epoll (or, made by NewRingPoller, an io_uring instance that watches the same
-// way: ringpoll_linux.go), eventfd and the socket system calls themselves, made through
+// way, ringpoll_linux.go, and reads and writes itself the sockets it owns, ringio_linux.go), eventfd and the socket system calls themselves, made through
 // RawSyscall where they cannot block. On every other system, and on Linux with the build tag
 // dwell_portable, it is a portable implementation on Go's own net package and runtime poller,
 // behind the same functions: a descriptor is then a number this package hands out, and each

@@ -100,7 +100,8 @@ const (
 	cqeFBuffer      = 1 << 0 // IORING_CQE_F_BUFFER: the completion's flags name the buffer taken
 	cqeBufferShift  = 16     // IORING_CQE_BUFFER_SHIFT: where in flags the buffer's id is
 
-	registerPbufRing = 22 // IORING_REGISTER_PBUF_RING (5.19)
+	registerPbufRing = 22     // IORING_REGISTER_PBUF_RING (5.19)
+	recvPollFirst    = 1 << 0 // IORING_RECVSEND_POLL_FIRST, in a receive's ioprio (5.19)
 )
 
 // newRing sets up an io_uring instance with room for entries submissions a turn. Its error says

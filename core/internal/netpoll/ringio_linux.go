@@ -39,6 +39,8 @@ type sendReq struct {
 	fd     int32
 	gen    uint32
 	orphan bool         // its socket was closed: its completion only frees it
+	done   bool         // it completed with res, which Sent has not taken yet
+	res    int32        // the bytes it sent, or a negated errno
 	size   int          // the bytes it sends
 	iov    []unix.Iovec // the buffers it sends, kept alive until it completes
 	msg    unix.Msghdr  // SENDMSG's header, for more than one buffer
@@ -65,7 +67,8 @@ func (rp *ringPoll) own(fd int) bool {
 // moves bytes still unread out of the ring's buffer, and returns what its poll request must ask
 // for (what the receive and the send under way do not report) and the events to report now.
 func (rp *ringPoll) reconcileOwned(fd int, e *ringFD) (want, report uint32, err Errno) {
-	reading := e.events&unix.EPOLLIN != 0
+	reading := e.events&evIn != 0
+	events := e.events.poll()
 	switch {
 	case e.flags&fdEnd != 0 && e.rres < 0:
 		report = unix.EPOLLERR | unix.EPOLLHUP
@@ -76,7 +79,7 @@ func (rp *ringPoll) reconcileOwned(fd int, e *ringFD) (want, report uint32, err 
 		if reading {
 			report = unix.EPOLLIN
 			if e.flags&fdEnd != 0 {
-				report |= e.events & unix.EPOLLRDHUP
+				report |= events & unix.EPOLLRDHUP
 			}
 		}
 	case reading && e.flags&fdRecv == 0:
@@ -84,12 +87,17 @@ func (rp *ringPoll) reconcileOwned(fd int, e *ringFD) (want, report uint32, err 
 			return 0, 0, err
 		}
 	}
-	want = e.events &^ unix.EPOLLIN
+	want = events &^ unix.EPOLLIN
 	if reading {
 		want &^= unix.EPOLLRDHUP // the receive meets the end
 	}
 	if e.send != 0 {
-		want &^= unix.EPOLLOUT // the send's completion reports room
+		// The send under way reports room when it completes; one that has completed reports
+		// it until Sent takes its result.
+		want &^= unix.EPOLLOUT
+		if rp.sends[e.send-1].done {
+			report |= events & unix.EPOLLOUT
+		}
 	}
 	return want, report, 0
 }
@@ -108,8 +116,13 @@ func (rp *ringPoll) armRecv(fd int, e *ringFD) Errno {
 	if s.len == 0 {
 		s.len = firstRecv
 	}
+	if e.flags&fdMore == 0 {
+		// The last receive took less than it could, and the loop has read it: the socket most
+		// likely has nothing, and the kernel would try it in vain before waiting for bytes.
+		s.ioprio = recvPollFirst
+	}
 	s.bufGroup = rp.bufs.group(int(s.len)).gid
-	s.userData = userData(kindRecv, e.rgen, fd)
+	s.userData = userData(kindRecv, uint32(e.rgen), fd)
 	e.flags |= fdRecv
 	rp.busy++
 	return 0
@@ -120,7 +133,7 @@ func (rp *ringPoll) received(c *cqe) (int, uint32) {
 	rp.busy--
 	fd, gen := int(uint32(c.userData)), uint32(c.userData>>32)&genMask
 	e := rp.watched(fd)
-	if e == nil || e.rgen&genMask != gen || e.flags&fdRecv == 0 {
+	if e == nil || uint32(e.rgen) != gen || e.flags&fdRecv == 0 {
 		// A receive of a socket since closed: its buffer goes back.
 		if c.flags&cqeFBuffer != 0 {
 			rp.bufs.give(uint16(c.flags >> cqeBufferShift))
@@ -131,23 +144,26 @@ func (rp *ringPoll) received(c *cqe) (int, uint32) {
 	rp.markDirty(fd, e) // the next Wait arms the next receive, or moves these bytes out
 	switch {
 	case c.res > 0:
-		e.bid, e.roff, e.rres = uint16(c.flags>>cqeBufferShift), 0, c.res
-		e.flags |= fdInBuf
+		e.bid, e.roff, e.rres = uint16(c.flags>>cqeBufferShift), 0, int16(c.res)
+		e.flags = e.flags&^fdMore | fdInBuf
+		if int(c.res) == max(int(e.rsize), firstRecv) {
+			e.flags |= fdMore // it took all it could: more may wait
+		}
 	case c.res == -int32(unix.ENOBUFS):
 		return 0, 0 // the turn's receives took every buffer: the next Wait asks again
 	default:
 		if c.flags&cqeFBuffer != 0 {
 			rp.bufs.give(uint16(c.flags >> cqeBufferShift))
 		}
-		e.rres = c.res // 0: the end of input; or an error
+		e.rres = int16(max(c.res, -4095)) // 0: the end of input; or an errno
 		e.flags |= fdEnd
 		if c.res < 0 {
 			return fd, unix.EPOLLERR | unix.EPOLLHUP
 		}
 	}
-	ev := e.events & unix.EPOLLIN
+	ev := e.events.poll() & unix.EPOLLIN
 	if ev != 0 && e.flags&fdEnd != 0 {
-		ev |= e.events & unix.EPOLLRDHUP
+		ev |= e.events.poll() & unix.EPOLLRDHUP
 	}
 	return fd, ev
 }
@@ -169,7 +185,7 @@ func (rp *ringPoll) read(fd int, b []byte) (int, Errno) {
 	case e.flags&fdInBuf != 0:
 		n := copy(b, rp.bufs.buf(e.bid)[e.roff:int(e.roff)+int(e.rres)])
 		e.roff += uint16(n)
-		e.rres -= int32(n)
+		e.rres -= int16(n)
 		if e.rres == 0 {
 			rp.bufs.give(e.bid)
 			e.flags &^= fdInBuf
@@ -220,7 +236,7 @@ func (rp *ringPoll) dropReceived(fd int, e *ringFD) {
 // says more follows at once (MSG_MORE). The buffers stay the kernel's until the send completes.
 func (rp *ringPoll) send(fd int, iov *IOVecs, more bool) Errno {
 	e := rp.watched(fd)
-	if e == nil || e.flags&fdOwned == 0 || e.send != 0 || e.flags&fdSent != 0 {
+	if e == nil || e.flags&fdOwned == 0 || e.send != 0 {
 		return unix.EINVAL
 	}
 	s, err := rp.r.next()
@@ -236,7 +252,7 @@ func (rp *ringPoll) send(fd int, iov *IOVecs, more bool) Errno {
 		i = int32(len(rp.sends) - 1)
 	}
 	q := rp.sends[i]
-	q.fd, q.orphan, q.size = int32(fd), false, 0
+	q.fd, q.orphan, q.done, q.size = int32(fd), false, false, 0
 	q.iov = append(q.iov[:0], iov.v...)
 	for _, v := range q.iov {
 		q.size += int(v.Len)
@@ -269,58 +285,71 @@ func (rp *ringPoll) send(fd int, iov *IOVecs, more bool) Errno {
 // says a send is still under way.
 func (rp *ringPoll) sentResult(fd int) (n int, err Errno, busy bool) {
 	e := rp.watched(fd)
-	if e == nil {
+	if e == nil || e.send == 0 {
 		return 0, 0, false
 	}
-	if e.flags&fdSent == 0 {
-		return 0, 0, e.send != 0
+	i := e.send - 1
+	q := rp.sends[i]
+	if !q.done {
+		return 0, 0, true
 	}
-	e.flags &^= fdSent
-	if e.sres < 0 {
-		return 0, Errno(-e.sres), false
+	e.send = 0
+	res := q.res
+	rp.freeSend(i)
+	if res < 0 {
+		return 0, Errno(-res), false
 	}
-	return int(e.sres), 0, false
+	return int(res), 0, false
 }
 
 // sending returns the bytes of fd's send under way, 0 for none.
 func (rp *ringPoll) sending(fd int) int {
-	if e := rp.watched(fd); e != nil && e.send != 0 {
+	if e := rp.watched(fd); e != nil && e.send != 0 && !rp.sends[e.send-1].done {
 		return rp.sends[e.send-1].size
 	}
 	return 0
 }
 
-// sent takes a send's completion c, and returns its descriptor and the events to report.
+// sent takes a send's completion c, and returns its descriptor and the events to report: the
+// send's buffers are the kernel's no longer, and its result waits for Sent.
 func (rp *ringPoll) sent(c *cqe) (int, uint32) {
 	rp.busy--
 	i := int32(uint32(c.userData))
 	q := rp.sends[i]
-	fd := int(q.fd)
-	orphan := q.orphan
 	clear(q.iov)
 	q.iov = q.iov[:0]
 	q.msg = unix.Msghdr{}
-	q.gen++
-	rp.freeSends = append(rp.freeSends, i)
-	if orphan {
+	if q.orphan {
+		rp.freeSend(i)
 		return 0, 0
 	}
+	q.done, q.res = true, c.res
+	fd := int(q.fd)
 	e := &rp.fds[fd]
-	e.send = 0
-	e.sres = c.res
-	e.flags |= fdSent
 	rp.markDirty(fd, e) // its poll request may ask for room again
-	return fd, e.events & unix.EPOLLOUT
+	return fd, e.events.poll() & unix.EPOLLOUT
 }
 
-// orphanSend detaches e's send under way from its socket, which is closing, and cancels it: its
-// completion frees it, and its buffers stay alive until then.
-func (rp *ringPoll) orphanSend(e *ringFD) Errno {
-	i := int(e.send - 1)
+// freeSend makes send i free for another.
+func (rp *ringPoll) freeSend(i int32) {
 	q := rp.sends[i]
-	q.orphan = true
+	q.gen++
+	q.done, q.orphan = false, false
+	rp.freeSends = append(rp.freeSends, i)
+}
+
+// orphanSend detaches e's send from its socket, which is closing: a completed one is freed; one
+// under way is cancelled, and its completion frees it, its buffers alive until then.
+func (rp *ringPoll) orphanSend(e *ringFD) Errno {
+	i := e.send - 1
+	q := rp.sends[i]
 	e.send = 0
-	return rp.queue(opAsyncCancel, userData(kindSend, q.gen, i))
+	if q.done {
+		rp.freeSend(i)
+		return 0
+	}
+	q.orphan = true
+	return rp.queue(opAsyncCancel, userData(kindSend, q.gen, int(i)))
 }
 
 // freeBufs unmaps the receive buffers once the ring is closed, unless receives or sends may still

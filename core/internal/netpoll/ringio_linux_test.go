@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"testing"
+	"unsafe"
 )
 
 // ownedPair returns a client and the descriptor of its server side, watched for input by an
@@ -157,5 +158,13 @@ func TestRingBuffersRunOut(t *testing.T) {
 			}
 			delete(clients, fd)
 		}
+	}
+}
+
+// TestRingFDSize: the poller's entry per descriptor is the 24 bytes the docs count per
+// connection (operations.md).
+func TestRingFDSize(t *testing.T) {
+	if n := unsafe.Sizeof(ringFD{}); n != 24 {
+		t.Errorf("a ringFD is %d bytes, not 24", n)
 	}
 }

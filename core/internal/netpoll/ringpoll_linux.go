@@ -41,25 +41,70 @@ type ringPoll struct {
 	busy      int              // receives and sends under way: the ring's buffers are in use
 }
 
-// A ringFD is what a ringPoll keeps of one descriptor.
+// A ringFD is what a ringPoll keeps of one descriptor, in 24 bytes.
 type ringFD struct {
 	tag    uint32
-	events uint32 // what it is watched for, as poll events (the same bits as epoll's)
-	polled uint32 // what its poll request under way asks for
-	pgen   uint32 // the number of its poll request: completions of earlier ones are stale
-	rgen   uint32 // the number of its receive, likewise
+	pgen   uint16   // the number of its poll request: completions of earlier ones are stale
+	rgen   uint16   // the number of its receive, likewise
+	events fdEvents // what it is watched for
+	polled fdEvents // what its poll request under way asks for
 	state  fdState
 	flags  fdFlags
 
 	// An owned socket's received bytes not read yet (ringio_linux.go): in buffer bid of the
-	// ring's from roff, rres of them; or kept; or rres is the end of input (0, fdEOF) or a
-	// negated errno (fdFailed).
+	// ring's from roff, rres of them; or kept; or rres is the end of input (0, fdEnd) or a
+	// negated errno.
 	bid   uint16
 	roff  uint16
-	rres  int32
-	sres  int32  // the result of its send that completed, until Sent takes it (fdSent)
-	send  int32  // 1 + the index of its send under way, 0 for none
-	rsize uint16 // what its last read asked for, and its next receive takes (0: a buffer)
+	rres  int16  // maxRecv fits
+	rsize uint16 // what its last read asked for, and its next receive takes (0: firstRecv)
+	send  int32  // 1 + the index of its send, under way or completed and not yet taken (Sent)
+}
+
+// fdEvents are the poll events a descriptor may be watched for, in a byte.
+type fdEvents uint8
+
+const (
+	evIn fdEvents = 1 << iota
+	evOut
+	evRDHUP
+	evExclusive
+)
+
+// toEvents returns the poll events ev (epoll's bits) as fdEvents.
+func toEvents(ev uint32) fdEvents {
+	var f fdEvents
+	if ev&unix.EPOLLIN != 0 {
+		f |= evIn
+	}
+	if ev&unix.EPOLLOUT != 0 {
+		f |= evOut
+	}
+	if ev&unix.EPOLLRDHUP != 0 {
+		f |= evRDHUP
+	}
+	if ev&unix.EPOLLEXCLUSIVE != 0 {
+		f |= evExclusive
+	}
+	return f
+}
+
+// poll returns f as poll events (epoll's bits, which poll requests take).
+func (f fdEvents) poll() uint32 {
+	var ev uint32
+	if f&evIn != 0 {
+		ev |= unix.EPOLLIN
+	}
+	if f&evOut != 0 {
+		ev |= unix.EPOLLOUT
+	}
+	if f&evRDHUP != 0 {
+		ev |= unix.EPOLLRDHUP
+	}
+	if f&evExclusive != 0 {
+		ev |= unix.EPOLLEXCLUSIVE
+	}
+	return ev
 }
 
 type fdState uint8
@@ -81,7 +126,7 @@ const (
 	fdInBuf                       // received bytes wait in the ring's buffer bid
 	fdKept                        // received bytes wait in kept
 	fdEnd                         // the receives ended: rres is 0 (the end of input) or an errno
-	fdSent                        // a send completed with sres
+	fdMore                        // its last receive filled its length: more bytes may wait
 )
 
 // Poll events always reported, as epoll reports them whatever a descriptor is watched for.
@@ -168,7 +213,7 @@ func (rp *ringPoll) add(fd int, tag uint32, events uint32) Errno {
 	}
 	// The numbers go on from the descriptor's earlier registrations, whose completions may
 	// still come.
-	*e = ringFD{tag: tag, events: events, pgen: e.pgen, rgen: e.rgen, rsize: e.rsize, flags: fdWatched}
+	*e = ringFD{tag: tag, events: toEvents(events), pgen: e.pgen, rgen: e.rgen, rsize: e.rsize, flags: fdWatched}
 	rp.markDirty(fd, e)
 	return 0
 }
@@ -180,8 +225,8 @@ func (rp *ringPoll) mod(fd int, tag uint32, events uint32) Errno {
 		return unix.ENOENT
 	}
 	e.tag = tag
-	if e.events != events {
-		e.events = events
+	if ev := toEvents(events); e.events != ev {
+		e.events = ev
 		rp.markDirty(fd, e)
 	}
 	return 0
@@ -195,12 +240,12 @@ func (rp *ringPoll) del(fd int) Errno {
 		return 0
 	}
 	if e.state == fdArmed || e.state == fdMulti {
-		if err := rp.queue(opPollRemove, userData(kindPoll, e.pgen, fd)); err != 0 {
+		if err := rp.queue(opPollRemove, userData(kindPoll, uint32(e.pgen), fd)); err != 0 {
 			return err
 		}
 	}
 	if e.flags&fdRecv != 0 {
-		if err := rp.queue(opAsyncCancel, userData(kindRecv, e.rgen, fd)); err != 0 {
+		if err := rp.queue(opAsyncCancel, userData(kindRecv, uint32(e.rgen), fd)); err != 0 {
 			return err
 		}
 	}
@@ -237,8 +282,8 @@ func (rp *ringPoll) armPoll(fd int, e *ringFD, events uint32, multi bool) Errno 
 	s.opcode = opPollAdd
 	s.fd = int32(fd)
 	s.opFlags = poll32(events)
-	s.userData = userData(kindPoll, e.pgen, fd)
-	e.polled = events
+	s.userData = userData(kindPoll, uint32(e.pgen), fd)
+	e.polled = toEvents(events)
 	e.state = fdArmed
 	if multi {
 		s.len = pollAddMulti
@@ -250,7 +295,7 @@ func (rp *ringPoll) armPoll(fd int, e *ringFD, events uint32, multi bool) Errno 
 // reconcile brings fd's requests in line with what it is watched for, and returns the events to
 // report now: an owned socket's bytes received and not read, while it is watched for them.
 func (rp *ringPoll) reconcile(fd int, e *ringFD) (uint32, Errno) {
-	want, report := e.events, uint32(0)
+	want, report := e.events.poll(), uint32(0)
 	needPoll := true
 	if e.flags&fdOwned != 0 {
 		var err Errno
@@ -259,13 +304,13 @@ func (rp *ringPoll) reconcile(fd int, e *ringFD) (uint32, Errno) {
 			return 0, err
 		}
 		// Its receive reports a failure or the end; a poll request is needed for more only.
-		needPoll = want != 0 || e.events&unix.EPOLLIN == 0
+		needPoll = want != 0 || e.events&evIn == 0
 	}
 	if e.state == fdArmed || e.state == fdMulti {
-		if e.polled == want && needPoll {
+		if e.polled.poll() == want && needPoll {
 			return report, 0
 		}
-		if err := rp.queue(opPollRemove, userData(kindPoll, e.pgen, fd)); err != 0 {
+		if err := rp.queue(opPollRemove, userData(kindPoll, uint32(e.pgen), fd)); err != 0 {
 			return 0, err
 		}
 		e.pgen++
@@ -349,7 +394,7 @@ func (rp *ringPoll) turn(events []Event) (int, Errno) {
 func (rp *ringPoll) polled(c *cqe) (int, uint32) {
 	fd, gen := int(uint32(c.userData)), uint32(c.userData>>32)&genMask
 	e := rp.watched(fd)
-	if e == nil || e.pgen&genMask != gen || e.state == fdDead {
+	if e == nil || uint32(e.pgen) != gen || e.state == fdDead {
 		return 0, 0 // a request's since removed
 	}
 	more := c.flags&cqeFMore != 0
@@ -359,10 +404,10 @@ func (rp *ringPoll) polled(c *cqe) (int, uint32) {
 	}
 	var ev uint32
 	switch {
-	case c.res == -int32(unix.EINVAL) && e.polled&unix.EPOLLEXCLUSIVE != 0:
+	case c.res == -int32(unix.EINVAL) && e.polled&evExclusive != 0:
 		// A kernel whose poll requests take no EPOLLEXCLUSIVE: a shared listening socket
 		// wakes every loop's, as it would without the flag.
-		e.events &^= unix.EPOLLEXCLUSIVE
+		e.events &^= evExclusive
 		return 0, 0
 	case c.res < 0:
 		// The request failed (the descriptor is not a pollable one, or memory ran out): the
@@ -370,13 +415,13 @@ func (rp *ringPoll) polled(c *cqe) (int, uint32) {
 		e.state = fdDead
 		return fd, unix.EPOLLERR | unix.EPOLLHUP
 	default:
-		ev = uint32(c.res) & e.polled & (e.events | alwaysReported)
+		ev = uint32(c.res) & e.polled.poll() & (e.events.poll() | alwaysReported)
 		ev |= uint32(c.res) & alwaysReported
 	}
 	if ev == 0 && !more {
 		// Only what the descriptor is not watched for (see ringPoll): wait for its next
 		// wake-up instead.
-		if rp.armPoll(fd, e, e.polled, true) != 0 {
+		if rp.armPoll(fd, e, e.polled.poll(), true) != 0 {
 			return 0, 0 // the next Wait arms it again, one-shot
 		}
 	}
