@@ -115,7 +115,7 @@ func newPoller(fd, size int, rp *ringPoll) (*Poller, error) {
 // number and checks it.
 func (p *Poller) Add(fd int, tag uint32, in Interest) error {
 	if p.ring != nil {
-		return ringError("poll add", p.ring.add(fd, tag, epollEvents(in)))
+		return ringError("poll add", p.ring.add(fd, tag, fdEvents(in)))
 	}
 	return p.ctl(unix.EPOLL_CTL_ADD, fd, tag, epollEvents(in))
 }
@@ -129,7 +129,11 @@ func (p *Poller) AddListener(fd int, shared bool) error {
 		ev |= unix.EPOLLEXCLUSIVE
 	}
 	if p.ring != nil {
-		return ringError("poll add", p.ring.add(fd, 0, ev)) // a poll request takes EPOLLEXCLUSIVE too
+		in := fdEvents(WatchRead)
+		if shared {
+			in |= evExclusive // a poll request takes EPOLLEXCLUSIVE too
+		}
+		return ringError("poll add", p.ring.add(fd, 0, in))
 	}
 	return p.ctl(unix.EPOLL_CTL_ADD, fd, 0, ev)
 }
@@ -137,7 +141,7 @@ func (p *Poller) AddListener(fd int, shared bool) error {
 // Mod changes what fd is watched for.
 func (p *Poller) Mod(fd int, tag uint32, in Interest) error {
 	if p.ring != nil {
-		return ringError("poll mod", p.ring.mod(fd, tag, epollEvents(in)))
+		return ringError("poll mod", p.ring.mod(fd, tag, fdEvents(in)))
 	}
 	return p.ctl(unix.EPOLL_CTL_MOD, fd, tag, epollEvents(in))
 }

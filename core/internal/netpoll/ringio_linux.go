@@ -14,7 +14,7 @@ import (
 // io_uring_enter of the Wait, with the arming of the other descriptors.
 //
 // Reading: while the socket is watched for input and none waits, a receive is under way
-// (IORING_OP_RECV), which takes one of the ring's buffers (bufRing) when bytes arrive. Its
+// (IORING_OP_RECV), which takes one of the ring's buffers (recvBufs) when bytes arrive. Its
 // completion is reported as readability, and Read copies from that buffer, which goes back to
 // the ring once read; the next receive is armed when all is read. A receive takes no more than
 // the socket's last read asked for (firstRecv before the loop has read it), since bytes
@@ -47,7 +47,7 @@ type sendReq struct {
 }
 
 // firstRecv is what a socket's receive takes before the loop has read it: enough for the first
-// request of most clients (a request head, a TLS hello's start, HTTP/2's preface and settings),
+// request of most clients (a request head; HTTP/2's preface and settings),
 // little enough that what follows it costs the loop little while that request waits.
 const firstRecv = 256
 
@@ -66,9 +66,8 @@ func (rp *ringPoll) own(fd int) bool {
 // reconcileOwned arms an owned socket's receive when it is watched for input and none waits,
 // moves bytes still unread out of the ring's buffer, and returns what its poll request must ask
 // for (what the receive and the send under way do not report) and the events to report now.
-func (rp *ringPoll) reconcileOwned(fd int, e *ringFD) (want, report uint32, err Errno) {
+func (rp *ringPoll) reconcileOwned(fd int, e *ringFD) (want fdEvents, report uint32, err Errno) {
 	reading := e.events&evIn != 0
-	events := e.events.poll()
 	switch {
 	case e.flags&fdEnd != 0 && e.rres < 0:
 		report = unix.EPOLLERR | unix.EPOLLHUP
@@ -79,7 +78,7 @@ func (rp *ringPoll) reconcileOwned(fd int, e *ringFD) (want, report uint32, err 
 		if reading {
 			report = unix.EPOLLIN
 			if e.flags&fdEnd != 0 {
-				report |= events & unix.EPOLLRDHUP
+				report |= (e.events & evRDHUP).poll()
 			}
 		}
 	case reading && e.flags&fdRecv == 0:
@@ -87,16 +86,16 @@ func (rp *ringPoll) reconcileOwned(fd int, e *ringFD) (want, report uint32, err 
 			return 0, 0, err
 		}
 	}
-	want = events &^ unix.EPOLLIN
+	want = e.events &^ evIn
 	if reading {
-		want &^= unix.EPOLLRDHUP // the receive meets the end
+		want &^= evRDHUP // the receive meets the end
 	}
 	if e.send != 0 {
 		// The send under way reports room when it completes; one that has completed reports
 		// it until Sent takes its result.
-		want &^= unix.EPOLLOUT
+		want &^= evOut
 		if rp.sends[e.send-1].done {
-			report |= events & unix.EPOLLOUT
+			report |= (e.events & evOut).poll()
 		}
 	}
 	return want, report, 0
@@ -161,11 +160,13 @@ func (rp *ringPoll) received(c *cqe) (int, uint32) {
 			return fd, unix.EPOLLERR | unix.EPOLLHUP
 		}
 	}
-	ev := e.events.poll() & unix.EPOLLIN
-	if ev != 0 && e.flags&fdEnd != 0 {
-		ev |= e.events.poll() & unix.EPOLLRDHUP
+	if e.events&evIn == 0 {
+		return fd, 0
 	}
-	return fd, ev
+	if e.flags&fdEnd != 0 {
+		return fd, (e.events & (evIn | evRDHUP)).poll()
+	}
+	return fd, unix.EPOLLIN
 }
 
 // read copies into b what the ring received for fd, an owned socket: EAGAIN when nothing waits,
@@ -327,7 +328,7 @@ func (rp *ringPoll) sent(c *cqe) (int, uint32) {
 	fd := int(q.fd)
 	e := &rp.fds[fd]
 	rp.markDirty(fd, e) // its poll request may ask for room again
-	return fd, e.events.poll() & unix.EPOLLOUT
+	return fd, (e.events & evOut).poll()
 }
 
 // freeSend makes send i free for another.

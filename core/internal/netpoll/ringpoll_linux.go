@@ -61,46 +61,20 @@ type ringFD struct {
 	send  int32  // 1 + the index of its send, under way or completed and not yet taken (Sent)
 }
 
-// fdEvents are the poll events a descriptor may be watched for, in a byte.
+// fdEvents are what a descriptor may be watched for, in a byte: an Interest, and whether a
+// listening socket shared between loops wakes one of them only (EPOLLEXCLUSIVE).
 type fdEvents uint8
 
 const (
-	evIn fdEvents = 1 << iota
-	evOut
-	evRDHUP
-	evExclusive
+	evIn        = fdEvents(WatchRead)
+	evOut       = fdEvents(WatchWrite)
+	evRDHUP     = fdEvents(WatchHangup)
+	evExclusive = fdEvents(1 << 3)
 )
-
-// toEvents returns the poll events ev (epoll's bits) as fdEvents.
-func toEvents(ev uint32) fdEvents {
-	var f fdEvents
-	if ev&unix.EPOLLIN != 0 {
-		f |= evIn
-	}
-	if ev&unix.EPOLLOUT != 0 {
-		f |= evOut
-	}
-	if ev&unix.EPOLLRDHUP != 0 {
-		f |= evRDHUP
-	}
-	if ev&unix.EPOLLEXCLUSIVE != 0 {
-		f |= evExclusive
-	}
-	return f
-}
 
 // poll returns f as poll events (epoll's bits, which poll requests take).
 func (f fdEvents) poll() uint32 {
-	var ev uint32
-	if f&evIn != 0 {
-		ev |= unix.EPOLLIN
-	}
-	if f&evOut != 0 {
-		ev |= unix.EPOLLOUT
-	}
-	if f&evRDHUP != 0 {
-		ev |= unix.EPOLLRDHUP
-	}
+	ev := epollEvents(Interest(f &^ evExclusive))
 	if f&evExclusive != 0 {
 		ev |= unix.EPOLLEXCLUSIVE
 	}
@@ -206,27 +180,27 @@ func (rp *ringPoll) markDirty(fd int, e *ringFD) {
 }
 
 // add registers fd, as Poller.Add.
-func (rp *ringPoll) add(fd int, tag uint32, events uint32) Errno {
+func (rp *ringPoll) add(fd int, tag uint32, events fdEvents) Errno {
 	e := rp.entry(fd)
 	if e.flags&fdWatched != 0 {
 		return unix.EEXIST
 	}
 	// The numbers go on from the descriptor's earlier registrations, whose completions may
 	// still come.
-	*e = ringFD{tag: tag, events: toEvents(events), pgen: e.pgen, rgen: e.rgen, rsize: e.rsize, flags: fdWatched}
+	*e = ringFD{tag: tag, events: events, pgen: e.pgen, rgen: e.rgen, rsize: e.rsize, flags: fdWatched}
 	rp.markDirty(fd, e)
 	return 0
 }
 
 // mod changes what fd is watched for, as Poller.Mod: its requests change at the next Wait.
-func (rp *ringPoll) mod(fd int, tag uint32, events uint32) Errno {
+func (rp *ringPoll) mod(fd int, tag uint32, events fdEvents) Errno {
 	e := rp.watched(fd)
 	if e == nil {
 		return unix.ENOENT
 	}
 	e.tag = tag
-	if ev := toEvents(events); e.events != ev {
-		e.events = ev
+	if e.events != events {
+		e.events = events
 		rp.markDirty(fd, e)
 	}
 	return 0
@@ -273,7 +247,7 @@ func (rp *ringPoll) queue(op uint8, data uint64) Errno {
 }
 
 // armPoll queues a poll request for e, fd's, for events, multishot or not.
-func (rp *ringPoll) armPoll(fd int, e *ringFD, events uint32, multi bool) Errno {
+func (rp *ringPoll) armPoll(fd int, e *ringFD, events fdEvents, multi bool) Errno {
 	s, err := rp.r.next()
 	if err != 0 {
 		return err
@@ -281,9 +255,9 @@ func (rp *ringPoll) armPoll(fd int, e *ringFD, events uint32, multi bool) Errno 
 	e.pgen++
 	s.opcode = opPollAdd
 	s.fd = int32(fd)
-	s.opFlags = poll32(events)
+	s.opFlags = poll32(events.poll())
 	s.userData = userData(kindPoll, uint32(e.pgen), fd)
-	e.polled = toEvents(events)
+	e.polled = events
 	e.state = fdArmed
 	if multi {
 		s.len = pollAddMulti
@@ -295,7 +269,7 @@ func (rp *ringPoll) armPoll(fd int, e *ringFD, events uint32, multi bool) Errno 
 // reconcile brings fd's requests in line with what it is watched for, and returns the events to
 // report now: an owned socket's bytes received and not read, while it is watched for them.
 func (rp *ringPoll) reconcile(fd int, e *ringFD) (uint32, Errno) {
-	want, report := e.events.poll(), uint32(0)
+	want, report := e.events, uint32(0)
 	needPoll := true
 	if e.flags&fdOwned != 0 {
 		var err Errno
@@ -307,7 +281,7 @@ func (rp *ringPoll) reconcile(fd int, e *ringFD) (uint32, Errno) {
 		needPoll = want != 0 || e.events&evIn == 0
 	}
 	if e.state == fdArmed || e.state == fdMulti {
-		if e.polled.poll() == want && needPoll {
+		if e.polled == want && needPoll {
 			return report, 0
 		}
 		if err := rp.queue(opPollRemove, userData(kindPoll, uint32(e.pgen), fd)); err != 0 {
@@ -415,13 +389,13 @@ func (rp *ringPoll) polled(c *cqe) (int, uint32) {
 		e.state = fdDead
 		return fd, unix.EPOLLERR | unix.EPOLLHUP
 	default:
-		ev = uint32(c.res) & e.polled.poll() & (e.events.poll() | alwaysReported)
+		ev = uint32(c.res) & (e.polled & e.events).poll()
 		ev |= uint32(c.res) & alwaysReported
 	}
 	if ev == 0 && !more {
 		// Only what the descriptor is not watched for (see ringPoll): wait for its next
 		// wake-up instead.
-		if rp.armPoll(fd, e, e.polled.poll(), true) != 0 {
+		if rp.armPoll(fd, e, e.polled, true) != 0 {
 			return 0, 0 // the next Wait arms it again, one-shot
 		}
 	}
