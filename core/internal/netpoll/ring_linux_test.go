@@ -13,6 +13,8 @@ func TestRingLayout(t *testing.T) {
 	var s sqe
 	var c cqe
 	var p ringParams
+	var d bufDesc
+	var g bufReg
 	for _, f := range []struct {
 		name      string
 		got, want uintptr
@@ -28,6 +30,16 @@ func TestRingLayout(t *testing.T) {
 		{"sqe.poll32_events", unsafe.Offsetof(s.opFlags), 28},
 		{"sqe.user_data", unsafe.Offsetof(s.userData), 32},
 		{"sqe.buf_group", unsafe.Offsetof(s.bufGroup), 40},
+		{"sizeof(struct io_uring_buf)", unsafe.Sizeof(d), 16},
+		{"io_uring_buf.addr", unsafe.Offsetof(d.addr), 0},
+		{"io_uring_buf.len", unsafe.Offsetof(d.len), 8},
+		{"io_uring_buf.bid", unsafe.Offsetof(d.bid), 12},
+		{"io_uring_buf_ring.tail (the first io_uring_buf's resv)", unsafe.Offsetof(d.resv), 14},
+		{"sizeof(struct io_uring_buf_reg)", unsafe.Sizeof(g), 40},
+		{"io_uring_buf_reg.ring_addr", unsafe.Offsetof(g.ringAddr), 0},
+		{"io_uring_buf_reg.ring_entries", unsafe.Offsetof(g.ringEntries), 8},
+		{"io_uring_buf_reg.bgid", unsafe.Offsetof(g.bgid), 12},
+		{"io_uring_buf_reg.flags", unsafe.Offsetof(g.flags), 14},
 		{"sizeof(struct io_uring_cqe)", unsafe.Sizeof(c), 16},
 		{"cqe.user_data", unsafe.Offsetof(c.userData), 0},
 		{"cqe.res", unsafe.Offsetof(c.res), 8},

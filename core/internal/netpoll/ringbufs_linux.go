@@ -144,7 +144,8 @@ func (b *bufRing) give(id uint16) {
 	// The tail is published with a release store, after the descriptor: the kernel reads the
 	// descriptor once it sees the tail past it. Go has no 16-bit atomic store, so the tail goes
 	// with the 16 bits beside it, the first descriptor's bid, which only the loop writes:
-	// storing the value it already has changes nothing for a kernel reading it.
+	// storing the value it already has changes nothing for a kernel reading it. The two lie at
+	// offsets 12 and 14 of a page-aligned mapping, so the word is aligned (TestRingLayout).
 	word := (*uint32)(unsafe.Pointer(&b.descs[0].bid))
 	bid0 := uint32(b.descs[0].bid)
 	if bigEndian {

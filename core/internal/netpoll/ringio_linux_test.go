@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"reflect"
 	"strconv"
 	"testing"
 	"unsafe"
@@ -162,9 +163,17 @@ func TestRingBuffersRunOut(t *testing.T) {
 }
 
 // TestRingFDSize: the poller's entry per descriptor is the 24 bytes the docs count per
-// connection (operations.md).
+// connection (operations.md), and holds no pointer: the table lives in memory the collector
+// never scans (ringfds_linux.go).
 func TestRingFDSize(t *testing.T) {
 	if n := unsafe.Sizeof(ringFD{}); n != 24 {
 		t.Errorf("a ringFD is %d bytes, not 24", n)
+	}
+	rt := reflect.TypeFor[ringFD]()
+	for i := range rt.NumField() {
+		switch f := rt.Field(i); f.Type.Kind() {
+		case reflect.Pointer, reflect.UnsafePointer, reflect.Slice, reflect.Map, reflect.String, reflect.Interface, reflect.Chan, reflect.Func:
+			t.Errorf("ringFD.%s is a %s, which holds a pointer", f.Name, f.Type.Kind())
+		}
 	}
 }
