@@ -41,7 +41,6 @@ type sendReq struct {
 	orphan bool         // its socket was closed: its completion only frees it
 	done   bool         // it completed with res, which Sent has not taken yet
 	res    int32        // the bytes it sent, or a negated errno
-	size   int          // the bytes it sends
 	iov    []unix.Iovec // the buffers it sends, kept alive until it completes
 	msg    unix.Msghdr  // SENDMSG's header, for more than one buffer
 }
@@ -172,9 +171,6 @@ func (rp *ringPoll) received(c *cqe) (int, uint32) {
 // read copies into b what the ring received for fd, an owned socket: EAGAIN when nothing waits,
 // 0 bytes at the end of input.
 func (rp *ringPoll) read(fd int, b []byte) (int, Errno) {
-	if fd < 0 {
-		return Read(fd, b)
-	}
 	e := rp.entry(fd)
 	if len(b) > 0 {
 		e.rsize = uint16(min(len(b), maxRecv))
@@ -253,11 +249,8 @@ func (rp *ringPoll) send(fd int, iov *IOVecs, more bool) Errno {
 		i = int32(len(rp.sends) - 1)
 	}
 	q := rp.sends[i]
-	q.fd, q.orphan, q.done, q.size = int32(fd), false, false, 0
+	q.fd, q.orphan, q.done = int32(fd), false, false
 	q.iov = append(q.iov[:0], iov.v...)
-	for _, v := range q.iov {
-		q.size += int(v.Len)
-	}
 	s.fd = int32(fd)
 	s.opFlags = unix.MSG_WAITALL | unix.MSG_NOSIGNAL
 	if more {
@@ -305,10 +298,13 @@ func (rp *ringPoll) sentResult(fd int) (n int, err Errno, busy bool) {
 
 // sending returns the bytes of fd's send under way, 0 for none.
 func (rp *ringPoll) sending(fd int) int {
-	if e := rp.watched(fd); e != nil && e.send != 0 && !rp.sends[e.send-1].done {
-		return rp.sends[e.send-1].size
+	n := 0
+	if e := rp.watched(fd); e != nil && e.send != 0 {
+		for _, v := range rp.sends[e.send-1].iov { // emptied when the send completes
+			n += int(v.Len)
+		}
 	}
-	return 0
+	return n
 }
 
 // sent takes a send's completion c, and returns its descriptor and the events to report: the
