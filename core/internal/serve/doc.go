@@ -40,7 +40,7 @@
 //  6. the request's end (http1's request.go: EndRequest), where the connection decides what
 //     follows: the next request, skipping the rest of an unread body, or the close;
 //  7. the connection's write queue (internal/engine/writequeue.go) of pooled chunks and file
-//     segments, sent through the connection's transport (transport.go), where
+//     segments, sent (writesend.go) through the connection's transport (transport.go), where
 //     pipelined responses gather and leave in one vectored write; above WriteHighWater a
 //     writing handler parks until the client has taken half;
 //  8. the socket again. Unparsed leftovers move to a small pooled spill buffer between turns, so
