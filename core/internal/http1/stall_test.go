@@ -34,9 +34,12 @@ func TestStallIsReported(t *testing.T) {
 	}
 	c.Send("GET /after HTTP/1.1\r\nHost: h\r\n\r\n")
 	c.Response("GET")
+	// The watchdog notes a handler once it has seen it running three quarters of the threshold
+	// apart (engine's StallWatch.check), and the hook then releases it at once: the turn lasted
+	// that long at least, not necessarily the whole threshold.
 	n, longest := s.Stalls()
-	if n != 1 || longest < 20*time.Millisecond {
-		t.Errorf("Stalls() = %d, %v; want 1 and at least the threshold", n, longest)
+	if n != 1 || longest < 15*time.Millisecond {
+		t.Errorf("Stalls() = %d, %v; want 1 and at least three quarters of the threshold", n, longest)
 	}
 	out := logs.String()
 	if got := strings.Count(out, "loop stalled"); got != 1 {
