@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/dwellhttp/dwell/core/internal/netpoll"
+import (
+	"math"
+
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+)
 
 // Sending a write queue's bytes: through a Sender whose writes are done when they return (the
 // socket's own calls, TLS's records, an HTTP/2 stream's frames), or through one whose writes
@@ -35,7 +39,7 @@ type AsyncWriter interface {
 // whatever of p is left is queued. It reports whether any byte was written. iov is the loop's,
 // of MaxIOVecs.
 func (q *WriteQueue) Send(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte) (progressed bool, err error) {
-	pn, progressed, err := q.SendFrom(s, iov, pool, p)
+	pn, progressed, err := q.SendFrom(s, iov, pool, p, math.MaxInt64)
 	if err == nil {
 		q.Write(pool, p[pn:])
 	}
@@ -45,10 +49,12 @@ func (q *WriteQueue) Send(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte
 // SendFrom writes queued items, then p, until the socket is full, everything is out, or the
 // head placeholder is reached, and returns how much of p went out; the rest of p is the
 // caller's to queue or to send later. Passing p here instead of queueing it first lets a large
-// Write go from the handler's buffer straight to the kernel.
-func (q *WriteQueue) SendFrom(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte) (pn int, progressed bool, err error) {
+// Write go from the handler's buffer straight to the kernel. ahead is what the queue may hold
+// with p in it when the sender's writes complete later (see sendAsync): the connection's
+// high-water mark, whose half wakes a writer that waits.
+func (q *WriteQueue) SendFrom(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte, ahead int64) (pn int, progressed bool, err error) {
 	if a, fd := s.Async(); a != nil {
-		return q.sendAsync(a, fd, s, iov, pool, p)
+		return q.sendAsync(a, fd, s, iov, pool, p, max(ahead, asyncAhead))
 	}
 	for {
 		iov.Reset()
@@ -105,13 +111,13 @@ func (q *WriteQueue) SendFrom(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []
 
 // sendAsync is SendFrom for a sender whose writes complete later (an AsyncWriter): p is queued
 // first, since the kernel reads the bytes after SendFrom returns, as much of it as keeps the
-// queue within asyncAhead (the caller waits for the socket to take more, as for a full socket,
-// and goes on from the rest); what the last send sent leaves the queue; and unless a send is
+// queue within ahead (the caller waits for the socket to take more, as for a full socket, and
+// goes on from the rest: woken at half the high-water mark, it finds room for more); what the last send sent leaves the queue; and unless a send is
 // still under way, the bytes queued up to the head placeholder go in the next one, the loop's
 // iov only gathering them. The front of the queue is the send's
 // until it completes: nothing but Consume and Release touches it, and Release leaves its
 // buffers to the send. A file segment at the front goes out with sendfile, between sends.
-func (q *WriteQueue) sendAsync(a AsyncWriter, fd int, s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte) (pn int, progressed bool, err error) {
+func (q *WriteQueue) sendAsync(a AsyncWriter, fd int, s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte, ahead int64) (pn int, progressed bool, err error) {
 	n, e, busy := a.Sent(fd)
 	if e != 0 {
 		return 0, false, netpoll.Error("send", e)
@@ -120,7 +126,7 @@ func (q *WriteQueue) sendAsync(a AsyncWriter, fd int, s Sender, iov *netpoll.IOV
 		q.Consume(pool, n)
 		progressed = true
 	}
-	pn = int(min(int64(len(p)), max(asyncAhead-q.size, 0)))
+	pn = int(min(int64(len(p)), max(ahead-q.size, 0)))
 	q.Write(pool, p[:pn])
 	for !busy {
 		iov.Reset()
@@ -156,8 +162,8 @@ func (q *WriteQueue) sendAsync(a AsyncWriter, fd int, s Sender, iov *netpoll.IOV
 	return pn, progressed, nil
 }
 
-// asyncAhead bounds the bytes sendAsync queues from a caller's buffer: two chunks, one for the
-// send under way and one for the next.
+// asyncAhead is the least sendAsync lets the queue hold with a caller's buffer in it: two
+// chunks, one for the send under way and one for the next.
 const asyncAhead = 2 * MaxChunkSize
 
 // Consume drops n sent bytes from the front of the queue, recycling emptied buffers, and

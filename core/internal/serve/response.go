@@ -201,7 +201,7 @@ func (cx *Ctx) send(p []byte) error {
 		return cx.waitDrain()
 	}
 	for {
-		pn, progressed, err := c.Out.SendFrom(ex.Sender(), c.Loop.IOV, &c.Loop.Pool, p)
+		pn, progressed, err := c.Out.SendFrom(ex.Sender(), c.Loop.IOV, &c.Loop.Pool, p, ex.HighWater())
 		if err != nil {
 			ex.Close(ErrClosed)
 			return ErrClosed
