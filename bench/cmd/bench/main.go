@@ -1,6 +1,6 @@
 // Command bench is the driver behind `make bench`: it builds the dwell server (also measured as
 // dwell-uring, started with DWELL_POLLER=io_uring: servers.go, startedWith), its peers
-// (net/http, fasthttp, nbio) and the gnet floor, and configures nginx, builds the WebSocket
+// (net/http, fasthttp, nbio), the gnet floor and its io_uring twin uring-floor, and configures nginx, builds the WebSocket
 // contenders (dwell's package websocket, gorilla, coder, gws, nbio and the ws-floor loop: see
 // ws.go), runs the HTTPS figures of dwell, nginx and net/http (tls.go), measures each figure for
 // every server in turn, round after round, with the server alone on CPU 0 and the load generator

@@ -19,7 +19,7 @@ import (
 
 // serverNames is every server the driver knows, in report order. A Go server is a main package
 // at bench/servers/NAME; nginx is configured from bench/nginx/nginx.conf.tmpl.
-var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "gnet", "dwell", "dwell-uring", "dwell-nostats", "dwell-mw", "dwell-metrics"}
+var serverNames = []string{"nethttp", "fasthttp", "nbio", "nginx", "gnet", "uring-floor", "dwell", "dwell-uring", "dwell-nostats", "dwell-mw", "dwell-metrics"}
 
 // partial names the servers that take part in some figures only: which, and why not the others.
 var partial = map[string]struct {
@@ -31,6 +31,8 @@ var partial = map[string]struct {
 	"dwell-nostats": {[]string{"hello"}, "dwell built without its statistics (the dwell_nostats tag), to show what counting costs: measured on hello only"},
 	"gnet": {[]string{"hello", "c1", "close", "pipeline"}, "a raw event loop that answers GET /hello, the floor of the CPU figures, " +
 		"not an HTTP server (no files, bodies, long polls or net/http handlers)"},
+	"uring-floor": {[]string{"hello", "c1", "close", "pipeline"}, "the io_uring floor: a raw io_uring loop (multishot accept and receive, " +
+		"provided buffers, the turn's sends in the one io_uring_enter that waits) with gnet's least HTTP, not an HTTP server"},
 }
 
 // sitsOut names figures a server is left out of only to keep the full run under 10 minutes:

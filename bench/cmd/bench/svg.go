@@ -73,7 +73,7 @@ func panel(b *strings.Builder, res *Results, figID, metricID, title string, x0, 
 		switch {
 		case strings.HasPrefix(s, "dwell"):
 			color = "#e8590c"
-		case s == "gnet" || s == "floor":
+		case s == "gnet" || s == "uring-floor" || s == "floor":
 			// The floor, not a server: drawn apart from the peers.
 			color = "#adb5bd"
 		}

@@ -64,6 +64,13 @@ func (r *runner) versus(b *strings.Builder) {
 			"with a fixed response. It costs what a Go event loop and its syscalls cost with next to no " +
 			"HTTP work; a server's gap to it is mostly the server's own work.")
 	}
+	if slices.Contains(r.res.Servers, "uring-floor") {
+		b.WriteString(" uring-floor is the same floor on io_uring instead of epoll: one io_uring instance on " +
+			"a locked thread, a multishot accept, a multishot receive per connection into provided buffers, " +
+			"each turn's sends submitted by the io_uring_enter that waits for the next completions, whose " +
+			"work that call runs (DEFER_TASKRUN). It is what io_uring allows here at least per request: " +
+			"dwell-uring's gap to it is dwell's own work.")
+	}
 	b.WriteString("\n\n")
 	for _, ref := range refs {
 		var servers []string

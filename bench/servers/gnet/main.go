@@ -9,10 +9,9 @@ package main
 
 import (
 	"log"
-	"net/http"
-	"strconv"
 	"time"
 
+	"github.com/dwellhttp/dwell/bench/internal/floorhttp"
 	"github.com/dwellhttp/dwell/bench/internal/peer"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/panjf2000/gnet/v2/pkg/logging"
@@ -20,12 +19,7 @@ import (
 
 func main() {
 	f := peer.ParseFlags()
-	s := &server{booted: make(chan struct{})}
-	s.hello = newResponse("200 OK", "text/plain", peer.Hello, false)
-	s.helloClose = newResponse("200 OK", "text/plain", peer.Hello, true)
-	s.notFound = newResponse("404 Not Found", "text/plain", "not found", false)
-	s.notFoundClose = newResponse("404 Not Found", "text/plain", "not found", true)
-	s.refreshDate()
+	s := &server{booted: make(chan struct{}), answers: floorhttp.NewAnswers("gnet")}
 
 	failed := make(chan error, 1)
 	go func() {
@@ -47,15 +41,12 @@ func main() {
 	peer.WaitForStop()
 }
 
-// server is the event handler. Its callbacks all run on the one loop goroutine, so its scratch
-// buffer and date need no lock.
+// server is the event handler. Its callbacks all run on the one loop goroutine, so its answers
+// and scratch buffer need no lock.
 type server struct {
 	gnet.BuiltinEventEngine
-	booted chan struct{}
-	// The fixed responses, their Date field rewritten in place once a second.
-	hello, helloClose, notFound, notFoundClose *response
-	// sec is the second the Date fields show.
-	sec int64
+	booted  chan struct{}
+	answers *floorhttp.Answers
 	// out collects the answers to every complete request of one read, written with one write:
 	// a pipelined batch costs one syscall.
 	out []byte
@@ -71,27 +62,8 @@ func (s *server) OnBoot(gnet.Engine) gnet.Action {
 // one for the next read.
 func (s *server) OnTraffic(c gnet.Conn) gnet.Action {
 	in, _ := c.Peek(-1)
-	s.refreshDate()
-	out := s.out[:0]
-	used := 0
-	action := gnet.None
-	for used < len(in) {
-		req, ok, err := parseRequest(in[used:])
-		if err != nil {
-			out = append(out, errorResponse(err)...)
-			used, action = len(in), gnet.Close
-			break
-		}
-		if !ok {
-			break
-		}
-		used += req.size
-		out = append(out, s.answer(req)...)
-		if req.close {
-			used, action = len(in), gnet.Close
-			break
-		}
-	}
+	s.answers.Refresh(time.Now())
+	used, out, end := s.answers.Answer(in, s.out[:0])
 	if used > 0 {
 		// Discard(0) would drop the whole input.
 		c.Discard(used)
@@ -102,64 +74,8 @@ func (s *server) OnTraffic(c gnet.Conn) gnet.Action {
 		c.Write(out)
 	}
 	s.out = out
-	return action
-}
-
-func (s *server) answer(req request) []byte {
-	hello := req.get && string(req.path) == "/hello"
-	switch {
-	case hello && req.close:
-		return s.helloClose.b
-	case hello:
-		return s.hello.b
-	case req.close:
-		return s.notFoundClose.b
-	default:
-		return s.notFound.b
+	if end {
+		return gnet.Close
 	}
-}
-
-// refreshDate rewrites the responses' Date fields when the second has changed. One clock read
-// per read from a socket, as nginx does per wake-up.
-func (s *server) refreshDate() {
-	now := time.Now()
-	if now.Unix() == s.sec {
-		return
-	}
-	s.sec = now.Unix()
-	var buf [len(http.TimeFormat)]byte
-	date := now.UTC().AppendFormat(buf[:0], http.TimeFormat)
-	for _, r := range []*response{s.hello, s.helloClose, s.notFound, s.notFoundClose} {
-		copy(r.b[r.dateAt:], date)
-	}
-}
-
-// response is a complete fixed response; its Date value starts at dateAt.
-type response struct {
-	b      []byte
-	dateAt int
-}
-
-func newResponse(status, contentType, body string, close bool) *response {
-	head := "HTTP/1.1 " + status + "\r\nDate: "
-	r := head + http.TimeFormat + "\r\nServer: gnet\r\nContent-Type: " + contentType +
-		"\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
-	if close {
-		r += "Connection: close\r\n"
-	}
-	return &response{b: []byte(r + "\r\n" + body), dateAt: len(head)}
-}
-
-// errorResponse answers a request the floor cannot frame; the connection closes after it.
-func errorResponse(err error) []byte {
-	status := "400 Bad Request"
-	switch err {
-	case errHeadTooLarge:
-		status = "431 Request Header Fields Too Large"
-	case errBodyTooLarge:
-		status = "413 Content Too Large"
-	case errNotAnswerable:
-		status = "501 Not Implemented"
-	}
-	return []byte("HTTP/1.1 " + status + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	return gnet.None
 }

@@ -1,92 +1,96 @@
-package main
+// Package floorhttp is the least HTTP/1.1 the benchmarks' floors speak (bench/servers/gnet,
+// bench/servers/uring-floor): enough to frame keep-alive and pipelined requests and answer
+// GET /hello with a fixed response. It is no HTTP parser to trust on the internet.
+package floorhttp
 
 import (
 	"bytes"
 	"errors"
 )
 
-// request is what the floor needs of one request: its target, how many bytes it takes in the
+// A Request is what a floor needs of one request: its target, how many bytes it takes in the
 // input (head and body), and whether the connection ends after the answer.
-type request struct {
-	get   bool
-	path  []byte
-	size  int
-	close bool
+type Request struct {
+	Get   bool
+	Path  []byte
+	Size  int
+	Close bool
 }
 
-// maxHead bounds a request head; a client that sends more without a blank line gets a 431.
-const maxHead = 8 << 10
+// MaxHead bounds a request head; a client that sends more without a blank line gets a 431.
+const MaxHead = 8 << 10
 
 // maxBody bounds a Content-Length body, which the floor skips: it answers no uploads.
 const maxBody = 1 << 20
 
+// The errors of Parse: each ends the connection after its answer (ErrorResponse).
 var (
-	errMalformed     = errors.New("malformed request")
-	errHeadTooLarge  = errors.New("request head too large")
-	errBodyTooLarge  = errors.New("request body too large")
-	errNotAnswerable = errors.New("transfer coding not implemented")
+	ErrMalformed     = errors.New("malformed request")
+	ErrHeadTooLarge  = errors.New("request head too large")
+	ErrBodyTooLarge  = errors.New("request body too large")
+	ErrNotAnswerable = errors.New("transfer coding not implemented")
 )
 
-// parseRequest reads the first request in b. It returns ok false while the request is still
+// Parse reads the first request in b. It returns ok false while the request is still
 // incomplete. The parse is the least that keeps framing right on a keep-alive or pipelined
 // connection: the request line, Connection, Content-Length and Transfer-Encoding. It is no HTTP
 // parser to trust on the internet (it checks no field syntax): it is the floor of the benchmark.
-func parseRequest(b []byte) (req request, ok bool, err error) {
+func Parse(b []byte) (req Request, ok bool, err error) {
 	end := bytes.Index(b, []byte("\r\n\r\n"))
 	if end < 0 {
-		if len(b) > maxHead {
-			return req, false, errHeadTooLarge
+		if len(b) > MaxHead {
+			return req, false, ErrHeadTooLarge
 		}
 		return req, false, nil
 	}
-	if end+4 > maxHead {
-		return req, false, errHeadTooLarge
+	if end+4 > MaxHead {
+		return req, false, ErrHeadTooLarge
 	}
 	line, fields, _ := bytes.Cut(b[:end], []byte("\r\n"))
 	method, rest, ok1 := bytes.Cut(line, []byte(" "))
 	target, version, ok2 := bytes.Cut(rest, []byte(" "))
 	if !ok1 || !ok2 || len(method) == 0 || len(target) == 0 {
-		return req, false, errMalformed
+		return req, false, ErrMalformed
 	}
 	switch string(version) {
 	case "HTTP/1.1":
 	case "HTTP/1.0":
 		// HTTP/1.0 closes unless it asks for keep-alive; the floor does not offer it.
-		req.close = true
+		req.Close = true
 	default:
-		return req, false, errMalformed
+		return req, false, ErrMalformed
 	}
-	req.get = string(method) == "GET"
-	req.path = target
+	req.Get = string(method) == "GET"
+	req.Path = target
 	length := -1
 	for len(fields) > 0 {
 		var field []byte
 		field, fields, _ = bytes.Cut(fields, []byte("\r\n"))
 		name, value, found := bytes.Cut(field, []byte(":"))
 		if !found {
-			return req, false, errMalformed
+			return req, false, ErrMalformed
 		}
 		value = bytes.Trim(value, " \t")
 		switch {
 		case bytes.EqualFold(name, []byte("Connection")):
 			if hasToken(value, "close") {
-				req.close = true
+				req.Close = true
 			}
 		case bytes.EqualFold(name, []byte("Content-Length")):
 			n, valid := parseLength(value)
 			if !valid || (length >= 0 && n != length) {
-				return req, false, errMalformed
+				return req, false, ErrMalformed
 			}
 			length = n
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			return req, false, errNotAnswerable
+			return req, false, ErrNotAnswerable
 		}
 	}
-	req.size = end + 4 + max(length, 0)
+	req.Size = end + 4 + max(length, 0)
 	if length > maxBody {
-		return req, false, errBodyTooLarge
+		return req, false, ErrBodyTooLarge
 	}
-	if len(b) < req.size {
+	if len(b) < req.Size {
 		return req, false, nil
 	}
 	return req, true, nil
