@@ -32,7 +32,7 @@ var partial = map[string]struct {
 	"gnet": {[]string{"hello", "c1", "close", "pipeline"}, "a raw event loop that answers GET /hello, the floor of the CPU figures, " +
 		"not an HTTP server (no files, bodies, long polls or net/http handlers)"},
 	"uring-floor": {[]string{"hello", "c1", "close", "pipeline"}, "the io_uring floor: a raw io_uring loop (multishot accept and receive, " +
-		"provided buffers, the turn's sends in the one io_uring_enter that waits) with gnet's least HTTP, not an HTTP server"},
+		"provided buffers, each turn's sends in one io_uring_enter) with gnet's least HTTP, not an HTTP server"},
 }
 
 // sitsOut names figures a server is left out of only to keep the full run under 10 minutes:

@@ -65,11 +65,11 @@ func (r *runner) versus(b *strings.Builder) {
 			"HTTP work; a server's gap to it is mostly the server's own work.")
 	}
 	if slices.Contains(r.res.Servers, "uring-floor") {
-		b.WriteString(" uring-floor is the same floor on io_uring instead of epoll: one io_uring instance on " +
-			"a locked thread, a multishot accept, a multishot receive per connection into provided buffers, " +
-			"each turn's sends submitted by the io_uring_enter that waits for the next completions, whose " +
-			"work that call runs (DEFER_TASKRUN). It is what io_uring allows here at least per request: " +
-			"dwell-uring's gap to it is dwell's own work.")
+		b.WriteString(" uring-floor is the same floor on io_uring instead of epoll: one io_uring instance, " +
+			"a multishot accept, a multishot receive per connection into provided buffers, each turn's " +
+			"sends submitted by the one io_uring_enter that also collects the next completions, the loop " +
+			"parked in Go's poller between turns as dwell's are. It is what io_uring allows a Go program " +
+			"here at least per request: dwell-uring's gap to it is dwell's own work.")
 	}
 	b.WriteString("\n\n")
 	for _, ref := range refs {

@@ -1,12 +1,11 @@
 // Command uring-floor is the io_uring floor of the dwell benchmarks' HTTP/1.1 CPU figures (hello
-// keep-alive, one connection, pipelined): one io_uring instance on one locked OS thread,
-// answering GET /hello with the fixed response and the least HTTP of bench/servers/gnet
-// (internal/floorhttp). It does what an io_uring server can do at least per request — a
-// multishot accept, a multishot receive per connection into provided buffers, the turn's sends
-// submitted with the one io_uring_enter that waits for the next completions, the completions'
-// work run inside that call (IORING_SETUP_DEFER_TASKRUN) — so its cost per request is roughly
-// the kernel's: what a server on io_uring spends above it is its own, as the gnet floor is for
-// epoll.
+// keep-alive, one connection, pipelined): one io_uring instance, one goroutine, answering GET
+// /hello with the fixed response and the least HTTP of bench/servers/gnet (internal/floorhttp).
+// It does what a Go program on io_uring can do at least per request — a multishot accept, a
+// multishot receive per connection into provided buffers, the turn's sends submitted with the
+// one io_uring_enter that also collects the next completions, the loop parked in Go's poller
+// between turns — so its cost per request is roughly the kernel's and the Go runtime's: what a
+// server on io_uring spends above it is its own, as the gnet floor is for epoll.
 //
 // It is not an HTTP server, and no model of one: a connection's input is bounded only by the
 // head limit, there are no timeouts, every request but GET /hello gets a 404, a malformed one a
@@ -16,7 +15,7 @@ package main
 import (
 	"log"
 	"net"
-	"runtime"
+	"os"
 	"syscall"
 	"time"
 	"unsafe"
@@ -83,20 +82,31 @@ func main() {
 	peer.WaitForStop()
 }
 
-// run is the loop, on its own thread: SINGLE_ISSUER rings take submissions from one thread only.
+// run is the loop. It waits as a goroutine of package net waits on its socket: parked in Go's
+// poller until the ring's descriptor is readable (it has completions), each check submitting
+// what the turn queued.
 func (fl *floor) run(ready chan<- error) {
-	runtime.LockOSThread()
+	var rc syscall.RawConn
 	var err error
 	if fl.r, err = newRing(4096); err == nil {
 		fl.bufs, err = newBufRing(fl.r, bufGroup, bufCount, bufSize)
+	}
+	if err == nil {
+		if err = unix.SetNonblock(fl.r.fd, true); err == nil {
+			rc, err = os.NewFile(uintptr(fl.r.fd), "io_uring").SyscallConn()
+		}
 	}
 	ready <- err
 	if err != nil {
 		return
 	}
+	check := func(uintptr) bool {
+		fl.r.enter()
+		return fl.r.ready()
+	}
 	fl.accept()
 	for {
-		fl.r.enter(1)
+		rc.Read(check)
 		fl.answers.Refresh(time.Now())
 		fl.r.completions(fl.complete)
 		for _, fd := range fl.toSend {

@@ -10,12 +10,10 @@ import (
 
 // The kernel's numbers (linux/io_uring.h).
 const (
-	setupCoopTaskrun  = 1 << 8  // IORING_SETUP_COOP_TASKRUN
-	setupSingleIssuer = 1 << 12 // IORING_SETUP_SINGLE_ISSUER
-	setupDeferTaskrun = 1 << 13 // IORING_SETUP_DEFER_TASKRUN: completions' work runs in io_uring_enter
-	featSingleMmap    = 1 << 0  // IORING_FEAT_SINGLE_MMAP
-	enterGetEvents    = 1 << 0  // IORING_ENTER_GETEVENTS
-	offSQEs           = 0x10000000
+	setupCoopTaskrun = 1 << 8 // IORING_SETUP_COOP_TASKRUN
+	featSingleMmap   = 1 << 0 // IORING_FEAT_SINGLE_MMAP
+	enterGetEvents   = 1 << 0 // IORING_ENTER_GETEVENTS
+	offSQEs          = 0x10000000
 
 	opAccept = 13 // IORING_OP_ACCEPT
 	opSend   = 26 // IORING_OP_SEND
@@ -57,7 +55,7 @@ type cqe struct {
 	flags    uint32
 }
 
-// ring is one io_uring instance, used by one locked thread (SINGLE_ISSUER).
+// ring is one io_uring instance, used by one goroutine.
 type ring struct {
 	fd                     int
 	sqTail, sqHead, cqHead *uint32
@@ -69,14 +67,14 @@ type ring struct {
 }
 
 func newRing(entries uint32) (*ring, error) {
-	var p params
-	p.flags = setupCoopTaskrun | setupSingleIssuer | setupDeferTaskrun
+	// The completions' work runs when the thread that submitted leaves the kernel, rather than
+	// interrupting it at once (IORING_SETUP_COOP_TASKRUN, Linux 5.19). The stricter
+	// SINGLE_ISSUER with DEFER_TASKRUN needs the loop locked to its thread, waiting in
+	// io_uring_enter: it measured more CPU per request here than parking in Go's poller, for
+	// the handing over of the processor that a blocking call costs (three to five times the
+	// context switches).
+	p := params{flags: setupCoopTaskrun}
 	fd, _, e := unix.RawSyscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
-	if e == unix.EINVAL {
-		// Before Linux 6.1: the completions' work runs when the thread next leaves the kernel.
-		p = params{flags: setupCoopTaskrun}
-		fd, _, e = unix.RawSyscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
-	}
 	if e != 0 {
 		return nil, fmt.Errorf("io_uring_setup: %w", e)
 	}
@@ -112,7 +110,7 @@ func newRing(entries uint32) (*ring, error) {
 // get returns the next submission, zeroed; a full queue is submitted first.
 func (r *ring) get() *sqe {
 	if r.tail-atomic.LoadUint32(r.sqHead) == uint32(len(r.sqes)) {
-		r.enter(0)
+		r.enter()
 	}
 	s := &r.sqes[r.tail&r.sqMask]
 	*s = sqe{}
@@ -120,19 +118,13 @@ func (r *ring) get() *sqe {
 	return s
 }
 
-// enter submits what was queued and waits for at least wait completions. A wait blocks the
-// locked thread in the kernel, as epoll_wait blocks nginx's worker.
-func (r *ring) enter(wait uint32) {
+// enter submits what was queued and posts the completions whose work is pending, without
+// waiting.
+func (r *ring) enter() {
 	atomic.StoreUint32(r.sqTail, r.tail)
 	for {
 		n := r.tail - r.submitted
-		var k uintptr
-		var e unix.Errno
-		if wait > 0 {
-			k, _, e = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), uintptr(wait), enterGetEvents, 0, 0)
-		} else {
-			k, _, e = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), 0, enterGetEvents, 0, 0)
-		}
+		k, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), 0, enterGetEvents, 0, 0)
 		switch e {
 		case 0:
 			r.submitted += uint32(k)
@@ -146,6 +138,9 @@ func (r *ring) enter(wait uint32) {
 		}
 	}
 }
+
+// ready reports whether completions wait to be read.
+func (r *ring) ready() bool { return *r.cqHead != atomic.LoadUint32(r.cqTail) }
 
 // completions calls f with each completion waiting, then frees their slots.
 func (r *ring) completions(f func(c cqe)) {
