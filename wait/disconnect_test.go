@@ -17,7 +17,7 @@ import (
 // rounds left them.
 func TestDisconnectsFreeEverything(t *testing.T) {
 	var ev Event
-	tp := NewTopic[int](4)
+	tp, warm := NewTopic[int](4), NewTopic[int](1)
 	var parked, ended, wrong atomic.Int64
 	end := func(err error) {
 		if err != ErrClosed {
@@ -26,6 +26,12 @@ func TestDisconnectsFreeEverything(t *testing.T) {
 		ended.Add(1)
 	}
 	_, addr := coretest.Serve(t, func(c *core.Ctx) {
+		if c.Path() == "/warm" {
+			if _, _, err := warm.Next(c, warm.Last(), time.Minute); err == nil {
+				c.WriteString("warm")
+			}
+			return
+		}
 		parked.Add(1)
 		switch c.Path() {
 		case "/event":
@@ -65,11 +71,28 @@ func TestDisconnectsFreeEverything(t *testing.T) {
 		coretest.WaitFor(t, "waiters unlinked", func() bool { return ev.h.idle() && tp.h.idle() })
 	}
 
-	// A first round fills the loops' pools (coroutines, Ctxs, buffers) to their bounds, and the
-	// next two let the loops' slices (timers, ready handlers, connections, inbox) reach their
-	// high-water marks: the baseline is the higher of the two readings, since how full the
-	// pools are wanders. The next 10,000 disconnects must leave nothing.
+	// Every request of a round answered in one turn: what its output holds while it is sent
+	// (buffers, queues, and on io_uring each send's own record, the kernel's until it completes)
+	// reaches the most a round's disconnects can hold at once, which a disconnect round, whose
+	// answers go out as the closes come, reaches or not depending on how many one turn meets.
+	answerAll := func(n int) {
+		t.Helper()
+		conns := openRaw(t, addr, make(rawConns, 0, n), "GET /warm HTTP/1.1\r\nHost: h\r\n\r\n")
+		defer conns.close()
+		coretest.WaitFor(t, "all parked", func() bool { return warm.h.waiting() == n })
+		warm.Publish(1)
+		if got := conns.readAll("warm"); got != n {
+			t.Fatalf("%d of %d woken requests answered", got, n)
+		}
+	}
+
+	// A first round fills the loops' pools (coroutines, Ctxs, buffers) to their bounds, as
+	// answerAll does the output's, and the next two let the loops' slices (timers, ready
+	// handlers, connections, inbox) reach their high-water marks: the baseline is the higher of
+	// the two readings, since how full the pools are wanders. The next 10,000 disconnects must
+	// leave nothing.
 	const rounds, perPath = 4, 500
+	answerAll(perPath * len(reqs))
 	round(perPath)
 	round(perPath)
 	baseMem := heapBytes()
