@@ -112,11 +112,12 @@ func (q *WriteQueue) SendFrom(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []
 // sendAsync is SendFrom for a sender whose writes complete later (an AsyncWriter): p is queued
 // first, since the kernel reads the bytes after SendFrom returns, as much of it as keeps the
 // queue within ahead (the caller waits for the socket to take more, as for a full socket, and
-// goes on from the rest: woken at half the high-water mark, it finds room for more); what the last send sent leaves the queue; and unless a send is
-// still under way, the bytes queued up to the head placeholder go in the next one, the loop's
-// iov only gathering them. The front of the queue is the send's
-// until it completes: nothing but Consume and Release touches it, and Release leaves its
-// buffers to the send. A file segment at the front goes out with sendfile, between sends.
+// goes on from the rest: woken at half the high-water mark, it finds room for more); what the
+// last send sent leaves the queue; and unless a send is still under way, the bytes queued up to
+// the head placeholder go in the next one, the loop's iov only gathering them. The front of the
+// queue is the send's until it completes: nothing but Consume and Release touches it, and
+// Release leaves its buffers to the send. A file segment at the front goes out with sendfile,
+// between sends.
 func (q *WriteQueue) sendAsync(a AsyncWriter, fd int, s Sender, iov *netpoll.IOVecs, pool *OutPool, p []byte, ahead int64) (pn int, progressed bool, err error) {
 	n, e, busy := a.Sent(fd)
 	if e != 0 {

@@ -4,7 +4,9 @@ package netpoll
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -85,6 +87,7 @@ const (
 	ringOffSQRing     = 0      // IORING_OFF_SQ_RING
 	ringOffSQEs       = 0x10000000
 	ringEnterGetEvts  = 1 << 0 // IORING_ENTER_GETEVENTS
+	ringEnterExtArg   = 1 << 3 // IORING_ENTER_EXT_ARG: the call's argument is a getEventsArg (5.11)
 	ringCQOverflow    = 1 << 1 // IORING_SQ_CQ_OVERFLOW: completions wait in the kernel for room
 	ringTaskRun       = 1 << 2 // IORING_SQ_TASKRUN: completions wait for io_uring_enter to post them
 
@@ -102,6 +105,7 @@ const (
 
 	registerPbufRing = 22     // IORING_REGISTER_PBUF_RING (5.19)
 	recvPollFirst    = 1 << 0 // IORING_RECVSEND_POLL_FIRST, in a receive's ioprio (5.19)
+	cancelAny        = 1 << 2 // IORING_ASYNC_CANCEL_ANY, in a cancellation's flags: every request (5.19)
 )
 
 // newRing sets up an io_uring instance with room for entries submissions a turn. Its error says
@@ -223,6 +227,42 @@ func (r *ring) submit(wait uint32) Errno {
 			return e
 		}
 	}
+}
+
+// A getEventsArg is struct io_uring_getevents_arg: what io_uring_enter takes with
+// ringEnterExtArg, here a timeout for its wait.
+type getEventsArg struct {
+	sigmask   uint64
+	sigmaskSz uint32
+	_         uint32
+	ts        uint64 // the address of a kernelTimespec
+}
+
+// A kernelTimespec is struct __kernel_timespec: 64-bit fields on every architecture, where
+// unix.Timespec's are the C long's size.
+type kernelTimespec struct{ sec, nsec int64 }
+
+// waitFor submits what was queued and waits until a completion comes or d has passed, its
+// thread blocked in the kernel: for a ring being closed, whose loop has nothing else to do.
+func (r *ring) waitFor(d time.Duration) Errno {
+	atomic.StoreUint32(r.sqTail, r.tail)
+	// The timeout and the argument are the kernel's to read during the call: heap memory, which
+	// does not move (a goroutine's stack may).
+	w := new(struct {
+		arg getEventsArg
+		ts  kernelTimespec
+	})
+	w.ts = kernelTimespec{int64(d / time.Second), int64(d % time.Second)}
+	w.arg.ts = uint64(uintptr(unsafe.Pointer(&w.ts)))
+	k, _, e := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.tail-r.flushed), 1,
+		ringEnterGetEvts|ringEnterExtArg, uintptr(unsafe.Pointer(&w.arg)), unsafe.Sizeof(w.arg))
+	runtime.KeepAlive(w)
+	switch e {
+	case 0, unix.ETIME, unix.EINTR, unix.EBUSY, unix.EAGAIN:
+		r.flushed += uint32(k)
+		return 0
+	}
+	return e
 }
 
 // ready returns how many completions wait to be read: cqe(0) is the oldest.

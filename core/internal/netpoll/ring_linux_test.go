@@ -15,6 +15,7 @@ func TestRingLayout(t *testing.T) {
 	var p ringParams
 	var d bufDesc
 	var g bufReg
+	var a getEventsArg
 	for _, f := range []struct {
 		name      string
 		got, want uintptr
@@ -44,6 +45,10 @@ func TestRingLayout(t *testing.T) {
 		{"cqe.user_data", unsafe.Offsetof(c.userData), 0},
 		{"cqe.res", unsafe.Offsetof(c.res), 8},
 		{"cqe.flags", unsafe.Offsetof(c.flags), 12},
+		{"sizeof(struct io_uring_getevents_arg)", unsafe.Sizeof(a), 24},
+		{"io_uring_getevents_arg.sigmask_sz", unsafe.Offsetof(a.sigmaskSz), 8},
+		{"io_uring_getevents_arg.ts", unsafe.Offsetof(a.ts), 16},
+		{"sizeof(struct __kernel_timespec)", unsafe.Sizeof(kernelTimespec{}), 16},
 		{"sizeof(struct io_uring_params)", unsafe.Sizeof(p), 120},
 		{"params.features", unsafe.Offsetof(p.features), 20},
 		{"params.sq_off", unsafe.Offsetof(p.sqOff), 40},

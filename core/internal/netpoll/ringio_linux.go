@@ -4,6 +4,7 @@ package netpoll
 
 import (
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -349,10 +350,47 @@ func (rp *ringPoll) orphanSend(e *ringFD) Errno {
 	return rp.queue(opAsyncCancel, userData(kindSend, q.gen, int(i)))
 }
 
+// drainWait bounds how long a closing ring waits for the kernel to end its requests (drain).
+const drainWait = time.Second
+
+// drain cancels every request still under way on a ring about to be closed, and reads the
+// completions until the receives and sends have all ended or drainWait has passed, so that their
+// buffers may be freed with the ring. A cancelled request ends at once, unless the kernel is in
+// the middle of it.
+func (rp *ringPoll) drain() {
+	if rp.busy == 0 || rp.r.sqTail == nil {
+		return
+	}
+	s, err := rp.r.next()
+	if err != 0 {
+		return
+	}
+	s.opcode = opAsyncCancel
+	s.fd = -1
+	s.opFlags = cancelAny
+	s.userData = otherData
+	for deadline := time.Now().Add(drainWait); rp.busy > 0 && time.Now().Before(deadline); {
+		if rp.r.waitFor(drainWait/10) != 0 {
+			return
+		}
+		ready := rp.r.ready()
+		for i := range ready {
+			switch c := rp.r.cqe(i); c.userData >> 62 {
+			case kindRecv:
+				rp.received(c)
+			case kindSend:
+				rp.sent(c)
+			}
+		}
+		rp.r.consume(ready)
+	}
+}
+
 // freeBufs unmaps the receive buffers once the ring is closed, unless receives or sends may still
-// be under way in the kernel (its requests end asynchronously after the close): their buffers are
-// then left as they are, the ring's mappings and the sends' memory alike, for the life of the
-// process, rather than given to anything else the kernel might still write to or read.
+// be under way in the kernel (drain gave up on them; its requests end asynchronously after the
+// close): their buffers are then left as they are, the ring's mappings and the sends' memory
+// alike, for the life of the process, rather than given to anything else the kernel might still
+// write to or read.
 func (rp *ringPoll) freeBufs() {
 	if rp.bufs == nil {
 		return

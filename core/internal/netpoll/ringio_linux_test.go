@@ -177,3 +177,31 @@ func TestRingFDSize(t *testing.T) {
 		}
 	}
 }
+
+// TestRingCloseDrains: a ring closed while a receive waits for bytes and a send for room
+// cancels both and waits for their ends, so that its buffers are freed with it rather than
+// kept for the life of the process.
+func TestRingCloseDrains(t *testing.T) {
+	p, fd, _ := ownedPair(t)
+	iov := NewIOVecs(1)
+	iov.Append(make([]byte, 16<<20)) // more than the socket's buffers and the client's hold
+	if e := p.Send(fd, iov, false); e != 0 {
+		t.Fatal(e)
+	}
+	look(t, p) // the receive and the send go to the kernel
+	if p.ring.busy != 2 {
+		t.Fatalf("%d receives and sends under way, want 2", p.ring.busy)
+	}
+	leftBusy.Lock()
+	before := len(leftBusy.rings)
+	leftBusy.Unlock()
+	rp := p.ring
+	p.Close()
+	leftBusy.Lock()
+	after := len(leftBusy.rings)
+	leftBusy.Unlock()
+	if rp.busy != 0 || after != before || rp.bufs != nil {
+		t.Fatalf("closed with %d requests under way, %d rings kept (was %d), buffers freed: %v",
+			rp.busy, after, before, rp.bufs == nil)
+	}
+}

@@ -403,11 +403,13 @@ func (rp *ringPoll) polled(c *cqe) (int, uint32) {
 }
 
 func (rp *ringPoll) close() {
+	rp.drain()
 	rp.r.close()
 	rp.free()
 }
 
 func (rp *ringPoll) unmap() {
+	rp.drain()
 	rp.r.unmap()
 	rp.free()
 }
