@@ -105,13 +105,7 @@ func TestRingSend(t *testing.T) {
 // tells what the send holds (Sending); the close cancels it, and its completion, whenever it
 // comes, is not reported for the socket's descriptor.
 func TestRingCloseSending(t *testing.T) {
-	p, fd, _ := ownedPair(t)
-	iov := NewIOVecs(1)
-	iov.Append(make([]byte, 16<<20)) // more than the socket's buffers and the client's hold
-	if e := p.Send(fd, iov, false); e != 0 {
-		t.Fatal(e)
-	}
-	look(t, p)
+	p, fd := sendingPair(t)
 	if n := p.Sending(fd); n != 16<<20 {
 		t.Fatalf("Sending = %d, want the send's 16 MiB", n)
 	}
@@ -125,6 +119,19 @@ func TestRingCloseSending(t *testing.T) {
 			t.Fatalf("closed, yet reported: %+v", ev)
 		}
 	}
+}
+
+// sendingPair returns ownedPair's poller and descriptor with a send of 16 MiB under way, more than
+// the socket's buffers and the client, which reads nothing, hold; and its receive.
+func sendingPair(t *testing.T) (*Poller, int) {
+	p, fd, _ := ownedPair(t)
+	iov := NewIOVecs(1)
+	iov.Append(make([]byte, 16<<20))
+	if e := p.Send(fd, iov, false); e != 0 {
+		t.Fatal(e)
+	}
+	look(t, p) // the send and the receive go to the kernel
+	return p, fd
 }
 
 // TestRingBuffersRunOut: more sockets receive at once than the ring has buffers; the receives
@@ -182,13 +189,7 @@ func TestRingFDSize(t *testing.T) {
 // cancels both and waits for their ends, so that its buffers are freed with it rather than
 // kept for the life of the process.
 func TestRingCloseDrains(t *testing.T) {
-	p, fd, _ := ownedPair(t)
-	iov := NewIOVecs(1)
-	iov.Append(make([]byte, 16<<20)) // more than the socket's buffers and the client's hold
-	if e := p.Send(fd, iov, false); e != 0 {
-		t.Fatal(e)
-	}
-	look(t, p) // the receive and the send go to the kernel
+	p, _ := sendingPair(t)
 	if p.ring.busy != 2 {
 		t.Fatalf("%d receives and sends under way, want 2", p.ring.busy)
 	}
