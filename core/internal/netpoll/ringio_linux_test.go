@@ -7,9 +7,12 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"runtime"
 	"strconv"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // ownedPair returns a client and the descriptor of its server side, watched for input by an
@@ -56,6 +59,44 @@ func TestRingReceiveSize(t *testing.T) {
 		if e != 0 || string(b[:n]) != want {
 			t.Fatalf("read %q, %v; want %q", b[:n], e, want)
 		}
+	}
+}
+
+// TestRingLargeRead: a read larger than the ring's buffers, after a receive that filled its
+// length, takes the rest from the socket at once, in order, so that a large body costs a turn
+// of the loop per read rather than per buffer; the end of input comes after the last byte.
+func TestRingLargeRead(t *testing.T) {
+	p, fd, _ := ownedPair(t)
+	in := make([]byte, 100<<10)
+	for i := range in {
+		in[i] = byte(i % 251)
+	}
+	client := owners[fd].(*net.TCPConn)
+	if _, err := client.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	client.CloseWrite()
+	for { // until the server's side holds it all
+		if n, err := unix.IoctlGetInt(fd, unix.SIOCINQ); err != nil || n == len(in) {
+			break
+		}
+		runtime.Gosched()
+	}
+	awaitEvent(t, p, fd) // a receive of firstRecv bytes, all it could take
+	b := make([]byte, 256<<10)
+	if n, e := p.Read(fd, b); e != 0 || !bytes.Equal(b[:n], in) {
+		t.Fatalf("one read took %d bytes (%v), want the %d sent, in order", n, e, len(in))
+	}
+	for {
+		n, e := p.Read(fd, b)
+		if e == EAGAIN {
+			awaitEvent(t, p, fd)
+			continue
+		}
+		if n != 0 || e != 0 {
+			t.Fatalf("after the last byte, read %d bytes, %v; want the end of input", n, e)
+		}
+		break
 	}
 }
 
