@@ -4,7 +4,6 @@ package netpoll
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -34,6 +33,11 @@ type ring struct {
 	cqMask  uint32
 	cqes    []cqe
 	mem     [2][]byte // the mapped rings, and the mapped submissions
+
+	wait struct { // waitFor's argument to io_uring_enter
+		arg getEventsArg
+		ts  kernelTimespec
+	}
 }
 
 // An sqe is one submission queue entry (struct io_uring_sqe): 64 bytes, of which a poll uses
@@ -246,17 +250,14 @@ type kernelTimespec struct{ sec, nsec int64 }
 // thread blocked in the kernel: for a ring being closed, whose loop has nothing else to do.
 func (r *ring) waitFor(d time.Duration) Errno {
 	atomic.StoreUint32(r.sqTail, r.tail)
-	// The timeout and the argument are the kernel's to read during the call: heap memory, which
-	// does not move (a goroutine's stack may).
-	w := new(struct {
-		arg getEventsArg
-		ts  kernelTimespec
-	})
+	// The kernel reads the argument, and the timeout whose address it holds as a number, during
+	// the call: they are the ring's, in the heap, where they cannot move. On the goroutine's
+	// stack they could, when the call grows it, and the number would point at the old place.
+	w := &r.wait
 	w.ts = kernelTimespec{int64(d / time.Second), int64(d % time.Second)}
-	w.arg.ts = uint64(uintptr(unsafe.Pointer(&w.ts)))
+	w.arg = getEventsArg{ts: uint64(uintptr(unsafe.Pointer(&w.ts)))}
 	k, _, e := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.tail-r.flushed), 1,
 		ringEnterGetEvts|ringEnterExtArg, uintptr(unsafe.Pointer(&w.arg)), unsafe.Sizeof(w.arg))
-	runtime.KeepAlive(w)
 	switch e {
 	case 0, unix.ETIME, unix.EINTR, unix.EBUSY, unix.EAGAIN:
 		r.flushed += uint32(k)
