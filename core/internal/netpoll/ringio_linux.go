@@ -101,6 +101,16 @@ func (rp *ringPoll) reconcileOwned(fd int, e *ringFD) (want fdEvents, report uin
 	return want, report, 0
 }
 
+// recvLen is what e's receive takes: no more than the loop's last read of it asked for (see
+// above). A read while the receive is under way may change it; fdMore, which a receive that
+// took as much sets, is a hint that the socket had more, not a promise.
+func (e *ringFD) recvLen() int {
+	if e.rsize == 0 {
+		return firstRecv
+	}
+	return int(e.rsize)
+}
+
 // armRecv queues a receive for fd, into a buffer of the ring's.
 func (rp *ringPoll) armRecv(fd int, e *ringFD) Errno {
 	s, err := rp.r.next()
@@ -111,10 +121,7 @@ func (rp *ringPoll) armRecv(fd int, e *ringFD) Errno {
 	s.opcode = opRecv
 	s.fd = int32(fd)
 	s.flags = sqeBufferSelect
-	s.len = uint32(e.rsize) // no more than the loop's last read took: see above
-	if s.len == 0 {
-		s.len = firstRecv
-	}
+	s.len = uint32(e.recvLen())
 	if e.flags&fdMore == 0 {
 		// The last receive took less than it could, and the loop has read it: the socket most
 		// likely has nothing, and the kernel would try it in vain before waiting for bytes.
@@ -145,7 +152,7 @@ func (rp *ringPoll) received(c *cqe) (int, uint32) {
 	case c.res > 0:
 		e.bid, e.roff, e.rres = uint16(c.flags>>cqeBufferShift), 0, int16(c.res)
 		e.flags = e.flags&^fdMore | fdInBuf
-		if int(c.res) == max(int(e.rsize), firstRecv) {
+		if int(c.res) == e.recvLen() {
 			e.flags |= fdMore // it took all it could: more may wait
 		}
 	case c.res == -int32(unix.ENOBUFS):

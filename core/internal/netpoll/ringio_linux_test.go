@@ -47,8 +47,8 @@ func TestRingReceiveSize(t *testing.T) {
 	}
 	send("0123456789abcdefghij")
 	awaitEvent(t, p, fd)
-	if e := &p.ring.fds[fd]; e.rres != 10 {
-		t.Fatalf("after a 10-byte read, a receive took %d bytes", e.rres)
+	if e := &p.ring.fds[fd]; e.rres != 10 || e.flags&fdMore == 0 {
+		t.Fatalf("after a 10-byte read, a receive took %d bytes, and noted more may wait: %v", e.rres, e.flags&fdMore != 0)
 	}
 	for _, want := range []string{"0123", "456789", "abcdefghij"} {
 		n, e := p.Read(fd, b[:len(want)])
