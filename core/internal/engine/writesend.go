@@ -58,34 +58,18 @@ func (q *WriteQueue) SendFrom(s Sender, iov *netpoll.IOVecs, pool *OutPool, p []
 	}
 	for {
 		iov.Reset()
-		want := 0
-		i := 0
-		for ; i < len(q.items) && iov.Len() < MaxIOVecs-1; i++ {
-			it := &q.items[i]
-			if it.kind != itemBytes {
-				break
-			}
-			iov.Append(it.b[it.off:])
-			want += len(it.b) - int(it.off)
-		}
+		i, want := q.gather(iov, MaxIOVecs-1) // room for p
 		withP := i == len(q.items) && pn < len(p)
 		if withP {
 			iov.Append(p[pn:])
 			want += len(p) - pn
 		}
 		if iov.Len() == 0 {
-			if i == len(q.items) || q.items[i].kind == itemHead {
-				return pn, progressed, nil
+			more, sent, err := q.sendFileFront(s, pool)
+			progressed = progressed || sent
+			if err != nil || !more {
+				return pn, progressed, err
 			}
-			done, e := q.sendFile(s, &q.items[i])
-			if e != 0 {
-				return pn, progressed, netpoll.Error("sendfile", e)
-			}
-			progressed = progressed || done > 0
-			if q.items[i].fn > 0 {
-				return pn, progressed, nil // socket full
-			}
-			q.drop(pool, 1)
 			continue
 		}
 		var n int
@@ -131,15 +115,7 @@ func (q *WriteQueue) sendAsync(a AsyncWriter, fd int, s Sender, iov *netpoll.IOV
 	q.Write(pool, p[:pn])
 	for !busy {
 		iov.Reset()
-		i := 0
-		for ; i < len(q.items) && iov.Len() < MaxIOVecs; i++ {
-			it := &q.items[i]
-			if it.kind != itemBytes {
-				break
-			}
-			iov.Append(it.b[it.off:])
-		}
-		if iov.Len() > 0 {
+		if i, _ := q.gather(iov, MaxIOVecs); iov.Len() > 0 {
 			e := a.Submit(fd, iov, i < len(q.items) && q.items[i].kind == itemFile)
 			iov.Reset()
 			if e != 0 {
@@ -147,20 +123,49 @@ func (q *WriteQueue) sendAsync(a AsyncWriter, fd int, s Sender, iov *netpoll.IOV
 			}
 			break
 		}
-		if i == len(q.items) || q.items[i].kind == itemHead {
+		more, sent, err := q.sendFileFront(s, pool)
+		progressed = progressed || sent
+		if err != nil {
+			return pn, progressed, err
+		}
+		if !more {
 			break
 		}
-		done, e := q.sendFile(s, &q.items[i])
-		if e != 0 {
-			return pn, progressed, netpoll.Error("sendfile", e)
-		}
-		progressed = progressed || done > 0
-		if q.items[i].fn > 0 {
-			break // socket full
-		}
-		q.drop(pool, 1)
 	}
 	return pn, progressed, nil
+}
+
+// gather appends to iov the bytes queued at the front, item by item up to the first that is not
+// bytes or until iov holds limit buffers, and returns the index of the item it stopped at and
+// how many bytes it gathered.
+func (q *WriteQueue) gather(iov *netpoll.IOVecs, limit int) (i, n int) {
+	for ; i < len(q.items) && iov.Len() < limit; i++ {
+		it := &q.items[i]
+		if it.kind != itemBytes {
+			break
+		}
+		iov.Append(it.b[it.off:])
+		n += len(it.b) - int(it.off)
+	}
+	return i, n
+}
+
+// sendFileFront sends the file segment at the front of the queue until the socket is full. more
+// says it went out whole and left the queue, so that what follows may go; false too for a front
+// that is no file segment (nothing, or the head placeholder). sent says some of it went out.
+func (q *WriteQueue) sendFileFront(s Sender, pool *OutPool) (more, sent bool, err error) {
+	if len(q.items) == 0 || q.items[0].kind != itemFile {
+		return false, false, nil
+	}
+	done, e := q.sendFile(s, &q.items[0])
+	if e != 0 {
+		return false, false, netpoll.Error("sendfile", e)
+	}
+	if q.items[0].fn > 0 {
+		return false, done > 0, nil // socket full
+	}
+	q.drop(pool, 1)
+	return true, done > 0, nil
 }
 
 // asyncAhead is the least sendAsync lets the queue hold with a caller's buffer in it: two
