@@ -413,12 +413,7 @@ func (rp *ringPoll) drain() {
 		}
 		ready := rp.r.ready()
 		for i := range ready {
-			switch c := rp.r.cqe(i); c.userData >> 62 {
-			case kindRecv:
-				rp.received(c)
-			case kindSend:
-				rp.sent(c)
-			}
+			rp.complete(rp.r.cqe(i)) // a ring closing reports nothing
 		}
 		rp.r.consume(ready)
 	}

@@ -343,17 +343,7 @@ func (rp *ringPoll) turn(events []Event) (int, Errno) {
 	ready := rp.r.ready()
 	var i uint32
 	for ; i < ready && n < len(events); i++ {
-		c := rp.r.cqe(i)
-		var ev uint32
-		var fd int
-		switch c.userData >> 62 {
-		case kindPoll:
-			fd, ev = rp.polled(c)
-		case kindRecv:
-			fd, ev = rp.received(c)
-		case kindSend:
-			fd, ev = rp.sent(c)
-		}
+		fd, ev := rp.complete(rp.r.cqe(i))
 		if ev != 0 {
 			events[n] = Event{Events: ev, Fd: int32(fd), Pad: int32(rp.fds[fd].tag)}
 			n++
@@ -361,6 +351,19 @@ func (rp *ringPoll) turn(events []Event) (int, Errno) {
 	}
 	rp.r.consume(i)
 	return n, 0
+}
+
+// complete takes completion c, and returns its descriptor and the events to report (0 for none).
+func (rp *ringPoll) complete(c *cqe) (int, uint32) {
+	switch c.userData >> 62 {
+	case kindPoll:
+		return rp.polled(c)
+	case kindRecv:
+		return rp.received(c)
+	case kindSend:
+		return rp.sent(c)
+	}
+	return 0, 0 // a removal's or a cancellation's
 }
 
 // polled takes a poll request's completion c, and returns its descriptor and the events to
