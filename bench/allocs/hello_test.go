@@ -30,6 +30,7 @@ func BenchmarkHello(b *testing.B) {
 		start func(b *testing.B) string
 	}{
 		{"dwell", startDwell},
+		{"dwell-uring", func(b *testing.B) string { return onRing(b, startHello) }},
 		{"dwell-mw", startDwellMW},
 		{"dwell-metrics", startDwellMetrics},
 		{"nethttp", startNetHTTP},
@@ -100,13 +101,21 @@ func startDwellMetrics(b *testing.B) string {
 
 // startRouter serves the hello route of servers/dwell behind mw, and returns its address.
 func startRouter(b *testing.B, mw ...func(core.Handler) core.Handler) string {
+	return startRouterWith(b, core.Options{}, mw...)
+}
+
+// startHello is servers/dwell's hello route alone, on a server with options o.
+func startHello(b *testing.B, o core.Options) string { return startRouterWith(b, o) }
+
+// startRouterWith is startRouter on a server with options o.
+func startRouterWith(b *testing.B, o core.Options, mw ...func(core.Handler) core.Handler) string {
 	r := router.New()
 	r.Use(mw...)
 	r.GET("/hello", func(c *core.Ctx) {
 		c.SetHeader("Content-Type", "text/plain")
 		c.WriteString(hello)
 	})
-	s := core.NewServer(r.Handler(), core.Options{})
+	s := core.NewServer(r.Handler(), o)
 	ln := listen(b)
 	go s.Serve(ln)
 	b.Cleanup(func() { s.Shutdown(context.Background()) })

@@ -40,7 +40,8 @@ func rateLimitBench(b *testing.B, req string) {
 		name  string
 		start func(b *testing.B) string
 	}{
-		{"dwell-ratelimit", startDwellRateLimit},
+		{"dwell-ratelimit", func(b *testing.B) string { return startDwellRateLimit(b, core.Options{}) }},
+		{"dwell-ratelimit-uring", func(b *testing.B) string { return onRing(b, startDwellRateLimit) }},
 		{"nethttp-httprate", startHTTPRate},
 	} {
 		b.Run(s.name, func(b *testing.B) {
@@ -83,7 +84,7 @@ func exchange(b *testing.B, c net.Conn, request []byte) []byte {
 	return buf[:n]
 }
 
-func startDwellRateLimit(b *testing.B) string {
+func startDwellRateLimit(b *testing.B, o core.Options) string {
 	hello := func(c *core.Ctx) {
 		c.SetHeader("Content-Type", "text/plain")
 		c.WriteString(hello)
@@ -95,7 +96,7 @@ func startDwellRateLimit(b *testing.B) string {
 	refused := r.Group("/refused")
 	refused.Use(middleware.RateLimit(middleware.RateLimitOptions{Rate: 1, Period: time.Hour}))
 	refused.GET("/hello", hello)
-	s := core.NewServer(r.Handler(), core.Options{})
+	s := core.NewServer(r.Handler(), o)
 	ln := listen(b)
 	go s.Serve(ln)
 	b.Cleanup(func() { s.Shutdown(context.Background()) })

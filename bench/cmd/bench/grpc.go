@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +19,8 @@ import (
 
 // grpcContenders are the gRPC figure's columns, in report order, each a directory of
 // bench/servers.
-var grpcContenders = []string{"grpc-go", "grpc-nethttp", "grpc-dwell"}
+// grpc-dwell-uring is grpc-dwell's binary on io_uring (startedWith).
+var grpcContenders = []string{"grpc-go", "grpc-nethttp", "grpc-dwell", "grpc-dwell-uring"}
 
 // grpcPeers are the contenders the ratios are taken against.
 var grpcPeers = []string{"grpc-go", "grpc-nethttp"}
@@ -80,9 +80,8 @@ func hasGRPC(figs []string) bool {
 func (r *runner) buildGRPC(ctx context.Context) []*server {
 	var out []*server
 	for _, name := range grpcContenders {
-		bin := filepath.Join(r.work, "bin", name)
-		if err := r.goBuild(ctx, bin, "./servers/"+name); err != nil {
-			r.skip(name, fmt.Sprintf("does not build: %v", err))
+		bin, ok := r.buildContender(ctx, name)
+		if !ok {
 			continue
 		}
 		s := &server{name: name, bin: bin, grpc: true, lacks: map[string]string{"allocs": "not a gRPC figure"}}
@@ -92,9 +91,9 @@ func (r *runner) buildGRPC(ctx context.Context) []*server {
 			}
 		}
 		s.version = "google.golang.org/grpc " + moduleVersion(bin, "google.golang.org/grpc")
-		switch name {
+		switch measuredAs(name) {
 		case "grpc-dwell":
-			s.version = r.goServerVersion("dwell", bin) + ", " + s.version
+			s.version = startedWithVersion(name, r.goServerVersion("dwell", bin)+", "+s.version)
 		default:
 			s.version += " on Go " + r.meta.GoVersion
 		}

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +20,8 @@ import (
 
 // rlContenders are the rate-limit figures' columns, in report order, each a directory of
 // bench/servers.
-var rlContenders = []string{"nethttp-httprate", "dwell-ratelimit"}
+// dwell-ratelimit-uring is dwell-ratelimit's binary on io_uring (startedWith).
+var rlContenders = []string{"nethttp-httprate", "dwell-ratelimit", "dwell-ratelimit-uring"}
 
 // rlPeers are the contenders the ratios are taken against.
 var rlPeers = []string{"nethttp-httprate"}
@@ -94,9 +93,8 @@ func hasRL(figs []string) bool {
 func (r *runner) buildRL(ctx context.Context) []*server {
 	var out []*server
 	for _, name := range rlContenders {
-		bin := filepath.Join(r.work, "bin", name)
-		if err := r.goBuild(ctx, bin, "./servers/"+name); err != nil {
-			r.skip(name, fmt.Sprintf("does not build: %v", err))
+		bin, ok := r.buildContender(ctx, name)
+		if !ok {
 			continue
 		}
 		s := &server{name: name, bin: bin, lacks: map[string]string{"allocs": "measured in the rate-limit figures"}}
@@ -105,7 +103,7 @@ func (r *runner) buildRL(ctx context.Context) []*server {
 				s.lacks[id] = "not a rate-limit figure"
 			}
 		}
-		s.version = r.goServerVersion("dwell", bin)
+		s.version = startedWithVersion(name, r.goServerVersion("dwell", bin))
 		if mod, ok := rlModules[name]; ok {
 			s.version = mod + " " + moduleVersion(bin, mod) + " on net/http of " + r.meta.GoVersion
 		}

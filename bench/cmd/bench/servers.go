@@ -62,6 +62,12 @@ var startedWith = map[string]struct {
 	"dwell-uring": {"dwell", []string{"DWELL_POLLER=io_uring"},
 		"dwell's binary started with DWELL_POLLER=io_uring: each loop watches its sockets through an io_uring instance instead of epoll",
 		"io_uring cannot be used here"},
+	"grpc-dwell-uring": {"grpc-dwell", []string{"DWELL_POLLER=io_uring"},
+		"grpc-dwell's binary started with DWELL_POLLER=io_uring",
+		"io_uring cannot be used here"},
+	"dwell-ratelimit-uring": {"dwell-ratelimit", []string{"DWELL_POLLER=io_uring"},
+		"dwell-ratelimit's binary started with DWELL_POLLER=io_uring",
+		"io_uring cannot be used here"},
 }
 
 // envArgv is what runs between taskset and a server's binary: env with the server's variables
@@ -212,9 +218,6 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 			built[s.bin] = true
 		}
 		s.version = startedWithVersion(name, r.goServerVersion(name, s.bin))
-		if st, ok := startedWith[name]; ok {
-			s.lacks["allocs"] = "package allocs serves from go test's process, where nothing sets " + strings.Join(st.env, " ")
-		}
 		if p, ok := partial[measuredAs(name)]; ok {
 			for _, id := range append(figureIDs(), "allocs") {
 				if !slices.Contains(p.figures, id) {
@@ -229,6 +232,27 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// buildContender builds a contender of the figures with columns of their own (gRPC, rate limit)
+// into $WORK/bin and returns its binary, or false when it was skipped: a startedWith server's
+// binary is that of the server it runs, built before it in the same list, and it is skipped
+// when that one was.
+func (r *runner) buildContender(ctx context.Context, name string) (string, bool) {
+	bin := filepath.Join(r.work, "bin", binName(name))
+	if st, ok := startedWith[name]; ok {
+		if _, err := os.Stat(bin); err != nil {
+			r.skip(name, fmt.Sprintf("%s, whose binary it runs, was not built", st.of))
+			return "", false
+		}
+		return bin, true
+	}
+	pkg, tags := serverPackage(name)
+	if err := r.goBuild(ctx, bin, "./servers/"+pkg, tags); err != nil {
+		r.skip(name, fmt.Sprintf("does not build: %v", err))
+		return "", false
+	}
+	return bin, true
 }
 
 // serverPackage is the package under bench/servers a Go server is built from, and its build

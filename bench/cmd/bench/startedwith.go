@@ -65,13 +65,20 @@ func (r *runner) fellBackNotes(b *strings.Builder) {
 }
 
 // startedWithRows are the rows of the sections of startedWith's servers: the section against the
-// base revision's, and the WebSocket summary's.
+// base revision's, the WebSocket summary's, and those of the figures with columns of their own
+// (rate limit, gRPC), whose servers run dwell too.
 func startedWithRows() []baseRow {
 	rows := baseRows()
 	for _, row := range wsSummaryRows {
 		rows = append(rows, baseRow{row.fig, row.metric, "WebSocket " + row.label})
 	}
-	return rows
+	return append(rows,
+		baseRow{"ratelimit", "cpu_us", "rate limit, under the limit: server CPU µs per request"},
+		baseRow{"ratelimit-429", "cpu_us", "rate limit, over the limit: server CPU µs per refused request"},
+		baseRow{"grpc-streams", "unary_ratio", "gRPC: unary call p99 with the streams open, over without"},
+		baseRow{"grpc-streams", "rest_ratio", "gRPC: REST GET p99 with the streams open, over without"},
+		baseRow{"grpc-streams", "stream_kib", "gRPC: RSS per open stream, KiB"},
+		baseRow{"grpc-streams", "fanout_ms", "gRPC: a publish to every stream, ms"})
 }
 
 // startedWithSummary writes, for each server of startedWith the run measured, a section of the
@@ -85,15 +92,19 @@ func (r *runner) startedWithSummary(b *strings.Builder) {
 			continue
 		}
 		fmt.Fprintf(b, "## %s against %s\n\n", name, of)
+		after := of
+		if of == baseOf {
+			after += " (and after " + baseName + " with -base)"
+		}
 		fmt.Fprintf(b, "%s is %s. It takes part in every figure %s does, in the same rounds, right after %s "+
-			"(and after %s with -base) in the servers' turns, so that both meet the same state of the machine. "+
+			"in the servers' turns, so that both meet the same state of the machine. "+
 			"Each row gives both medians (with the range when there are several rounds) and %s's value over %s's "+
 			"in the same round: the median of the per-round ratios, then each round's. Below 1.00× %s spends less "+
 			"CPU, time or memory than %s; for requests, messages or bytes per second, or a share delivered, above "+
 			"1.00× it does more. Where a ratio would mean nothing (RSS growth, the share of handshakes resumed, and "+
 			"the abuse figures) the difference of the medians is given instead. A ratio within the rounds' ranges "+
 			"is the machine's noise.",
-			name, startedWith[name].why, of, of, baseName, name, of, name, of)
+			name, startedWith[name].why, of, after, name, of, name, of)
 		if r.res.Meta.Rounds == 1 {
 			b.WriteString(" With one round each ratio is that round's alone.")
 		}

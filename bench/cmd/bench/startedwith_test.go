@@ -59,11 +59,25 @@ func fakeServer() {
 }
 
 // TestStartedWithLists checks where dwell-uring stands: right after dwell in every contender
-// list (after dwell-base with -base), in dwell's figures, HTTPS ones included, on dwell's binary.
+// list (after dwell-base with -base), in dwell's figures, HTTPS ones included, on dwell's binary;
+// and the gRPC and rate-limit figures' io_uring columns, each right after the server whose
+// binary it runs.
 func TestStartedWithLists(t *testing.T) {
 	for what, list := range map[string][]string{"servers": serverNames, "h2": h2Contenders, "ws": wsContenderNames()} {
 		if i := slices.Index(list, "dwell"); i < 0 || i+1 >= len(list) || list[i+1] != "dwell-uring" {
 			t.Errorf("%s: %v", what, list)
+		}
+	}
+	for of, list := range map[string][]string{"grpc-dwell": grpcContenders, "dwell-ratelimit": rlContenders} {
+		name := of + "-uring"
+		if i := slices.Index(list, of); i < 0 || i+1 >= len(list) || list[i+1] != name {
+			t.Errorf("%s is not right after %s: %v", name, of, list)
+		}
+		if measuredAs(name) != of || binName(name) != of {
+			t.Errorf("%s runs %s's binary as %s", name, binName(name), measuredAs(name))
+		}
+		if pkg, _ := serverPackage(name); pkg != of {
+			t.Errorf("%s built from %s", name, pkg)
 		}
 	}
 	ws := wsContenders[slices.IndexFunc(wsContenders, func(c wsContender) bool { return c.name == "dwell-uring" })]
