@@ -21,7 +21,7 @@ run:
 # builds for other systems and architectures (and, where qemu-user is installed, the goroutine
 # checks run on riscv64), the suite once more on the portable poller (the one other systems
 # use) and once more on io_uring (where the kernel refuses it, the loops poll with epoll and say
-# so), then the nested modules.
+# so), then the nested modules, each with the race detector and once more on io_uring.
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
@@ -53,7 +53,8 @@ test:
 	DWELL_POLLER=io_uring go test -count=1 ./core/... ./websocket/... ./router/... ./nethttp/... ./body/... ./wait/... ./examples/...
 	@set -e; for m in $(NESTED_MODULES); do \
 		echo "== $$m"; \
-		(cd $$m && go vet ./... && go run $(STATICCHECK) ./... && go test -race ./...); \
+		(cd $$m && go vet ./... && go run $(STATICCHECK) ./... && go test -race ./... && \
+			DWELL_POLLER=io_uring go test -count=1 ./...); \
 	done
 
 # The chat page in headless Chromium: examples/chat/browser, a module of its own (chromedp).
@@ -69,7 +70,8 @@ test-browser:
 		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 	@[ -n "$(CHROMIUM)" ] || { echo "no Chromium: install the Debian package chromium"; exit 1; }
-	cd $(BROWSER_TESTS) && go vet ./... && go run $(STATICCHECK) ./... && CHROME="$(CHROMIUM)" go test -race -count=1 ./...
+	cd $(BROWSER_TESTS) && go vet ./... && go run $(STATICCHECK) ./... && CHROME="$(CHROMIUM)" go test -race -count=1 ./... && \
+		DWELL_POLLER=io_uring CHROME="$(CHROMIUM)" go test -count=1 ./...
 
 # Every fuzz target for a bounded time each (FUZZTIME, default 10s): the main module's, and
 # those of the module that drives HTTP/2 connections with golang.org/x/net's encoder.
