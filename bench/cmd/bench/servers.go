@@ -35,7 +35,7 @@ var partial = map[string]struct {
 		"provided buffers, each turn's sends in one io_uring_enter) with gnet's least HTTP, not an HTTP server"},
 }
 
-// sitsOut names figures a server is left out of only to keep the full run under 10 minutes:
+// sitsOut names figures a server is left out of only to keep the full run shorter:
 // nbio is neither a reference nor the floor of the one-connection and pipelined figures.
 var sitsOut = map[string][]string{"nbio": {"c1", "pipeline"}}
 
@@ -226,7 +226,7 @@ func (r *runner) buildServers(ctx context.Context, names []string) ([]*server, e
 			}
 		}
 		for _, id := range sitsOut[measuredAs(name)] {
-			s.lacks[id] = "left out of this figure to keep the full run under 10 minutes"
+			s.lacks[id] = "left out of this figure to keep the full run shorter"
 		}
 		tlsLacks(s)
 		out = append(out, s)
