@@ -178,6 +178,57 @@ func TestConnWatch(t *testing.T) {
 	}
 }
 
+// TestConnOwned: on an io_uring poller a registered connection is the poller's to read, TLS or
+// not, and only a plain one's output goes through the poller's sends (Async): TLS writes its
+// records itself. What the ring received is gone from the socket, so a TLS record read from
+// the socket rather than through the poller would find nothing.
+func TestConnOwned(t *testing.T) {
+	p, err := netpoll.NewRingPoller(16)
+	if err != nil {
+		t.Skipf("io_uring cannot be used here: %v", err)
+	}
+	defer p.Close()
+	l := &Loop{Poll: p, Plain: NewPlain(&Counts{}, p), TLS: NewTLS(TLSOptions{Counts: &Counts{}, Poll: p})}
+	for _, secure := range []bool{false, true} {
+		client, fd := connPair(t)
+		defer client.Close()
+		c := NewConn(fd, secure)
+		if err := c.Register(l, 1); err != nil {
+			t.Fatal(err)
+		}
+		if !c.Owned() {
+			t.Fatalf("TLS %v: the ring poller does not own the connection", secure)
+		}
+		if a := c.Async(l); (a != nil) == secure {
+			t.Errorf("TLS %v: Async %v", secure, a)
+		}
+		if _, err := client.Write([]byte("record")); err != nil {
+			t.Fatal(err)
+		}
+		for reported := false; !reported; {
+			evs, err := p.Wait(-1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs {
+				reported = reported || ev.FD() == fd && ev.Readable()
+			}
+		}
+		buf := make([]byte, 16)
+		var n int
+		var e netpoll.Errno
+		if secure {
+			n, e = l.TLS.read(fd, buf)
+		} else {
+			n, e = l.TransportOf(&c).Read(fd, nil, buf)
+		}
+		if n = max(n, 0); string(buf[:n]) != "record" || e != 0 {
+			t.Errorf("TLS %v: read %q, errno %v", secure, buf[:n], e)
+		}
+		c.Release(l, false)
+	}
+}
+
 // connPair returns both ends of a TCP connection on the loopback: the client's, and a
 // descriptor of the server's for a loop.
 func connPair(t *testing.T) (net.Conn, int) {

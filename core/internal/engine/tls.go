@@ -56,6 +56,10 @@ type TLSOptions struct {
 	Loop   int          // the loop's number, for the log
 	Clock  *Clock       // the loop's clock, read for the handshakes' budget
 	Counts *Counts      // the loop's, where the transport counts bytes and handshakes
+	// Poll is the loop's poller, through which the records are read: from what its receives
+	// brought, for a socket it owns (an io_uring poller's; see Conn.Register). Nil reads the
+	// sockets themselves.
+	Poll *netpoll.Poller
 
 	// Plaintext, if set, is asked about the first bytes of a client that did not begin a TLS
 	// handshake: it returns what to answer such a client (a protocol's own error, written

@@ -8,8 +8,9 @@ import (
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 )
 
-// A connection's TLS state as the net.Conn crypto/tls reads and writes (see TLS): reads and
-// writes of the socket's own, made without blocking.
+// A connection's TLS state as the net.Conn crypto/tls reads and writes (see TLS): reads through
+// the loop's poller (of what its receives brought, for a socket it owns) and writes of the
+// socket's own, made without blocking.
 
 // TLSWrite writes records to the socket; a test makes it take less.
 var TLSWrite = netpoll.Write
@@ -30,7 +31,7 @@ func (tlsAgain) Temporary() bool { return true }
 func (s *tlsConn) Read(p []byte) (int, error) {
 	for {
 		if !s.drained {
-			n, e := netpoll.Read(s.fd, p)
+			n, e := s.t.read(s.fd, p)
 			if countStats && n > 0 {
 				s.t.opts.Counts.BytesIn += int64(n)
 			}
@@ -59,6 +60,14 @@ func (s *tlsConn) Read(p []byte) (int, error) {
 		}
 		s.drained = false
 	}
+}
+
+// read reads fd's bytes into p: through the loop's poller when the transport was given it.
+func (t *TLS) read(fd int, p []byte) (int, netpoll.Errno) {
+	if t.opts.Poll != nil {
+		return t.opts.Poll.Read(fd, p)
+	}
+	return netpoll.Read(fd, p)
 }
 
 // Write sends p, a record or a flight of them, to the socket; what it does not take waits in

@@ -167,8 +167,9 @@ func (p *Poller) Closing(fd int) {
 
 // Own has the poller read and write fd, a socket just registered (Add), itself, and reports
 // whether it does: an io_uring poller does (ringio_linux.go), its receives and sends going to
-// the kernel with the turn's one io_uring_enter; epoll never does. An owned socket's bytes go
-// through Read, Send and Sent only, until it is closed.
+// the kernel with the turn's one io_uring_enter; epoll never does. An owned socket's input goes
+// through Read only, until it is closed; its output through Send and Sent, or, while no send is
+// under way, the caller's own writes (a file's segments, TLS's records).
 func (p *Poller) Own(fd int) bool { return p.ring != nil && p.ring.own(fd) }
 
 // Read reads fd's bytes into b, as the package's Read: for a socket the poller owns, what its

@@ -30,8 +30,9 @@ import (
 // MSG_WAITALL: the kernel sends them all, waiting for room as it must) and keeps references to
 // them until it completes: their bytes are the kernel's to read until then. One send is under way
 // per socket at most; its completion is reported as writability, and Sent returns its result.
-// Room to write is polled for only while no send is under way (a file's segments, which go out
-// with sendfile).
+// Room to write is polled for only while no send is under way: for what the caller writes to the
+// socket itself (a file's segments, which go out with sendfile; TLS's records, which its
+// transport writes).
 //
 // A send's buffers are Go memory: the references the send keeps (its iovecs' bases, real
 // pointers) keep the collector from freeing them while the kernel reads them, also after the
