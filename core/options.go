@@ -138,9 +138,9 @@ type Options struct {
 	AllowCONNECT bool
 
 	// Poller chooses how the loops learn which connections are ready, on Linux: "epoll", or
-	// "io_uring", which watches them the same way through an io_uring instance per loop,
-	// reads every connection through it too and writes the plain (not TLS) ones: each turn's
-	// receives, sends, changes and the wait in one system call. Empty means what the environment variable
+	// "io_uring", which watches them the same way through an io_uring instance per loop and
+	// reads and writes the connections through it too (TLS's records once its handshake is
+	// done): each turn's receives, sends, changes and the wait in one system call. Empty means what the environment variable
 	// DWELL_POLLER says, so that any dwell program may be switched without a change to its
 	// code; and epoll when that is empty too. Where io_uring cannot be used — disabled by the
 	// kernel.io_uring_disabled sysctl, refused by a seccomp profile (Docker's default refuses

@@ -28,7 +28,7 @@ const (
 	wordEvents connWord = 0x07 // netpoll.Interest's bits (TestConnLayout checks that they fit)
 	wordPolled connWord = 1 << 3
 	wordTLS    connWord = 1 << 4
-	wordOwned  connWord = 1 << 5 // the poller reads it, and writes it when plain (netpoll.Poller.Own)
+	wordOwned  connWord = 1 << 5 // the poller reads and writes it (netpoll.Poller.Own)
 	spillShift          = 8
 	maxSpills           = 1<<(32-spillShift) - 1
 )
@@ -68,10 +68,10 @@ func (l *Loop) TransportOf(c *Conn) Transport {
 
 // Register has l's poller watch c for its Events, its events tagged with tag. Until then Watch
 // only notes what c waits for: a connection served at once on accept (a request that came with
-// it) may be closed before it is ever polled. c's reads then go through the poller when it takes
-// them (an io_uring poller's receives), and a plain connection's writes too (its sends; see
-// Async): TLS writes its records itself, as it must keep what the socket has not taken until
-// it takes it.
+// it) may be closed before it is ever polled. c's reads and writes then go through the poller
+// when it takes them (an io_uring poller's receives and sends): a plain connection's queued
+// output as the queue's (Async), a TLS connection's as the records its transport makes of it
+// (tlsconn.go, sendOut).
 func (c *Conn) Register(l *Loop, tag uint32) error {
 	if err := l.Poll.Add(int(c.FD), tag, c.Events()); err != nil {
 		return err
@@ -83,11 +83,12 @@ func (c *Conn) Register(l *Loop, tag uint32) error {
 	return nil
 }
 
-// Owned reports whether the poller reads c itself, and writes it when it is plain (Register).
+// Owned reports whether the poller reads and writes c itself (Register).
 func (c *Conn) Owned() bool { return c.word&wordOwned != 0 }
 
 // Async returns what sends c's queued output when the poller does (Plain, as an AsyncWriter),
-// else nil: the Async of c's Sender.
+// else nil: the Async of c's Sender. A TLS connection's queue is written through its transport,
+// which hands the poller the records, not the queue's buffers.
 func (c *Conn) Async(l *Loop) AsyncWriter {
 	if c.word&wordOwned != 0 && !c.Secure() {
 		return l.Plain
@@ -98,8 +99,8 @@ func (c *Conn) Async(l *Loop) AsyncWriter {
 // InFlight returns the bytes at the front of c's queued output that a send under way holds:
 // the queue leaves their buffers to the send when c closes (WriteQueue.Release).
 func (c *Conn) InFlight(l *Loop) int {
-	if c.word&wordOwned == 0 {
-		return 0
+	if c.word&wordOwned == 0 || c.Secure() {
+		return 0 // TLS's sends hold its records, not the queue's buffers
 	}
 	return l.Poll.Sending(int(c.FD))
 }

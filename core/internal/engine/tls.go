@@ -45,6 +45,8 @@ type TLS struct {
 	buffered []*tlsConn // connections whose TLS layer may hold input (see above)
 	spare    []*tlsConn
 	scratch  []byte // plaintext gathered for one write, a file's bytes read for sendfile
+	iov      netpoll.IOVecs
+	records  [2][][]byte // buffers for records sent through the poller, free: a record's, a batch's (recordBuf)
 
 	handshakes // the handshakes' share of the loop's turns (tlsturn.go)
 }
@@ -56,9 +58,9 @@ type TLSOptions struct {
 	Loop   int          // the loop's number, for the log
 	Clock  *Clock       // the loop's clock, read for the handshakes' budget
 	Counts *Counts      // the loop's, where the transport counts bytes and handshakes
-	// Poll is the loop's poller, through which the records are read: from what its receives
-	// brought, for a socket it owns (an io_uring poller's; see Conn.Register). Nil reads the
-	// sockets themselves.
+	// Poll is the loop's poller, through which the records are read and, once the handshake
+	// is done, sent: by its receives and sends, for a socket it owns (an io_uring poller's; see
+	// Conn.Register). Nil reads and writes the sockets themselves.
 	Poll *netpoll.Poller
 
 	// Plaintext, if set, is asked about the first bytes of a client that did not begin a TLS
@@ -97,9 +99,11 @@ type tlsConn struct {
 	hsEnd bool // the handshake has ended, well or not
 	hsOK  bool // the handshake succeeded: records carry the connection's bytes
 
-	out   []byte        // records the socket has not taken yet
-	plain int           // plaintext behind out that the last write has not reported written
-	werr  netpoll.Errno // the socket failed a write
+	out     []byte        // records the socket has not taken yet
+	plain   int           // plaintext behind out (and flight) that the last write has not reported written
+	werr    netpoll.Errno // the socket failed a write
+	viaRing bool          // the records go out through the poller's sends (a socket it owns; tlsconn.go)
+	flight  []byte        // records a send of the poller's holds until it completes
 
 	drained  bool   // the socket had nothing more in this read (see Read)
 	eof      bool   // the client's input has ended: close_notify or the end of TCP
@@ -173,6 +177,7 @@ func (s *tlsConn) handshake() netpoll.Errno {
 		return s.werr
 	}
 	s.hsOK = true
+	s.viaRing = opts.Poll != nil && opts.Poll.Owns(s.fd)
 	s.alpn = s.tc.ConnectionState().NegotiatedProtocol
 	if countStats {
 		opts.Counts.TLSDone++
@@ -353,11 +358,11 @@ func (t *TLS) Writev(fd int, iov *netpoll.IOVecs, more bool) (int, netpoll.Errno
 // bytes): a flush of the queue alone offers less than a handler's write that went on from
 // its own buffer did, and the rest is reported to the call that offers it again.
 func (s *tlsConn) sendHeld(offered int) (int, netpoll.Errno, bool) {
-	if len(s.out) > 0 {
+	if s.holds() {
 		if e := s.flushOut(); e != 0 {
 			return 0, e, true
 		}
-		if len(s.out) > 0 {
+		if s.holds() {
 			return 0, netpoll.EAGAIN, true
 		}
 	}
@@ -376,7 +381,7 @@ func (s *tlsConn) sendHeld(offered int) (int, netpoll.Errno, bool) {
 // connection then watches for writability, and FlushHeld sends them when it can.
 func (t *TLS) Holds(fd int) bool {
 	s := t.lookup(fd)
-	return s != nil && len(s.out) > 0
+	return s != nil && s.holds()
 }
 
 // FlushHeld writes the records waiting in fd's TLS layer, returning an errno other than 0 when
@@ -386,13 +391,21 @@ func (t *TLS) FlushHeld(fd int) netpoll.Errno { return t.lookup(fd).flushOut() }
 // encrypt writes b as records. When the socket does not take them all, b is reported written
 // only once it has (sendHeld): the caller offers the same bytes again meanwhile.
 func (s *tlsConn) encrypt(b []byte) (int, netpoll.Errno) {
+	if s.viaRing && s.out == nil {
+		s.out = s.t.recordBuf(sealedSize(len(b))) // one buffer for the records of b
+	}
 	if _, err := s.tc.Write(b); err != nil {
 		return 0, netpoll.EPIPE
 	}
 	if s.werr != 0 {
 		return 0, s.werr
 	}
-	if len(s.out) > 0 {
+	if s.viaRing {
+		if e := s.flushOut(); e != 0 { // the records just sealed go to the ring's send
+			return 0, e
+		}
+	}
+	if s.holds() {
 		s.plain = len(b)
 		return 0, netpoll.EAGAIN
 	}
@@ -424,9 +437,9 @@ func (t *TLS) Sendfile(fd int, f netpoll.File, off *int64, n int) (int, netpoll.
 
 // ShutdownWrite ends the output with a close_notify alert, then the TCP stream.
 func (t *TLS) ShutdownWrite(fd int) {
-	if s := t.lookup(fd); s != nil && s.hsOK && s.werr == 0 {
+	if s := t.lookup(fd); s != nil && s.hsOK && s.werr == 0 && s.flight == nil {
 		s.tc.CloseWrite()
-		s.flushOut()
+		s.writeOut() // before the shutdown, with the socket's own write
 	}
 	netpoll.ShutdownWrite(fd)
 }
@@ -445,10 +458,12 @@ func (t *TLS) Close(fd int, reset bool) {
 			s.stop()
 			s.next, s.stop = nil, nil
 		}
-		if !reset && s.hsOK && s.werr == 0 && len(s.out) == 0 {
+		if !reset && s.hsOK && s.werr == 0 && !s.holds() {
 			s.tc.CloseWrite() // best effort: a full socket loses it
+			s.writeOut()      // now, with the socket's own write: it closes next
 		}
 		s.out = nil
+		s.flight = nil // the poller keeps it until its send, cancelled by the close, completes
 		t.conns[s.fd] = nil
 		t.forget(s)
 		if s.buffered {

@@ -9,8 +9,9 @@ import (
 )
 
 // A connection's TLS state as the net.Conn crypto/tls reads and writes (see TLS): reads through
-// the loop's poller (of what its receives brought, for a socket it owns) and writes of the
-// socket's own, made without blocking.
+// the loop's poller (of what its receives brought, for a socket it owns), and writes of the
+// socket's own made without blocking or, after the handshake on a socket the poller owns, the
+// poller's sends (sendOut).
 
 // TLSWrite writes records to the socket; a test makes it take less.
 var TLSWrite = netpoll.Write
@@ -71,10 +72,14 @@ func (t *TLS) read(fd int, p []byte) (int, netpoll.Errno) {
 }
 
 // Write sends p, a record or a flight of them, to the socket; what it does not take waits in
-// s.out, behind anything already waiting.
+// s.out, behind anything already waiting. Records that go out through the poller's sends
+// (viaRing) all wait in s.out, for sendOut to hand them to the next send.
 func (s *tlsConn) Write(p []byte) (int, error) {
 	n := len(p)
-	for len(s.out) == 0 && len(p) > 0 && s.werr == 0 {
+	if s.viaRing && s.out == nil && s.werr == 0 {
+		s.out = s.t.recordBuf(len(p))
+	}
+	for !s.viaRing && len(s.out) == 0 && len(p) > 0 && s.werr == 0 {
 		k, e := TLSWrite(s.fd, p)
 		s.wrote(k)
 		if k > 0 {
@@ -96,10 +101,60 @@ func (s *tlsConn) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// flushOut writes what waits in s.out, as much as the socket takes. While records wait, the
-// connection watches for writability (TLS.Holds), so that the TLS layer's own output
-// (a handshake flight, an alert) leaves without waiting for a response to push it.
+// flushOut writes what waits in s.out, as much as the socket takes, or hands it to the poller's
+// next send (sendOut). While records wait, the connection watches for writability (TLS.Holds),
+// so that the TLS layer's own output (a handshake flight, an alert) leaves without waiting for a
+// response to push it.
 func (s *tlsConn) flushOut() netpoll.Errno {
+	if s.viaRing {
+		return s.sendOut()
+	}
+	return s.writeOut()
+}
+
+// holds reports whether records wait for the socket: in s.out, or in a send under way.
+func (s *tlsConn) holds() bool { return len(s.out) > 0 || s.flight != nil }
+
+// sendOut takes the result of the poller's send of s.flight once it has completed, and hands
+// what waits in s.out to the next send; one send is under way at a time, and the records it
+// holds are the kernel's to read until it completes, so nothing is appended to them. Its
+// completion is reported as writability, which brings the connection back here.
+func (s *tlsConn) sendOut() netpoll.Errno {
+	t := s.t
+	if s.flight != nil {
+		n, e, busy := t.opts.Poll.Sent(s.fd)
+		if busy {
+			return 0
+		}
+		s.wrote(n)
+		switch {
+		case e != 0:
+			s.werr = e
+		case n < len(s.flight):
+			// A send cut short (by a signal): its rest goes first in the next one.
+			s.out = append(append(t.recordBuf(len(s.flight)-n+len(s.out)), s.flight[n:]...), s.out...)
+		}
+		t.freeRecordBuf(s.flight)
+		s.flight = nil
+	}
+	if s.werr != 0 {
+		s.out = nil
+		return s.werr
+	}
+	if len(s.out) == 0 {
+		return 0
+	}
+	t.iov.Reset()
+	t.iov.Append(s.out)
+	if e := t.opts.Poll.Send(s.fd, &t.iov, false); e != 0 {
+		return s.writeOut() // no room in the ring's queue: written as under epoll, no send being under way
+	}
+	s.flight, s.out = s.out, nil
+	return 0
+}
+
+// writeOut writes what waits in s.out with the socket's own writes, as much as it takes.
+func (s *tlsConn) writeOut() netpoll.Errno {
 	for len(s.out) > 0 && s.werr == 0 {
 		k, e := TLSWrite(s.fd, s.out)
 		s.wrote(k)
@@ -143,4 +198,44 @@ func (s *tlsConn) SetDeadline(time.Time) error      { return nil } // the loop's
 func (s *tlsConn) SetReadDeadline(time.Time) error  { return nil }
 func (s *tlsConn) SetWriteDeadline(time.Time) error { return nil }
 
-// state returns c's TLS state, made on the connection's first read.
+// The buffers of records sent through the poller come in two sizes: one record's (a response's
+// records, mostly) and a batch's (tlsBatch of plaintext sealed, a large body's). A loop keeps a
+// few of each, free between sends, so that neither a stream of responses nor a large body
+// allocates one a send; the rest go to the collector.
+const (
+	smallRecords   = 17 << 10
+	maxSmallBufs   = 16
+	maxBatchBufs   = 4
+	batchBufLength = tlsBatch + (tlsBatch>>14+1)*64 // sealedSize(tlsBatch)
+)
+
+// recordBuf returns an empty buffer for n bytes of records that go through the poller's sends.
+func (t *TLS) recordBuf(n int) []byte {
+	c := 0
+	if n > smallRecords {
+		c = 1
+	}
+	if k := len(t.records[c]); k > 0 && cap(t.records[c][k-1]) >= n {
+		b := t.records[c][k-1]
+		t.records[c] = t.records[c][:k-1]
+		return b
+	}
+	if c == 0 {
+		return make([]byte, 0, max(n, 512))
+	}
+	return make([]byte, 0, max(n, batchBufLength))
+}
+
+// sealedSize is room for the records that seal n bytes of plaintext: n and, for each record
+// of at most 16 KiB, its header, tag and padding.
+func sealedSize(n int) int { return n + (n>>14+1)*64 }
+
+// freeRecordBuf takes back b, whose send has completed: the kernel no longer reads it.
+func (t *TLS) freeRecordBuf(b []byte) {
+	switch {
+	case cap(b) <= smallRecords && len(t.records[0]) < maxSmallBufs:
+		t.records[0] = append(t.records[0], b[:0])
+	case cap(b) > smallRecords && cap(b) <= batchBufLength && len(t.records[1]) < maxBatchBufs:
+		t.records[1] = append(t.records[1], b[:0])
+	}
+}

@@ -169,8 +169,12 @@ func (p *Poller) Closing(fd int) {
 // whether it does: an io_uring poller does (ringio_linux.go), its receives and sends going to
 // the kernel with the turn's one io_uring_enter; epoll never does. An owned socket's input goes
 // through Read only, until it is closed; its output through Send and Sent, or, while no send is
-// under way, the caller's own writes (a file's segments, TLS's records).
+// under way, the caller's own writes (a file's segments; TLS's handshake flights and closing
+// alert).
 func (p *Poller) Own(fd int) bool { return p.ring != nil && p.ring.own(fd) }
+
+// Owns reports whether the poller owns fd (Own).
+func (p *Poller) Owns(fd int) bool { return p.ring != nil && p.ring.owns(fd) }
 
 // Read reads fd's bytes into b, as the package's Read: for a socket the poller owns, what its
 // receives brought.

@@ -216,6 +216,9 @@ func NewRingPoller(int) (*Poller, error) {
 // build's Poller.Own).
 func (p *Poller) Own(int) bool { return false }
 
+// Owns reports false: the portable poller owns no socket.
+func (p *Poller) Owns(int) bool { return false }
+
 // Read reads fd's bytes into b, as the package's Read.
 func (p *Poller) Read(fd int, b []byte) (int, Errno) { return Read(fd, b) }
 

@@ -31,8 +31,8 @@ import (
 // them until it completes: their bytes are the kernel's to read until then. One send is under way
 // per socket at most; its completion is reported as writability, and Sent returns its result.
 // Room to write is polled for only while no send is under way: for what the caller writes to the
-// socket itself (a file's segments, which go out with sendfile; TLS's records, which its
-// transport writes).
+// socket itself (a file's segments, which go out with sendfile; TLS's handshake flights and
+// closing alert, which its transport writes).
 //
 // A send's buffers are Go memory: the references the send keeps (its iovecs' bases, real
 // pointers) keep the collector from freeing them while the kernel reads them, also after the
@@ -62,6 +62,12 @@ func (rp *ringPoll) own(fd int) bool {
 	e.flags |= fdOwned
 	rp.markDirty(fd, e)
 	return true
+}
+
+// owns reports whether fd is a socket the ring reads and writes (own).
+func (rp *ringPoll) owns(fd int) bool {
+	e := rp.watched(fd)
+	return e != nil && e.flags&fdOwned != 0
 }
 
 // reconcileOwned arms an owned socket's receive when it is watched for input and none waits,

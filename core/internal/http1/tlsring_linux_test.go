@@ -1,0 +1,62 @@
+//go:build linux && !dwell_portable
+
+package http1
+
+import (
+	"bytes"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dwellhttp/dwell/core/internal/engine"
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+	"github.com/dwellhttp/dwell/core/internal/serve"
+)
+
+// TestTLSRecordsThroughRing: on io_uring a TLS connection's records, once its handshake is
+// done, go out through the ring's sends, not the socket's own writes (engine/tlsconn.go,
+// sendOut): the responses of many requests, small and large, arrive whole and in order while
+// the transport's write to the socket is not called once after the handshake.
+func TestTLSRecordsThroughRing(t *testing.T) {
+	if p, err := netpoll.NewRingPoller(1); err != nil {
+		t.Skipf("io_uring cannot be used here: %v", err)
+	} else {
+		p.Close()
+	}
+	pki := newPKI(t)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 20_000) // 320 KB: several batches of records
+	var writes atomic.Int64
+	engine.TLSWrite = func(fd int, p []byte) (int, netpoll.Errno) {
+		writes.Add(1)
+		return netpoll.Write(fd, p)
+	}
+	t.Cleanup(func() { engine.TLSWrite = netpoll.Write })
+	_, addr := startTLS(t, pki, func(c *serve.Ctx) {
+		if c.Path() == "/big" {
+			c.Write(big)
+			return
+		}
+		c.WriteString("small " + c.Path())
+	}, serve.Options{Loops: 1, Poller: "io_uring"})
+	for _, tv := range tlsVersions {
+		t.Run(tv.name, func(t *testing.T) {
+			c, r := tlsDial(t, addr, pki.clientConfig(tv.v))
+			get := func(path, want string) {
+				t.Helper()
+				fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)
+				if body, err := bodyOf(r); err != nil || body != want {
+					t.Fatalf("GET %s: %d bytes, %v", path, len(body), err)
+				}
+			}
+			get("/first", "small /first") // the handshake's flights are the socket's own writes
+			before := writes.Load()
+			for i := range 10 {
+				get(fmt.Sprint("/", i), fmt.Sprint("small /", i))
+				get("/big", string(big))
+			}
+			if n := writes.Load() - before; n != 0 {
+				t.Errorf("%d of the records' writes went to the socket itself after the handshake", n)
+			}
+		})
+	}
+}
