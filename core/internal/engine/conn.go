@@ -99,8 +99,8 @@ func (c *Conn) Async(l *Loop) AsyncWriter {
 // InFlight returns the bytes at the front of c's queued output that a send under way holds:
 // the queue leaves their buffers to the send when c closes (WriteQueue.Release).
 func (c *Conn) InFlight(l *Loop) int {
-	if c.word&wordOwned == 0 || c.Secure() {
-		return 0 // TLS's sends hold its records, not the queue's buffers
+	if c.Async(l) == nil {
+		return 0 // the queue's buffers go to no send (TLS's sends hold its records)
 	}
 	return l.Poll.Sending(int(c.FD))
 }
