@@ -8,6 +8,7 @@ import (
 
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/internal/alias"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // TestSpills: handles are never 0, a released handle's slot serves the next buffer, and each
@@ -226,6 +227,16 @@ func TestConnOwned(t *testing.T) {
 			t.Errorf("TLS %v: read %q, errno %v", secure, buf[:n], e)
 		}
 		c.Release(l, false)
+	}
+}
+
+// TestTLSBatchFitsPool: the records of a full batch of plaintext fit the largest buffer a loop's
+// pool keeps, so that a large body's sends through the poller reuse the pool's buffers.
+func TestTLSBatchFitsPool(t *testing.T) {
+	var pool bufpool.Pool
+	b := pool.Get(sealedSize(tlsBatch))
+	if c := cap(b); c != 64<<10 || bufpool.SizeClass(c) != c {
+		t.Fatalf("a batch's records (%d bytes) take a buffer of %d", sealedSize(tlsBatch), c)
 	}
 }
 

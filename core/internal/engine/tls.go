@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
+	"github.com/dwellhttp/dwell/internal/bufpool"
 )
 
 // TLS on the loop: a TLS is the transport of a loop's connections that speak TLS. Each
@@ -46,7 +47,6 @@ type TLS struct {
 	spare    []*tlsConn
 	scratch  []byte // plaintext gathered for one write, a file's bytes read for sendfile
 	iov      netpoll.IOVecs
-	records  [2][][]byte // buffers for records sent through the poller, free: a record's, a batch's (recordBuf)
 
 	handshakes // the handshakes' share of the loop's turns (tlsturn.go)
 }
@@ -60,8 +60,10 @@ type TLSOptions struct {
 	Counts *Counts      // the loop's, where the transport counts bytes and handshakes
 	// Poll is the loop's poller, through which the records are read and, once the handshake
 	// is done, sent: by its receives and sends, for a socket it owns (an io_uring poller's; see
-	// Conn.Register). Nil reads and writes the sockets themselves.
+	// Conn.Register). Nil reads and writes the sockets themselves. The buffers of the records it
+	// sends come from Pool, the loop's, and go back to it once each send has completed.
 	Poll *netpoll.Poller
+	Pool *bufpool.Pool
 
 	// Plaintext, if set, is asked about the first bytes of a client that did not begin a TLS
 	// handshake: it returns what to answer such a client (a protocol's own error, written
@@ -78,8 +80,9 @@ type Endpoint interface {
 }
 
 // tlsBatch bounds the plaintext one Writev or Sendfile call encrypts: what waits in
-// tlsConn.out when the socket is full is at most about this much.
-const tlsBatch = 64 << 10
+// tlsConn.out when the socket is full is at most about this much. Its records fit the largest
+// buffer a loop's pool keeps (64 KiB), which holds them while the poller sends them.
+const tlsBatch = 64<<10 - 5*64
 
 // NewTLS makes a loop's TLS transport.
 func NewTLS(opts TLSOptions) *TLS { return &TLS{opts: opts} }
@@ -392,7 +395,7 @@ func (t *TLS) FlushHeld(fd int) netpoll.Errno { return t.lookup(fd).flushOut() }
 // only once it has (sendHeld): the caller offers the same bytes again meanwhile.
 func (s *tlsConn) encrypt(b []byte) (int, netpoll.Errno) {
 	if s.viaRing && s.out == nil {
-		s.out = s.t.recordBuf(sealedSize(len(b))) // one buffer for the records of b
+		s.out = s.t.opts.Pool.Get(sealedSize(len(b))) // one buffer for the records of b
 	}
 	if _, err := s.tc.Write(b); err != nil {
 		return 0, netpoll.EPIPE

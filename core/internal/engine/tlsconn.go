@@ -77,7 +77,7 @@ func (t *TLS) read(fd int, p []byte) (int, netpoll.Errno) {
 func (s *tlsConn) Write(p []byte) (int, error) {
 	n := len(p)
 	if s.viaRing && s.out == nil && s.werr == 0 {
-		s.out = s.t.recordBuf(len(p))
+		s.out = s.t.opts.Pool.Get(len(p))
 	}
 	for !s.viaRing && len(s.out) == 0 && len(p) > 0 && s.werr == 0 {
 		k, e := TLSWrite(s.fd, p)
@@ -132,9 +132,9 @@ func (s *tlsConn) sendOut() netpoll.Errno {
 			s.werr = e
 		case n < len(s.flight):
 			// A send cut short (by a signal): its rest goes first in the next one.
-			s.out = append(append(t.recordBuf(len(s.flight)-n+len(s.out)), s.flight[n:]...), s.out...)
+			s.out = append(append(t.opts.Pool.Get(len(s.flight)-n+len(s.out)), s.flight[n:]...), s.out...)
 		}
-		t.freeRecordBuf(s.flight)
+		t.opts.Pool.Put(s.flight) // the kernel no longer reads it
 		s.flight = nil
 	}
 	if s.werr != 0 {
@@ -198,44 +198,6 @@ func (s *tlsConn) SetDeadline(time.Time) error      { return nil } // the loop's
 func (s *tlsConn) SetReadDeadline(time.Time) error  { return nil }
 func (s *tlsConn) SetWriteDeadline(time.Time) error { return nil }
 
-// The buffers of records sent through the poller come in two sizes: one record's (a response's
-// records, mostly) and a batch's (tlsBatch of plaintext sealed, a large body's). A loop keeps a
-// few of each, free between sends, so that neither a stream of responses nor a large body
-// allocates one a send; the rest go to the collector.
-const (
-	smallRecords   = 17 << 10
-	maxSmallBufs   = 16
-	maxBatchBufs   = 4
-	batchBufLength = tlsBatch + (tlsBatch>>14+1)*64 // sealedSize(tlsBatch)
-)
-
-// recordBuf returns an empty buffer for n bytes of records that go through the poller's sends.
-func (t *TLS) recordBuf(n int) []byte {
-	c := 0
-	if n > smallRecords {
-		c = 1
-	}
-	if k := len(t.records[c]); k > 0 && cap(t.records[c][k-1]) >= n {
-		b := t.records[c][k-1]
-		t.records[c] = t.records[c][:k-1]
-		return b
-	}
-	if c == 0 {
-		return make([]byte, 0, max(n, 512))
-	}
-	return make([]byte, 0, max(n, batchBufLength))
-}
-
 // sealedSize is room for the records that seal n bytes of plaintext: n and, for each record
 // of at most 16 KiB, its header, tag and padding.
 func sealedSize(n int) int { return n + (n>>14+1)*64 }
-
-// freeRecordBuf takes back b, whose send has completed: the kernel no longer reads it.
-func (t *TLS) freeRecordBuf(b []byte) {
-	switch {
-	case cap(b) <= smallRecords && len(t.records[0]) < maxSmallBufs:
-		t.records[0] = append(t.records[0], b[:0])
-	case cap(b) > smallRecords && cap(b) <= batchBufLength && len(t.records[1]) < maxBatchBufs:
-		t.records[1] = append(t.records[1], b[:0])
-	}
-}

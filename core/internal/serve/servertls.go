@@ -162,7 +162,7 @@ func (hc *Conn) TLS() *tls.ConnectionState {
 // newTLS makes the loop's TLS transport.
 func (l *Loop) newTLS(config *tls.Config) *engine.TLS {
 	return engine.NewTLS(engine.TLSOptions{
-		Config: config, Log: l.Log, Loop: l.ID, Clock: &l.Clk, Counts: &l.Counts, Poll: l.Poll,
+		Config: config, Log: l.Log, Loop: l.ID, Clock: &l.Clk, Counts: &l.Counts, Poll: l.Poll, Pool: &l.Pool.Pool,
 		Plaintext: func(first []byte) []byte {
 			if !looksLikeHTTP(first) {
 				return nil
