@@ -16,6 +16,14 @@ import (
 // TLSWrite writes records to the socket; a test makes it take less.
 var TLSWrite = netpoll.Write
 
+// TLSSend starts the poller's send of records b to the socket fd, gathered in iov (the
+// transport's); a test makes it send less, as a send cut short does.
+var TLSSend = func(p *netpoll.Poller, fd int, iov *netpoll.IOVecs, b []byte) netpoll.Errno {
+	iov.Reset()
+	iov.Append(b)
+	return p.Send(fd, iov, false)
+}
+
 // errTLSAgain is what tlsConn.Read returns after the handshake when the socket has no more
 // bytes: a temporary error, which crypto/tls does not keep.
 var errTLSAgain error = tlsAgain{}
@@ -131,8 +139,13 @@ func (s *tlsConn) sendOut() netpoll.Errno {
 		case e != 0:
 			s.werr = e
 		case n < len(s.flight):
-			// A send cut short (by a signal): its rest goes first in the next one.
-			s.out = append(append(t.opts.Pool.Get(len(s.flight)-n+len(s.out)), s.flight[n:]...), s.out...)
+			// A send cut short (the connection failing during it, whose error the next send
+			// then meets): its rest goes first in the next one.
+			rest := append(append(t.opts.Pool.Get(len(s.flight)-n+len(s.out)), s.flight[n:]...), s.out...)
+			if s.out != nil {
+				t.opts.Pool.Put(s.out)
+			}
+			s.out = rest
 		}
 		t.opts.Pool.Put(s.flight) // the kernel no longer reads it
 		s.flight = nil
@@ -144,9 +157,7 @@ func (s *tlsConn) sendOut() netpoll.Errno {
 	if len(s.out) == 0 {
 		return 0
 	}
-	t.iov.Reset()
-	t.iov.Append(s.out)
-	if e := t.opts.Poll.Send(s.fd, &t.iov, false); e != 0 {
+	if e := TLSSend(t.opts.Poll, s.fd, &t.iov, s.out); e != 0 {
 		return s.writeOut() // no room in the ring's queue: written as under epoll, no send being under way
 	}
 	s.flight, s.out = s.out, nil

@@ -60,3 +60,54 @@ func TestTLSRecordsThroughRing(t *testing.T) {
 		})
 	}
 }
+
+// TestTLSShortSends: a ring send that sends less than its records (as one the connection's
+// failure cuts short does) leaves the rest first in line for the next send, behind nothing
+// sealed since: with every send cut to half of what it was given, the responses of many
+// requests, small and large, still arrive whole and in order.
+func TestTLSShortSends(t *testing.T) {
+	if p, err := netpoll.NewRingPoller(1); err != nil {
+		t.Skipf("io_uring cannot be used here: %v", err)
+	} else {
+		p.Close()
+	}
+	pki := newPKI(t)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 20_000) // 320 KB: several batches of records
+	var cut atomic.Int64
+	defaultSend := engine.TLSSend
+	t.Cleanup(func() { engine.TLSSend = defaultSend })
+	engine.TLSSend = func(p *netpoll.Poller, fd int, iov *netpoll.IOVecs, b []byte) netpoll.Errno {
+		if len(b) > 1 {
+			b = b[:len(b)/2]
+			cut.Add(1)
+		}
+		iov.Reset()
+		iov.Append(b)
+		return p.Send(fd, iov, false)
+	}
+	_, addr := startTLS(t, pki, func(c *serve.Ctx) {
+		if c.Path() == "/big" {
+			c.Write(big)
+			return
+		}
+		c.WriteString("small " + c.Path())
+	}, serve.Options{Loops: 1, Poller: "io_uring"})
+	for _, tv := range tlsVersions {
+		t.Run(tv.name, func(t *testing.T) {
+			c, r := tlsDial(t, addr, pki.clientConfig(tv.v))
+			before := cut.Load()
+			for i := range 5 {
+				fmt.Fprintf(c, "GET /%d HTTP/1.1\r\nHost: x\r\n\r\nGET /big HTTP/1.1\r\nHost: x\r\n\r\n", i)
+				if body, err := bodyOf(r); err != nil || body != fmt.Sprint("small /", i) {
+					t.Fatalf("GET /%d: %q, %v", i, body, err)
+				}
+				if body, err := bodyOf(r); err != nil || body != string(big) {
+					t.Fatalf("GET /big after /%d: %d bytes, %v", i, len(body), err)
+				}
+			}
+			if cut.Load() == before {
+				t.Error("no send was cut short: the test did not reach the transport's sends")
+			}
+		})
+	}
+}
