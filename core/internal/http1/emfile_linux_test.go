@@ -1,0 +1,151 @@
+//go:build linux && !dwell_portable
+
+package http1
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/dwellhttp/dwell/core/internal/netpoll"
+	"github.com/dwellhttp/dwell/core/internal/serve"
+)
+
+// emfileChild names the poller of the server TestAcceptBackoffOnEMFILE runs in a child process.
+const emfileChild = "DWELL_TEST_EMFILE_CHILD"
+
+// TestAcceptBackoffOnEMFILE: a server out of descriptors backs off accepting and says why,
+// goes on serving the connections it has, and accepts those that waited once descriptors are
+// free again — on epoll and on io_uring alike. The server runs in a child process (this test
+// binary again) whose descriptor limit leaves it room for a few connections, so that the
+// limit is the server's alone and not its clients'.
+func TestAcceptBackoffOnEMFILE(t *testing.T) {
+	if poller := os.Getenv(emfileChild); poller != "" {
+		serveOutOfDescriptors(t, poller)
+		return
+	}
+	for _, poller := range []string{"epoll", "io_uring"} {
+		t.Run(poller, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestAcceptBackoffOnEMFILE$")
+			cmd.Env = append(os.Environ(), emfileChild+"="+poller)
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			logDone := make(chan string, 1)
+			go func() {
+				b, _ := io.ReadAll(stderr)
+				logDone <- string(b)
+			}()
+			var log string
+			stopped := false
+			stop := func() { // the child's server shuts down, and it exits
+				if stopped {
+					return
+				}
+				stopped = true
+				stdin.Close()
+				rest, _ := io.ReadAll(stdout)
+				log = <-logDone
+				if err := cmd.Wait(); err != nil {
+					t.Errorf("child: %v\n%s%s", err, rest, log)
+				}
+			}
+			defer stop()
+			out := bufio.NewScanner(stdout)
+			if !out.Scan() {
+				t.Fatalf("child said nothing: %v", out.Err())
+			}
+			var addr string
+			if reason, skip := strings.CutPrefix(out.Text(), "skip "); skip {
+				t.Skip(reason)
+			} else if addr, _ = strings.CutPrefix(out.Text(), "listening "); addr == "" {
+				t.Fatalf("child said %q", out.Text())
+			}
+
+			// Many more connections than the server has room for, each with its request (the
+			// listener defers accepting a connection until its first bytes): the ones it cannot
+			// accept wait in the listener's backlog.
+			conns := make([]net.Conn, 12)
+			for i := range conns {
+				if conns[i], err = net.Dial("tcp", addr); err != nil {
+					t.Fatal(err)
+				}
+				defer conns[i].Close()
+				fmt.Fprintf(conns[i], "GET /%d HTTP/1.1\r\nHost: x\r\n\r\n", i)
+			}
+			// Each is answered in turn: the first ones were accepted before the descriptors ran
+			// out, the others once closing those freed some.
+			for i, c := range conns {
+				if body, err := bodyOf(bufio.NewReader(c)); err != nil || body != fmt.Sprint("ok /", i) {
+					t.Fatalf("connection %d: %q, %v", i, body, err)
+				}
+				c.Close()
+			}
+			stop()
+			if !strings.Contains(log, `msg="dwell: accept failing; backing off"`) ||
+				!strings.Contains(log, "too many open files") {
+				t.Errorf("the server did not say it backed off for want of descriptors:\n%s", log)
+			}
+			if strings.Contains(log, "cannot be used here") {
+				t.Errorf("the server did not serve on %s:\n%s", poller, log)
+			}
+		})
+	}
+}
+
+// serveOutOfDescriptors is the child's part: it serves on poller with room for a few more
+// descriptors, says where on its standard output, and ends when its standard input does.
+func serveOutOfDescriptors(t *testing.T, poller string) {
+	if poller == "io_uring" {
+		if p, err := netpoll.NewRingPoller(1); err != nil {
+			fmt.Println("skip io_uring cannot be used here:", err)
+			return
+		} else {
+			p.Close()
+		}
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	_, addr := startServer(t, func(c *serve.Ctx) { c.WriteString("ok " + c.Path()) },
+		serve.Options{Loops: 1, Poller: poller, Logger: log})
+	// One exchange first, so that the loop holds all it opens for itself before the limit.
+	c := dial(t, addr)
+	c.Send("GET /warm-up HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	if _, body := c.Response("GET"); body != "ok /warm-up" {
+		t.Fatalf("warm-up: %q", body)
+	}
+	c.ExpectEOF()
+	c.Close()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	lim.Cur = uint64(len(fds) + 3)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("listening", addr)
+	io.Copy(io.Discard, os.Stdin)
+}
