@@ -4,12 +4,12 @@ package http1
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,29 +33,8 @@ func TestAcceptBackoffOnEMFILE(t *testing.T) {
 	}
 	for _, poller := range []string{"epoll", "io_uring"} {
 		t.Run(poller, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestAcceptBackoffOnEMFILE$")
-			cmd.Env = append(os.Environ(), emfileChild+"="+poller)
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			logDone := make(chan string, 1)
-			go func() {
-				b, _ := io.ReadAll(stderr)
-				logDone <- string(b)
-			}()
-			var log string
+			var log bytes.Buffer
+			cmd, stdin, stdout := startChild(t, "TestAcceptBackoffOnEMFILE", emfileChild+"="+poller, &log)
 			stopped := false
 			stop := func() { // the child's server shuts down, and it exits
 				if stopped {
@@ -64,9 +43,8 @@ func TestAcceptBackoffOnEMFILE(t *testing.T) {
 				stopped = true
 				stdin.Close()
 				rest, _ := io.ReadAll(stdout)
-				log = <-logDone
 				if err := cmd.Wait(); err != nil {
-					t.Errorf("child: %v\n%s%s", err, rest, log)
+					t.Errorf("child: %v\n%s%s", err, rest, &log)
 				}
 			}
 			defer stop()
@@ -86,6 +64,7 @@ func TestAcceptBackoffOnEMFILE(t *testing.T) {
 			// accept wait in the listener's backlog.
 			conns := make([]net.Conn, 12)
 			for i := range conns {
+				var err error
 				if conns[i], err = net.Dial("tcp", addr); err != nil {
 					t.Fatal(err)
 				}
@@ -101,12 +80,12 @@ func TestAcceptBackoffOnEMFILE(t *testing.T) {
 				c.Close()
 			}
 			stop()
-			if !strings.Contains(log, `msg="dwell: accept failing; backing off"`) ||
-				!strings.Contains(log, "too many open files") {
-				t.Errorf("the server did not say it backed off for want of descriptors:\n%s", log)
-			}
-			if strings.Contains(log, "cannot be used here") {
-				t.Errorf("the server did not serve on %s:\n%s", poller, log)
+			switch out := log.String(); {
+			case !strings.Contains(out, `msg="dwell: accept failing; backing off"`) ||
+				!strings.Contains(out, "too many open files"):
+				t.Errorf("the server did not say it backed off for want of descriptors:\n%s", out)
+			case strings.Contains(out, "cannot be used here"):
+				t.Errorf("the server did not serve on %s:\n%s", poller, out)
 			}
 		})
 	}

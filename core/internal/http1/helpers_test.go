@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/dwellhttp/dwell/core/internal/serve"
@@ -91,4 +93,26 @@ func openConns(s *serve.Server) int {
 		total += <-n
 	}
 	return total
+}
+
+// startChild starts this test binary again, to run only the test named test with env (NAME=value)
+// added to its environment, and returns the process, its standard input and its standard
+// output; its standard error goes to stderr (when not nil), complete once Wait has returned.
+func startChild(t testing.TB, test, env string, stderr io.Writer) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), env)
+	cmd.Stderr = stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, in, out
 }

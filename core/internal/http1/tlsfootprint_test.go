@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -46,19 +45,8 @@ func idleFootprint(t *testing.T, p *testPKI, n int, useTLS bool) (heap, stack in
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.ca.Raw})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTLSFootprintClients$")
-	cmd.Env = append(os.Environ(), "DWELL_FOOTPRINT_CLIENTS="+addr+","+strconv.Itoa(n)+","+strconv.FormatBool(useTLS))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, in, out := startChild(t, "TestTLSFootprintClients",
+		"DWELL_FOOTPRINT_CLIENTS="+addr+","+strconv.Itoa(n)+","+strconv.FormatBool(useTLS), nil)
 	defer func() {
 		in.Close()
 		cmd.Wait()

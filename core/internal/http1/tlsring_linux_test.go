@@ -18,26 +18,13 @@ import (
 // sendOut): the responses of many requests, small and large, arrive whole and in order while
 // the transport's write to the socket is not called once after the handshake.
 func TestTLSRecordsThroughRing(t *testing.T) {
-	if p, err := netpoll.NewRingPoller(1); err != nil {
-		t.Skipf("io_uring cannot be used here: %v", err)
-	} else {
-		p.Close()
-	}
-	pki := newPKI(t)
-	big := bytes.Repeat([]byte("0123456789abcdef"), 20_000) // 320 KB: several batches of records
 	var writes atomic.Int64
 	engine.TLSWrite = func(fd int, p []byte) (int, netpoll.Errno) {
 		writes.Add(1)
 		return netpoll.Write(fd, p)
 	}
 	t.Cleanup(func() { engine.TLSWrite = netpoll.Write })
-	_, addr := startTLS(t, pki, func(c *serve.Ctx) {
-		if c.Path() == "/big" {
-			c.Write(big)
-			return
-		}
-		c.WriteString("small " + c.Path())
-	}, serve.Options{Loops: 1, Poller: "io_uring"})
+	pki, addr := startRingTLS(t)
 	for _, tv := range tlsVersions {
 		t.Run(tv.name, func(t *testing.T) {
 			c, r := tlsDial(t, addr, pki.clientConfig(tv.v))
@@ -52,7 +39,7 @@ func TestTLSRecordsThroughRing(t *testing.T) {
 			before := writes.Load()
 			for i := range 10 {
 				get(fmt.Sprint("/", i), fmt.Sprint("small /", i))
-				get("/big", string(big))
+				get("/big", string(ringBig))
 			}
 			if n := writes.Load() - before; n != 0 {
 				t.Errorf("%d of the records' writes went to the socket itself after the handshake", n)
@@ -66,13 +53,6 @@ func TestTLSRecordsThroughRing(t *testing.T) {
 // sealed since: with every send cut to half of what it was given, the responses of many
 // requests, small and large, still arrive whole and in order.
 func TestTLSShortSends(t *testing.T) {
-	if p, err := netpoll.NewRingPoller(1); err != nil {
-		t.Skipf("io_uring cannot be used here: %v", err)
-	} else {
-		p.Close()
-	}
-	pki := newPKI(t)
-	big := bytes.Repeat([]byte("0123456789abcdef"), 20_000) // 320 KB: several batches of records
 	var cut atomic.Int64
 	defaultSend := engine.TLSSend
 	t.Cleanup(func() { engine.TLSSend = defaultSend })
@@ -85,13 +65,7 @@ func TestTLSShortSends(t *testing.T) {
 		iov.Append(b)
 		return p.Send(fd, iov, false)
 	}
-	_, addr := startTLS(t, pki, func(c *serve.Ctx) {
-		if c.Path() == "/big" {
-			c.Write(big)
-			return
-		}
-		c.WriteString("small " + c.Path())
-	}, serve.Options{Loops: 1, Poller: "io_uring"})
+	pki, addr := startRingTLS(t)
 	for _, tv := range tlsVersions {
 		t.Run(tv.name, func(t *testing.T) {
 			c, r := tlsDial(t, addr, pki.clientConfig(tv.v))
@@ -101,7 +75,7 @@ func TestTLSShortSends(t *testing.T) {
 				if body, err := bodyOf(r); err != nil || body != fmt.Sprint("small /", i) {
 					t.Fatalf("GET /%d: %q, %v", i, body, err)
 				}
-				if body, err := bodyOf(r); err != nil || body != string(big) {
+				if body, err := bodyOf(r); err != nil || body != string(ringBig) {
 					t.Fatalf("GET /big after /%d: %d bytes, %v", i, len(body), err)
 				}
 			}
@@ -110,4 +84,27 @@ func TestTLSShortSends(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ringBig is the body of GET /big from startRingTLS's server: 320 KB, several batches of records.
+var ringBig = bytes.Repeat([]byte("0123456789abcdef"), 20_000)
+
+// startRingTLS starts a TLS server of one loop on io_uring (or skips the test where io_uring
+// cannot be used) that answers GET /big with ringBig and any other path with "small PATH".
+func startRingTLS(t *testing.T) (*testPKI, string) {
+	t.Helper()
+	if p, err := netpoll.NewRingPoller(1); err != nil {
+		t.Skipf("io_uring cannot be used here: %v", err)
+	} else {
+		p.Close()
+	}
+	pki := newPKI(t)
+	_, addr := startTLS(t, pki, func(c *serve.Ctx) {
+		if c.Path() == "/big" {
+			c.Write(ringBig)
+			return
+		}
+		c.WriteString("small " + c.Path())
+	}, serve.Options{Loops: 1, Poller: "io_uring"})
+	return pki, addr
 }
