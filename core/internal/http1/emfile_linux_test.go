@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dwellhttp/dwell/core/internal/netpoll"
 	"github.com/dwellhttp/dwell/core/internal/serve"
@@ -69,6 +70,7 @@ func TestAcceptBackoffOnEMFILE(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer conns[i].Close()
+				conns[i].SetDeadline(time.Now().Add(patience)) // a broken back-off fails, not hangs
 				fmt.Fprintf(conns[i], "GET /%d HTTP/1.1\r\nHost: x\r\n\r\n", i)
 			}
 			// Each is answered in turn: the first ones were accepted before the descriptors ran
