@@ -36,19 +36,26 @@ func TestAcceptBackoffOnEMFILE(t *testing.T) {
 		t.Run(poller, func(t *testing.T) {
 			var log bytes.Buffer
 			cmd, stdin, stdout := startChild(t, "TestAcceptBackoffOnEMFILE", emfileChild+"="+poller, &log)
-			stopped := false
-			stop := func() { // the child's server shuts down, and it exits
-				if stopped {
-					return
-				}
-				stopped = true
+			// Last, once the clients have closed: the child's server shuts down and it exits, and
+			// its log says why it stopped accepting.
+			defer func() {
 				stdin.Close()
 				rest, _ := io.ReadAll(stdout)
 				if err := cmd.Wait(); err != nil {
 					t.Errorf("child: %v\n%s%s", err, rest, &log)
+					return
 				}
-			}
-			defer stop()
+				if t.Failed() || t.Skipped() {
+					return
+				}
+				switch out := log.String(); {
+				case !strings.Contains(out, `msg="dwell: accept failing; backing off"`) ||
+					!strings.Contains(out, "too many open files"):
+					t.Errorf("the server did not say it backed off for want of descriptors:\n%s", out)
+				case strings.Contains(out, "cannot be used here"):
+					t.Errorf("the server did not serve on %s:\n%s", poller, out)
+				}
+			}()
 			out := bufio.NewScanner(stdout)
 			if !out.Scan() {
 				t.Fatalf("child said nothing: %v", out.Err())
@@ -80,14 +87,6 @@ func TestAcceptBackoffOnEMFILE(t *testing.T) {
 					t.Fatalf("connection %d: %q, %v", i, body, err)
 				}
 				c.Close()
-			}
-			stop()
-			switch out := log.String(); {
-			case !strings.Contains(out, `msg="dwell: accept failing; backing off"`) ||
-				!strings.Contains(out, "too many open files"):
-				t.Errorf("the server did not say it backed off for want of descriptors:\n%s", out)
-			case strings.Contains(out, "cannot be used here"):
-				t.Errorf("the server did not serve on %s:\n%s", poller, out)
 			}
 		})
 	}
