@@ -17,67 +17,71 @@ import (
 // BenchmarkFileSend measures what sending a file to a socket costs the server, the three ways a
 // loop on io_uring could send one: sendfile(2), which both pollers use; the ring's splice, from
 // the file into a pipe and from the pipe to the socket, linked; and the ring's read into memory
-// linked to its send. A MiB at a time, one at a time (as a connection has one send under way),
-// from the page cache to a reader in another process (cat), on a socket that waits for room. It
-// reports the process's CPU per MiB sent (cpu-µs/MiB), the kernel's I/O worker threads
-// included: the ring's splice always runs on one of them (an iou-wrk thread), never inline.
+// linked to its send. A chunk at a time (64 KiB, the write queue's largest buffer, or 1 MiB),
+// one at a time (as a connection has one send under way), from the page cache to a reader in
+// another process (cat), on a socket that waits for room. It reports the process's CPU per MiB
+// sent (cpu-µs/MiB), the kernel's I/O worker threads included: the ring's splice always runs on
+// one of them (an iou-wrk thread), never inline. $DWELL_BENCH_READER_CPU pins the reader to
+// that CPU, as the figures in design.md were measured:
 //
-//	go test -run '^$' -bench FileSend ./core/internal/netpoll
+//	DWELL_BENCH_READER_CPU=1 taskset -c 0 go test -run '^$' -bench FileSend ./core/internal/netpoll
 func BenchmarkFileSend(b *testing.B) {
 	f := pageCachedFile(b, fileSendSize)
 	for _, way := range []struct {
 		name string
-		send func(r *ring, sock int, pipe [2]int, f *os.File, off int64) (int, error)
+		send func(r *ring, sock int, pipe [2]int, f *os.File, off int64, n int) (int, error)
 	}{
 		{"sendfile", sendfileChunk},
 		{"ring-splice", spliceChunk},
 		{"ring-read-send", readSendChunk},
 	} {
-		b.Run(way.name, func(b *testing.B) {
-			var r *ring
-			var pipe [2]int
-			if way.name != "sendfile" {
-				var err error
-				if r, err = newRing(8); err != nil {
-					b.Skipf("io_uring cannot be used here: %v", err)
+		for _, chunk := range []int{64 << 10, fileSendMax} {
+			b.Run(way.name+"/"+strconv.Itoa(chunk>>10)+"KiB", func(b *testing.B) {
+				var r *ring
+				var pipe [2]int
+				if way.name != "sendfile" {
+					var err error
+					if r, err = newRing(8); err != nil {
+						b.Skipf("io_uring cannot be used here: %v", err)
+					}
+					defer r.close()
+					if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
+						b.Fatal(err)
+					}
+					defer unix.Close(pipe[0])
+					defer unix.Close(pipe[1])
+					if _, err := unix.FcntlInt(uintptr(pipe[1]), unix.F_SETPIPE_SZ, chunk); err != nil {
+						b.Fatal(err)
+					}
 				}
-				defer r.close()
-				if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
-					b.Fatal(err)
+				sock, wait := catReader(b)
+				b.SetBytes(int64(chunk))
+				before := cpuUsed()
+				b.ResetTimer()
+				var off int64
+				for range b.N {
+					n, err := way.send(r, sock, pipe, f, off, chunk)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if n != chunk {
+						b.Fatalf("sent %d bytes of %d", n, chunk)
+					}
+					off = (off + int64(chunk)) % fileSendSize
 				}
-				defer unix.Close(pipe[0])
-				defer unix.Close(pipe[1])
-				if _, err := unix.FcntlInt(uintptr(pipe[1]), unix.F_SETPIPE_SZ, fileSendChunk); err != nil {
-					b.Fatal(err)
-				}
-			}
-			sock, wait := catReader(b)
-			b.SetBytes(fileSendChunk)
-			before := cpuUsed()
-			b.ResetTimer()
-			var off int64
-			for range b.N {
-				n, err := way.send(r, sock, pipe, f, off)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if n != fileSendChunk {
-					b.Fatalf("sent %d bytes of %d", n, fileSendChunk)
-				}
-				off = (off + fileSendChunk) % fileSendSize
-			}
-			b.StopTimer()
-			used := cpuUsed() - before
-			b.ReportMetric(float64(used)/1e3/float64(b.N), "cpu-µs/MiB")
-			unix.Close(sock)
-			wait()
-		})
+				b.StopTimer()
+				mib := float64(b.N) * float64(chunk) / (1 << 20)
+				b.ReportMetric(float64(cpuUsed()-before)/1e3/mib, "cpu-µs/MiB")
+				unix.Close(sock)
+				wait()
+			})
+		}
 	}
 }
 
 const (
-	fileSendSize  = 64 << 20
-	fileSendChunk = 1 << 20
+	fileSendSize = 64 << 20 // the file sent over and over
+	fileSendMax  = 1 << 20  // the largest chunk sent at a time
 )
 
 // pageCachedFile returns a file of size bytes, read once so that its pages are cached.
@@ -87,7 +91,7 @@ func pageCachedFile(b *testing.B, size int) *os.File {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { f.Close() })
-	chunk := make([]byte, fileSendChunk)
+	chunk := make([]byte, fileSendMax)
 	for i := range chunk {
 		chunk[i] = byte(i)
 	}
@@ -114,7 +118,11 @@ func catReader(b *testing.B) (int, func()) {
 	}
 	defer ln.Close()
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	cat := exec.Command("bash", "-c", "exec cat </dev/tcp/127.0.0.1/"+port+" >/dev/null")
+	read := "exec cat </dev/tcp/127.0.0.1/" + port + " >/dev/null"
+	if cpu := os.Getenv("DWELL_BENCH_READER_CPU"); cpu != "" {
+		read = "exec taskset -c " + cpu + " cat </dev/tcp/127.0.0.1/" + port + " >/dev/null"
+	}
+	cat := exec.Command("bash", "-c", read)
 	if err := cat.Start(); err != nil {
 		b.Skipf("no bash to read with: %v", err)
 	}
@@ -149,9 +157,21 @@ func cpuUsed() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-func sendfileChunk(_ *ring, sock int, _ [2]int, f *os.File, off int64) (int, error) {
-	n, err := unix.Sendfile(sock, int(f.Fd()), &off, fileSendChunk)
-	return n, err
+// sendfileChunk sends the chunk at off with as many sendfile calls as it takes: a signal (the
+// runtime's preemption) can cut one short.
+func sendfileChunk(_ *ring, sock int, _ [2]int, f *os.File, off int64, size int) (int, error) {
+	sent := 0
+	for sent < size {
+		n, err := unix.Sendfile(sock, int(f.Fd()), &off, size-sent)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return sent, err
+		}
+		sent += n
+	}
+	return sent, nil
 }
 
 // The opcodes, flags and field the ring's two ways use beyond the poller's (linux/io_uring.h).
@@ -165,14 +185,14 @@ const (
 	sendWaitAll = unix.MSG_WAITALL
 )
 
-func spliceChunk(r *ring, sock int, pipe [2]int, f *os.File, off int64) (int, error) {
+func spliceChunk(r *ring, sock int, pipe [2]int, f *os.File, off int64, size int) (int, error) {
 	in, e := r.next()
 	if e != 0 {
 		return 0, e
 	}
 	in.opcode, in.flags = opSplice, sqeLink
 	in.fd, in.off = int32(pipe[1]), noOffset // into the pipe
-	in.addr, in.len, in.opFlags = uint64(off), fileSendChunk, spliceMove
+	in.addr, in.len, in.opFlags = uint64(off), uint32(size), spliceMove
 	*(*int32)(unsafe.Add(unsafe.Pointer(in), spliceFDIn)) = int32(f.Fd()) // from the file
 	out, e := r.next()
 	if e != 0 {
@@ -180,35 +200,35 @@ func spliceChunk(r *ring, sock int, pipe [2]int, f *os.File, off int64) (int, er
 	}
 	out.opcode = opSplice
 	out.fd, out.off = int32(sock), noOffset // to the socket
-	out.addr, out.len, out.opFlags = noOffset, fileSendChunk, spliceMove
+	out.addr, out.len, out.opFlags = noOffset, uint32(size), spliceMove
 	*(*int32)(unsafe.Add(unsafe.Pointer(out), spliceFDIn)) = int32(pipe[0]) // from the pipe
 	out.userData = 1
 	return completeLinked(r)
 }
 
-func readSendChunk(r *ring, sock int, _ [2]int, f *os.File, off int64) (int, error) {
-	buf := readSendBuf[:]
+func readSendChunk(r *ring, sock int, _ [2]int, f *os.File, off int64, size int) (int, error) {
+	buf := readSendBuf[:size]
 	rd, e := r.next()
 	if e != 0 {
 		return 0, e
 	}
 	rd.opcode, rd.flags = opRead, sqeLink
 	rd.fd, rd.off = int32(f.Fd()), uint64(off)
-	rd.addr, rd.len = uint64(uintptr(unsafe.Pointer(&buf[0]))), fileSendChunk
+	rd.addr, rd.len = uint64(uintptr(unsafe.Pointer(&buf[0]))), uint32(size)
 	send, e := r.next()
 	if e != 0 {
 		return 0, e
 	}
 	send.opcode = opSend
 	send.fd = int32(sock)
-	send.addr, send.len, send.opFlags = uint64(uintptr(unsafe.Pointer(&buf[0]))), fileSendChunk, sendWaitAll
+	send.addr, send.len, send.opFlags = uint64(uintptr(unsafe.Pointer(&buf[0]))), uint32(size), sendWaitAll
 	send.userData = 1
 	return completeLinked(r)
 }
 
 // readSendBuf is where readSendChunk reads to and sends from: a package variable, so that the
 // kernel writes to memory the collector never moves or frees.
-var readSendBuf [fileSendChunk]byte
+var readSendBuf [fileSendMax]byte
 
 // completeLinked submits a linked pair and waits for both ends, returning the second's result
 // (its userData is 1).
