@@ -26,6 +26,9 @@ import (
 //
 //	DWELL_BENCH_READER_CPU=1 taskset -c 0 go test -run '^$' -bench FileSend ./core/internal/netpoll
 func BenchmarkFileSend(b *testing.B) {
+	if off := unsafe.Offsetof(sqe{}.bufGroup) + 2 + 2; off != spliceFDIn { // buf_index, personality
+		b.Fatalf("splice_fd_in is at %d in an sqe, not %d", off, spliceFDIn)
+	}
 	f := pageCachedFile(b, fileSendSize)
 	for _, way := range []struct {
 		name string
