@@ -309,6 +309,39 @@ func TestScanByteAtATime(t *testing.T) {
 	t.Fatal("oversized request line never refused")
 }
 
+// TestScanLimitEdge: a head at the size limit is refused or not whatever pieces it arrives in —
+// its last CR and LF together or apart — and a request line at it likewise, with CRLF or a bare
+// LF.
+func TestScanLimitEdge(t *testing.T) {
+	const max = 64
+	scan := func(h string) (n, status int) {
+		var whole HeadScan
+		n, status = whole.Scan([]byte(h), max)
+		var s HeadScan
+		n1, status1 := ScanMore, 0
+		for i := 1; i <= len(h) && n1 == ScanMore && status1 == 0; i++ {
+			n1, status1 = s.Scan([]byte(h[:i]), max)
+		}
+		if n1 != n || status1 != status {
+			t.Errorf("%q: byte at a time (%d, %d), whole (%d, %d)", h, n1, status1, n, status)
+		}
+		return n, status
+	}
+	for size := max - 1; size <= max+1; size++ { // the bytes before the final CRLF, or the line's end
+		start := "GET / HTTP/1.1\r\nX: "
+		head := start + strings.Repeat("v", size-len(start)-2) + "\r\n\r\n"
+		if n, status := scan(head); (size > max) != (status == 431) || status == 0 && n != len(head) {
+			t.Errorf("a head of %d bytes and its final CRLF: (%d, %d)", size, n, status)
+		}
+		line := "GET /" + strings.Repeat("x", size-len("GET / HTTP/1.1")) + " HTTP/1.1"
+		for _, end := range []string{"\r\n", "\n"} {
+			if _, status := scan(line + end); (size > max) != (status == 414) {
+				t.Errorf("a request line of %d bytes and %q: status %d", size, end, status)
+			}
+		}
+	}
+}
+
 func TestQueryValue(t *testing.T) {
 	r, rej := parseRaw(t, "GET /?a=1&b=x+y&c=%41%42&a=2&e&f=&g%20h=i&bad=%zz HTTP/1.1\r\nHost: h\r\n\r\n", 1<<10)
 	if rej != nil {

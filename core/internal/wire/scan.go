@@ -56,9 +56,9 @@ func (s *HeadScan) Scan(in []byte, max int) (n int, status int) {
 			switch {
 			case s.firstLine == 0 && !startsWithMethod(in[:min(len(in), max+1)]):
 				return ScanMore, 400
-			case len(in) > max && s.firstLine == 0:
+			case s.firstLine == 0 && beforeEnd(in, len(in)) > max:
 				return ScanMore, 414
-			case len(in) > max:
+			case beforeEnd(in, len(in)) > max:
 				return ScanMore, 431
 			}
 			return ScanMore, 0
@@ -75,7 +75,7 @@ func (s *HeadScan) Scan(in []byte, max int) (n int, status int) {
 		}
 		s.lineStart = int32(nl + 1)
 		s.pos = s.lineStart
-		if nl+1 > max+2 { // the final CRLF is not counted against the limit
+		if beforeEnd(in, nl) > max {
 			if requestLine {
 				return ScanMore, 414
 			}
@@ -85,6 +85,17 @@ func (s *HeadScan) Scan(in []byte, max int) (n int, status int) {
 			return nl + 1, 0
 		}
 	}
+}
+
+// beforeEnd returns how many bytes of in come before a line's end at end (its LF, or where the
+// bytes stop), not counting a CR right before it: what the limits count is the head up to its
+// latest line's end, so that a line ending at the limit is refused or not whether its CR and LF
+// arrive together or apart.
+func beforeEnd(in []byte, end int) int {
+	if end > 0 && in[end-1] == '\r' {
+		return end - 1
+	}
+	return end
 }
 
 // Reset readies the scanner for the next head.
