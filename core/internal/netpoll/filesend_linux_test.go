@@ -179,13 +179,12 @@ func sendfileChunk(_ *ring, sock int, _ [2]int, f *os.File, off int64, size int)
 
 // The opcodes, flags and field the ring's two ways use beyond the poller's (linux/io_uring.h).
 const (
-	opRead      = 22     // IORING_OP_READ
-	opSplice    = 30     // IORING_OP_SPLICE
-	sqeLink     = 1 << 2 // IOSQE_IO_LINK: the next submission starts once this one has succeeded
-	spliceFDIn  = 44     // splice_fd_in's offset in an sqe: after buf_index and personality
-	noOffset    = ^uint64(0)
-	spliceMove  = 1 // SPLICE_F_MOVE
-	sendWaitAll = unix.MSG_WAITALL
+	opRead     = 22     // IORING_OP_READ
+	opSplice   = 30     // IORING_OP_SPLICE
+	sqeLink    = 1 << 2 // IOSQE_IO_LINK: the next submission starts once this one has succeeded
+	spliceFDIn = 44     // splice_fd_in's offset in an sqe: after buf_index and personality
+	noOffset   = ^uint64(0)
+	spliceMove = 1 // SPLICE_F_MOVE
 )
 
 func spliceChunk(r *ring, sock int, pipe [2]int, f *os.File, off int64, size int) (int, error) {
@@ -224,7 +223,7 @@ func readSendChunk(r *ring, sock int, _ [2]int, f *os.File, off int64, size int)
 	}
 	send.opcode = opSend
 	send.fd = int32(sock)
-	send.addr, send.len, send.opFlags = uint64(uintptr(unsafe.Pointer(&buf[0]))), uint32(size), sendWaitAll
+	send.addr, send.len, send.opFlags = uint64(uintptr(unsafe.Pointer(&buf[0]))), uint32(size), unix.MSG_WAITALL
 	send.userData = 1
 	return completeLinked(r)
 }

@@ -56,12 +56,12 @@ func (s *HeadScan) Scan(in []byte, max int) (n int, status int) {
 			switch {
 			case s.firstLine == 0 && !startsWithMethod(in[:min(len(in), max+1)]):
 				return ScanMore, 400
-			case s.firstLine == 0 && beforeEnd(in, len(in)) > max:
+			case beforeEnd(in, len(in)) <= max:
+				return ScanMore, 0
+			case s.firstLine == 0:
 				return ScanMore, 414
-			case beforeEnd(in, len(in)) > max:
-				return ScanMore, 431
 			}
-			return ScanMore, 0
+			return ScanMore, 431
 		}
 		nl := int(s.pos) + i
 		start := int(s.lineStart)
