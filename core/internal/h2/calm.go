@@ -3,7 +3,7 @@ package h2
 import "time"
 
 // The bound on what an HTTP/2 client may make the server do for nothing (a server connection's
-// Calm, which core's h2conn.frame consults). A frame that carries no request — SETTINGS, PING, PRIORITY, WINDOW_UPDATE, RST_STREAM, an unknown
+// Calm, which http2's h2conn.frame consults). A frame that carries no request — SETTINGS, PING, PRIORITY, WINDOW_UPDATE, RST_STREAM, an unknown
 // type, a DATA, HEADERS or CONTINUATION that carries nothing and ends nothing — spends one of
 // the connection's allowance; past it the connection ends with GOAWAY ENHANCE_YOUR_CALM. So a
 // flood of them (or of 1-byte DATA frames that a client's 1-byte window updates make the server
@@ -23,15 +23,16 @@ import "time"
 //   - and one comes back every CalmPeriod in any case, so that keepalive PINGs on an idle
 //     connection, at most one a second on average, never end it.
 //
-// Resets (rapid reset, CVE-2023-44487) have a bound of their own (core's h2conn.rstStream): a
-// client may reset FreeResets streams before their responses are complete, and one more for
-// every two it lets complete.
+// Resets have a bound of their own (http2's h2conn.spendReset): FreeResets streams may be reset
+// before their responses are complete, and one more for every two that complete — reset by the
+// client (rapid reset, CVE-2023-44487) or by the server for a frame of the client's that was a
+// stream error, or a new stream refused (MadeYouReset, CVE-2025-8671).
 const (
 	CalmMax       = 1000        // the whole allowance, a new connection's
 	CalmPerStream = 10          // given back by each stream the client opens
 	CalmBytes     = 256         // the DATA bytes, sent or received, that give back one
 	CalmPeriod    = time.Second // the time that gives back one
-	FreeResets    = 200         // the streams a client may reset before their responses end
+	FreeResets    = 200         // the streams that may be reset before their responses end
 )
 
 // A Calm is a connection's allowance of frames that carry no request. It is kept small, as

@@ -51,7 +51,8 @@ type h2conn struct {
 	starting []h2start   // streams whose handlers start once the frames at hand are handled
 
 	// Abuse bounds (h2.Calm.go): the frames that carry no request the client may still send,
-	// and the streams it reset before their responses were complete, against those completed.
+	// and the streams reset before their responses were complete (spendReset), against those
+	// completed.
 	calm      h2.Calm
 	resets    int32
 	completed int32
@@ -169,6 +170,12 @@ func (h *h2conn) fail(err error) {
 	var se *h2.StreamError
 	if errors.As(err, &se) {
 		if s := h.streams[se.StreamID]; s != nil {
+			if !s.ended {
+				if err := h.spendReset(); err != nil {
+					h.fail(err)
+					return
+				}
+			}
 			s.reset(se.Code)
 			return
 		}
@@ -316,11 +323,27 @@ func (h *h2conn) rstStream(fh h2.Header, p []byte) error {
 	}
 	if s := h.streams[fh.StreamID]; s != nil {
 		if !s.ended {
-			if h.resets++; h.resets > h2.FreeResets+h.completed/2 {
-				return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many streams reset before their responses"}
+			if err := h.spendReset(); err != nil {
+				return err
 			}
 		}
 		s.peerReset()
+	}
+	return nil
+}
+
+// spendReset counts a stream reset before its response was complete, whoever sent the
+// RST_STREAM: the client (rapid reset, CVE-2023-44487), or the server, made to by a frame of
+// the client's that is an error of a stream under way (MadeYouReset, CVE-2025-8671: a zero
+// WINDOW_UPDATE, DATA past the Content-Length, HEADERS on a stream the client ended) or of a new
+// stream, refused (over the limit, malformed). Either way the client has had work started or
+// refused for nothing, and the same bound holds both: FreeResets, and one more for every two
+// streams that complete. Not counted: a stream that no longer exists (DATA in flight when its
+// reset crossed it), and the resets a handler chooses (a write timeout, a panic, Ctx's own
+// reset), which are the application's.
+func (h *h2conn) spendReset() error {
+	if h.resets++; h.resets > h2.FreeResets+h.completed/2 {
+		return &h2.ConnError{Code: h2.EnhanceYourCalm, Reason: "too many streams reset before their responses"}
 	}
 	return nil
 }

@@ -152,14 +152,17 @@ func (h *h2conn) endBlock() error {
 	if h.goingAway {
 		return nil // after GOAWAY: not served, and the client knows (its id is past the last)
 	}
+	if refused == nil {
+		refused = bad
+	}
+	if refused == nil && len(h.streams) >= h2MaxStreams {
+		refused = &h2.StreamError{StreamID: id, Code: h2.RefusedStream, Reason: "more streams than SETTINGS_MAX_CONCURRENT_STREAMS"}
+	}
 	if refused != nil {
+		if err := h.spendReset(); err != nil {
+			return err
+		}
 		return refused
-	}
-	if bad != nil {
-		return bad
-	}
-	if len(h.streams) >= h2MaxStreams {
-		return &h2.StreamError{StreamID: id, Code: h2.RefusedStream, Reason: "more streams than SETTINGS_MAX_CONCURRENT_STREAMS"}
 	}
 	if tooLarge {
 		h.answer(id, 431)
