@@ -54,6 +54,7 @@ const (
 
 var abuses = []abuse{
 	{"h2-abuse-reset", "reset", "rapid reset", "rapid reset (CVE-2023-44487): HEADERS then RST_STREAM", abuseFloodConns, 0, "/hello"},
+	{"h2-abuse-made-you-reset", "made-you-reset", "MadeYouReset", "MadeYouReset (CVE-2025-8671): HEADERS then a WINDOW_UPDATE of 0", abuseFloodConns, 0, "/hello"},
 	{"h2-abuse-continuation", "continuation", "CONTINUATION flood", "CONTINUATION flood (CVE-2024-27316): one field block that never ends", abuseFloodConns, 0, "/hello"},
 	{"h2-abuse-settings", "settings", "SETTINGS flood", "SETTINGS flood, the ACKs never read", abuseFloodConns, 0, "/hello"},
 	{"h2-abuse-ping", "ping", "PING flood", "PING flood, the ACKs never read", abuseFloodConns, 0, "/hello"},
@@ -327,6 +328,11 @@ var abuseMeanings = map[string]string{
 		"when the server ends a connection the attacker opens another (a TLS handshake) and goes on. A server "+
 		"that starts a handler for every stream does the work of a request for a frame pair that costs the "+
 		"client nothing.", abuseFloodConns),
+	"made-you-reset": fmt.Sprintf("MadeYouReset (CVE-2025-8671): on each of %d connections the attacker sends a "+
+		"GET /hello's HEADERS and at once a WINDOW_UPDATE of 0 on its stream, a stream error the server must "+
+		"answer with RST_STREAM (RFC 9113 §6.9), over and over, reading and dropping what the server sends, and "+
+		"reconnecting as for rapid reset. The stream ends as under rapid reset, but the reset is the server's "+
+		"own: a bound on the resets a client sends does not see it.", abuseFloodConns),
 	"continuation": "CONTINUATION flood (CVE-2024-27316): one HEADERS without END_HEADERS, then CONTINUATION " +
 		"frames of never-indexed header fields (32 fields of 32 bytes each, about 1.5 KiB a frame) without end. " +
 		"A server that keeps the block until it ends, or decodes every field of it, pays in memory or CPU; the " +

@@ -18,6 +18,7 @@ import (
 // The attacks, in the figures' order.
 const (
 	attackReset        = "reset"
+	attackMadeYouReset = "made-you-reset"
 	attackContinuation = "continuation"
 	attackSettings     = "settings"
 	attackPing         = "ping"
@@ -28,7 +29,7 @@ const (
 	attackTinyWindow   = "tiny-window"
 )
 
-var attacks = []string{attackReset, attackContinuation, attackSettings, attackPing, attackPriority, attackEmptyData,
+var attacks = []string{attackReset, attackMadeYouReset, attackContinuation, attackSettings, attackPing, attackPriority, attackEmptyData,
 	attackWindowUpdate, attackZeroWindow, attackTinyWindow}
 
 // reads reports whether an attack reads what the server sends while it attacks: the SETTINGS and
@@ -94,6 +95,8 @@ type abuseFrames struct {
 func newAbuseFrames(attack string, w io.Writer, scheme, authority, path string) *abuseFrames {
 	a := &abuseFrames{attack: attack, w: w, fr: http2.NewFramer(w, nil), scheme: scheme, authority: authority,
 		path: path, next: 1}
+	// MadeYouReset's WINDOW_UPDATEs of 0, which the Framer refuses to write unless told.
+	a.fr.AllowIllegalWrites = attack == attackMadeYouReset
 	a.enc = hpack.NewEncoder(&a.hbuf)
 	return a
 }
@@ -122,12 +125,12 @@ func (a *abuseFrames) request() []byte {
 	return a.hbuf.Bytes()
 }
 
-// unit writes one unit of a flood: a HEADERS and its RST_STREAM, a CONTINUATION (the HEADERS
-// first), a SETTINGS, a PING, a PRIORITY, a 0-length DATA (its stream's HEADERS first), or a
-// WINDOW_UPDATE.
+// unit writes one unit of a flood: a HEADERS and its RST_STREAM, a HEADERS and a WINDOW_UPDATE
+// of 0 on its stream, a CONTINUATION (the HEADERS first), a SETTINGS, a PING, a PRIORITY, a
+// 0-length DATA (its stream's HEADERS first), or a WINDOW_UPDATE.
 func (a *abuseFrames) unit() error {
 	switch a.attack {
-	case attackReset:
+	case attackReset, attackMadeYouReset:
 		id := a.next
 		a.next += 2
 		if err := a.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: a.request(),
@@ -135,6 +138,10 @@ func (a *abuseFrames) unit() error {
 			return err
 		}
 		a.frames += 2
+		if a.attack == attackMadeYouReset {
+			// A stream error (RFC 9113 §6.9): the server resets the stream itself.
+			return a.fr.WriteWindowUpdate(id, 0)
+		}
 		return a.fr.WriteRSTStream(id, http2.ErrCodeCancel)
 	case attackContinuation:
 		if !a.started {

@@ -134,6 +134,40 @@ func TestAbuseFramesReset(t *testing.T) {
 	}
 }
 
+// TestAbuseFramesMadeYouReset: each unit is the HEADERS of a GET /hello ending its stream, then
+// a WINDOW_UPDATE of 0 on that stream, on stream ids 1, 3, 5, ...: the reading Framer takes it
+// for what a server must answer with RST_STREAM, a stream error PROTOCOL_ERROR (RFC 9113 §6.9).
+func TestAbuseFramesMadeYouReset(t *testing.T) {
+	fr, a := attackFrames(t, attackMadeYouReset, 50)
+	dec := hpack.NewDecoder(4096, nil)
+	n := 1
+	for i := 0; ; i++ {
+		id := uint32(i/2*2 + 1)
+		f, err := fr.ReadFrame()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		n++
+		if i%2 == 1 {
+			var se http2.StreamError
+			if !errors.As(err, &se) || se.StreamID != id || se.Code != http2.ErrCodeProtocol {
+				t.Fatalf("frame %d: %v, %v; want a zero WINDOW_UPDATE on stream %d", i, f, err, id)
+			}
+			continue
+		}
+		h, ok := f.(*http2.HeadersFrame)
+		if err != nil || !ok || h.StreamID != id || !h.StreamEnded() || !h.HeadersEnded() {
+			t.Fatalf("frame %d: %v, %v", i, f, err)
+		}
+		if p := fieldValue(decodeFields(t, dec, h.HeaderBlockFragment()), ":path"); p != "/hello" {
+			t.Fatalf("frame %d: path %q", i, p)
+		}
+	}
+	if n != 101 || a.frames != 101 {
+		t.Errorf("%d frames read, %d counted; want 101", n, a.frames)
+	}
+}
+
 // TestAbuseFramesContinuation: one HEADERS without END_HEADERS, then CONTINUATIONs on its
 // stream, none of them ending the block, each with continuationFields new header fields.
 func TestAbuseFramesContinuation(t *testing.T) {
