@@ -50,6 +50,11 @@ type h2conn struct {
 	blocked  []*h2stream // streams with DATA waiting for a window or for room in the queue
 	starting []h2start   // streams whose handlers start once the frames at hand are handled
 
+	// lingering counts the streams that ended (a reset, the client's or the server's) while
+	// their handlers were still under way — parked on a blocking call under wait.Do, say. They
+	// count against SETTINGS_MAX_CONCURRENT_STREAMS until their handlers return (openStreams).
+	lingering int32
+
 	// Abuse bounds (h2.Calm.go): the frames that carry no request the client may still send,
 	// and the streams reset before their responses were complete (spendReset), against those
 	// completed.
@@ -473,6 +478,13 @@ func (h *h2conn) CountStreams(n *serve.ConnStates) {
 		}
 	}
 }
+
+// openStreams is what SETTINGS_MAX_CONCURRENT_STREAMS bounds: the streams open, and those
+// ended whose handlers still run. A stream reset while its handler waits for a blocking call
+// keeps its place until the call returns, as in x/net, so that resetting streams, or having the
+// server reset them, cannot pile up work the limit would have held back: past it new streams
+// are refused, and the refusals count as resets (spendReset).
+func (h *h2conn) openStreams() int { return len(h.streams) + int(h.lingering) }
 
 // streamEnded forgets a stream that has closed, and closes the connection after the last
 // stream once it is going away.

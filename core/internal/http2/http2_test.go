@@ -50,6 +50,9 @@ func h2Handler(woken chan<- serve.Waker, done chan<- serve.Done) serve.Handler {
 				return
 			}
 			c.WriteString("woken")
+		case "/hold": // as wait.Do does: only the Waker ends the wait, whatever the client does
+			woken <- c.Waker()
+			c.Seam().Hold()
 		case "/trailers":
 			c.SetTrailer("Grpc-Status", "0")
 			c.WriteString("x")
@@ -124,6 +127,46 @@ func TestH2StreamsAreConcurrent(t *testing.T) {
 	w.Wake(nil)
 	if r := c.response(1); string(r.body) != "woken" {
 		t.Fatalf("parked stream: %q", r.body)
+	}
+}
+
+// TestH2ResetHandlersKeepTheirPlace: a stream reset while its handler still runs (held, as
+// under wait.Do, until its work is done) counts against SETTINGS_MAX_CONCURRENT_STREAMS until
+// the handler returns: a client cannot pile up work past the limit by resetting streams.
+func TestH2ResetHandlersKeepTheirPlace(t *testing.T) {
+	const max = 100 // the SETTINGS_MAX_CONCURRENT_STREAMS dwell sends
+	woken := make(chan serve.Waker, max)
+	done := make(chan serve.Done, max+2) // the held handlers', and the /hello requests'
+	_, addr := startServer(t, h2Handler(woken, done), serve.Options{})
+	c := dialH2(t, addr)
+	var held []serve.Waker
+	wake := func() {
+		for _, w := range held {
+			w.Wake(nil)
+		}
+		held = nil
+	}
+	t.Cleanup(wake) // before the server's shutdown, which waits for them, should the test fail
+	for i := range max {
+		c.get(uint32(2*i+1), "/hold")
+		held = append(held, receive(t, "a held handler's Waker", woken))
+	}
+	for i := range max {
+		c.write(h2.AppendRSTStream(nil, uint32(2*i+1), h2.Cancel))
+	}
+	id := uint32(2*max + 1)
+	c.get(id, "/hello")
+	if r := c.response(id); !r.rst || r.code != h2.RefusedStream {
+		t.Fatalf("a stream past %d handlers still under way: status %d, reset %v %v; want REFUSED_STREAM", max, r.status, r.rst, r.code)
+	}
+	wake()
+	for range max {
+		receive(t, "a held handler's end", done)
+	}
+	id += 2
+	c.get(id, "/hello")
+	if r := c.response(id); r.status != 200 {
+		t.Fatalf("once the handlers returned: status %d, reset %v %v", r.status, r.rst, r.code)
 	}
 }
 

@@ -36,6 +36,7 @@ type h2stream struct {
 	drained   int64  // DATA dropped while draining
 	blocked   bool   // in h.blocked
 	released  bool   // the stream is over; it goes back to the loop once no Ctx holds it
+	lingers   bool   // released while its handler was under way: one of h.lingering
 	trailers  []byte // the response's trailers, encoded, which end the stream (setTrailers)
 
 	protocol string      // an extended CONNECT's :protocol (RFC 8441), or ""
@@ -66,7 +67,11 @@ func (s *h2stream) recycle() {
 		return
 	}
 	s.released = false // once
-	s.h = nil          // nothing more of the connection is kept alive by the pool
+	if s.lingers {
+		s.lingers = false
+		s.h.lingering--
+	}
+	s.h = nil // nothing more of the connection is kept alive by the pool
 	if l := s.Loop; len(h2loop(l).h2free) < h2StreamPoolMax {
 		h2loop(l).h2free = append(h2loop(l).h2free, s)
 	}
@@ -361,6 +366,10 @@ func (s *h2stream) release() {
 		}
 	}
 	s.released = true
+	if s.Ctx != nil && s.Ctx.Active() {
+		s.lingers = true // its handler has not returned: it still counts against the stream limit
+		h.lingering++
+	}
 	h.streamEnded(s)
 	s.recycle()
 }
