@@ -59,7 +59,10 @@ type Options struct {
 	BodyTimeout time.Duration
 
 	// MaxConns bounds open connections per loop; at the limit the loop stops accepting (the
-	// kernel backlog holds newcomers) until one closes. Zero or negative means no limit.
+	// kernel backlog holds newcomers) until one closes. A handler still under way after its
+	// connection was reset, or its HTTP/2 stream, counts as a connection until it returns (one
+	// waiting for work that runs to its end, such as wait.Do's). Zero or negative means no
+	// limit.
 	MaxConns int
 
 	// Logger receives panics from handlers, accept failures and, at debug level, refused

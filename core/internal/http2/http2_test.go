@@ -137,7 +137,9 @@ func TestH2ResetHandlersKeepTheirPlace(t *testing.T) {
 	const max = 100 // the SETTINGS_MAX_CONCURRENT_STREAMS dwell sends
 	woken := make(chan serve.Waker, max)
 	done := make(chan serve.Done, max+2) // the held handlers', and the /hello requests'
-	_, addr := startServer(t, h2Handler(woken, done), serve.Options{})
+	// One loop, and MaxConns 2: the handlers under way count against it too (serve's Linger),
+	// and a new connection is taken again only once they have all returned.
+	_, addr := startServer(t, h2Handler(woken, done), serve.Options{Loops: 1, MaxConns: 2})
 	c := dialH2(t, addr)
 	var held []serve.Waker
 	wake := func() {
@@ -167,6 +169,12 @@ func TestH2ResetHandlersKeepTheirPlace(t *testing.T) {
 	c.get(id, "/hello")
 	if r := c.response(id); r.status != 200 {
 		t.Fatalf("once the handlers returned: status %d, reset %v %v", r.status, r.rst, r.code)
+	}
+	d := dialH2(t, addr)
+	d.nc.SetDeadline(time.Now().Add(testclient.Patience)) // a loop that never takes it fails the test
+	d.get(1, "/hello")
+	if r := d.response(1); r.status != 200 {
+		t.Fatalf("a second connection: status %d", r.status)
 	}
 }
 

@@ -70,6 +70,7 @@ func (s *h2stream) recycle() {
 	if s.lingers {
 		s.lingers = false
 		s.h.lingering--
+		s.Loop.EndLinger()
 	}
 	s.h = nil // nothing more of the connection is kept alive by the pool
 	if l := s.Loop; len(h2loop(l).h2free) < h2StreamPoolMax {
@@ -369,6 +370,7 @@ func (s *h2stream) release() {
 	if s.Ctx != nil && s.Ctx.Active() {
 		s.lingers = true // its handler has not returned: it still counts against the stream limit
 		h.lingering++
+		s.Loop.Linger() // and against MaxConns
 	}
 	h.streamEnded(s)
 	s.recycle()

@@ -14,7 +14,31 @@ func (l *Loop) acceptRetry() {
 	}
 }
 
-func (l *Loop) atMaxConns() bool { return l.Opts.MaxConns > 0 && l.NConns >= l.Opts.MaxConns }
+// atMaxConns reports whether the loop holds Options.MaxConns connections: those open, and the
+// handlers still under way for connections or streams that have closed (Linger).
+func (l *Loop) atMaxConns() bool {
+	return l.Opts.MaxConns > 0 && l.NConns+l.lingering >= l.Opts.MaxConns
+}
+
+// resumeAccept takes connections again, if the loop stopped for MaxConns and may go on.
+func (l *Loop) resumeAccept() {
+	if l.Acc.Paused() && !l.Shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
+		l.Acc.Listen()
+	}
+}
+
+// Linger counts a handler still under way for an exchange that has closed — a connection whose
+// client left, a stream reset — until EndLinger: one that waits for work that runs to its end
+// (Seam.Hold: wait.Do, the net/http bridge) is still the loop's to keep, so it counts against
+// MaxConns as a connection does. Otherwise a client that closes and connects again, or resets
+// a stream and opens another, could pile up such work past the bound.
+func (l *Loop) Linger() { l.lingering++ }
+
+// EndLinger: a handler counted by Linger has returned.
+func (l *Loop) EndLinger() {
+	l.lingering--
+	l.resumeAccept()
+}
 
 // accept takes the connections waiting on listener i (engine.Acceptor.Accept), backing off
 // for a moment when the process runs out of descriptors.

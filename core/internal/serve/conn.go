@@ -27,6 +27,7 @@ type Socket struct {
 	KeepAlive bool   // the current request allows another after it
 	Via       via    // the listener it came by, and whether it speaks TLS
 	Spoke     bool   // a request has begun: it speaks HTTP/1.1 (see Multiplexer.Chooses)
+	lingers   bool   // closed while its handler was under way: counted by Loop.Linger
 }
 
 // A closeHow says how a connection closes once its output is written (see finishClose).
@@ -297,9 +298,24 @@ func (c *Socket) Close(err error) {
 		hc.ClosedBy(err)
 	}
 	c.WakeOnClose(err)
-	if l.Acc.Paused() && !l.Shutting && !l.atMaxConns() && !l.accTimer.t.Armed() {
-		l.Acc.Listen()
+	if c.Ctx != nil { // its handler is still under way: it counts until it returns (DropCtx)
+		c.lingers = true
+		l.Linger()
 	}
+	l.resumeAccept()
+}
+
+// DropCtx gives the request's Ctx back to the loop, reporting whether there was one; the
+// handler of a connection that closed under it no longer counts against MaxConns.
+func (c *Socket) DropCtx() bool {
+	if !c.Carrier.DropCtx() {
+		return false
+	}
+	if c.lingers {
+		c.lingers = false
+		c.Loop.EndLinger()
+	}
+	return true
 }
 
 // OnPeerEOF handles the client's end of input seen by the loop's own read.

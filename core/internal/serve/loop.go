@@ -24,10 +24,11 @@ type Loop struct {
 	handlers []Handler // by listener, what serves the requests that come by it
 	accTimer Timer     // ends an accept backoff
 
-	Conns  []*Socket // by file descriptor
-	NConns int       // the connections open on the loop
-	nreqs  int       // requests taken from the pool and not yet given back: running, parked or detached
-	Serial uint32    // of the last connection opened
+	Conns     []*Socket // by file descriptor
+	NConns    int       // the connections open on the loop
+	lingering int       // handlers still under way for exchanges that have closed (Linger)
+	nreqs     int       // requests taken from the pool and not yet given back: running, parked or detached
+	Serial    uint32    // of the last connection opened
 
 	ready       []*Ctx     // parked handlers to resume at the top of the next iteration
 	Pending     []Exchange // exchanges with requests (or a protocol's input) held over from their last turn
