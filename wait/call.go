@@ -21,11 +21,13 @@ func Call[T any](c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error
 // shutdown's grace period ends or the request's deadline passes (core.Ctx.SetTimeout,
 // middleware.Timeout), it returns at once the zero T and core.ErrClosed, core.ErrShutdown or
 // core.ErrDeadline — so that a deadline bounds the request even when fn is slow — while fn's
-// context is cancelled (it should return soon) and what fn returns later is dropped. Since fn may
-// outlive the handler, it must not use what the request lends until the handler returns (the []byte
-// of c.Bytes()): the strings dwell hands out are the handler's to keep and safe. fn must not touch
-// c (refused: see Pool.Do); a panic in fn is raised again in the handler, and a runtime.Goexit in
-// fn makes CallOn return ErrGoexit.
+// context is cancelled (it should return soon) and what fn returns later is dropped. A call still
+// waiting for a worker then never runs fn, so that the calls of clients that left cost the pool
+// no work: one that resets connections or streams cannot queue work for nothing. Since fn may
+// outlive the handler, it must not use what the request lends until the handler returns (the
+// []byte of c.Bytes()): the strings dwell hands out are the handler's to keep and safe. fn must
+// not touch c (refused: see Pool.Do); a panic in fn is raised again in the handler, and a
+// runtime.Goexit in fn makes CallOn return ErrGoexit.
 func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	if err := c.Seam().CheckCaller("wait.Call"); err != nil {
@@ -35,7 +37,12 @@ func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)
 	// wake, which happens after the write; a handler that left early never reads it.
 	res := new(callResult[T])
 	ctx := c.Context()
-	j := &doJob{p: p, fn: func() { res.v, res.err = fn(ctx) }, w: c.Waker()}
+	j := &doJob{p: p, fn: func() {
+		if ctx.Err() != nil {
+			return // the request ended while the call waited for a worker: no one waits for fn
+		}
+		res.v, res.err = fn(ctx)
+	}, w: c.Waker()}
 	if err := c.Seam().Loop().Post(j.start); err != nil {
 		return zero, err
 	}

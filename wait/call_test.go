@@ -92,6 +92,48 @@ func TestCallClientGone(t *testing.T) {
 	}
 }
 
+// TestCallLeftBehindDoesNotRun: a call still waiting for a worker when its client leaves never
+// runs fn; the pool goes on with the next call.
+func TestCallLeftBehindDoesNotRun(t *testing.T) {
+	p := NewPool(1)
+	blocking, release := make(chan struct{}, 1), make(chan struct{})
+	ran := make(chan string, 3)
+	got := make(chan error, 3)
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
+		path := c.Path()
+		_, err := CallOn(p, c, func(ctx context.Context) (struct{}, error) {
+			if path == "/block" {
+				blocking <- struct{}{}
+				<-release
+			}
+			ran <- path
+			return struct{}{}, nil
+		})
+		got <- err
+	}, core.Options{Loops: 1})
+	a := dial(t, addr)
+	a.get("/block") // the pool's one worker
+	coretest.Receive(t, "the first call running", blocking)
+	b := dial(t, addr)
+	b.get("/left") // queued behind it
+	b.Close()
+	if err := coretest.Receive(t, "the call left behind", got); !errors.Is(err, core.ErrClosed) {
+		t.Fatalf("the call left behind returned %v, want ErrClosed", err)
+	}
+	close(release)
+	if path := coretest.Receive(t, "the first call's end", ran); path != "/block" {
+		t.Fatalf("%s ran first", path)
+	}
+	c := dial(t, addr)
+	c.get("/last") // queued after the one left behind, on the one worker
+	if status, _ := c.response(); status != 200 {
+		t.Fatalf("the next call: %d", status)
+	}
+	if path := coretest.Receive(t, "the next call", ran); path != "/last" {
+		t.Fatalf("%s ran after the first call, not /last", path)
+	}
+}
+
 // TestCallPanicAndMisuse: a panic in fn answers 500 from the handler; fn's use of the Ctx is
 // refused as in Do.
 func TestCallPanicAndMisuse(t *testing.T) {
