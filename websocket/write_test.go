@@ -218,53 +218,6 @@ func TestNextReaderWriter(t *testing.T) {
 	c.expect(frame.Binary, string(make([]byte, 70_000))+"!")
 }
 
-// TestEchoAllocs: an echoed message costs the server no allocation, in the event style and in
-// the sequential style with NextReader and WriteMessage.
-func TestEchoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
-	seqEcho := func(cx *core.Ctx) {
-		c, err := Accept(cx, nil)
-		if err != nil {
-			return
-		}
-		buf := make([]byte, 2048)
-		for {
-			typ, r, err := c.NextReader()
-			if err != nil {
-				return
-			}
-			n, _ := io.ReadFull(r, buf)
-			if c.WriteMessage(typ, buf[:n]) != nil {
-				return
-			}
-		}
-	}
-	for _, tc := range []struct {
-		name string
-		h    core.Handler
-	}{{"event", echoServe(nil)}, {"sequential", seqEcho}} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, _ := dial(t, serve(t, tc.h))
-			out := c.frameBytes(frame.Binary, make([]byte, 1024), true, false, false)
-			in := make([]byte, 4+1024)
-			do := func() {
-				if _, err := c.TCPConn.Write(out); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := io.ReadFull(c.R, in); err != nil {
-					t.Fatal(err)
-				}
-			}
-			do()
-			if n := testing.AllocsPerRun(500, do); n != 0 {
-				t.Fatalf("%v allocations per echoed message", n)
-			}
-		})
-	}
-}
-
 // TestDrained: an event-style sender that holds back on SendBackpressure hears from Drained
 // when the client has taken enough, and goes on: every message arrives, in order, and the
 // output never went far past the high-water mark.
