@@ -37,8 +37,8 @@
 // # Platforms
 //
 // On Linux the loops use epoll and raw system calls; Options.Poller (or DWELL_POLLER) may have
-// them watch their sockets through io_uring instead, which then also reads and writes the plain
-// connections. On every other system Go supports (and on
+// them watch their sockets through io_uring instead, which then also reads and writes the
+// connections' sockets (a TLS connection's records too). On every other system Go supports (and on
 // Linux with the build tag dwell_portable) they use a portable poller built on Go's net package:
 // the same behaviour, with a goroutine reading and one writing for each connection, and none of
 // the Linux figures of docs/performance.md.

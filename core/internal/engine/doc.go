@@ -11,7 +11,8 @@
 // a loop — each a plain data structure of the loop's, tested alone — a connection handed over
 // to goroutines as a net.Conn (GoConn), and the stall watch with what its report reads: the
 // stalled loop's stack from the goroutine profile, and the schedulers' figures that tell
-// whether it waited for a CPU. Package core's loops and connections are built on it (the
-// server's loop embeds a Loop and is its Driver; its connection holds a Conn), and the
-// protocols above them (HTTP/1.1, HTTP/2, what follows a hand-over) reach it only through core.
+// whether it waited for a CPU. Package serve's loops and connections are built on it (the
+// server's loop embeds a Loop and is its Driver; its connection holds a Conn); HTTP/1.1 and
+// what follows a hand-over reach it through serve, and HTTP/2 names its Timer, Sender and
+// AsyncWriter besides.
 package engine

@@ -14,5 +14,5 @@
 // Its tests are the server's, through HTTP/1.1: a package's tests cannot import a package above
 // it, and every test of a server's behaviour — the Ctx, parking, the hand-over, TLS, the
 // statistics — needs a protocol to drive it, so serve's tests live here, beside the protocol
-// that drives them.
+// that drives them (serve keeps only its layout tests).
 package http1
