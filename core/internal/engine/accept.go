@@ -106,6 +106,31 @@ func (a *Acceptor) Close(leave func(ln int)) {
 	}
 }
 
+// drainMax bounds the connections Drain takes from one listening socket: more than a full
+// accept queue (netpoll's backlog is 4,096), so that a flood arriving meanwhile cannot keep the
+// loop accepting.
+const drainMax = 8192
+
+// Drain takes the connections already waiting on the listening sockets, as many as the loop
+// has room for, and hands each to h: for a loop about to stop accepting (Close). Closing a
+// listening socket resets the connections queued on it, whose clients may have sent their
+// requests already and cannot tell whether they were served; taken, they are, and the shutdown
+// closes them as it closes the others.
+func (a *Acceptor) Drain(h AcceptHost) {
+	for i := range a.Lns {
+		for n := 0; n < drainMax && a.Lns[i].FD >= 0 && !h.Full(); n++ {
+			fd, e := netpoll.Accept(a.Lns[i].FD)
+			if e == netpoll.EINTR || e == netpoll.ECONNABORTED {
+				continue
+			}
+			if e != 0 {
+				break // none waiting (EAGAIN), or none can be taken now
+			}
+			h.Open(fd, i)
+		}
+	}
+}
+
 // ForgetShared forgets the shared listening sockets, without leaving them: for a loop that
 // never ran, whose server closes them itself.
 func (a *Acceptor) ForgetShared() {

@@ -72,6 +72,49 @@ func TestAcceptor(t *testing.T) {
 	b.Close(func(ln int) { t.Errorf("Close left forgotten listener %d", ln) })
 }
 
+// TestAcceptorDrain: Drain takes the connections queued on the listening sockets, as many as
+// the host has room for, and with none queued returns.
+func TestAcceptorDrain(t *testing.T) {
+	lfd, addr, p := listenAndPoll(t)
+	a := NewAcceptor([]Listener{{FD: -1}, {FD: lfd}}, p, slog.New(slog.NewTextHandler(io.Discard, nil)), 0)
+	if err := a.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	h := &testHost{}
+	// On Linux a connection is queued once Dial returns, and the first Drain takes them all;
+	// the portable poller's listener queues them from a goroutine of its own, so the test
+	// waits for the poller between drains.
+	drainUntil := func(n int) {
+		for a.Drain(h); len(h.fds) < n; a.Drain(h) {
+			if _, err := p.Wait(-1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h.limit = 2
+	drainUntil(2)
+	if len(h.fds) != 2 {
+		t.Fatalf("a host with room for 2 got %d connections", len(h.fds))
+	}
+	h.limit = 10
+	drainUntil(3)
+	a.Drain(h) // nothing queued: returns
+	if len(h.fds) != 3 || h.lns[2] != 1 {
+		t.Fatalf("drained %d connections (of 3 queued), from listeners %v", len(h.fds), h.lns)
+	}
+	for _, fd := range h.fds {
+		netpoll.Close(fd)
+	}
+	a.Close(func(int) {})
+}
+
 // acceptUntil waits for the listeners and accepts until done holds.
 func acceptUntil(t *testing.T, a *Acceptor, p *netpoll.Poller, h AcceptHost, done func() bool) {
 	t.Helper()
