@@ -128,7 +128,10 @@ func (s *Server) Addr() net.Addr {
 	return s.x.Addr()
 }
 
-// Shutdown stops the server gracefully: it stops accepting, closes idle connections, and lets
+// Shutdown stops the server gracefully: it stops accepting — every loop takes the connections
+// already queued and closes its listening sockets before any connection is told, so that a
+// client that connects again is refused, not reset — closes idle connections (serving first a
+// request that has arrived on one, and letting one whose head is arriving finish it), and lets
 // running and parked handlers finish, closing each connection after its response; waits that
 // asked for it (Seam.WakeOnShutdown: long polls, event streams) end at once with ErrShutdown.
 // It returns nil once every connection has closed. When ctx ends first, Shutdown returns

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -237,6 +238,28 @@ func TestH2Shutdown(t *testing.T) {
 	for {
 		if _, _, ok := c.frame(); !ok {
 			break
+		}
+	}
+}
+
+// TestH2ShutdownRefusesFirst: a client that has a shutdown's GOAWAY and connects again at once
+// is refused: every loop stops accepting before any connection is told (with two loops, the
+// one that sends the GOAWAY may not be the one whose listening socket the new connection
+// finds).
+func TestH2ShutdownRefusesFirst(t *testing.T) {
+	s, addr := startServer(t, helloHandler, serve.Options{Loops: 2})
+	conns := make([]*h2client, 16) // on both loops: SO_REUSEPORT spreads them
+	for i := range conns {
+		conns[i] = dialH2(t, addr)
+		conns[i].get(1, "/")
+		conns[i].response(1)
+	}
+	go s.Shutdown(t.Context())
+	for i, c := range conns {
+		c.until("GOAWAY", func() bool { return c.goAway != nil })
+		if nc, err := net.Dial("tcp", addr); err == nil {
+			nc.Close()
+			t.Fatalf("connection %d had GOAWAY, and a new one was still taken", i)
 		}
 	}
 }

@@ -240,7 +240,10 @@ func (s *Server) Addr() net.Addr {
 	return s.Listenings[0].addr
 }
 
-// Shutdown stops the server gracefully: it stops accepting, closes idle connections, and lets
+// Shutdown stops the server gracefully: it stops accepting — every loop takes the connections
+// already queued and closes its listening sockets before any connection is told, so that a
+// client that connects again is refused, not reset — closes idle connections (serving first a
+// request that has arrived on one, and letting one whose head is arriving finish it), and lets
 // running and parked handlers finish, closing each connection after its response; waits that
 // asked for it (Seam.WakeOnShutdown: long polls, event streams) end at once with ErrShutdown.
 // It returns nil once every connection has closed. When ctx ends first, Shutdown returns
@@ -270,21 +273,57 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if !started {
 		return nil
 	}
-	for _, l := range loops {
-		l.Post(l.beginShutdown)
-	}
+	// Every loop stops accepting before any connection hears of the shutdown: a client told
+	// to go away (GOAWAY, Connection: close) connects again at once, and that connection must
+	// be refused, not queued on a listening socket that another loop closes a moment later,
+	// which resets it after its request went out.
+	stopped := stopAccepting(ctx, loops)
 	if ln != nil {
 		ln.Close()
 	}
-	select {
-	case <-s.Done:
-		return nil
-	case <-ctx.Done():
+	if stopped {
+		for _, l := range loops {
+			l.Post(l.beginShutdown)
+		}
+		select {
+		case <-s.Done:
+			return nil
+		case <-ctx.Done():
+		}
 	}
 	for _, l := range loops {
 		l.Post(l.forceShutdown)
 	}
 	return ctx.Err()
+}
+
+// stopAccepting has every loop stop accepting (Loop.stopAccepting), and waits until they all
+// have, or ctx ends first (false). A stalled loop delays the others' shutdown so, which an
+// application that stalls its loops for a whole grace period pays with a forced one.
+func stopAccepting(ctx context.Context, loops []*Loop) bool {
+	stopped := make(chan struct{}, len(loops))
+	posted := 0
+	for _, l := range loops {
+		if l.Post(func() { l.stopAccepting(); stopped <- struct{}{} }) == nil {
+			posted++
+		}
+	}
+	for range posted {
+		select {
+		case <-stopped:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// stopAccepting, on the loop: the first step of a shutdown. The connections already queued on
+// its listening sockets are taken, and served as the others (a listening socket closed with
+// connections queued resets them), and the sockets closed.
+func (l *Loop) stopAccepting() {
+	l.Acc.Drain((*driver)(l))
+	l.Acc.Close(l.srv.leaveShared)
 }
 
 // RegisterOnShutdown registers f to be called, on a goroutine of its own, when Shutdown is first
@@ -326,11 +365,19 @@ func (l *Loop) beginShutdown() {
 			continue
 		}
 		c.KeepAlive = false
+		if c.State == StIdle || c.State == StHead {
+			// Between requests, but the next may have arrived unread: what has arrived is
+			// served (its response closes the connection), or takes the connection over
+			// (HTTP/2's preface), before the connection is dealt with as below. With nothing,
+			// it closes; in the middle of a request head, it is left to finish it, within
+			// HeaderTimeout, as a request under way.
+			l.first.Input(c)
+		}
 		if c.Ctx != nil && c.Ctx.Active() {
 			c.Ctx.WakeForShutdown()
 		}
 		switch c.State {
-		case StIdle, StHead:
+		case StIdle:
 			c.CloseAfterOutput(false)
 		case StDrain:
 			c.CloseAfterOutput(true)
