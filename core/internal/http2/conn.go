@@ -52,8 +52,12 @@ type h2conn struct {
 
 	// lingering counts the streams that ended (a reset, the client's or the server's) while
 	// their handlers were still under way — parked on a blocking call under wait.Do, say. They
-	// count against SETTINGS_MAX_CONCURRENT_STREAMS until their handlers return (openStreams).
-	lingering int32
+	// keep their places among the handlers until they return (handlers).
+	lingering int16
+	// waiting counts the streams opened while every place among the handlers was taken: their
+	// handlers start, oldest first, as places free (startWaiting). Both count at most
+	// h2MaxStreams: streams open, and handlers (an int16 each keeps the connection 176 bytes).
+	waiting int16
 
 	// Abuse bounds (h2.Calm.go): the frames that carry no request the client may still send,
 	// and the streams reset before their responses were complete (spendReset), against those
@@ -479,17 +483,42 @@ func (h *h2conn) CountStreams(n *serve.ConnStates) {
 	}
 }
 
-// openStreams is what SETTINGS_MAX_CONCURRENT_STREAMS bounds: the streams open, and those
-// ended whose handlers still run. A stream reset while its handler waits for a blocking call
-// keeps its place until the call returns, as in x/net, so that resetting streams, or having the
-// server reset them, cannot pile up work the limit would have held back: past it new streams
-// are refused, and the refusals count as resets (spendReset).
-func (h *h2conn) openStreams() int { return len(h.streams) + int(h.lingering) }
+// handlers counts the places among the handlers that SETTINGS_MAX_CONCURRENT_STREAMS bounds:
+// the streams open but those waiting for a place, and the streams ended whose handlers still
+// run. A stream reset while its handler waits for a blocking call keeps its place until the
+// call returns, as in x/net, so that resetting streams, or having the server reset them, cannot
+// pile up work the limit would have held back. The client, which counts the reset stream as
+// closed, may open another meanwhile: that one waits for a place (startStream), as x/net's
+// would, where refusing it would punish a client that kept to the limit.
+func (h *h2conn) handlers() int { return len(h.streams) - int(h.waiting) + int(h.lingering) }
+
+// startWaiting starts the handlers of the streams waiting for a place, oldest first, while
+// there are places: after a handler returned on a stream that had ended, or a stream ended.
+// Each starts in the loop's pending list (h2stream.GoOn), outside whatever freed its place.
+func (h *h2conn) startWaiting() {
+	for h.waiting > 0 && !h.closed && h.handlers() < h2MaxStreams {
+		var first *h2stream
+		for _, s := range h.streams {
+			// One reset while it waited is closed, its body still drained: it leaves waiting
+			// when it is released.
+			if s.waits && s.State != serve.StClosed && (first == nil || s.id < first.id) {
+				first = s
+			}
+		}
+		if first == nil {
+			return
+		}
+		first.waits = false
+		h.waiting--
+		first.Loop.Pending = append(first.Loop.Pending, first)
+	}
+}
 
 // streamEnded forgets a stream that has closed, and closes the connection after the last
 // stream once it is going away.
 func (h *h2conn) streamEnded(s *h2stream) {
 	delete(h.streams, s.id)
+	h.startWaiting()
 	if len(h.streams) > 0 || h.closed {
 		return
 	}

@@ -90,8 +90,13 @@ func (s *h2stream) EndRequest() {
 func (s *h2stream) StartNext() *serve.Ctx { return nil }
 
 // GoOn lets the stream go on after its handler ran: a handed-over stream reads what has
-// arrived, and the queued output is framed.
+// arrived, and the queued output is framed. A stream that waited for a place among the
+// handlers (h2conn.startWaiting) starts its handler here.
 func (s *h2stream) GoOn() {
+	if !s.waits && s.State == serve.StHandler && s.Ctx != nil && s.Ctx.State == serve.CtxIdle {
+		h2start{s, s.Serial}.run()
+		return
+	}
 	s.readHandedStream()
 	s.settle()
 }

@@ -155,7 +155,7 @@ func (h *h2conn) endBlock() error {
 	if refused == nil {
 		refused = bad
 	}
-	if refused == nil && h.openStreams() >= h2MaxStreams {
+	if refused == nil && len(h.streams) >= h2MaxStreams {
 		refused = &h2.StreamError{StreamID: id, Code: h2.RefusedStream, Reason: "more streams than SETTINGS_MAX_CONCURRENT_STREAMS"}
 	}
 	if refused != nil {

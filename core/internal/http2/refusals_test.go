@@ -14,44 +14,80 @@ import (
 // way, and the resets it may cause, whichever side sends them.
 
 // TestH2ResetHandlersKeepTheirPlace: a stream reset while its handler still runs (held, as
-// under wait.Do, until its work is done) counts against SETTINGS_MAX_CONCURRENT_STREAMS until
-// the handler returns: a client cannot pile up work past the limit by resetting streams.
+// under wait.Do, until its work is done) keeps its place among the SETTINGS_MAX_CONCURRENT_STREAMS
+// handlers until the handler returns: a client cannot pile up work past the limit by resetting
+// streams. The client, which counts the reset streams as closed, may open as many again: they
+// wait, and start one for each handler that returns (one reset while it waits never starts);
+// a stream past the limit of open streams is refused.
 func TestH2ResetHandlersKeepTheirPlace(t *testing.T) {
 	const max = 100 // the SETTINGS_MAX_CONCURRENT_STREAMS dwell sends
-	woken := make(chan serve.Waker, max)
-	done := make(chan serve.Done, max+2) // the held handlers', and the /hello requests'
+	woken := make(chan serve.Waker, 2*max)
+	done := make(chan serve.Done, 2*max)
 	// One loop, and MaxConns 2: the handlers under way count against it too (serve's Linger),
 	// and a new connection is taken again only once they have all returned.
 	_, addr := startServer(t, h2Handler(woken, done), serve.Options{Loops: 1, MaxConns: 2})
 	c := dialH2(t, addr)
 	var held []serve.Waker
-	wake := func() {
-		for _, w := range held {
+	hold := func(n int) {
+		for range n {
+			held = append(held, receive(t, "a held handler's Waker", woken))
+		}
+	}
+	wake := func(n int) {
+		for _, w := range held[:n] {
 			w.Wake(nil)
 		}
-		held = nil
+		held = held[n:]
 	}
-	t.Cleanup(wake) // before the server's shutdown, which waits for them, should the test fail
+	t.Cleanup(func() { wake(len(held)) }) // before the server's shutdown, which waits for them, should the test fail
+	// noneStarted makes sure that no handler has started since: two PINGs, each sent once the
+	// previous one's ACK came, give the server a turn to start what it would.
+	pings := 0
+	noneStarted := func(what string) {
+		for range 2 {
+			c.write(h2.AppendPing(nil, false, [8]byte{byte(pings)}))
+			pings++
+			c.until("the PING's ACK", func() bool { return len(c.pings) == pings })
+		}
+		if len(woken) > 0 {
+			t.Fatalf("%s: %d handlers more started", what, len(woken))
+		}
+	}
 	for i := range max {
 		c.get(uint32(2*i+1), "/hold")
-		held = append(held, receive(t, "a held handler's Waker", woken))
 	}
+	hold(max)
 	for i := range max {
 		c.write(h2.AppendRSTStream(nil, uint32(2*i+1), h2.Cancel))
 	}
-	id := uint32(2*max + 1)
-	c.get(id, "/hello")
-	if r := c.response(id); !r.rst || r.code != h2.RefusedStream {
-		t.Fatalf("a stream past %d handlers still under way: status %d, reset %v %v; want REFUSED_STREAM", max, r.status, r.rst, r.code)
+	first := uint32(2*max + 1)
+	for i := range uint32(max) {
+		c.get(first+2*i, "/hold")
 	}
-	wake()
-	for range max {
-		receive(t, "a held handler's end", done)
+	noneStarted("streams opened while the reset ones' handlers were under way")
+	over := first + 2*max
+	c.get(over, "/hello")
+	if r := c.response(over); !r.rst || r.code != h2.RefusedStream {
+		t.Fatalf("a stream past %d open: status %d, reset %v %v; want REFUSED_STREAM", max, r.status, r.rst, r.code)
 	}
-	id += 2
-	c.get(id, "/hello")
-	if r := c.response(id); r.status != 200 {
-		t.Fatalf("once the handlers returned: status %d, reset %v %v", r.status, r.rst, r.code)
+	c.write(h2.AppendRSTStream(nil, first, h2.Cancel))
+	wake(1)
+	hold(1)
+	noneStarted("once one handler returned")
+	wake(max - 1) // the rest of the reset streams'
+	hold(max - 2) // the waiting streams' but the one reset
+	noneStarted("once every reset stream's handler returned")
+	wake(max - 1)
+	for i := uint32(1); i < max; i++ {
+		if r := c.response(first + 2*i); r.status != 200 {
+			t.Fatalf("waiting stream %d: status %d, reset %v %v", first+2*i, r.status, r.rst, r.code)
+		}
+	}
+	for range 2*max - 1 {
+		receive(t, "a handler's end", done)
+	}
+	if len(done) > 0 {
+		t.Fatalf("%d handlers more ended: the waiting stream reset had its handler run", len(done))
 	}
 	d := dialH2(t, addr)
 	d.nc.SetDeadline(time.Now().Add(testclient.Patience)) // a loop that never takes it fails the test

@@ -37,6 +37,7 @@ type h2stream struct {
 	blocked   bool   // in h.blocked
 	released  bool   // the stream is over; it goes back to the loop once no Ctx holds it
 	lingers   bool   // released while its handler was under way: one of h.lingering
+	waits     bool   // opened while the handlers' places were taken: one of h.waiting
 	trailers  []byte // the response's trailers, encoded, which end the stream (setTrailers)
 
 	protocol string      // an extended CONNECT's :protocol (RFC 8441), or ""
@@ -71,6 +72,7 @@ func (s *h2stream) recycle() {
 		s.lingers = false
 		s.h.lingering--
 		s.Loop.EndLinger()
+		s.h.startWaiting() // its place is free
 	}
 	s.h = nil // nothing more of the connection is kept alive by the pool
 	if l := s.Loop; len(h2loop(l).h2free) < h2StreamPoolMax {
@@ -145,6 +147,11 @@ func (h *h2conn) startStream(id uint32, end bool, protocol string) {
 	s.State = serve.StHandler
 	s.Ctx = cx
 	cx.Begin()
+	if h.waiting > 0 || h.handlers() > h2MaxStreams {
+		s.waits = true // behind the streams waiting already, for a handler to return
+		h.waiting++
+		return
+	}
 	h.starting = append(h.starting, h2start{s, s.Serial})
 }
 
@@ -355,6 +362,10 @@ func (s *h2stream) release() {
 	s.draining = false
 	s.dropBody()
 	h := s.h
+	if s.waits {
+		s.waits = false // ended before its handler could start
+		h.waiting--
+	}
 	if s.blocked {
 		s.blocked = false
 		for i, b := range h.blocked {
