@@ -137,7 +137,8 @@ func (s *Server) Addr() net.Addr {
 // It returns nil once every connection has closed. When ctx ends first, Shutdown returns
 // ctx.Err() at once, after telling the loops that the grace period is over: the handlers still
 // waiting are woken with ErrShutdown (their Context is cancelled) and their connections close
-// as they return; ListenAndServe (or Serve) returns once the last has.
+// as they return — an HTTP/2 connection, or one handed over, closes at once, its handlers woken
+// as when a client leaves; ListenAndServe (or Serve) returns once the last has.
 func (s *Server) Shutdown(ctx context.Context) error {
 	return s.x.Shutdown(ctx)
 }
