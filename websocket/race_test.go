@@ -1,5 +1,0 @@
-//go:build race
-
-package websocket
-
-const raceEnabled = true
