@@ -118,15 +118,8 @@ const drainMax = 8192
 // closes them as it closes the others.
 func (a *Acceptor) Drain(h AcceptHost) {
 	for i := range a.Lns {
-		for n := 0; n < drainMax && a.Lns[i].FD >= 0 && !h.Full(); n++ {
-			fd, e := netpoll.Accept(a.Lns[i].FD)
-			if e == netpoll.EINTR || e == netpoll.ECONNABORTED {
-				continue
-			}
-			if e != 0 {
-				break // none waiting (EAGAIN), or none can be taken now
-			}
-			h.Open(fd, i)
+		if a.Lns[i].FD >= 0 {
+			a.take(i, h, drainMax)
 		}
 	}
 }
@@ -157,7 +150,12 @@ func (a *Acceptor) At(fd int) int {
 // listeners are out of the poll set until the loop puts them back (Listen). The failure is
 // logged once a burst.
 func (a *Acceptor) Accept(ln int, h AcceptHost) (backoff bool) {
-	for range acceptBatch {
+	return a.take(ln, h, acceptBatch)
+}
+
+// take is Accept, up to max connections.
+func (a *Acceptor) take(ln int, h AcceptHost, max int) (backoff bool) {
+	for range max {
 		if h.Full() {
 			a.Pause()
 			return false

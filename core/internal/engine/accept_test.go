@@ -104,6 +104,9 @@ func TestAcceptorDrain(t *testing.T) {
 		t.Fatalf("a host with room for 2 got %d connections", len(h.fds))
 	}
 	h.limit = 10
+	if err := a.Listen(); err != nil { // a full host paused it, as Accept does
+		t.Fatal(err)
+	}
 	drainUntil(3)
 	a.Drain(h) // nothing queued: returns
 	if len(h.fds) != 3 || h.lns[2] != 1 {
