@@ -2,20 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"time"
+
+	"github.com/dwellhttp/dwell/bench/internal/peer"
 )
 
 // The HTTPS figures: dwell serving TLS on its loops beside nginx and net/http's ServeTLS, each
@@ -183,40 +175,10 @@ func tlsBurstFigure(ctx context.Context, r *runner, m *measurement) (map[string]
 	return map[string]float64{"all_ms": res.AllMs, "p50_ms": res.P50Ms, "probe_p99_us": res.ProbeP99us, "cpu_ms": res.CPUms}, nil
 }
 
-// prepareCert writes the run's certificate and key, $WORK/tls/cert.pem and key.pem: ECDSA
-// P-256, self-signed for 127.0.0.1 and localhost, valid for a day.
+// prepareCert writes the run's certificate and key, $WORK/tls/cert.pem and key.pem
+// (peer.WriteCertificate).
 func (r *runner) prepareCert() error {
-	dir := filepath.Join(r.work, "tls")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano()),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:     []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return err
-	}
-	pk, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return err
-	}
-	r.cert, r.key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(r.cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return err
-	}
-	// Readable by nginx's worker, which runs as root or nobody (the work directory is private).
-	return os.WriteFile(r.key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk}), 0o644)
+	var err error
+	r.cert, r.key, err = peer.WriteCertificate(filepath.Join(r.work, "tls"))
+	return err
 }

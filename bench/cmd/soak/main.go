@@ -37,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dwellhttp/dwell/bench/internal/peer"
 	"golang.org/x/sys/unix"
 )
 
@@ -114,7 +115,11 @@ func (s *server) stopping() bool { return s.ending.Load() }
 func startServer(bin, file string) *server {
 	args := []string{"-file", file, "-loops", fmt.Sprint(*loops), "-maxconns", fmt.Sprint(*maxConns)}
 	if *useTLS {
-		args = append(args, "-tls")
+		cert, key, err := peer.WriteCertificate(filepath.Join(filepath.Dir(bin), "tls"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		args = append(args, "-cert", cert, "-key", key)
 	}
 	if *debug {
 		args = append(args, "-debug")

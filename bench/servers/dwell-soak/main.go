@@ -2,26 +2,19 @@
 // serves — a hello, an echo of the request body (and through the net/http bridge), streamed
 // responses (and through the bridge), blocking work (wait.Do, wait.Call), a sleep, a Detach, a
 // long poll on a topic with a cursor, a file with ranges, WebSockets in both styles — and /stats,
-// what the server holds. It prints "listening ADDR" once it listens, logs at Warn (Debug with
+// what the server holds; HTTPS with -cert and -key (peer.TLSFlags). It prints "listening ADDR" once it listens, logs at Warn (Debug with
 // -debug) to its standard error, and on SIGTERM shuts down with a 10 s grace period, printing
 // what Shutdown and ListenAndServe returned.
 package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"os"
 	"os/signal"
@@ -30,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dwellhttp/dwell/bench/internal/peer"
 	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/router"
@@ -42,7 +36,7 @@ func main() {
 	file := flag.String("file", "", "file served at /file (required)")
 	loops := flag.Int("loops", 2, "Options.Loops")
 	maxConns := flag.Int("maxconns", 0, "Options.MaxConns")
-	useTLS := flag.Bool("tls", false, "serve HTTPS, with a certificate of its own")
+	tf := peer.RegisterTLSFlags()
 	debug := flag.Bool("debug", false, "log at Debug")
 	flag.Parse()
 	if *file == "" {
@@ -54,8 +48,8 @@ func main() {
 	}
 	opts := core.Options{Addr: *addr, Loops: *loops, MaxConns: *maxConns,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))}
-	if *useTLS {
-		opts.TLSConfig = selfSigned()
+	if tf.Enabled() {
+		opts.TLSConfig = tf.Config()
 	}
 	var srv *core.Server
 	srv = core.NewServer(routes(*file, func() core.Stats { return srv.Stats() }), opts)
@@ -71,7 +65,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "shutdown:", srv.Shutdown(ctx))
 	}()
 	fmt.Println("listening", srv.Addr())
-	fmt.Fprintln(os.Stderr, "served:", srv.ListenAndServe())
+	var err error
+	if tf.Enabled() {
+		err = srv.ListenAndServeTLS(tf.Cert, tf.Key)
+	} else {
+		err = srv.ListenAndServe()
+	}
+	fmt.Fprintln(os.Stderr, "served:", err)
 }
 
 // routes are the soak's exchanges; the topic behind /poll gets a value every 5 ms.
@@ -208,19 +208,4 @@ func streamed(n int, write func([]byte) (int, error), flush func() error) {
 func millis(q string) time.Duration {
 	n, _ := strconv.Atoi(q)
 	return time.Duration(n) * time.Millisecond
-}
-
-// selfSigned returns a TLS configuration with a certificate for localhost made now.
-func selfSigned() *tls.Config {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		log.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "soak"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), DNSNames: []string{"localhost"}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		log.Fatal(err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 }
