@@ -22,8 +22,9 @@ func Call[T any](c *core.Ctx, fn func(ctx context.Context) (T, error)) (T, error
 // middleware.Timeout), it returns at once the zero T and core.ErrClosed, core.ErrShutdown or
 // core.ErrDeadline — so that a deadline bounds the request even when fn is slow — while fn's
 // context is cancelled (it should return soon) and what fn returns later is dropped. A call still
-// waiting for a worker then never runs fn, so that the calls of clients that left cost the pool
-// no work: one that resets connections or streams cannot queue work for nothing. Since fn may
+// waiting for a worker then never runs fn, and the pool's queue lets go of it, so that the calls
+// of clients that left cost the pool neither work nor memory: one that resets connections or
+// streams cannot queue work for nothing while the pool is busy. Since fn may
 // outlive the handler, it must not use what the request lends until the handler returns (the
 // []byte of c.Bytes()): the strings dwell hands out are the handler's to keep and safe. fn must
 // not touch c (refused: see Pool.Do); a panic in fn is raised again in the handler, and a
@@ -39,7 +40,7 @@ func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)
 	ctx := c.Context()
 	j := &doJob{p: p, fn: func() {
 		if ctx.Err() != nil {
-			return // the request ended while the call waited for a worker: no one waits for fn
+			return // the request ended and CallOn is about to drop the call: no one waits for fn
 		}
 		res.v, res.err = fn(ctx)
 	}, w: c.Waker()}
@@ -58,6 +59,7 @@ func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)
 	if errors.Is(err, core.ErrOutsideRequest) { // from a continuation: it never parked
 		j.cancelled = true
 	}
+	j.drop() // unless a worker has taken it, fn never runs, and the pool holds the call no more
 	return zero, err
 }
 

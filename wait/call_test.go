@@ -134,6 +134,68 @@ func TestCallLeftBehindDoesNotRun(t *testing.T) {
 	}
 }
 
+// TestCallLeftBehindIsForgotten: calls given up while the pool is busy do not stay in its
+// queue, so that requests that end faster than calls start (clients that leave, deadlines that
+// pass) cannot make the queue grow; a call still waiting among them keeps its place and runs.
+func TestCallLeftBehindIsForgotten(t *testing.T) {
+	p := NewPool(1)
+	blocking, release := make(chan struct{}, 1), make(chan struct{})
+	ran := make(chan string, 3)
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
+		path := c.Path()
+		if path == "/late" {
+			c.SetTimeout(time.Millisecond) // given up long before the worker is free
+		}
+		CallOn(p, c, func(ctx context.Context) (struct{}, error) {
+			if path == "/block" {
+				blocking <- struct{}{}
+				<-release
+			}
+			ran <- path
+			return struct{}{}, nil
+		})
+	}, core.Options{Loops: 1})
+	a := dial(t, addr)
+	a.get("/block") // the pool's one worker
+	coretest.Receive(t, "the first call running", blocking)
+	b := dial(t, addr)
+	b.get("/waits") // queued, and waiting for its answer throughout
+	coretest.WaitFor(t, "the second call queued", func() bool { return p.workers.State().Queued == 1 })
+	const late = 500
+	for i := range late {
+		c := dial(t, addr) // the answer at the deadline closes the connection
+		c.get("/late")
+		if status, _ := c.response(); status != 503 {
+			t.Fatalf("late call %d: status %d, want 503 at its deadline", i, status)
+		}
+		c.Close()
+		// The live call and at most as many given up: not one for each call ever queued.
+		if q := p.workers.State().Queued; q > 2 {
+			t.Fatalf("after %d calls given up, %d calls queued behind the busy worker", i+1, q)
+		}
+	}
+	close(release)
+	if status, _ := b.response(); status != 200 {
+		t.Fatalf("the call that waited: status %d", status)
+	}
+	if status, _ := a.response(); status != 200 {
+		t.Fatalf("the first call: status %d", status)
+	}
+	for _, want := range []string{"/block", "/waits"} {
+		if path := coretest.Receive(t, "a call's run", ran); path != want {
+			t.Fatalf("%s ran, want %s: no call given up may run", path, want)
+		}
+	}
+	c := dial(t, addr)
+	c.get("/after")
+	if status, _ := c.response(); status != 200 {
+		t.Fatalf("a call after: status %d", status)
+	}
+	if path := coretest.Receive(t, "the call after", ran); path != "/after" {
+		t.Fatalf("%s ran, want /after", path)
+	}
+}
+
 // TestCallPanicAndMisuse: a panic in fn answers 500 from the handler; fn's use of the Ctx is
 // refused as in Do.
 func TestCallPanicAndMisuse(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/workers"
@@ -92,19 +93,42 @@ type doJob struct {
 	p         *Pool
 	fn        func()
 	w         core.Waker
-	cancelled bool // Do failed before parking; set and read on the loop
+	cancelled bool         // Do failed before parking; set and read on the loop
+	claim     atomic.Int32 // jobWaiting, then jobTaken by a worker or jobDropped by CallOn
 }
+
+// A job's claim: a worker takes it or CallOn, no longer waiting for it, drops it, whichever is
+// first.
+const (
+	jobWaiting = iota
+	jobTaken
+	jobDropped
+)
 
 // start runs on the handler's loop, once the handler has parked (or Do has failed).
 func (j *doJob) start() {
-	if !j.cancelled {
+	if !j.cancelled && !j.Dropped() {
 		j.p.workers.Start(j)
 	}
 }
 
+// drop gives the job up unless a worker has taken it: fn will not run, and the pool forgets it.
+func (j *doJob) drop() {
+	if j.claim.CompareAndSwap(jobWaiting, jobDropped) {
+		j.p.workers.Drop()
+	}
+}
+
+// Dropped reports whether CallOn gave the job up before a worker took it.
+func (j *doJob) Dropped() bool { return j.claim.Load() == jobDropped }
+
 // Run calls fn on a worker and wakes the handler, passing on a panic as an error to raise there,
-// and a runtime.Goexit (which ends the worker; another takes its place) as ErrGoexit.
+// and a runtime.Goexit (which ends the worker; another takes its place) as ErrGoexit. A job
+// dropped meanwhile does nothing: no one waits for it.
 func (j *doJob) Run() {
+	if !j.claim.CompareAndSwap(jobWaiting, jobTaken) {
+		return
+	}
 	returned := false
 	defer func() {
 		if returned {

@@ -35,3 +35,18 @@ func (q *Queue[T]) Pop() T {
 	}
 	return v
 }
+
+// DeleteFunc removes the waiting values for which del returns true, keeping the others in
+// order, and returns how many it removed. It costs a pass over what waits.
+func (q *Queue[T]) DeleteFunc(del func(T) bool) int {
+	kept := q.items[:0]
+	for _, v := range q.items[q.head:] {
+		if !del(v) {
+			kept = append(kept, v)
+		}
+	}
+	clear(q.items[len(kept):]) // the queue keeps no reference to what it removed
+	removed := q.Len() - len(kept)
+	q.items, q.head = kept, 0
+	return removed
+}

@@ -1,6 +1,9 @@
 package fifo
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestOrderAndBound: values come out in the order they went in, across the reuse of an emptied
 // queue and the compaction of one that never empties, whose slice stays bounded.
@@ -45,4 +48,31 @@ func TestOrderAndBound(t *testing.T) {
 		}
 	}
 	pop(10)
+}
+
+// TestDeleteFunc: the values removed are gone and referenced no more, the rest come out in
+// order, and the queue goes on as before.
+func TestDeleteFunc(t *testing.T) {
+	var q Queue[*int]
+	for i := range 10 {
+		q.Push(&i)
+	}
+	q.Pop()
+	q.Pop() // 2 consumed: DeleteFunc must see only what waits
+	if n := q.DeleteFunc(func(v *int) bool { return *v%2 == 1 }); n != 4 {
+		t.Fatalf("removed %d, want 4 (3, 5, 7, 9)", n)
+	}
+	for i := q.Len(); i < len(q.items[:cap(q.items)]); i++ {
+		if q.items[:cap(q.items)][i] != nil {
+			t.Fatalf("slot %d still holds %d", i, *q.items[:cap(q.items)][i])
+		}
+	}
+	q.Push(new(10))
+	var got []int
+	for q.Len() > 0 {
+		got = append(got, *q.Pop())
+	}
+	if want := []int{2, 4, 6, 8, 10}; !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
 }

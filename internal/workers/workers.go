@@ -16,6 +16,13 @@ import (
 // ends its goroutine only: the pool gives its place to another.
 type Job interface{ Run() }
 
+// A Droppable job may be given up before it starts (its caller no longer waits for it): from
+// then on Dropped returns true, and its Run does nothing. See Pool.Drop.
+type Droppable interface {
+	Job
+	Dropped() bool
+}
+
 // A Pool runs Jobs on goroutines, at most size of them holding a place at once. A goroutine
 // whose job is done takes the next queued job, or waits idle for one for up to keep (none at
 // all for a keep of zero), the most recently idle first, its stack warm.
@@ -33,6 +40,7 @@ type Pool struct {
 	waiting  int                       // jobs that gave up their place (Leave)
 	resuming fifo.Queue[chan struct{}] // jobs whose wait is over, waiting for a place
 	queue    fifo.Queue[Job]           // jobs not started, waiting for a place
+	dropped  int                       // Drop calls since the queue was last rid of dropped jobs
 	sweeping bool                      // a sweep of idle goroutines is scheduled
 }
 
@@ -87,6 +95,24 @@ func (p *Pool) Start(j Job) {
 		return
 	}
 	p.queue.Push(j)
+	p.mu.Unlock()
+}
+
+// Drop tells the pool that a Droppable job it was given has been given up, and may still wait
+// in its queue. Once such jobs may be half of the queue, the pool removes them (a pass over the
+// queue, which the calls since the last pass pay for), so that jobs given up faster than jobs
+// start — callers that leave while the pool is busy — cost at most as much memory as the jobs
+// still waiting, not all that were ever queued.
+func (p *Pool) Drop() {
+	p.mu.Lock()
+	p.dropped++
+	if p.dropped*2 >= p.queue.Len() {
+		p.queue.DeleteFunc(func(j Job) bool {
+			d, ok := j.(Droppable)
+			return ok && d.Dropped()
+		})
+		p.dropped = 0
+	}
 	p.mu.Unlock()
 }
 

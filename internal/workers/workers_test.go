@@ -70,6 +70,51 @@ func TestOrder(t *testing.T) {
 	}
 }
 
+// dropJob is a Droppable job whose Run reports its number unless it was dropped.
+type dropJob struct {
+	n       int
+	ran     chan int
+	dropped atomic.Bool
+}
+
+func (j *dropJob) Run() {
+	if !j.dropped.Load() {
+		j.ran <- j.n
+	}
+}
+
+func (j *dropJob) Dropped() bool { return j.dropped.Load() }
+
+// TestDropBound: behind a busy place, jobs dropped in any pattern leave the queue holding at
+// most as many dropped jobs as live ones (plus the one just dropped), and the live jobs still
+// start in order.
+func TestDropBound(t *testing.T) {
+	p := New(1, 0)
+	release := make(chan struct{})
+	p.Start(jobFunc(func() { <-release }))
+	ran := make(chan int, 100)
+	live := 0
+	for i := range 1000 {
+		j := &dropJob{n: i, ran: ran}
+		p.Start(j)
+		if i%10 == 0 && live < 100 { // one job in ten stays
+			live++
+			continue
+		}
+		j.dropped.Store(true)
+		p.Drop()
+		if q := p.State().Queued; q > 2*live+1 {
+			t.Fatalf("after job %d: %d queued for %d live jobs", i, q, live)
+		}
+	}
+	close(release)
+	for want := 0; want < 10*live; want += 10 {
+		if got := <-ran; got != want {
+			t.Fatalf("job %d ran where job %d should have", got, want)
+		}
+	}
+}
+
 // TestRejoinGoesFirst: a job that left its place and rejoins gets the next free place before a
 // job that has not started.
 func TestRejoinGoesFirst(t *testing.T) {
