@@ -136,9 +136,11 @@ func (s *Server) Addr() net.Addr {
 // asked for it (Seam.WakeOnShutdown: long polls, event streams) end at once with ErrShutdown.
 // It returns nil once every connection has closed. When ctx ends first, Shutdown returns
 // ctx.Err() at once, after telling the loops that the grace period is over: the handlers still
-// waiting are woken with ErrShutdown (their Context is cancelled) and their connections close
-// as they return — an HTTP/2 connection, or one handed over, closes at once, its handlers woken
-// as when a client leaves; ListenAndServe (or Serve) returns once the last has.
+// waiting, on HTTP/1.1 and HTTP/2 alike, are woken with ErrShutdown (their Context is
+// cancelled), their answers still go out (503 from a handler that wrote none), and their
+// connections close as they return — a connection handed over (a WebSocket's) at once, as does
+// an HTTP/2 stream handed over, and an HTTP/2 stream still waiting for a handler's place is
+// refused (REFUSED_STREAM); ListenAndServe (or Serve) returns once the last has closed.
 func (s *Server) Shutdown(ctx context.Context) error {
 	return s.x.Shutdown(ctx)
 }

@@ -452,6 +452,27 @@ func (h *h2conn) Shutdown(hc *serve.Conn) {
 	}
 }
 
+// EndGrace: the shutdown's grace period is over (serve.GraceEnder). Each handler still under
+// way is woken with ErrShutdown, as an HTTP/1.1 request's is, and its response (503 when it had
+// written none) still goes out; the connection closes after the last stream, as after GOAWAY.
+// A stream still waiting for a place is refused (REFUSED_STREAM: never processed, the client
+// may send it again elsewhere); one handed over (a WebSocket's) ends, as a connection handed
+// over is closed.
+func (h *h2conn) EndGrace(hc *serve.Conn) {
+	h.Shutdown(hc)
+	for _, s := range h.streams {
+		switch cx := s.Ctx; {
+		case s.waits:
+			// Refusing it starts no other: a waiting stream holds no handler's place.
+			s.reset(h2.RefusedStream)
+		case s.State == serve.StHandedOver:
+			s.Close(serve.ErrShutdown)
+		case cx != nil && cx.Active():
+			cx.EndGrace()
+		}
+	}
+}
+
 // stop takes no more streams, and says so with GOAWAY NO_ERROR naming the last it took.
 func (h *h2conn) stop() {
 	if !h.goingAway {

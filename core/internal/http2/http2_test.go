@@ -2,6 +2,7 @@ package http2
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -51,6 +52,15 @@ func h2Handler(woken chan<- serve.Waker, done chan<- serve.Done) serve.Handler {
 				return
 			}
 			c.WriteString("woken")
+		case "/part": // a response begun, then a wait, whose end the response tells
+			c.WriteString("part")
+			c.Flush()
+			woken <- c.Waker()
+			if err := c.Suspend(0); err != nil {
+				c.WriteString(", then " + err.Error())
+				return
+			}
+			c.WriteString(", then the rest")
 		case "/hold": // as wait.Do does: only the Waker ends the wait, whatever the client does
 			woken <- c.Waker()
 			c.Seam().Hold()
@@ -238,6 +248,43 @@ func TestH2Shutdown(t *testing.T) {
 	for {
 		if _, _, ok := c.frame(); !ok {
 			break
+		}
+	}
+}
+
+// TestH2ShutdownGraceEnds: when the grace period ends, the handlers still waiting are woken with
+// ErrShutdown, as on HTTP/1.1, and their answers go out before the connection closes: a 503 for
+// one that had written nothing, the rest of its response for one that had begun it.
+func TestH2ShutdownGraceEnds(t *testing.T) {
+	woken := make(chan serve.Waker, 2)
+	done := make(chan serve.Done, 2)
+	s, addr := startServer(t, h2Handler(woken, done), serve.Options{})
+	c := dialH2(t, addr)
+	c.get(1, "/park")
+	receive(t, "the parked handler's Waker", woken)
+	c.get(3, "/part")
+	receive(t, "the second handler's Waker", woken)
+	c.until("the first part", func() bool { s := c.streams[3]; return s != nil && len(s.body) > 0 })
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // no grace at all
+	if err := s.Shutdown(ctx); err != context.Canceled {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if r := c.response(1); r.rst || r.status != 503 {
+		t.Fatalf("the stream that had no answer: reset %v (code %v), status %d; want a 503", r.rst, r.code, r.status)
+	}
+	if r, want := c.response(3), "part, then "+serve.ErrShutdown.Error(); r.rst || string(r.body) != want {
+		t.Fatalf("the stream with a response begun: reset %v, body %q; want %q", r.rst, r.body, want)
+	}
+	for range 2 {
+		if d := receive(t, "a handler's end", done); !errors.Is(d.Err, serve.ErrShutdown) {
+			t.Errorf("Done.Err %v, want ErrShutdown", d.Err)
+		}
+	}
+	c.until("GOAWAY", func() bool { return c.goAway != nil })
+	for {
+		if _, _, ok := c.frame(); !ok {
+			break // the connection closed after its streams
 		}
 	}
 }

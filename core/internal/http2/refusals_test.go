@@ -1,6 +1,7 @@
 package http2
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -103,6 +104,59 @@ func TestH2ResetHandlersKeepTheirPlace(t *testing.T) {
 	d.get(1, "/hello")
 	if r := d.response(1); r.status != 200 {
 		t.Fatalf("a second connection: status %d", r.status)
+	}
+}
+
+// TestH2ShutdownGraceRefusesWaiting: when a shutdown's grace period ends, a stream still
+// waiting for a handler's place is refused (REFUSED_STREAM: never processed, safe to send again)
+// rather than started; the connection closes once the handlers holding the places return.
+func TestH2ShutdownGraceRefusesWaiting(t *testing.T) {
+	const max = 100
+	woken := make(chan serve.Waker, max)
+	done := make(chan serve.Done, max+1)
+	s, addr := startServer(t, h2Handler(woken, done), serve.Options{Loops: 1})
+	c := dialH2(t, addr)
+	held := make([]serve.Waker, 0, max)
+	for i := range max {
+		c.get(uint32(2*i+1), "/hold")
+	}
+	for range max {
+		held = append(held, receive(t, "a held handler's Waker", woken))
+	}
+	t.Cleanup(func() { // should the test fail before it wakes them
+		for _, w := range held {
+			w.Wake(nil)
+		}
+	})
+	for i := range max {
+		c.write(h2.AppendRSTStream(nil, uint32(2*i+1), h2.Cancel))
+	}
+	waiting := uint32(2*max + 1)
+	c.get(waiting, "/hello") // waits: the reset streams' handlers hold every place
+	c.write(h2.AppendPing(nil, false, [8]byte{}))
+	c.until("the PING's ACK", func() bool { return len(c.pings) == 1 }) // the stream is open
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := s.Shutdown(ctx); err != context.Canceled {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if r := c.response(waiting); !r.rst || r.code != h2.RefusedStream {
+		t.Fatalf("the waiting stream: status %d, reset %v %v; want REFUSED_STREAM", r.status, r.rst, r.code)
+	}
+	for _, w := range held {
+		w.Wake(nil)
+	}
+	held = nil
+	for range max {
+		receive(t, "a held handler's end", done)
+	}
+	for {
+		if _, _, ok := c.frame(); !ok {
+			break // the connection closed after the handlers
+		}
+	}
+	if len(done) > 0 {
+		t.Fatal("the refused stream's handler ran")
 	}
 }
 

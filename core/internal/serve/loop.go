@@ -68,7 +68,6 @@ type Loop struct {
 	Scratch []byte // what is built to be queued at once (a chunked body's trailer section)
 
 	Shutting bool // stop accepting; close connections as they go idle
-	forced   bool // the grace period is over: wake everything with ErrShutdown
 	done     chan struct{}
 }
 

@@ -282,6 +282,11 @@ func (cx *Ctx) onTimeout() {
 	}
 }
 
+// EndGrace tells the request that a shutdown's grace period has ended: its Context is
+// cancelled and its waits end with ErrShutdown (Seam.Hold's only once it is resumed); when the
+// handler returns without having answered, the server answers 503.
+func (cx *Ctx) EndGrace() { cx.clientGone(ErrShutdown) }
+
 // clientGone records that the request can no longer be answered normally (err is ErrClosed,
 // ErrShutdown, or ErrDeadline for the request's deadline) and wakes the handler wherever it
 // waits, except in Hold.

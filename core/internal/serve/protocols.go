@@ -50,6 +50,16 @@ type StreamCounter interface {
 	CountStreams(n *ConnStates)
 }
 
+// A GraceEnder is a handed-over connection's Protocol that serves requests on streams. When a
+// shutdown's grace period ends, the server calls EndGrace where it would close another
+// connection handed over: the protocol ends its streams' requests as an HTTP/1.1 connection's
+// is ended — each handler still under way woken with ErrShutdown (Ctx.EndGrace), so that its
+// response, 503 when it had written none, still goes out — and closes the connection after
+// them.
+type GraceEnder interface {
+	EndGrace(c *Conn)
+}
+
 // SetFirst gives the server the protocol its connections speak from their first byte, before
 // it listens.
 func (s *Server) SetFirst(f First) { s.first = f }
