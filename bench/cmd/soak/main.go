@@ -13,13 +13,17 @@
 //   - shutdown: -runs times, a fresh server under 8 clients on one connection (h2c, or HTTP/1.1
 //     keep-alive with -h1) — GET /sleep?ms=50 and POST /echo of 300 KB — shut down after 1 s:
 //     the requests that failed other than by a refused connection.
+//   - grace: -runs times, a fresh server whose grace period (300 ms) ends under 16 clients, 8 on
+//     one h2c connection and 8 on HTTP/1.1 keep-alive, waiting in handlers longer than it —
+//     GET /sleep?ms=5000 (Suspend, woken at its end) and GET /do?ms=1500 (wait.Do, which lets
+//     its function finish): each answered, by the handler or with the server's 503, none cut.
 //   - streams: for -d, 150 streams at once on one h2c connection, a third of them cancelled
 //     within 20 ms, to a handler that waits on wait.Do: the requests that failed other than by
 //     their cancellation.
 //
 // Load and faults target 127.0.0.1 only.
 //
-//	cd bench && go run ./cmd/soak [-mode mix|shutdown|streams] [-d 60s] [-tls] [-poller io_uring] [-loops 2] [-maxconns N]
+//	cd bench && go run ./cmd/soak [-mode mix|shutdown|grace|streams] [-d 60s] [-tls] [-poller io_uring] [-loops 2] [-maxconns N]
 package main
 
 import (
@@ -42,14 +46,14 @@ import (
 )
 
 var (
-	mode        = flag.String("mode", "mix", "mix, shutdown or streams")
+	mode        = flag.String("mode", "mix", "mix, shutdown, grace or streams")
 	dur         = flag.Duration("d", 60*time.Second, "how long the mix or the streams run")
 	scale       = flag.Int("n", 2, "mix: clients of each kind (twice as many for HTTP/1.1 and h2c)")
 	useTLS      = flag.Bool("tls", false, "mix: HTTP/1.1 and h2 over TLS (no pipelining, resets or WebSockets)")
 	dwellPoller = flag.String("poller", "", "DWELL_POLLER for the server: epoll or io_uring")
 	loops       = flag.Int("loops", 2, "the server's Options.Loops")
 	maxConns    = flag.Int("maxconns", 0, "the server's Options.MaxConns")
-	runs        = flag.Int("runs", 6, "shutdown: how many servers to shut down")
+	runs        = flag.Int("runs", 6, "shutdown and grace: how many servers to shut down")
 	h1          = flag.Bool("h1", false, "shutdown: HTTP/1.1 keep-alive instead of h2c")
 	norace      = flag.Bool("norace", false, "build the server without the race detector")
 	only        = flag.Int("only", -1, "mix: make only the requests of this kind (0 to 11: see request), to narrow a failure down")
@@ -88,10 +92,12 @@ func main() {
 		mix(start())
 	case "shutdown":
 		shutdowns(start)
+	case "grace":
+		graceEnds(func() *server { return startServer(bin, file, "-grace", graceMode.String()) })
 	case "streams":
 		streams(start())
 	default:
-		log.Fatalf("-mode %q: mix, shutdown or streams", *mode)
+		log.Fatalf("-mode %q: mix, shutdown, grace or streams", *mode)
 	}
 }
 
@@ -110,10 +116,11 @@ func (s *server) markStopping() { s.ending.Store(true) }
 // stopping reports whether the shutdown has begun (markStopping).
 func (s *server) stopping() bool { return s.ending.Load() }
 
-// startServer starts bin on a free port, pinned to CPU 0 where taskset is, and waits until it
-// listens.
-func startServer(bin, file string) *server {
+// startServer starts bin on a free port, with more flags if given, pinned to CPU 0 where
+// taskset is, and waits until it listens.
+func startServer(bin, file string, more ...string) *server {
 	args := []string{"-file", file, "-loops", fmt.Sprint(*loops), "-maxconns", fmt.Sprint(*maxConns)}
+	args = append(args, more...)
 	if *useTLS {
 		cert, key, err := peer.WriteCertificate(filepath.Join(filepath.Dir(bin), "tls"))
 		if err != nil {
@@ -158,7 +165,11 @@ func startServer(bin, file string) *server {
 // stop has the server shut down (SIGTERM) and waits for it; it reports whether the shutdown
 // was clean: Shutdown and ListenAndServe returned what a graceful shutdown returns, and nothing
 // else was logged.
-func (s *server) stop() (clean bool, log string) {
+func (s *server) stop() (clean bool, log string) { return s.stopWith("<nil>") }
+
+// stopWith is stop for a shutdown that returns shutdownErr: "<nil>" for one that ends within
+// its grace period, "context deadline exceeded" for one whose grace period ends first.
+func (s *server) stopWith(shutdownErr string) (clean bool, log string) {
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:
@@ -170,5 +181,5 @@ func (s *server) stop() (clean bool, log string) {
 	log = s.stderr.String()
 	lines := strings.Split(strings.TrimSuffix(log, "\n"), "\n")
 	slices.Sort(lines) // the two lines are printed by two goroutines
-	return slices.Equal(lines, []string{"served: dwell: server closed", "shutdown: <nil>"}), log
+	return slices.Equal(lines, []string{"served: dwell: server closed", "shutdown: " + shutdownErr}), log
 }

@@ -2,9 +2,9 @@
 // serves — a hello, an echo of the request body (and through the net/http bridge), streamed
 // responses (and through the bridge), blocking work (wait.Do, wait.Call), a sleep, a Detach, a
 // long poll on a topic with a cursor, a file with ranges, WebSockets in both styles — and /stats,
-// what the server holds; HTTPS with -cert and -key (peer.TLSFlags). It prints "listening ADDR" once it listens, logs at Warn (Debug with
-// -debug) to its standard error, and on SIGTERM shuts down with a 10 s grace period, printing
-// what Shutdown and ListenAndServe returned.
+// what the server holds; HTTPS with -cert and -key (peer.TLSFlags). It prints "listening ADDR"
+// once it listens, logs at Warn (Debug with -debug) to its standard error, and on SIGTERM shuts
+// down with a grace period of -grace (10 s), printing what Shutdown and ListenAndServe returned.
 package main
 
 import (
@@ -38,6 +38,7 @@ func main() {
 	maxConns := flag.Int("maxconns", 0, "Options.MaxConns")
 	tf := peer.RegisterTLSFlags()
 	debug := flag.Bool("debug", false, "log at Debug")
+	grace := flag.Duration("grace", 10*time.Second, "the shutdown's grace period, after SIGTERM")
 	flag.Parse()
 	if *file == "" {
 		log.Fatal("-file is required")
@@ -60,7 +61,7 @@ func main() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGTERM)
 		<-sig
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), *grace)
 		defer cancel()
 		fmt.Fprintln(os.Stderr, "shutdown:", srv.Shutdown(ctx))
 	}()
