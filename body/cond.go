@@ -58,8 +58,8 @@ func makeETag(modtime time.Time, size int64) string {
 // precondition evaluates the request's preconditions in the order of RFC 9110 §13.2.2 and
 // returns 0 to go on, 304 (Not Modified) or 412 (Precondition Failed).
 func precondition(c *core.Ctx, v validators) int {
-	if im, ok := c.Bytes().Header("If-Match"); ok {
-		if !etagListMatch(string(im), v.etag, true) {
+	if present, match := fieldMatch(c, "If-Match", v.etag, true); present {
+		if !match {
 			return 412
 		}
 	} else if s := c.Header("If-Unmodified-Since"); s != "" && knownTime(v.modtime) {
@@ -69,8 +69,8 @@ func precondition(c *core.Ctx, v validators) int {
 		}
 	}
 	safe := c.Method() == "GET" || c.Method() == "HEAD"
-	if inm, ok := c.Bytes().Header("If-None-Match"); ok {
-		if etagListMatch(string(inm), v.etag, false) {
+	if present, match := fieldMatch(c, "If-None-Match", v.etag, false); present {
+		if match {
 			if safe {
 				return 304
 			}
@@ -99,6 +99,18 @@ func ifRange(c *core.Ctx, v validators) bool {
 	}
 	t, ok := parseTime(ir)
 	return ok && knownTime(v.modtime) && v.modtime.Equal(t)
+}
+
+// fieldMatch reports whether the request has the If-Match or If-None-Match field name, and
+// whether its list matches etag (etagListMatch): its field lines are one list (RFC 9110 §5.3).
+func fieldMatch(c *core.Ctx, name, etag string, strong bool) (present, match bool) {
+	for v := range c.Bytes().HeaderValues(name) {
+		present = true
+		if etagListMatch(string(v), etag, strong) {
+			return true, true
+		}
+	}
+	return present, false
 }
 
 // etagListMatch reports whether the If-Match or If-None-Match value list matches etag: "*"

@@ -216,6 +216,11 @@ func TestServeConditional(t *testing.T) {
 			{"GET", []string{"If-Unmodified-Since: " + lastMod}, 200},
 			{"GET", []string{"If-Unmodified-Since: Tue, 02 Jan 2024 03:04:04 GMT"}, 412},
 			{"GET", []string{"If-Match: " + etag, "If-Unmodified-Since: Mon, 01 Jan 2024 00:00:00 GMT"}, 200},
+			// A list's field lines are one list (RFC 9110 §5.3).
+			{"GET", []string{`If-None-Match: "x"`, "If-None-Match: " + etag}, 304},
+			{"GET", []string{`If-None-Match: "x"`, `If-None-Match: "y"`}, 200},
+			{"GET", []string{`If-Match: "x"`, "If-Match: " + etag}, 200},
+			{"GET", []string{`If-Match: "x"`, `If-Match: "y"`}, 412},
 		}
 		for _, tc := range tests {
 			resp, got := get(t, addr, tc.method, prefix+"hello.txt", tc.headers...)

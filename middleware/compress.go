@@ -3,6 +3,7 @@ package middleware
 import (
 	"bytes"
 	"compress/gzip"
+	"iter"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,8 +45,9 @@ var defaultCompressTypes = []string{
 // MinSize, or when the handler flushes it (a stream): it then gets Content-Encoding: gzip, a
 // Content-Length the handler declared goes (the server counts the compressed body instead, or
 // streams it chunked), a strong ETag becomes weak, since the bytes differ, and Accept-Ranges
-// goes. Every response gets Vary: Accept-Encoding, compressed or not, so that caches keep
-// the encodings apart.
+// goes; a 304 that revalidates such a response (its If-None-Match names the weak tag) carries
+// the weak tag too. Every response gets Vary: Accept-Encoding, compressed or not, so that
+// caches keep the encodings apart.
 //
 // Nothing is compressed for HEAD, for a request with a Range (ranges count the bytes of the
 // uncompressed body), for 1xx, 204, 206 and 304 responses, or for a body the handler encoded
@@ -79,8 +81,7 @@ func Compress(o CompressOptions) func(core.Handler) core.Handler {
 		return func(c *core.Ctx) {
 			c.AddHeader("Vary", "Accept-Encoding")
 			rng, _ := c.Bytes().Header("Range")
-			ae, _ := c.Bytes().Header("Accept-Encoding")
-			if c.Method() == "HEAD" || rng != nil || !acceptsGzip(ae) {
+			if c.Method() == "HEAD" || rng != nil || !acceptsGzip(c.Bytes().HeaderValues("Accept-Encoding")) {
 				// Nothing to compress: no filter, so that a file still goes out with sendfile.
 				next(c)
 				return
@@ -185,10 +186,15 @@ func (f *gzipFilter) Flush() error {
 
 // Transparent decides, if it has not, whether the response is compressed, and reports whether it
 // goes as it is: then core.Ctx.SendFile sends a file around the filter, with sendfile(2). The
-// size is judged by the declared Content-Length, the only size known before the file's bytes.
+// size is judged by the declared Content-Length, the only size known before the file's bytes;
+// without one, a response that may be compressed stays undecided, and the file's bytes, read
+// and written through the filter, are judged as any body's.
 func (f *gzipFilter) Transparent() bool {
 	if f.state == undecided && len(f.held) == 0 {
 		n, err := strconv.ParseInt(f.c.ResponseHeader("Content-Length"), 10, 64)
+		if err != nil && f.eligible() {
+			return false
+		}
 		if f.decide(err == nil && n >= int64(f.z.minSize)) != nil {
 			return false
 		}
@@ -227,9 +233,10 @@ func (f *gzipFilter) Close() error {
 func (f *gzipFilter) decide(big bool) error {
 	c := f.c
 	f.state = passing
-	status := c.ResponseStatus()
-	if status == 204 || status == 206 || status == 304 || status < 200 ||
-		c.ResponseHeader("Content-Encoding") != "" || !f.z.compressible(c.ResponseHeader("Content-Type")) || !big {
+	if c.ResponseStatus() == 304 {
+		f.notModified()
+	}
+	if !big || !f.eligible() {
 		return f.writeHeld()
 	}
 	f.state = compressing
@@ -249,6 +256,52 @@ func (f *gzipFilter) decide(big bool) error {
 	return f.writeHeld()
 }
 
+// notModified gives a 304 the ETag the 200 it stands for carried (RFC 9110 §15.4.5): weak when
+// the client's If-None-Match names the weak tag a compressed 200 had, so that a cache can
+// freshen the compressed copy it holds (RFC 9111 §4.3.4 matches a strong tag only to a strong
+// one).
+func (f *gzipFilter) notModified() {
+	etag := f.c.ResponseHeader("ETag")
+	if !strings.HasPrefix(etag, `"`) {
+		return
+	}
+	weak := "W/" + etag
+	for v := range f.c.Bytes().HeaderValues("If-None-Match") {
+		if listHas(v, weak) {
+			f.c.SetHeader("ETag", weak)
+			return
+		}
+	}
+}
+
+// listHas reports whether a comma-separated list of entity tags has tag as an element. An
+// entity tag holds no '"' inside its quotes, so a match that starts and ends at an element's
+// bounds is that element.
+func listHas(list []byte, tag string) bool {
+	for i := 0; ; {
+		k := bytes.Index(list[i:], []byte(tag))
+		if k < 0 {
+			return false
+		}
+		start, end := i+k, i+k+len(tag)
+		before := bytes.TrimRight(list[:start], " \t")
+		after := bytes.TrimLeft(list[end:], " \t")
+		if (len(before) == 0 || before[len(before)-1] == ',') && (len(after) == 0 || after[0] == ',') {
+			return true
+		}
+		i = end
+	}
+}
+
+// eligible reports whether the response may be compressed, its size aside: a status with a
+// body that is the whole representation, of a compressible type, not encoded already.
+func (f *gzipFilter) eligible() bool {
+	c := f.c
+	status := c.ResponseStatus()
+	return status >= 200 && status != 204 && status != 206 && status != 304 &&
+		c.ResponseHeader("Content-Encoding") == "" && f.z.compressible(c.ResponseHeader("Content-Type"))
+}
+
 // writeHeld writes on the bytes held before the decision.
 func (f *gzipFilter) writeHeld() error {
 	if len(f.held) == 0 {
@@ -260,21 +313,24 @@ func (f *gzipFilter) writeHeld() error {
 	return err
 }
 
-// acceptsGzip reports whether an Accept-Encoding value accepts gzip (RFC 9110 §12.5.3): gzip
-// or x-gzip named with a q-value above 0, or, when neither is named, "*" with one.
-func acceptsGzip(v []byte) bool {
+// acceptsGzip reports whether Accept-Encoding accepts gzip (RFC 9110 §12.5.3): gzip or x-gzip
+// named with a q-value above 0, or, when neither is named, "*" with one. Its field lines are
+// one list (RFC 9110 §5.3), in order.
+func acceptsGzip(lines iter.Seq[[]byte]) bool {
 	star := false
-	for len(v) > 0 {
-		var elem []byte
-		elem, v, _ = bytes.Cut(v, []byte(","))
-		coding, params, _ := bytes.Cut(elem, []byte(";"))
-		coding = bytes.TrimSpace(coding)
-		q := syntax.QValue(params) > 0
-		switch {
-		case bytes.EqualFold(coding, []byte("gzip")), bytes.EqualFold(coding, []byte("x-gzip")):
-			return q
-		case string(coding) == "*":
-			star = q
+	for v := range lines {
+		for len(v) > 0 {
+			var elem []byte
+			elem, v, _ = bytes.Cut(v, []byte(","))
+			coding, params, _ := bytes.Cut(elem, []byte(";"))
+			coding = bytes.TrimSpace(coding)
+			q := syntax.QValue(params) > 0
+			switch {
+			case bytes.EqualFold(coding, []byte("gzip")), bytes.EqualFold(coding, []byte("x-gzip")):
+				return q
+			case string(coding) == "*":
+				star = q
+			}
 		}
 	}
 	return star

@@ -39,10 +39,36 @@ func TestAcceptsGzip(t *testing.T) {
 		{" , gzip ,", true},
 	}
 	for _, tc := range cases {
-		if got := acceptsGzip([]byte(tc.v)); got != tc.want {
+		if got := accepts(tc.v); got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.v, got, tc.want)
 		}
 	}
+	// Several field lines are one list, in order.
+	for _, tc := range []struct {
+		lines []string
+		want  bool
+	}{
+		{[]string{"br", "gzip"}, true},
+		{[]string{"br", "deflate"}, false},
+		{[]string{"gzip;q=0", "*"}, false},
+		{[]string{"*", "gzip;q=0"}, false},
+		{[]string{"*;q=0", "x-gzip"}, true},
+	} {
+		if got := accepts(tc.lines...); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.lines, got, tc.want)
+		}
+	}
+}
+
+// accepts is acceptsGzip of the field lines given.
+func accepts(lines ...string) bool {
+	return acceptsGzip(func(yield func([]byte) bool) {
+		for _, l := range lines {
+			if !yield([]byte(l)) {
+				return
+			}
+		}
+	})
 }
 
 // TestMatchType: exact types, and patterns with a '*'.
@@ -75,16 +101,41 @@ func FuzzAcceptsGzip(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		got := acceptsGzip([]byte(v))
+		got := accepts(v)
 		spaced := strings.ReplaceAll(v, ",", " , ")
 		if strings.ContainsAny(v, " \t") || strings.Contains(v, `"`) {
 			return
 		}
-		if acceptsGzip([]byte(spaced)) != got {
+		if accepts(spaced) != got {
 			t.Fatalf("%q: %v, but %q: %v", v, got, spaced, !got)
 		}
-		if acceptsGzip([]byte("gzip;q=0," + v)) {
+		if accepts("gzip;q=0,"+v) || accepts("gzip;q=0", v) {
 			t.Fatalf("gzip;q=0 followed by %q accepts gzip", v)
 		}
 	})
+}
+
+// TestListHas: an entity tag is found as an element of the list, not as part of another.
+func TestListHas(t *testing.T) {
+	for _, tc := range []struct {
+		list string
+		want bool
+	}{
+		{`W/"a"`, true},
+		{` W/"a" `, true},
+		{`"b", W/"a"`, true},
+		{`W/"a",W/"b"`, true},
+		{`"b" ,W/"a", "c"`, true},
+		{`"a"`, false},
+		{`xW/"a"`, false},
+		{`W/"a"x`, false},
+		{`W/"ab"`, false},
+		{`*`, false},
+		{``, false},
+		{`W/"a"x, W/"a"`, true},
+	} {
+		if got := listHas([]byte(tc.list), `W/"a"`); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.list, got, tc.want)
+		}
+	}
 }

@@ -5,11 +5,14 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dwellhttp/dwell/body"
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/core/coretest"
 	"github.com/dwellhttp/dwell/middleware"
@@ -61,6 +64,24 @@ func compressed(streamed *wait.Topic[bool]) core.Handler {
 				c.WriteString(body)
 			})
 			return
+		case "/file", "/file-png", "/file-declared": // sent with SendFile
+			f, err := os.CreateTemp("", "compress-")
+			if err != nil {
+				c.SetStatus(500)
+				return
+			}
+			defer os.Remove(f.Name())
+			defer f.Close()
+			f.WriteString(body)
+			c.SetHeader("Content-Type", "text/plain")
+			switch c.Path() {
+			case "/file-png":
+				c.SetHeader("Content-Type", "image/png")
+			case "/file-declared":
+				c.SetHeader("Content-Length", strconv.Itoa(n))
+			}
+			c.SendFile(f, 0, int64(n))
+			return
 		case "/stream":
 			c.SetHeader("Content-Type", "text/plain")
 			c.WriteString("first part;")
@@ -108,6 +129,12 @@ func TestCompress(t *testing.T) {
 		{"declared length", "/declared?n=5000", gz, "GET", true, 5000, nil},
 		{"declared short", "/declared?n=100", gz, "GET", false, 100, map[string]string{"Content-Length": "100"}},
 		{"continuation", "/later?n=5000", gz, "GET", true, 5000, nil},
+		{"two field lines", "/json?n=5000", "Accept-Encoding: br\r\nAccept-Encoding: gzip\r\n", "GET", true, 5000, nil},
+		{"file of no declared length", "/file?n=5000", gz, "GET", true, 5000, nil},
+		{"small file of no declared length", "/file?n=100", gz, "GET", false, 100, nil},
+		{"file declared", "/file-declared?n=5000", gz, "GET", true, 5000, nil},
+		{"file declared short", "/file-declared?n=100", gz, "GET", false, 100, map[string]string{"Content-Length": "100"}},
+		{"image file", "/file-png?n=5000", gz, "GET", false, 5000, nil},
 	}
 	c := dialRaw(t, addr) // one connection: filters and compressors are reused between requests
 	for _, tc := range cases {
@@ -165,6 +192,44 @@ func TestCompress(t *testing.T) {
 			t.Fatalf("rest %q, %v", rest, err)
 		}
 	})
+}
+
+// TestCompressNotModified: a 304 carries the ETag of the 200 it revalidates (RFC 9110 §15.4.5):
+// weak for a client holding the compressed copy, strong for one holding the uncompressed one.
+func TestCompressNotModified(t *testing.T) {
+	modtime := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := middleware.Compress(middleware.CompressOptions{})(func(c *core.Ctx) {
+		body.ServeContent(c, "page.txt", modtime, strings.NewReader(text(5000)))
+	})
+	get := func(fields ...string) *http.Response {
+		r, _ := http.NewRequest("GET", "http://h/page.txt", nil)
+		for i := 0; i < len(fields); i += 2 {
+			r.Header.Add(fields[i], fields[i+1])
+		}
+		return coretest.Do(t, h, r)
+	}
+	zipped := get("Accept-Encoding", "gzip")
+	plain := get()
+	weak, strong := zipped.Header.Get("ETag"), plain.Header.Get("ETag")
+	if zipped.Header.Get("Content-Encoding") != "gzip" || weak != "W/"+strong {
+		t.Fatalf("the 200s: compressed %q with ETag %s, plain with %s", zipped.Header.Get("Content-Encoding"), weak, strong)
+	}
+	for _, tc := range []struct {
+		fields []string
+		want   string
+	}{
+		{[]string{"Accept-Encoding", "gzip", "If-None-Match", weak}, weak},
+		{[]string{"Accept-Encoding", "gzip", "If-None-Match", `"other", ` + weak + ` , "more"`}, weak},
+		{[]string{"Accept-Encoding", "gzip", "If-None-Match", `"other"`, "If-None-Match", weak}, weak},
+		{[]string{"Accept-Encoding", "gzip", "If-None-Match", strong}, strong},
+		{[]string{"If-None-Match", strong}, strong},
+		{[]string{"If-None-Match", weak}, strong}, // no compressed 200 for this client: its tag is strong
+	} {
+		resp := get(tc.fields...)
+		if resp.StatusCode != 304 || resp.Header.Get("ETag") != tc.want {
+			t.Errorf("%q: %d with ETag %s, want 304 with %s", tc.fields, resp.StatusCode, resp.Header.Get("ETag"), tc.want)
+		}
+	}
 }
 
 // TestCompressOptions: a threshold, a type list with patterns, a level.

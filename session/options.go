@@ -127,13 +127,19 @@ func (o *Options) check() (*config, error) {
 		return nil, fmt.Errorf("session: Options.SameSite %d is not one of net/http's SameSite modes", a.SameSite)
 	case a.SameSite == http.SameSiteNoneMode && !a.Secure:
 		return nil, errors.New("session: Options.SameSite None with Insecure: browsers refuse SameSite=None cookies without Secure")
-	case strings.HasPrefix(a.Name, "__Secure-") && !a.Secure:
+	// Browsers match the prefixes without regard to case, as RFC 6265bis now asks.
+	case hasPrefixFold(a.Name, "__Secure-") && !a.Secure:
 		return nil, fmt.Errorf("session: cookie name %q with Insecure: browsers refuse __Secure- cookies without Secure", a.Name)
-	case strings.HasPrefix(a.Name, "__Host-") && (!a.Secure || a.Path != "/" || a.Domain != ""):
+	case hasPrefixFold(a.Name, "__Host-") && (!a.Secure || a.Path != "/" || a.Domain != ""):
 		return nil, fmt.Errorf("session: cookie name %q needs Secure, Path \"/\" and no Domain, or browsers refuse it", a.Name)
 	}
 	cf.attrs = a
 	return cf, nil
+}
+
+// hasPrefixFold reports whether s begins with prefix, compared without regard to case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 func allZero(b []byte) bool {

@@ -1,10 +1,10 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/syntax"
@@ -124,17 +124,18 @@ func refuse(c *core.Ctx, status int, cause error) {
 }
 
 // navigates reports whether the request is a browser's for a page: a GET or HEAD whose Accept
-// field lists text/html. Scripts' fetches (Accept: */*, application/json) get the refusal
-// instead, which they can read, rather than a sign-in page they cannot show.
+// field lists text/html as acceptable (a q-value above 0, RFC 9110 §12.4.2). Scripts' fetches
+// (Accept: */*, application/json) get the refusal instead, which they can read, rather than a
+// sign-in page they cannot show.
 func navigates(c *core.Ctx) bool {
 	if m := c.Method(); m != "GET" && m != "HEAD" {
 		return false
 	}
 	for accept := range c.Bytes().HeaderValues("Accept") {
-		for r := range strings.SplitSeq(string(accept), ",") {
-			media, _, _ := strings.Cut(r, ";")
-			if syntax.EqualFold(strings.TrimSpace(media), "text/html") {
-				return true
+		for r := range bytes.SplitSeq(accept, []byte(",")) {
+			media, params, _ := bytes.Cut(r, []byte(";"))
+			if syntax.EqualFold(string(bytes.TrimSpace(media)), "text/html") {
+				return syntax.QValue(params) > 0
 			}
 		}
 	}

@@ -140,6 +140,7 @@ func TestRequireSignIn(t *testing.T) {
 		{"two Accept lines", session.RequireOptions{SignIn: "/login"}, "GET", "/docs", []string{"Accept: image/png", "Accept: text/html"}, 303, "/login"},
 		{"a script's fetch", session.RequireOptions{SignIn: "/login"}, "GET", "/docs", []string{"Accept: */*"}, 403, ""},
 		{"JSON", session.RequireOptions{SignIn: "/login"}, "GET", "/docs", []string{"Accept: application/json"}, 403, ""},
+		{"HTML refused", session.RequireOptions{SignIn: "/login"}, "GET", "/docs", []string{"Accept: application/json, text/html;q=0"}, 403, ""},
 		{"no Accept", session.RequireOptions{SignIn: "/login"}, "GET", "/docs", nil, 403, ""},
 		{"a form's POST", session.RequireOptions{SignIn: "/login"}, "POST", "/docs", []string{html, "Content-Length: 0"}, 403, ""},
 		{"no SignIn", session.RequireOptions{}, "GET", "/docs", []string{html}, 403, ""},

@@ -254,6 +254,10 @@ func TestNew(t *testing.T) {
 		{"__Host- without Secure", session.Options{Keys: k, Name: "__Host-s", Insecure: true}, `needs Secure, Path "/" and no Domain`},
 		{"__Host- with Path", session.Options{Keys: k, Name: "__Host-s", Path: "/app"}, `needs Secure, Path "/" and no Domain`},
 		{"__Host- with Domain", session.Options{Keys: k, Name: "__Host-s", Domain: "example.com"}, `needs Secure, Path "/" and no Domain`},
+		// Browsers match the prefixes without regard to case.
+		{"__HOST- without Secure", session.Options{Keys: k, Name: "__HOST-s", Insecure: true}, `needs Secure, Path "/" and no Domain`},
+		{"__host- with Domain", session.Options{Keys: k, Name: "__host-s", Domain: "example.com"}, `needs Secure, Path "/" and no Domain`},
+		{"__SECURE- without Secure", session.Options{Keys: k, Name: "__SECURE-s", Insecure: true}, "__Secure- cookies without Secure"},
 	}
 	for _, tc := range cases {
 		st, err := session.New[Login](tc.o)
