@@ -161,8 +161,11 @@ func (s *FS) index(c *core.Ctx, d *fsEntry) (*fsEntry, fs.File, int) {
 func (s *FS) send(c *core.Ctx, e *fsEntry, f fs.File) bool {
 	k := identity
 	if e.vary {
-		ae, _ := c.Bytes().Header("Accept-Encoding")
-		k = chooseCoding(ae, e.available())
+		cw := newCodingWeights()
+		for ae := range c.Bytes().HeaderValues("Accept-Encoding") {
+			cw.add(ae)
+		}
+		k = cw.choose(e.available())
 	}
 	r := &e.reps[k]
 	if r.at == nil && (k != identity || f == nil) {

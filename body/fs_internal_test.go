@@ -49,13 +49,37 @@ func TestChooseCoding(t *testing.T) {
 		{",,br,,", all, brotli},
 		{"brotli, gzipx", all, identity},
 	} {
-		if got := chooseCoding([]byte(tc.ae), tc.avail); got != tc.want {
+		if got := chooseCoding(tc.ae)(tc.avail); got != tc.want {
 			t.Errorf("chooseCoding(%q, %v) = %v, want %v", tc.ae, tc.avail, got, tc.want)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { chooseCoding([]byte(" gzip;q=0.5, br ; q=0.9, *;q=0"), all) }); n != 0 {
-		t.Errorf("chooseCoding: %v allocations, want 0", n)
+	// Field lines are one list, in order: the first element naming a coding counts.
+	for _, tc := range []struct {
+		lines []string
+		want  coding
+	}{
+		{[]string{"identity", "br"}, brotli},
+		{[]string{"br;q=0", "br, gzip"}, gzipped},
+		{[]string{"*;q=0", "gzip"}, gzipped},
+		{[]string{"", "gzip"}, gzipped},
+	} {
+		if got := chooseCoding(tc.lines...)(all); got != tc.want {
+			t.Errorf("lines %q: %v, want %v", tc.lines, got, tc.want)
+		}
 	}
+	ae := []byte(" gzip;q=0.5, br ; q=0.9, *;q=0")
+	if n := testing.AllocsPerRun(100, func() { cw := newCodingWeights(); cw.add(ae); cw.choose(all) }); n != 0 {
+		t.Errorf("choosing a coding: %v allocations, want 0", n)
+	}
+}
+
+// chooseCoding returns the choice the field lines given make among the codings available.
+func chooseCoding(lines ...string) func(available [numCodings]bool) coding {
+	cw := newCodingWeights()
+	for _, l := range lines {
+		cw.add([]byte(l))
+	}
+	return cw.choose
 }
 
 func TestFSName(t *testing.T) {
@@ -119,7 +143,7 @@ func FuzzChooseCoding(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, ae string, br, gz bool) {
 		avail := [numCodings]bool{true, br, gz}
-		k := chooseCoding([]byte(ae), avail)
+		k := chooseCoding(ae)(avail)
 		if !avail[k] {
 			t.Fatalf("chooseCoding(%q, %v) = %v, which the file does not have", ae, avail, k)
 		}
