@@ -228,3 +228,59 @@ func TestMultipart(t *testing.T) {
 		})
 	}
 }
+
+// TestMultipartEnds: only a form whose close delimiter came ends with io.EOF — with or without
+// the line break after it, with bare line feeds, however the body's bytes arrive; a body cut
+// after a part's boundary line, or one with no part at all, is io.ErrUnexpectedEOF.
+func TestMultipartEnds(t *testing.T) {
+	const b = "XyZ"
+	ended := make(chan string, 1)
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
+		mr, err := body.MultipartReader(c)
+		if err != nil {
+			ended <- err.Error()
+			return
+		}
+		for n := 0; ; n++ {
+			p, err := mr.NextPart()
+			switch {
+			case err == io.EOF:
+				ended <- fmt.Sprintf("ended after %d parts", n)
+				return
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				ended <- fmt.Sprintf("cut short after %d parts", n)
+				return
+			case err != nil:
+				ended <- err.Error()
+				return
+			}
+			if _, err := io.Copy(io.Discard, p); err != nil {
+				ended <- "reading a part: " + err.Error()
+				return
+			}
+		}
+	}, core.Options{})
+	part := "--" + b + "\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nvalue\r\n"
+	for _, tc := range []struct{ name, body, want string }{
+		{"whole", part + part + "--" + b + "--\r\n", "ended after 2 parts"},
+		{"no line break after the close", part + "--" + b + "--", "ended after 1 parts"},
+		{"an epilogue", part + "--" + b + "--\r\nepilogue", "ended after 1 parts"},
+		{"no part", "--" + b + "--\r\n", "ended after 0 parts"},
+		{"bare line feeds", strings.ReplaceAll(part+"--"+b+"--\r\n", "\r\n", "\n"), "ended after 1 parts"},
+		{"cut after a boundary line", part + "--" + b + "\r\n", "cut short after 1 parts"},
+		{"cut in a part", part + "--" + b + "\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nval", "reading a part: unexpected EOF"},
+		{"cut in the close delimiter", part + "--" + b + "-", "reading a part: unexpected EOF"},
+		{"empty", "", "cut short after 0 parts"},
+	} {
+		for _, bytewise := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s bytewise=%v", tc.name, bytewise), func(t *testing.T) {
+				c := dial(t, addr)
+				req := post("/", []byte(tc.body), bytewise, "Content-Type: multipart/form-data; boundary="+b+"\r\n")
+				go c.write(req, bytewise)
+				if got := coretest.Receive(t, "the form's end", ended); got != tc.want {
+					t.Fatalf("%s, want %s", got, tc.want)
+				}
+			})
+		}
+	}
+}

@@ -48,10 +48,10 @@ func limitOf(n int64) int64 {
 // Connection: close for it.
 func readLimited(c *core.Ctx, limit int64) ([]byte, error) {
 	max := limitOf(limit)
-	b, err := ReadAll(c, max)
+	b, overMax, err := readAll(c, max)
 	if err == core.ErrBodyTooLarge {
-		msg := "request body too large"
-		if max > 0 {
+		msg := "request body too large" // the server's bound, which the handler may not know
+		if overMax {
 			msg = "request body over " + strconv.FormatInt(max, 10) + " bytes"
 		}
 		return nil, &Error{Status: 413, Msg: msg, Err: err}

@@ -144,9 +144,13 @@ func serveIndex(c *core.Ctx, openIndex func(flag int) (*os.File, error)) {
 }
 
 // redirectToDir sends the client to the request's path with a trailing slash, as a relative
-// reference (RFC 3986 §4.2) so that it holds whatever prefix a router matched.
+// reference (RFC 3986 §4.2) so that it holds whatever prefix a router matched. A name with a
+// colon is preceded by "./", or it would read as a scheme ("a:b/").
 func redirectToDir(c *core.Ctx) {
 	loc := url.PathEscape(path.Base(c.Path())) + "/"
+	if strings.Contains(loc, ":") {
+		loc = "./" + loc
+	}
 	if q := c.RawQuery(); q != "" {
 		loc += "?" + q
 	}

@@ -1,7 +1,9 @@
 package body
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"mime"
 	"mime/multipart"
 	"net/url"
@@ -46,8 +48,10 @@ func ReadForm(c *core.Ctx, limit int64) (url.Values, error) {
 //		n, err := body.Copy(c, f, p)
 //	}
 //
-// NextPart and a part's Read return io.ErrUnexpectedEOF when the body ends before its closing
-// boundary: whatever was stored from that part is truncated. It refuses with an *Error: 415 a
+// NextPart and a part's Read return an error that is io.ErrUnexpectedEOF (errors.Is) when the
+// body ends before its closing boundary — within a part, whatever was stored from it is
+// truncated; after a part's boundary line, or with no part at all, the form is incomplete — so
+// that only a whole form ends with io.EOF. It refuses with an *Error: 415 a
 // body that is not multipart, 400 one without a boundary parameter. Bound the body with
 // core.Seam.LimitBody (or Options.MaxBodyBytes): a part's header section may take up to the
 // 10 MiB mime/multipart allows. Call it, and read the parts, from c's handler.
@@ -61,5 +65,54 @@ func MultipartReader(c *core.Ctx) (*multipart.Reader, error) {
 	if boundary == "" {
 		return nil, &Error{Status: 400, Msg: "multipart Content-Type without a boundary"}
 	}
-	return multipart.NewReader(Reader(c), boundary), nil
+	return multipart.NewReader(newCloseWatch(Reader(c), boundary), boundary), nil
+}
+
+// A closeWatch is a multipart body as mime/multipart reads it: it watches for the close
+// delimiter ("--" boundary "--" at a line's start, RFC 2046 §5.1.1) going by, and reports the
+// body's end before it as io.ErrUnexpectedEOF, where mime/multipart would take a body cut just
+// after a part's boundary line (or an empty one) for a form that ended. A boundary cannot
+// occur in the parts' content, so the first match is the close delimiter.
+type closeWatch struct {
+	r      io.Reader
+	delim  []byte // "\n--" boundary "--": a line feed ends every line, with or without CR
+	window []byte // the last len(delim)-1 bytes read, then what was just read, for a delimiter split across reads
+	closed bool   // the close delimiter went by
+}
+
+func newCloseWatch(r io.Reader, boundary string) *closeWatch {
+	delim := []byte("\n--" + boundary + "--")
+	w := &closeWatch{r: r, delim: delim, window: make([]byte, 0, 2*len(delim))}
+	w.window = append(w.window, '\n') // the body's start is a line's start
+	return w
+}
+
+func (w *closeWatch) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if !w.closed && n > 0 {
+		w.watch(p[:n])
+	}
+	if err == io.EOF && !w.closed {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// watch looks for the close delimiter in b and across the read before it.
+func (w *closeWatch) watch(b []byte) {
+	keep := len(w.delim) - 1
+	head := b[:min(len(b), keep)]
+	if bytes.Contains(append(w.window, head...), w.delim) || bytes.Contains(b, w.delim) {
+		w.closed = true
+		return
+	}
+	// The window keeps the last keep bytes read, whatever the reads' sizes.
+	if len(b) >= keep {
+		w.window = append(w.window[:0], b[len(b)-keep:]...)
+		return
+	}
+	w.window = append(w.window, b...)
+	if extra := len(w.window) - keep; extra > 0 {
+		w.window = w.window[:copy(w.window, w.window[extra:])]
+	}
 }

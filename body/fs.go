@@ -79,7 +79,9 @@ type FSOptions struct {
 // A directory is served as its index.html, and 404 without one; requested without a trailing
 // slash, it is redirected (301) to the name with one, as ServeFile does. Unlike
 // http.FileServerFS, FS lists no directory and does not redirect ".../index.html" to ".../":
-// both names serve the page.
+// both names serve the page. Anything but a regular file or a directory (a FIFO, a device, a
+// socket) is answered 404; where the FS can stat a name without opening it (fs.StatFS, as
+// os.DirFS can), that is found before any open, since opening a FIFO would block the loop.
 type FS struct {
 	fsys         fs.FS
 	cacheControl string
@@ -231,7 +233,19 @@ func (s *FS) lookup(c *core.Ctx, rel string) (*fsEntry, fs.File, int) {
 }
 
 // open opens name in the FS and stats it; on failure the file is nil and the status says why.
+// Where the FS can stat a name without opening it (fs.StatFS: os.DirFS, os.Root's FS), a name
+// that is neither a regular file nor a directory is refused (404) before any open: opening a
+// FIFO blocks until a writer comes, and it would block the loop.
 func (s *FS) open(name string) (fs.File, fs.FileInfo, int) {
+	if sfs, ok := s.fsys.(fs.StatFS); ok && !s.fixed {
+		fi, err := sfs.Stat(name)
+		if err != nil {
+			return nil, nil, statusFor(err)
+		}
+		if !fi.Mode().IsRegular() && !fi.IsDir() {
+			return nil, nil, 404
+		}
+	}
 	f, err := s.fsys.Open(name)
 	if err != nil {
 		return nil, nil, statusFor(err)

@@ -10,9 +10,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -551,5 +553,19 @@ func TestFSChanges(t *testing.T) {
 			live.set("sub", "now a file", later)
 			check("directory become a file", "/sub", "", 200, "now a file", "")
 		})
+	}
+}
+
+// TestFSSpecialFiles: over os.DirFS, a FIFO is answered 404 without being opened (its open
+// would block the loop until a writer came), as ServeRoot answers it.
+func TestFSSpecialFiles(t *testing.T) {
+	root := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	files := body.NewFS(os.DirFS(root), body.FSOptions{})
+	_, addr := coretest.Serve(t, func(c *core.Ctx) { files.Serve(c, c.Path()) }, core.Options{})
+	if status := fifoStatus(t, addr); status != 404 {
+		t.Fatalf("FIFO: %d", status)
 	}
 }

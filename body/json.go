@@ -36,7 +36,9 @@ type JSONOptions struct {
 //     Connection: close as ReadAll does;
 //   - 400 an empty body, malformed JSON, a value of the wrong type for its field, an unknown
 //     field when asked, or anything but white space after the value; the message names the
-//     field (its dotted path, "items.0.title") and the byte offset.
+//     field (its dotted path through the objects it lies in: "items.title" for a title in
+//     the array items) and the byte offset — for an unknown field, when its name is a key
+//     only once in the body (the decoder does not say where it was).
 //
 // Other errors are those of a body that broke on the wire (see Error), which the server
 // answers itself if the handler writes nothing, or *json.InvalidUnmarshalError for a v that is
@@ -120,7 +122,7 @@ func jsonError(b []byte, err error) error {
 		if typ.Field != "" {
 			what = fmt.Sprintf("JSON field %q", typ.Field)
 		}
-		return &Error{Status: 400, Msg: fmt.Sprintf("%s: got %s, want %s (byte offset %d)", what, jsonValueKind(typ.Value), jsonKind(typ.Type), typ.Offset), Err: err}
+		return &Error{Status: 400, Msg: fmt.Sprintf("%s: got %s, want %s (byte offset %d)", what, jsonValueKind(typ.Value, typ.Type), jsonKind(typ.Type), typ.Offset), Err: err}
 	}
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, `json: unknown field "`); ok {
@@ -134,16 +136,29 @@ func jsonError(b []byte, err error) error {
 	return &Error{Status: 400, Msg: "bad JSON value: " + strings.TrimPrefix(msg, "json: "), Err: err}
 }
 
-// jsonValueKind names the JSON value a json.UnmarshalTypeError found, in the words jsonKind
-// uses: json says "bool", and "number -1" for a number out of its type's range.
-func jsonValueKind(v string) string {
+// jsonValueKind names the JSON value a json.UnmarshalTypeError found for a Go value of type t,
+// in the words jsonKind uses: json says "bool", and "number 1.5" for a number its type cannot
+// hold — a fraction or an exponent for an integer, else a number out of the type's range.
+func jsonValueKind(v string, t reflect.Type) string {
 	switch {
 	case v == "bool":
 		return "boolean"
 	case strings.HasPrefix(v, "number "):
-		return "number " + strings.TrimPrefix(v, "number ") + " (out of range)"
+		n := strings.TrimPrefix(v, "number ")
+		if strings.ContainsAny(n, ".eE") && isInteger(t) {
+			return "number " + n + " (not an integer)"
+		}
+		return "number " + n + " (out of range)"
 	}
 	return v
+}
+
+// isInteger reports whether t (or what it points to) is a Go integer type.
+func isInteger(t reflect.Type) bool {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t != nil && (t.Kind() >= reflect.Int && t.Kind() <= reflect.Uintptr)
 }
 
 // jsonKind names the JSON a Go type takes, for messages meant for clients.
@@ -173,8 +188,10 @@ func jsonKind(t reflect.Type) string {
 	return t.String()
 }
 
-// keyOffset returns the byte offset just past the first object key named name in the JSON
-// text b, or -1: the decoder reports an unknown field without saying where it was.
+// keyOffset returns the byte offset just past the object key named name in the JSON text b,
+// or -1: the decoder reports an unknown field without saying where it was. A name that is a
+// key more than once (a map's key before the struct's unknown field, say) is -1 too: which
+// one was refused is not known, and a wrong offset would mislead.
 func keyOffset(b []byte, name string) int64 {
 	const (
 		inArray   = iota
@@ -183,8 +200,12 @@ func keyOffset(b []byte, name string) int64 {
 	)
 	dec := json.NewDecoder(bytes.NewReader(b))
 	var stack []byte
+	found := int64(-1)
 	for {
 		tok, err := dec.Token()
+		if err == io.EOF {
+			return found
+		}
 		if err != nil {
 			return -1
 		}
@@ -204,7 +225,10 @@ func keyOffset(b []byte, name string) int64 {
 		case string:
 			if top >= 0 && stack[top] == wantKey {
 				if t == name {
-					return dec.InputOffset()
+					if found >= 0 {
+						return -1
+					}
+					found = dec.InputOffset()
 				}
 				stack[top] = wantValue
 				continue

@@ -116,6 +116,49 @@ func TestReadJSONDeclaredTooLarge(t *testing.T) {
 	}
 }
 
+// TestReadJSONMessages: what the messages say of a number its field cannot hold, and of an
+// unknown field whose name is also a key elsewhere.
+func TestReadJSONMessages(t *testing.T) {
+	type in struct {
+		Meta  map[string]any `json:"meta"`
+		Count int            `json:"count"`
+	}
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
+		var v in
+		answerBodyError(c, body.ReadJSON(c, &v, body.JSONOptions{DisallowUnknownFields: true}))
+	}, core.Options{})
+	const js = "Content-Type: application/json\r\n"
+	for _, tc := range []struct{ body, want string }{
+		{`{"count":1.5}`, `JSON field "count": got number 1.5 (not an integer), want integer (byte offset 12)`},
+		{`{"count":1e3}`, `JSON field "count": got number 1e3 (not an integer), want integer (byte offset 12)`},
+		{`{"count":99999999999999999999}`, `JSON field "count": got number 99999999999999999999 (out of range), want integer (byte offset 29)`},
+		{`{"meta":{"colour":1},"colour":2}`, `JSON field "colour" is unknown`},
+		{`{"meta":{"shade":1},"colour":2}`, `JSON field "colour" is unknown (byte offset 28)`},
+	} {
+		c := dial(t, addr)
+		c.Send(post("/", []byte(tc.body), false, js))
+		if resp, got := c.Response("POST"); resp.StatusCode != 400 || got != tc.want {
+			t.Errorf("%s: %d %q, want %q", tc.body, resp.StatusCode, got, tc.want)
+		}
+	}
+}
+
+// TestReadJSONServerBound: a body over the server's bound (MaxBodyBytes), under ReadJSON's own,
+// is refused without naming a limit the client did not break.
+func TestReadJSONServerBound(t *testing.T) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
+		var v map[string]string
+		answerBodyError(c, body.ReadJSON(c, &v, body.JSONOptions{}))
+	}, core.Options{MaxBodyBytes: 100})
+	for _, chunked := range []bool{false, true} {
+		c := dial(t, addr)
+		c.Send(post("/", []byte(`{"a":"`+strings.Repeat("x", 200)+`"}`), chunked, "Content-Type: application/json\r\n"))
+		if resp, got := c.Response("POST"); resp.StatusCode != 413 || got != "request body too large" {
+			t.Errorf("chunked %v: %d %q, want 413 %q", chunked, resp.StatusCode, got, "request body too large")
+		}
+	}
+}
+
 // TestReadJSONNotAPointer: a v that cannot be decoded into is the handler's mistake, reported
 // as json's own error rather than blamed on the client.
 func TestReadJSONNotAPointer(t *testing.T) {

@@ -3,6 +3,7 @@ package body
 import (
 	"errors"
 	"io"
+	"math"
 
 	"github.com/dwellhttp/dwell/core"
 	"github.com/dwellhttp/dwell/internal/bufpool"
@@ -33,9 +34,19 @@ func (r *ctxReader) Read(p []byte) (int, error) { return (*core.Ctx)(r).ReadBody
 // The buffer grows with the bytes received, never ahead of them by the declared length, so a
 // client cannot make the server reserve memory it does not send.
 func ReadAll(c *core.Ctx, max int64) ([]byte, error) {
+	b, _, err := readAll(c, max)
+	return b, err
+}
+
+// readAll is ReadAll, and says whether a core.ErrBodyTooLarge is max's (not the server's
+// bound, core.Options.MaxBodyBytes or core.Seam.LimitBody).
+func readAll(c *core.Ctx, max int64) (_ []byte, overMax bool, _ error) {
+	if max == math.MaxInt64 {
+		max = 0 // no body is longer: no bound (and max+1 below would overflow)
+	}
 	declared := c.ContentLength()
 	if max > 0 && declared > max {
-		return nil, refuse(c)
+		return nil, true, refuse(c)
 	}
 	if declared == 0 || c.Seam().BodyDone() {
 		// Nothing to read; a body error, if any, is still reported.
@@ -43,7 +54,7 @@ func ReadAll(c *core.Ctx, max int64) ([]byte, error) {
 		if err == io.EOF {
 			err = nil
 		}
-		return []byte{}, err
+		return []byte{}, false, err
 	}
 	b := make([]byte, 0, firstSize(declared, max))
 	for {
@@ -51,7 +62,7 @@ func ReadAll(c *core.Ctx, max int64) ([]byte, error) {
 			if c.Seam().BodyDone() {
 				// A body that fills the buffer exactly: its io.EOF is still to come, but the
 				// buffer need not grow for it.
-				return b, nil
+				return b, false, nil
 			}
 			b = grow(b, declared, max)
 		}
@@ -63,15 +74,15 @@ func ReadAll(c *core.Ctx, max int64) ([]byte, error) {
 		n, err := c.ReadBody(room)
 		b = b[:len(b)+n]
 		if max > 0 && int64(len(b)) > max {
-			return nil, refuse(c)
+			return nil, true, refuse(c)
 		}
 		switch {
 		case err == io.EOF:
-			return b, nil
+			return b, false, nil
 		case errors.Is(err, core.ErrBodyTooLarge):
-			return nil, refuse(c)
+			return nil, false, refuse(c)
 		case err != nil:
-			return nil, err
+			return nil, false, err
 		}
 	}
 }

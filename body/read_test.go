@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
 
@@ -28,6 +29,20 @@ func TestReadAllLimits(t *testing.T) {
 			c.WriteString(string(b))
 		}
 	}, core.Options{MaxBodyBytes: 20})
+	_, unbounded := coretest.Serve(t, func(c *core.Ctx) {
+		b, err := body.ReadAll(c, math.MaxInt64) // a bound no body reaches
+		if err != nil {
+			c.SetStatus(500)
+		}
+		c.Write(b)
+	}, core.Options{})
+	for _, chunked := range []bool{false, true} {
+		c := dial(t, unbounded)
+		c.Send(post("/", []byte("hello"), chunked, ""))
+		if resp, got := c.Response("POST"); resp.StatusCode != 200 || got != "hello" {
+			t.Errorf("ReadAll(c, math.MaxInt64), chunked %v: %d %q", chunked, resp.StatusCode, got)
+		}
+	}
 	cases := []struct {
 		name    string
 		req     string

@@ -1,6 +1,8 @@
 package body_test
 
 import (
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,13 +90,42 @@ func TestServeSpecialFiles(t *testing.T) {
 		t.Skip("no FIFOs here:", err)
 	}
 	addr := fileServer(t, root)
+	if status := fifoStatus(t, addr); status != 404 {
+		t.Fatalf("FIFO: %d", status)
+	}
+	sock, err := net.Listen("unix", filepath.Join(root, "sock"))
+	if err != nil {
+		t.Skip("no Unix socket here:", err)
+	}
+	defer sock.Close()
+	if resp, _ := get(t, addr, "GET", "/sock"); resp.StatusCode != 404 {
+		t.Fatalf("a Unix socket: %d, want 404", resp.StatusCode)
+	}
+}
+
+// fifoStatus asks for /fifo from another goroutine, and returns the status of the answer,
+// which a loop blocked in the FIFO's open would never send.
+func fifoStatus(t *testing.T, addr string) int {
 	done := make(chan int, 1)
 	go func() {
 		resp, _ := get(t, addr, "GET", "/fifo")
 		done <- resp.StatusCode
 	}()
-	if status := coretest.Receive(t, "an answer for a FIFO (its open blocking the loop?)", done); status != 404 {
-		t.Fatalf("FIFO: %d", status)
+	return coretest.Receive(t, "an answer for a FIFO (its open blocking the loop?)", done)
+}
+
+// TestServeDirWithColon: a directory whose name has a colon is redirected to "./a:b/", which
+// resolves to it, not to "a:b/", which would read as a URL of scheme "a" (RFC 3986 §4.2).
+func TestServeDirWithColon(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "a:b"), 0o755)
+	os.WriteFile(filepath.Join(root, "a:b", "index.html"), []byte("x"), 0o644)
+	_, addr := coretest.Serve(t, func(c *core.Ctx) { body.ServeRoot(c, root, c.Path()) }, core.Options{})
+	resp, _ := get(t, addr, "GET", "/a:b")
+	base, _ := url.Parse("http://h/a:b")
+	ref, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode != 301 || base.ResolveReference(ref).String() != "http://h/a:b/" {
+		t.Fatalf("%d to %q (%v)", resp.StatusCode, resp.Header.Get("Location"), err)
 	}
 }
 

@@ -185,6 +185,7 @@ func copyContent(c *core.Ctx, content io.ReadSeeker, off, n int64) {
 	}
 	bp := bufpool.Get(copySize)[:copySize]
 	defer bufpool.Put(bp)
+	empty := 0
 	for n > 0 {
 		k, err := content.Read(bp[:min(int64(copySize), n)])
 		if k > 0 {
@@ -192,12 +193,24 @@ func copyContent(c *core.Ctx, content io.ReadSeeker, off, n int64) {
 				return
 			}
 			n -= int64(k)
+			empty = 0
 		}
 		if err != nil {
 			return
 		}
+		if k == 0 {
+			// Nothing and no error: io.Reader allows it now and then, but a reader that
+			// keeps at it must not spin the loop. Give up as bufio does (io.ErrNoProgress).
+			if empty++; empty == maxEmptyReads {
+				return
+			}
+		}
 	}
 }
+
+// maxEmptyReads is how many reads in a row may return nothing and no error before
+// copyContent gives up on the content, as bufio's readers do.
+const maxEmptyReads = 100
 
 // copyAt is copyContent for content read at explicit offsets, which several requests may
 // read at once.
@@ -241,9 +254,17 @@ func sniffContent(r resource) (string, error) {
 	return sniff(buf), nil
 }
 
-// fail answers with a short plain-text error.
+// fail answers with a short plain-text error. What described the content — its coding, its
+// validators, the part of it sent — does not describe the error's text, and goes (as in
+// net/http); a 416's Content-Range says the content's size, and stays.
 func fail(c *core.Ctx, status int) {
 	c.DelHeader("Content-Length")
+	c.DelHeader("Content-Encoding")
+	c.DelHeader("ETag")
+	c.DelHeader("Last-Modified")
+	if status != 416 {
+		c.DelHeader("Content-Range")
+	}
 	c.SetStatus(status)
 	c.SetHeader("Content-Type", "text/plain; charset=utf-8")
 	c.WriteString(strconv.Itoa(status) + " " + core.StatusText(status) + "\n")

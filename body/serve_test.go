@@ -3,6 +3,7 @@ package body_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -294,5 +295,58 @@ func TestServeContentOnKeptConnection(t *testing.T) {
 		if resp, got := c.Response("GET"); got != want || resp.Close {
 			t.Fatalf("%s: %d bytes, close %v", n, len(got), resp.Close)
 		}
+	}
+}
+
+// TestServeErrorsDropContentFields: a 412 or 416 answers with plain text, without the content's
+// coding and validators the handler had set: they do not describe the error's text.
+func TestServeErrorsDropContentFields(t *testing.T) {
+	gz := []byte("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
+		c.SetHeader("Content-Encoding", "gzip") // precompressed content
+		body.ServeContent(c, "page.txt", fileTime, bytes.NewReader(gz))
+	}, core.Options{})
+	for _, tc := range []struct {
+		field string
+		want  int
+		rng   string
+	}{{"Range: bytes=100000-", 416, "bytes */20"}, {`If-Match: "nope"`, 412, ""}} {
+		resp, got := get(t, addr, "GET", "/", tc.field)
+		h := resp.Header
+		if resp.StatusCode != tc.want || h.Get("Content-Encoding") != "" || h.Get("ETag") != "" ||
+			h.Get("Last-Modified") != "" || h.Get("Content-Range") != tc.rng || !strings.HasPrefix(got, strconv.Itoa(tc.want)) {
+			t.Errorf("%s: %d %q with %v", tc.field, resp.StatusCode, got, h)
+		}
+	}
+}
+
+// emptyReads is content whose reads return nothing and no error, for ever.
+type emptyReads struct{ size int64 }
+
+func (e emptyReads) Read([]byte) (int, error) { return 0, nil }
+
+func (e emptyReads) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekEnd {
+		return e.size + off, nil
+	}
+	return off, nil
+}
+
+// TestServeContentWithoutProgress: content that never gives a byte nor an error is given up,
+// as bufio gives up (io.ErrNoProgress), rather than read for ever on the loop: the response is
+// cut short, which closes the connection.
+func TestServeContentWithoutProgress(t *testing.T) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
+		c.SetHeader("Content-Type", "text/plain")
+		body.ServeContent(c, "x.txt", time.Time{}, emptyReads{10})
+	}, core.Options{})
+	c := dial(t, addr)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, err := http.ReadResponse(c.R, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(resp.Body); resp.ContentLength != 10 || len(b) != 0 || err != io.ErrUnexpectedEOF {
+		t.Fatalf("Content-Length %d, %q, %v; want a body cut short", resp.ContentLength, b, err)
 	}
 }
