@@ -240,7 +240,8 @@ func parseNode(s string) (netip.Addr, bool) {
 
 // appendForwardedFor appends the for= value of each element of a Forwarded field value (RFC
 // 7239 §4) to hops, in order; an element without one appends "", which is no address. It
-// reports false for a value that does not parse.
+// reports false for a value that does not parse, or whose element has two for= (which of
+// them a proxy wrote is a guess).
 func appendForwardedFor(hops []string, v string) ([]string, bool) {
 	p := forwardedParser{s: v}
 	for {
@@ -252,7 +253,7 @@ func appendForwardedFor(hops []string, v string) ([]string, bool) {
 			p.i++
 			continue
 		}
-		forNode := ""
+		forNode, hasFor := "", false
 		for {
 			p.skipSpace()
 			if !p.done() && p.peek() != ';' && p.peek() != ',' {
@@ -261,7 +262,10 @@ func appendForwardedFor(hops []string, v string) ([]string, bool) {
 					return hops, false
 				}
 				if strings.EqualFold(name, "for") {
-					forNode = value
+					if hasFor {
+						return hops, false // §4: a parameter occurs once in an element
+					}
+					forNode, hasFor = value, true
 				}
 				p.skipSpace()
 			}

@@ -135,6 +135,9 @@ func TestForwardedHops(t *testing.T) {
 	if hops, ok := forwardedHops([]string{"for=1.2.3.4", "for=[::1]"}); ok || hops != nil {
 		t.Errorf("a malformed line: got %q (%v)", hops, ok)
 	}
+	if hops, ok := forwardedHops([]string{"for=1.2.3.4;FOR=5.6.7.8"}); ok || hops != nil {
+		t.Errorf("an element with two for=: got %q (%v)", hops, ok)
+	}
 	got := forwardedForHops([]string{"6.6.6.6, 203.0.113.7", " 10.0.0.2 "})
 	if want := []string{"6.6.6.6", "203.0.113.7", "10.0.0.2"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("X-Forwarded-For: got %q, want %q", got, want)
