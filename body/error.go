@@ -1,6 +1,8 @@
 package body
 
 import (
+	"bytes"
+	"fmt"
 	"strconv"
 
 	"github.com/dwellhttp/dwell/core"
@@ -8,9 +10,9 @@ import (
 
 // An Error is a request body that ReadJSON, ReadForm or MultipartReader refused: Status is the
 // response status that says why — 400 for a malformed body, 413 for one over the limit, 415
-// for one that is not of the media type expected — and Error a message fit for the client,
-// naming what is wrong and where ("JSON field \"title\": got number, want string (byte offset
-// 12)"). Err is the cause, for errors.Is and errors.As: a *json.SyntaxError, a
+// for one that is not of the media type expected or has a content coding — and Error a message
+// fit for the client, naming what is wrong and where ("JSON field \"title\": got number, want
+// string (byte offset 12)"). Err is the cause, for errors.Is and errors.As: a *json.SyntaxError, a
 // *json.UnmarshalTypeError, core.ErrBodyTooLarge, ..., or nil.
 //
 // A body that broke on the wire (the client stopped mid-body, a malformed chunked coding, a
@@ -57,4 +59,20 @@ func readLimited(c *core.Ctx, limit int64) ([]byte, error) {
 		return nil, &Error{Status: 413, Msg: msg, Err: err}
 	}
 	return b, err
+}
+
+// checkUnencoded refuses a request body with a content coding (Content-Encoding: gzip, say),
+// which the readers of JSON and forms do not decode: 415, with Accept-Encoding: identity in
+// the response to say what would have been taken (RFC 9110 §15.5.16, §12.5.3).
+func checkUnencoded(c *core.Ctx) error {
+	for v := range c.Bytes().HeaderValues("Content-Encoding") {
+		for coding := range bytes.SplitSeq(v, []byte(",")) {
+			coding = bytes.TrimSpace(coding)
+			if len(coding) > 0 && !bytes.EqualFold(coding, []byte("identity")) {
+				c.SetHeader("Accept-Encoding", "identity")
+				return &Error{Status: 415, Msg: fmt.Sprintf("Content-Encoding %q is not accepted; send the body unencoded", coding)}
+			}
+		}
+	}
+	return nil
 }

@@ -52,7 +52,8 @@ func ServeFile(c *core.Ctx, path string) {
 
 // ServeRoot answers the request with the file name inside the directory root, as ServeFile
 // does. name is slash-separated and already percent-decoded, as core.Ctx.Path and route
-// parameters are; a leading slash is optional.
+// parameters are; a leading slash is optional, and a trailing one names a directory only (a
+// file asked for as "page.html/" is 404, as nginx answers it).
 //
 // Nothing outside root is ever served. A name with a ".." segment, a backslash or a NUL byte is
 // refused with 400 — percent-encoded forms such as %2e%2e and %2f arrive decoded and are
@@ -65,11 +66,12 @@ func ServeRoot(c *core.Ctx, root, name string) {
 		fail(c, 400)
 		return
 	}
+	dirOnly := namesDir(name, rel)
 	// A file kept open was opened through os.Root, and is served again only while the joined
 	// path names that very file: whatever the path now passes through, it leads to a file the
 	// root let out.
 	key := root + "\x00" + rel
-	if openFiles.serve(c, key, filepath.Join(root, filepath.FromSlash(rel)), rel) {
+	if !dirOnly && openFiles.serve(c, key, filepath.Join(root, filepath.FromSlash(rel)), rel) {
 		return
 	}
 	rt, err := os.OpenRoot(root)
@@ -82,6 +84,13 @@ func ServeRoot(c *core.Ctx, root, name string) {
 	if err != nil {
 		fail(c, statusFor(err))
 		return
+	}
+	if dirOnly {
+		if fi, err := f.Stat(); err == nil && !fi.IsDir() {
+			f.Close()
+			fail(c, 404) // "page.html/": no directory by that name
+			return
+		}
 	}
 	serveOpened(c, f, rel, key, func(flag int) (*os.File, error) {
 		return rt.OpenFile(path.Join(rel, indexName), flag, 0)
@@ -157,6 +166,12 @@ func redirectToDir(c *core.Ctx) {
 	c.SetHeader("Location", loc)
 	fail(c, 301)
 }
+
+// namesDir reports whether name, cleaned to rel, can name only a directory: it ends with a
+// slash (the root aside). A file asked for so is not served — as a file system refuses
+// "page.html/" — since the page's relative links would resolve under a directory that is not
+// there.
+func namesDir(name, rel string) bool { return rel != "." && strings.HasSuffix(name, "/") }
 
 // cleanName turns a decoded URL path into a name relative to a root, refusing the names that
 // could mean something else on some system: ".." segments (checked before cleaning, which would

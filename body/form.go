@@ -14,7 +14,8 @@ import (
 // ReadForm reads an application/x-www-form-urlencoded request body — an HTML form posted —
 // of at most limit bytes (zero means DefaultLimit, negative no bound of ReadForm's own) and
 // returns its fields, decoded as url.ParseQuery does. It refuses with an *Error: 415 a body of
-// another Content-Type (before reading it), 413 one over the limit (as ReadJSON does), 400 a
+// another Content-Type or with a content coding (before reading it, as ReadJSON does), 413 one
+// over the limit (as ReadJSON does), 400 a
 // malformed one (a bad percent escape, a semicolon separator). Query parameters of the target
 // are not included: read them with c.Query and c.Bytes().QueryValues. Call ReadForm from c's
 // handler.
@@ -22,6 +23,9 @@ func ReadForm(c *core.Ctx, limit int64) (url.Values, error) {
 	ct := c.Header("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/x-www-form-urlencoded" {
 		return nil, &Error{Status: 415, Msg: fmt.Sprintf("Content-Type %q is not a form; want application/x-www-form-urlencoded", ct), Err: err}
+	}
+	if err := checkUnencoded(c); err != nil {
+		return nil, err
 	}
 	b, err := readLimited(c, limit)
 	if err != nil {

@@ -37,6 +37,8 @@ func TestReadForm(t *testing.T) {
 		{"over the limit", post("/", []byte("name="+strings.Repeat("x", 28)), false, form), 413, "request body over 32 bytes"},
 		{"json", post("/", []byte(`{}`), false, "Content-Type: application/json\r\n"), 415, "want application/x-www-form-urlencoded"},
 		{"no type", post("/", []byte("a=1"), false, ""), 415, "is not a form"},
+		{"gzipped", post("/", []byte("\x1f\x8b"), false, form+"Content-Encoding: gzip\r\n"), 415, `Content-Encoding "gzip" is not accepted`},
+		{"identity", post("/", []byte("name=x"), false, form+"Content-Encoding: identity\r\n"), 200, `["x"]`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,6 +47,9 @@ func TestReadForm(t *testing.T) {
 			resp, got := c.Response("POST")
 			if resp.StatusCode != tc.status || !strings.Contains(got, tc.want) {
 				t.Fatalf("got %d %q, want %d containing %q", resp.StatusCode, got, tc.status, tc.want)
+			}
+			if ae := resp.Header.Get("Accept-Encoding"); (ae == "identity") != strings.Contains(tc.want, "Content-Encoding") {
+				t.Fatalf("Accept-Encoding %q", ae)
 			}
 		})
 	}

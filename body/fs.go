@@ -106,7 +106,8 @@ func NewFS(fsys fs.FS, o FSOptions) *FS {
 
 // Serve answers the request with the file name of the FS, as the FS doc says. name is
 // slash-separated and already percent-decoded, as core.Ctx.Path and route parameters are; a
-// leading slash is optional, and "" or "/" is the FS's root directory. Serve keeps no reference
+// leading slash is optional, a trailing one names a directory only (as in ServeRoot), and ""
+// or "/" is the FS's root directory. Serve keeps no reference
 // to name once it returns, nor hands it to the fs.FS, so a borrowed string will do. Call Serve
 // before writing any of the body.
 func (s *FS) Serve(c *core.Ctx, name string) {
@@ -119,8 +120,16 @@ func (s *FS) Serve(c *core.Ctx, name string) {
 	// was sent; that round describes it afresh from the file it opens, and sends that file,
 	// unless another request kept a description as stale meanwhile (a file changing under
 	// load): 503 then, which the client may retry.
+	dirOnly := namesDir(name, rel)
 	for range 2 {
 		e, f, status := s.lookup(c, rel)
+		if e != nil && !e.dir && dirOnly {
+			if f != nil {
+				f.Close()
+			}
+			fail(c, 404) // "page.html/": no directory by that name
+			return
+		}
 		if e != nil && e.dir {
 			e, f, status = s.index(c, e)
 		}

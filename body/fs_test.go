@@ -184,7 +184,8 @@ func TestFSServe(t *testing.T) {
 }
 
 // TestFSDirectories: a directory is served as its index.html, once redirected to its name with
-// a slash; the root is a directory like another.
+// a slash; the root is a directory like another; a file named with a trailing slash is not
+// found.
 func TestFSDirectories(t *testing.T) {
 	for _, k := range fsKinds(t) {
 		t.Run(k.name, func(t *testing.T) {
@@ -203,6 +204,13 @@ func TestFSDirectories(t *testing.T) {
 			}
 			if resp, _ := get(t, addr, "GET", "/sub?x=1"); resp.StatusCode != 301 || resp.Header.Get("Location") != "sub/?x=1" {
 				t.Errorf("/sub: %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
+			}
+			for _, target := range []string{"/index.html/", "/sub/index.html/"} { // a file named as a directory
+				for range 2 { // described, then kept
+					if resp, got := get(t, addr, "GET", target); resp.StatusCode != 404 {
+						t.Errorf("%s: %d %q, want 404", target, resp.StatusCode, got)
+					}
+				}
 			}
 		})
 	}

@@ -29,8 +29,9 @@ type JSONOptions struct {
 // ReadJSON reads the request body, one JSON value, into v, as json.Unmarshal does. It refuses
 // with an *Error (see Error for the statuses):
 //
-//   - 415 a body whose Content-Type is not application/json (nor application/*+json), or one
-//     with a charset other than UTF-8, before reading anything;
+//   - 415 a body whose Content-Type is not application/json (nor application/*+json), one
+//     with a charset other than UTF-8, or one with a content coding (Content-Encoding: gzip;
+//     the response then says Accept-Encoding: identity), before reading anything;
 //   - 413 a body over the limit, at once when its Content-Length says so (the client then
 //     need not send it, and gets no 100 Continue), with the response set to 413 and
 //     Connection: close as ReadAll does;
@@ -73,8 +74,11 @@ func WriteJSON(c *core.Ctx, status int, v any) error {
 func checkJSONType(c *core.Ctx) error {
 	ctb, ok := c.Bytes().Header("Content-Type")
 	ct := string(ctb)
-	if !ok && c.ContentLength() <= 0 && !c.Seam().Chunked() {
+	if !ok && c.Seam().BodyDone() { // no body at all (an HTTP/2 one may have no length)
 		return &Error{Status: 400, Msg: "request body is empty; want a JSON value"}
+	}
+	if err := checkUnencoded(c); err != nil {
+		return err
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || !(mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {

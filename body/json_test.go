@@ -3,6 +3,8 @@ package body_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -72,6 +74,7 @@ func TestReadJSON(t *testing.T) {
 		{"text", post("/", []byte(`{}`), false, "Content-Type: text/plain\r\n"), 415, `Content-Type "text/plain" is not JSON`},
 		{"form", post("/", []byte(`a=1`), false, "Content-Type: application/x-www-form-urlencoded\r\n"), 415, "want application/json"},
 		{"latin1", post("/", []byte(`{}`), false, "Content-Type: application/json; charset=latin1\r\n"), 415, `charset "latin1"`},
+		{"gzipped", post("/", []byte("\x1f\x8b"), false, js+"Content-Encoding: identity, gzip\r\n"), 415, `Content-Encoding "gzip" is not accepted; send the body unencoded`},
 		{"over the limit", post("/", []byte(`{"title":"`+strings.Repeat("x", 60)+`"}`), false, js), 413, "request body over 64 bytes"},
 		{"over the limit chunked", post("/", []byte(`{"title":"`+strings.Repeat("x", 60)+`"}`), true, js), 413, "request body over 64 bytes"},
 		{"cut by the client", "POST / HTTP/1.1\r\nHost: h\r\n" + js + "Content-Length: 20\r\n\r\n{\"ti", 0, ""},
@@ -139,6 +142,38 @@ func TestReadJSONMessages(t *testing.T) {
 		c.Send(post("/", []byte(tc.body), false, js))
 		if resp, got := c.Response("POST"); resp.StatusCode != 400 || got != tc.want {
 			t.Errorf("%s: %d %q, want %q", tc.body, resp.StatusCode, got, tc.want)
+		}
+	}
+}
+
+// TestReadJSONHTTP2Type: over HTTP/2 a body may have no length; one sent without a
+// Content-Type is refused for its type (415), not taken for an empty body.
+func TestReadJSONHTTP2Type(t *testing.T) {
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
+		var v map[string]any
+		answerBodyError(c, body.ReadJSON(c, &v, body.JSONOptions{}))
+	}, core.Options{})
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: &protocols}}
+	defer client.CloseIdleConnections()
+	for _, tc := range []struct {
+		body   io.Reader
+		status int
+		want   string
+	}{
+		{io.MultiReader(strings.NewReader(`{"a":1}`)), 415, `Content-Type "" is not JSON`}, // no length
+		{nil, 400, "request body is empty"},
+	} {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/", tc.body)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 || resp.StatusCode != tc.status || !strings.Contains(string(got), tc.want) {
+			t.Errorf("%s %d %q, want %d %q", resp.Proto, resp.StatusCode, got, tc.status, tc.want)
 		}
 	}
 }

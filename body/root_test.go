@@ -61,7 +61,7 @@ func TestServeRootRefusesEscapes(t *testing.T) {
 }
 
 // TestServeRootDirectories: no listings; an index.html is served for its directory, which is
-// redirected to its slash form first.
+// redirected to its slash form first; a file named with a trailing slash is not found.
 func TestServeRootDirectories(t *testing.T) {
 	root, _ := serveTree(t)
 	addr := fileServer(t, root)
@@ -72,7 +72,9 @@ func TestServeRootDirectories(t *testing.T) {
 	if resp, _ := get(t, addr, "GET", "/sub?x=1"); resp.StatusCode != 301 || resp.Header.Get("Location") != "sub/?x=1" {
 		t.Errorf("/sub: %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	for _, target := range []string{"/nodir/", "/nodir", "/", "/file/nodir/", "/missing", "/missing/", "/hello.txt/x", "/file/missing"} {
+	for _, target := range []string{"/nodir/", "/nodir", "/", "/file/nodir/", "/missing", "/missing/", "/hello.txt/x", "/file/missing",
+		"/hello.txt/", "/sub/index.html/"} { // a file named as a directory
+
 		if resp, got := get(t, addr, "GET", target); resp.StatusCode != 404 {
 			t.Errorf("%s: %d %q, want 404", target, resp.StatusCode, got)
 		}
