@@ -35,13 +35,13 @@ var (
 //go:noinline
 func (r *Router) labelMiss(c *core.Ctx) {
 	method, path := requestRoute(c)
-	c.Seam().SetRoute(r.missRoute(method, path))
+	c.Seam().SetRoute(r.missRoute(c, method, path))
 }
 
-// missRoute returns the Route of the answer to a request of method and path that no route
+// missRoute returns the Route of the answer to c, a request of method and path that no route
 // matches.
-func (r *Router) missRoute(method, path string) *core.Route {
-	if _, code := r.redirectTarget(method, path); code != 0 {
+func (r *Router) missRoute(c *core.Ctx, method, path string) *core.Route {
+	if _, code := r.redirectTarget(c, method, path); code != 0 {
 		return routeRedirect
 	}
 	if method == "OPTIONS" && r.HandleOPTIONS {

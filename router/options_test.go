@@ -1,6 +1,8 @@
 package router
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -114,6 +116,28 @@ func TestNoRedirectToAnotherHost(t *testing.T) {
 			if strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") {
 				t.Errorf("GET %s: Location %q", target, loc)
 			}
+		}
+	}
+}
+
+// TestNoRedirectAcrossAnEncodedSlash: the redirects are worked out on the decoded path, where
+// "a%2Fb" is "a/b"; a request with an encoded slash is not redirected (it would be sent to
+// another resource, which a mounted handler reading the escaped path tells apart), and the
+// rest still are.
+func TestNoRedirectAcrossAnEncodedSlash(t *testing.T) {
+	r := New()
+	r.Mount("/m", http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
+		io.WriteString(w, q.URL.EscapedPath())
+	}))
+	r.GET("/files/*path", reply("files"))
+	cl := dial(t, serve(t, r))
+	if _, body := cl.do("GET", "/m/a%2Fb"); body != "/m/a%2Fb" {
+		t.Fatalf("the mounted handler saw %q", body)
+	}
+	for target, want := range map[string]string{"/M/a%2Fb": "", "/M/a%2fb": "", "/M/a%20b": "/m/a%20b", "/Files/a%2Fb": "", "/Files/x": "/files/x"} {
+		resp, _ := cl.do("GET", target)
+		if loc := resp.Header.Get("Location"); loc != want || want == "" && resp.StatusCode != 404 {
+			t.Errorf("GET %s: %d Location %q, want %q", target, resp.StatusCode, loc, want)
 		}
 	}
 }

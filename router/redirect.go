@@ -9,11 +9,34 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// redirectTarget returns where a redirect sends a missed request, and its code, when
-// RedirectTrailingSlash or RedirectFixedPath finds a path that matches a route; code 0 when
-// neither does. Every target is looked up first, so a redirect never leads to another miss or
-// a loop.
-func (r *Router) redirectTarget(method, path string) (to string, code int) {
+// redirectTarget returns where a redirect sends c, a missed request of method and path, and
+// its code, when RedirectTrailingSlash or RedirectFixedPath finds a path that matches a route;
+// code 0 when neither does. Every target is looked up first, so a redirect never leads to
+// another miss or a loop.
+func (r *Router) redirectTarget(c *core.Ctx, method, path string) (to string, code int) {
+	to, code = r.redirectPath(method, path)
+	if code != 0 && encodedSlash(c.Target()) {
+		// The target is worked out on the decoded path, where "a%2Fb" is "a/b": sent to it,
+		// the client would ask for another resource (RFC 3986 §2.2), one a handler that reads
+		// the escaped path (a mounted net/http handler, a proxy) tells apart.
+		return "", 0
+	}
+	return to, code
+}
+
+// encodedSlash reports whether a request target's path has an encoded slash.
+func encodedSlash(target string) bool {
+	p, _, _ := strings.Cut(target, "?")
+	for i := 0; i+2 < len(p); i++ {
+		if p[i] == '%' && p[i+1] == '2' && (p[i+2] == 'F' || p[i+2] == 'f') {
+			return true
+		}
+	}
+	return false
+}
+
+// redirectPath is redirectTarget's work on the decoded path alone.
+func (r *Router) redirectPath(method, path string) (to string, code int) {
 	if method == "CONNECT" || path == "/" || path == "" || path[0] != '/' {
 		return "", 0
 	}

@@ -119,7 +119,7 @@ func (r *Router) handleMiss(c *core.Ctx) {
 	method, path := c.Method(), c.Path()
 	switch c.Seam().RouteLabel() {
 	case LabelRedirect:
-		if to, code := r.redirectTarget(method, path); code != 0 {
+		if to, code := r.redirectTarget(c, method, path); code != 0 {
 			sendRedirect(c, to, code)
 			return
 		}

@@ -15,7 +15,8 @@
 // # How a wait ends
 //
 // Every wait ends promptly with a result or with one of ErrTimeout (its deadline passed),
-// ErrClosed (the client went away) or ErrShutdown (a shutdown's grace period ended). When it
+// ErrClosed (the client went away), ErrShutdown (a shutdown's grace period ended) or
+// core.ErrDeadline (the request's own deadline, core.Ctx.SetTimeout, passed). When it
 // ends, whatever it held — the coroutine's park, the loop timer, the entry in a waiter list — is
 // released at once, so clients that give up cost nothing afterwards.
 //
@@ -36,7 +37,7 @@
 // The coroutine style (Sleep, Event.Wait, Topic.Next, Sequence.Wait, Call, Do) reads like blocking
 // code: the function returns when the wait is over. A parked handler costs its connection, its
 // request and its coroutine: about 3.5 KB of live memory (TestFootprint measures it), of which
-// this package's waiter node is 32 bytes. Keep the handler's frame small: a large local (a 4 KiB
+// this package's waiter node is five words (40 bytes). Keep the handler's frame small: a large local (a 4 KiB
 // array, say) gives every parked coroutine a larger stack.
 //
 // The continuation style (After, Topic.OnNext, Sequence.OnWait) is for extreme fan-in: the

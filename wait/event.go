@@ -26,8 +26,9 @@ func (e *Event) Fire() {
 }
 
 // Wait parks the handler until the next Fire, and returns nil then. It returns ErrTimeout after
-// timeout (timeout <= 0 means no deadline), ErrClosed if the client goes away and ErrShutdown if
-// a shutdown's grace period ends first. Call it from c's handler.
+// timeout (timeout <= 0 means no deadline), ErrClosed if the client goes away, ErrShutdown if
+// a shutdown's grace period ends first, and core.ErrDeadline if the request's deadline passes.
+// Call it from c's handler.
 func (e *Event) Wait(c *core.Ctx, timeout time.Duration) error {
 	return e.h.Wait(c, e.h.Value(), timeout)
 }

@@ -55,7 +55,8 @@ func Do(c *core.Ctx, fn func()) error { return defaultPool.Do(c, fn) }
 // blocking call (a file system or database call, a slow library) stalls neither the
 // handler's loop nor its other connections. fn always runs to its end before the handler goes
 // on: Do then returns ErrClosed if the client went away meanwhile, ErrShutdown if a shutdown's
-// grace period ended, else nil. When the pool is busy, fn waits its turn in order.
+// grace period ended, core.ErrDeadline if the request's deadline (core.Ctx.SetTimeout) passed,
+// else nil. When the pool is busy, fn waits its turn in order.
 //
 // fn runs on another goroutine: it must not touch c, nor anything else its loop owns; hand its
 // results back through variables the handler reads after Do returns. A call of c's methods from

@@ -284,3 +284,17 @@ func TestDoFunctionCannotUseCtx(t *testing.T) {
 		t.Fatalf("the handler recovered %q", v)
 	}
 }
+
+// TestDoDeadline: fn runs to its end past the request's deadline, which Do then reports.
+func TestDoDeadline(t *testing.T) {
+	got := make(chan error, 1)
+	_, addr := coretest.Serve(t, func(c *core.Ctx) {
+		c.SetTimeout(time.Millisecond)
+		ctx := c.Context()
+		got <- Do(c, func() { <-ctx.Done() }) // returns once the deadline has cancelled it
+	}, core.Options{})
+	dial(t, addr).get("/")
+	if err := coretest.Receive(t, "Do's error", got); !errors.Is(err, core.ErrDeadline) {
+		t.Fatalf("Do returned %v, want core.ErrDeadline", err)
+	}
+}

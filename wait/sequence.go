@@ -81,9 +81,9 @@ func (s *Sequence) Advance(n uint64) {
 
 // Wait parks the handler until the sequence is past after, and returns nil then — at once,
 // without parking, when it already is. It returns ErrTimeout after timeout (timeout <= 0 means
-// no deadline), ErrClosed if the client goes away and ErrShutdown if a shutdown's grace period
-// ends first (or as soon as a shutdown begins, after core.Seam.WakeOnShutdown). Call it from c's
-// handler.
+// no deadline), ErrClosed if the client goes away, ErrShutdown if a shutdown's grace period
+// ends first (or as soon as a shutdown begins, after core.Seam.WakeOnShutdown), and
+// core.ErrDeadline if the request's deadline passes. Call it from c's handler.
 func (s *Sequence) Wait(c *core.Ctx, after uint64, timeout time.Duration) error {
 	if err := c.Seam().CheckCaller("wait.Sequence.Wait"); err != nil {
 		return err // before the waiter goes into the loop's list

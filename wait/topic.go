@@ -53,17 +53,32 @@ func (t *Topic[T]) Publish(v T) uint64 {
 // stream's id, a field of its JSON): make builds it from the number it gets, under the topic's
 // lock, so that numbers and messages cannot cross between publishers — with no lock of the
 // caller's around Last()+1. make must be quick and must not call the topic. PublishFunc
-// returns the number. (wait/jetstream's Topic, whose numbers the stream gives, hands each
+// returns the number. A panic in make publishes nothing, and goes on up from PublishFunc with
+// the topic unlocked. (wait/jetstream's Topic, whose numbers the stream gives, hands each
 // message its number in Config.Decode.)
 func (t *Topic[T]) PublishFunc(make func(seq uint64) T) uint64 {
 	t.h.mu.Lock()
 	seq := t.h.seq + 1
-	v := make(seq)
+	v := t.build(make, seq)
 	t.h.seq = seq
 	t.ring[seq%uint64(len(t.ring))] = v
 	t.h.notifyLocked()
 	t.h.mu.Unlock()
 	return seq
+}
+
+// build calls make under the topic's lock, which a panic in it gives up: a topic left locked
+// would block every later call, and the loops of the handlers that make them.
+func (t *Topic[T]) build(make func(seq uint64) T, seq uint64) T {
+	panicked := true
+	defer func() {
+		if panicked {
+			t.h.mu.Unlock()
+		}
+	}()
+	v := make(seq)
+	panicked = false
+	return v
 }
 
 // Last returns the sequence number of the last message published (0 before the first).
@@ -78,7 +93,8 @@ func (t *Topic[T]) Last() uint64 { return t.h.Value() }
 //
 // Errors: ErrMissed comes with messages when after is older than the history (see Topic);
 // an error of a stored topic's Store.Read comes with no messages and after; ErrTimeout,
-// ErrClosed and ErrShutdown come with no messages and the cursor to poll from next, which is
+// ErrClosed, ErrShutdown and core.ErrDeadline come with no messages and the cursor to poll
+// from next, which is
 // after itself unless after was ahead of the topic. Such a cursor (from before the restart of
 // a topic kept in memory alone, say) counts as the topic's last sequence, so the caller gets
 // the next message published and a cursor it can follow from there. ErrShutdown comes as soon

@@ -291,4 +291,16 @@ func TestPublishFunc(t *testing.T) {
 			t.Fatalf("message %d carries seq %d", i+1, m.seq)
 		}
 	}
+	// A make that panics publishes nothing, and leaves the topic usable.
+	func() {
+		defer func() {
+			if r := recover(); r != "encoding failed" {
+				t.Errorf("recovered %v, want make's panic", r)
+			}
+		}()
+		topic.PublishFunc(func(seq uint64) msg { panic("encoding failed") })
+	}()
+	if n := topic.PublishFunc(func(seq uint64) msg { return msg{seq, -1} }); n != 801 || topic.Last() != 801 {
+		t.Fatalf("after a panic in make: published as %d, Last %d; want 801", n, topic.Last())
+	}
 }
