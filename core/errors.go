@@ -125,6 +125,7 @@ var (
 	ErrRefusalTooLarge = serve.ErrRefusalTooLarge
 
 	// ErrBodyNotAllowed is returned by Write for a response that cannot have a body (204, 304).
-	// Writes to a HEAD response are counted, for its Content-Length, and not sent.
+	// Writes to a HEAD response are counted, for its Content-Length, and not sent (with nothing
+	// written it has none: it would have to be GET's, which the server cannot know).
 	ErrBodyNotAllowed = serve.ErrBodyNotAllowed
 )

@@ -87,10 +87,13 @@ import (
 // serves none. WebSocket over HTTP/2 is a dwell handler's (websocket.Accept); over HTTP/1.1, h
 // upgrades with Hijack as above.
 //
-// Not bridged: response trailers (the Trailer field and http.TrailerPrefix are dropped),
-// a nil header value that suppresses a default field (Date, Content-Type). A response
-// flushed before its first byte gets dwell's default Content-Type, text/plain, where net/http
-// would send none.
+// Response trailers are bridged (http.TrailerPrefix, and the fields the Trailer field
+// declared, are sent after the body), though the Trailer field itself is not sent in the head.
+// A nil or empty Content-Type gives the response none, as does a Content-Encoding without one;
+// a nil Date does not suppress the server's. A response flushed before its first byte gets
+// dwell's default Content-Type, text/plain, where net/http would send none. Not bridged:
+// http.LocalAddrContextKey in the request's context; and a request's RemoteAddr is
+// "invalid AddrPort" when its client reset the connection before the handler started.
 //
 // The returned handler must run as the request's handler (or inside its middleware), not from
 // a continuation (core.Ctx.Detach): there it panics.

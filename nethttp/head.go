@@ -14,7 +14,10 @@ import (
 // an invalid name dropped, CR, LF and other control bytes in a value made spaces and the value
 // trimmed. It reports the declared Content-Length (-1 for none) and whether the handler set the
 // content's type or encoding, which rule out sniffing. For an interim response the fields that
-// frame a final one (Content-Length, Connection) are left out.
+// frame a final one (Content-Length, Connection) are left out; a 304 has neither Content-Type
+// nor Content-Length, as net/http sends it. A Content-Type the handler set empty or nil, or
+// left out beside a Content-Encoding, is passed on as an empty one, which gives the response
+// none (core's default would otherwise label it text/plain, where net/http sends no type).
 func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, declLen int64, typed bool) {
 	declLen = -1
 	var keyArr [24]string
@@ -23,12 +26,20 @@ func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, 
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, syntax.CompareFold)
+	notModified := !interim && w.status == http.StatusNotModified
+	hasType, encoded := false, false
 	for _, k := range keys {
 		vs := w.header[k]
+		if strings.EqualFold(k, "Content-Type") && !interim && !notModified && (len(vs) == 0 || vs[0] == "") {
+			hasType = true // set empty, or nil as net/http's way to suppress it: no type
+			continue
+		}
 		if len(vs) == 0 || !syntax.IsToken(k) { // net/http drops a field whose name is no token (RFC 9110 §5.1)
 			continue
 		}
 		switch {
+		case notModified && (strings.EqualFold(k, "Content-Type") || strings.EqualFold(k, "Content-Length")):
+			continue
 		case strings.EqualFold(k, "Content-Length"):
 			if interim {
 				continue
@@ -46,8 +57,10 @@ func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, 
 			if interim {
 				continue
 			}
-		case strings.EqualFold(k, "Content-Type"), strings.EqualFold(k, "Content-Encoding"):
-			typed = true
+		case strings.EqualFold(k, "Content-Type"):
+			hasType = true
+		case strings.EqualFold(k, "Content-Encoding"):
+			encoded = true
 		case strings.EqualFold(k, "Transfer-Encoding"), strings.EqualFold(k, "Trailer"),
 			strings.HasPrefix(k, http.TrailerPrefix):
 			continue // the server frames the body; trailers go after it (see trailers)
@@ -56,7 +69,10 @@ func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, 
 			dst = append(dst, k, cleanValue(v))
 		}
 	}
-	return dst, declLen, typed
+	if !interim && (hasType && w.header.Get("Content-Type") == "" || encoded && !hasType) {
+		dst = append(dst, "Content-Type", "") // no type at all
+	}
+	return dst, declLen, hasType || encoded
 }
 
 // trailers appends the response's trailers to dst as name, value pairs, as net/http sends them:

@@ -40,6 +40,7 @@ func (x *exchange) request(body *bodyReader) (*http.Request, error) {
 		r.TransferEncoding = []string{"chunked"}
 		r.ContentLength = -1
 		r.Trailer = declaredTrailer(r.Header)
+		delete(r.Header, "Trailer") // r.Trailer says it, as net/http has it
 		r.Body = body
 	case x.hasBody:
 		r.Body = body
@@ -91,8 +92,8 @@ func (x *exchange) header() http.Header {
 		h[key] = vals[len(vals)-1 : len(vals) : len(vals)]
 	}
 	// RFC 9111 §5.4: Pragma: no-cache means Cache-Control: no-cache when that is absent, as
-	// net/http's server has it.
-	if p, ok := h["Pragma"]; ok && len(p) > 0 && p[0] == "no-cache" {
+	// net/http's server has it for HTTP/1 (Pragma is HTTP/1.0's).
+	if p, ok := h["Pragma"]; ok && len(p) > 0 && p[0] == "no-cache" && x.proto != "HTTP/2.0" {
 		if _, ok := h["Cache-Control"]; !ok {
 			h["Cache-Control"] = []string{"no-cache"}
 		}
@@ -118,7 +119,8 @@ func declaredTrailer(h http.Header) http.Header {
 }
 
 // shouldClose reports whether the connection ends after this request: HTTP/1.0 unless the
-// client asked to keep it, HTTP/1.1 when the client asked to close it (RFC 9112 §9.3).
+// client asked to keep it (and not also to close it), HTTP/1.1 when the client asked to close
+// it (RFC 9112 §9.3).
 func shouldClose(minor int, connection []string) bool {
 	keep, close := false, false
 	for _, v := range connection {
@@ -129,7 +131,7 @@ func shouldClose(minor int, connection []string) bool {
 		}
 	}
 	if minor == 0 {
-		return !keep
+		return close || !keep
 	}
 	return close
 }

@@ -1,6 +1,7 @@
 package nethttp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -133,11 +134,21 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 		w.buf = append(w.buf, p...)
 		return len(p), nil
 	}
+	n := len(p)
+	if w.headPending && w.sniff && len(w.buf) > 0 && len(w.buf) < sniffLen {
+		// The type is sniffed from the buffered bytes: let them be the first sniffLen of the
+		// body, as net/http's are, not a small first write alone.
+		k := min(len(p), sniffLen-len(w.buf))
+		w.buf, p = append(w.buf, p[:k]...), p[k:]
+	}
 	if err := w.handOver(callWrite, p, false); err != nil {
 		return 0, err
 	}
-	return len(p), nil
+	return n, nil
 }
+
+// sniffLen is how much of a body http.DetectContentType reads.
+const sniffLen = 512
 
 // WriteString is Write for a string, without copying it to bytes first.
 func (w *responseWriter) WriteString(s string) (int, error) {
@@ -174,6 +185,20 @@ func (w *responseWriter) FlushError() error {
 // EnableFullDuplex reports success, for http.ResponseController: a dwell handler may read the
 // request body after its response has started.
 func (w *responseWriter) EnableFullDuplex() error { return nil }
+
+// CloseNotify is net/http's deprecated http.CloseNotifier, for the libraries that still assert
+// it without checking (gin's Context.Stream): the channel receives once the request's context
+// ends — the client gone, the grace period over, or the request ended — holding no goroutine
+// meanwhile.
+func (w *responseWriter) CloseNotify() <-chan bool {
+	gone := make(chan bool, 1)
+	if w.x == nil {
+		gone <- true // the request has ended
+		return gone
+	}
+	context.AfterFunc(w.x.ctx, func() { gone <- true })
+	return gone
+}
 
 // handOver makes a call of kind with the buffered bytes, then p, then a flush if asked, and
 // the head if it has not gone yet.

@@ -51,7 +51,9 @@ func TestResponseLength(t *testing.T) {
 }
 
 // TestResponseContentType: the Content-Type the handler set goes out; without one it is
-// sniffed from the first bytes, as net/http does, and an empty body gets none.
+// sniffed from the first bytes (the first 512, however written), as net/http does, and an
+// empty body gets none, nor does one whose type the handler set empty or nil, or one encoded
+// without a type; a 304 has neither type nor length.
 func TestResponseContentType(t *testing.T) {
 	_, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -65,17 +67,34 @@ func TestResponseContentType(t *testing.T) {
 		case "/encoded":
 			w.Header().Set("Content-Encoding", "gzip")
 			io.WriteString(w, "<html>")
+		case "/pieces": // a small write, then one past the buffer: sniffed from both
+			io.WriteString(w, "<htm")
+			io.WriteString(w, "l><body>"+strings.Repeat("x", 5000)+"</body></html>")
+		case "/untyped":
+			w.Header().Set("Content-Type", "")
+			io.WriteString(w, "<html>")
+		case "/suppressed":
+			w.Header()["Content-Type"] = nil
+			io.WriteString(w, "<html>")
+		case "/not-modified":
+			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("Content-Length", "1234")
+			w.WriteHeader(http.StatusNotModified)
 		}
 	}, core.Options{})
 	cl := coretest.Dial(t, addr)
 	for path, want := range map[string]string{
 		"/html": "text/html; charset=utf-8", "/json": "application/json", "/big": "image/png",
-		"/empty": "", "/encoded": "text/plain; charset=utf-8",
+		"/empty": "", "/encoded": "", // encoded, untyped: no type, as net/http sends it
+		"/pieces": "text/html; charset=utf-8", "/untyped": "", "/suppressed": "", "/not-modified": "",
 	} {
 		cl.Send("GET " + path + " HTTP/1.1\r\nHost: h\r\n\r\n")
 		resp, _ := cl.Response("GET")
 		if got := resp.Header.Get("Content-Type"); got != want {
 			t.Errorf("%s: Content-Type %q, want %q", path, got, want)
+		}
+		if resp.StatusCode == http.StatusNotModified && resp.Header.Get("Content-Length") != "" {
+			t.Errorf("%s: 304 with Content-Length %q", path, resp.Header.Get("Content-Length"))
 		}
 	}
 }
@@ -220,8 +239,16 @@ func TestResponseHeaderFields(t *testing.T) {
 // body, though the handler writes one.
 func TestResponseHEAD(t *testing.T) {
 	_, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/get-only" && r.Method == http.MethodHead {
+			return // as net/http: no Content-Length, which would have to be GET's
+		}
 		io.WriteString(w, strings.Repeat("x", 10000))
 	}, core.Options{})
+	c := coretest.Dial(t, addr)
+	c.Send("HEAD /get-only HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, _ := c.Response("HEAD"); resp.StatusCode != 200 || resp.Header.Get("Content-Length") != "" {
+		t.Errorf("HEAD with nothing written: %d, Content-Length %q", resp.StatusCode, resp.Header.Get("Content-Length"))
+	}
 	cl := coretest.Dial(t, addr)
 	cl.Send("HEAD / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
 	resp, body := cl.Response("HEAD")
@@ -230,6 +257,44 @@ func TestResponseHEAD(t *testing.T) {
 	}
 	if resp, body = cl.Response("GET"); len(body) != 10000 {
 		t.Errorf("GET after HEAD: %d %d", resp.StatusCode, len(body))
+	}
+}
+
+// TestRequestClose: r.Close says whether the connection ends after the request, as net/http
+// has it: HTTP/1.0 unless kept alive (and not asked to close too), HTTP/1.1 when asked to close.
+func TestRequestClose(t *testing.T) {
+	_, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.Close) }, core.Options{})
+	for _, tc := range []struct{ req, want string }{
+		{"GET / HTTP/1.0\r\n\r\n", "true"},
+		{"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "false"},
+		{"GET / HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n", "true"},
+		{"GET / HTTP/1.1\r\nHost: h\r\n\r\n", "false"},
+		{"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", "true"},
+	} {
+		cl := coretest.Dial(t, addr)
+		cl.Send(tc.req)
+		if _, body := cl.Response("GET"); body != tc.want {
+			t.Errorf("%q: r.Close %s, want %s", tc.req, body, tc.want)
+		}
+	}
+}
+
+// TestCloseNotify: the deprecated http.CloseNotifier, which some libraries assert without a
+// check (gin's Stream), is there, and tells of the client's leaving.
+func TestCloseNotify(t *testing.T) {
+	told := make(chan bool, 1)
+	_, addr := serveStd(t, func(w http.ResponseWriter, r *http.Request) {
+		gone := w.(interface{ CloseNotify() <-chan bool }).CloseNotify()
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		told <- <-gone
+	}, core.Options{})
+	cl := coretest.Dial(t, addr)
+	cl.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	cl.R.ReadString('\n') // the head went out: the handler waits for the client to leave
+	cl.Close()
+	if !coretest.Receive(t, "CloseNotify's value", told) {
+		t.Fatal("CloseNotify sent false")
 	}
 }
 

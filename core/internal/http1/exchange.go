@@ -144,6 +144,8 @@ func (c *conn) WriteHead(cx *serve.Ctx, whole bool) {
 			// connection cannot go on as HTTP/1.1.
 			cx.Resp |= serve.RfClose
 		}
+	case whole && noBody && cx.DeclLen < 0 && cx.Written == 0:
+		// A HEAD whose handler wrote nothing says nothing of GET's length (RFC 9110 §8.6).
 	case whole && cx.DeclLen < 0 && !(http11 && cx.HasTrailers() && !noBody):
 		length = cx.Written
 	case cx.DeclLen >= 0:

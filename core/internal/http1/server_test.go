@@ -181,6 +181,21 @@ func TestHeadResponse(t *testing.T) {
 	if _, body := c.Response("GET"); body != "Hello World" {
 		t.Fatalf("GET after HEAD: %q", body)
 	}
+	// A handler that writes nothing for HEAD (it leaves the body to GET) gives no length: a
+	// Content-Length must be GET's (RFC 9110 §8.6), which the server cannot know.
+	_, addr = startServer(t, func(c *serve.Ctx) {
+		if c.Method() != "HEAD" {
+			c.WriteString("Hello World")
+		}
+	}, serve.Options{})
+	c = dial(t, addr)
+	c.Send("HEAD / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, _ := c.Response("HEAD"); resp.StatusCode != 200 || resp.Header.Get("Content-Length") != "" {
+		t.Fatalf("HEAD with nothing written: %d, Content-Length %q", resp.StatusCode, resp.Header.Get("Content-Length"))
+	}
+	if _, body := c.Response("GET"); body != "Hello World" {
+		t.Fatalf("GET after HEAD: %q", body)
+	}
 }
 
 func TestResponseHeaders(t *testing.T) {

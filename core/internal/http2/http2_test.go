@@ -112,6 +112,11 @@ func TestH2Hello(t *testing.T) {
 	if r := c.response(5); r.status != 200 || len(r.body) != 0 || r.fields["content-length"] != "5" {
 		t.Errorf("HEAD: %d %q %q", r.status, r.body, r.fields["content-length"])
 	}
+	// A HEAD whose handler writes nothing gives no length, which would have to be GET's.
+	c.request(7, true, ":method", "HEAD", ":scheme", "http", ":authority", "h", ":path", "/nothing")
+	if r := c.response(7); r.status != 404 || len(r.body) != 0 || r.fields["content-length"] != "" {
+		t.Errorf("HEAD of nothing: %d %q %q", r.status, r.body, r.fields["content-length"])
+	}
 }
 
 // TestH2StreamsAreConcurrent: a parked stream holds up no other, and a request body arrives

@@ -38,6 +38,8 @@ func (s *h2stream) WriteHead(cx *serve.Ctx, whole bool) {
 		if status == 304 {
 			length = cx.DeclLen
 		}
+	case whole && noBody && cx.DeclLen < 0 && cx.Written == 0:
+		// A HEAD whose handler wrote nothing says nothing of GET's length (RFC 9110 §8.6).
 	case whole && cx.DeclLen < 0:
 		length = cx.Written
 	case cx.DeclLen >= 0:

@@ -34,7 +34,8 @@ const (
 )
 
 // ErrBodyNotAllowed is returned by Write for a response that cannot have a body (204, 304).
-// Writes to a HEAD response are counted, for its Content-Length, and not sent.
+// Writes to a HEAD response are counted, for its Content-Length, and not sent (with nothing
+// written it has none: it would have to be GET's, which the server cannot know).
 var ErrBodyNotAllowed = errors.New("dwell: response status does not allow a body")
 
 // SetStatus sets the response status code, 200 by default. It has no effect once the response
