@@ -46,7 +46,8 @@ type CORSOptions struct {
 	Credentials bool
 
 	// MaxAge is how long a browser may keep a preflight's answer (Access-Control-Max-Age, in
-	// whole seconds). Zero leaves it to the browser (5 s by the Fetch standard).
+	// whole seconds, rounded up: a part of a second is one, not the zero that would forbid
+	// keeping it). Zero leaves it to the browser (5 s by the Fetch standard).
 	MaxAge time.Duration
 }
 
@@ -138,7 +139,7 @@ func newCORSPolicy(o CORSOptions) *corsPolicy {
 	p.headerList = strings.Join(headers, ", ")
 	p.expose = strings.Join(o.ExposeHeaders, ", ")
 	if o.MaxAge > 0 {
-		p.maxAge = strconv.FormatInt(int64(o.MaxAge/time.Second), 10)
+		p.maxAge = strconv.FormatInt(int64((o.MaxAge+time.Second-1)/time.Second), 10)
 	}
 	return p
 }

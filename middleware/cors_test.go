@@ -35,6 +35,7 @@ func TestCORS(t *testing.T) {
 		MaxAge:        10 * time.Minute,
 	}
 	open := middleware.CORSOptions{Origins: []string{"*"}, Headers: []string{"*"}}
+	brief := middleware.CORSOptions{Origins: []string{"https://app.example"}, MaxAge: 300 * time.Millisecond}
 	creds := middleware.CORSOptions{Origins: []string{"https://app.example", "null"}, Credentials: true}
 	type want map[string]string // header fields; "" means absent
 	noAllow := want{"Access-Control-Allow-Origin": "", "Access-Control-Allow-Methods": "", "Access-Control-Allow-Headers": ""}
@@ -57,6 +58,9 @@ func TestCORS(t *testing.T) {
 		{"preflight", app, "OPTIONS /todos HTTP/1.1\r\nHost: h\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: DELETE\r\nAccess-Control-Request-Headers: authorization,content-type\r\n\r\n", 204, false,
 			want{"Access-Control-Allow-Origin": "https://app.example", "Access-Control-Allow-Methods": "GET, POST, DELETE",
 				"Access-Control-Allow-Headers": "Content-Type, Authorization", "Access-Control-Max-Age": "600"},
+			"Origin, Access-Control-Request-Method, Access-Control-Request-Headers"},
+		{"preflight kept under a second", brief, "OPTIONS /todos HTTP/1.1\r\nHost: h\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: GET\r\n\r\n", 204, false,
+			want{"Access-Control-Allow-Origin": "https://app.example", "Access-Control-Max-Age": "1"},
 			"Origin, Access-Control-Request-Method, Access-Control-Request-Headers"},
 		{"preflight, other origin", app, "OPTIONS /todos HTTP/1.1\r\nHost: h\r\nOrigin: https://evil.example\r\nAccess-Control-Request-Method: GET\r\n\r\n", 204, false,
 			want{"Access-Control-Allow-Origin": "", "Access-Control-Allow-Methods": "", "Access-Control-Allow-Headers": "", "Access-Control-Max-Age": ""},
