@@ -260,11 +260,13 @@ func (cx *Ctx) HandOverConn() (net.Conn, error) {
 
 // SetHeader sets a response header field, replacing any of the same name. Date and Content-Type set
 // here replace the server's; Content-Length declares the body's length (the body then streams
-// without buffering); Connection: close ends the connection after the response; Transfer-Encoding
-// and other Connection values are the server's to set and are ignored. An empty Content-Type sends
-// none, where the server would send text/plain. An invalid name, or a value with CR, LF or another
-// control byte, would let a client value split the response: that is a programming error and
-// panics. It has no effect once the response has started.
+// without buffering); Connection: close ends the connection after the response, for good (no
+// later field takes it back: the server may have decided so too); Transfer-Encoding and other
+// Connection values are the server's to set and are ignored. An empty Content-Type sends none,
+// where the server would send text/plain. An invalid name, a value with CR, LF or another
+// control byte (which would let a client value split the response), or a Content-Length that is
+// not a length or is less than the body already written, is a programming error and panics. It
+// has no effect once the response has started.
 func (cx *Ctx) SetHeader(name, value string) {
 	cx.x.SetHeader(name, value)
 }
@@ -275,13 +277,15 @@ func (cx *Ctx) AddHeader(name, value string) {
 	cx.x.AddHeader(name, value)
 }
 
-// DelHeader removes the response header fields named name. It has no effect once the response
-// has started.
+// DelHeader removes the response header fields named name (but Connection: close, see
+// SetHeader). It has no effect once the response has started.
 func (cx *Ctx) DelHeader(name string) {
 	cx.x.DelHeader(name)
 }
 
-// ResponseHeader returns the value of the first response field named name set so far, or "".
+// ResponseHeader returns the value of the first response field named name set so far, or "";
+// for Connection, "close" once the response asks for the close (SetHeader, or the server's own
+// answers; a client's Connection: close is the request's, read with Header).
 func (cx *Ctx) ResponseHeader(name string) string {
 	return cx.x.ResponseHeader(name)
 }
@@ -424,9 +428,9 @@ func (cx *Ctx) Scheme() string {
 // called until the handler (or its continuation) returns, before or after the head went out.
 // A response that has trailers when its head goes out streams: over HTTP/1.1 its body is
 // chunked (an HTTP/1.0 client, which chunked coding cannot reach, gets no trailers), so that
-// the trailers can follow it; over HTTP/2 they end the stream whatever the body. Trailers set
-// after a head that declared a Content-Length are dropped over HTTP/1.1, which has nowhere to
-// put them. The framing fields (Content-Length, Transfer-Encoding, Host, Trailer, Connection)
+// the trailers can follow it; over HTTP/2 they end the stream whatever the body. Over HTTP/1.1
+// a declared Content-Length frames the body instead, as in net/http, and the trailers are
+// dropped, whenever they were set: the length leaves them nowhere to go. The framing fields (Content-Length, Transfer-Encoding, Host, Trailer, Connection)
 // cannot be trailers and are ignored; an invalid name or value panics, as in SetHeader.
 func (cx *Ctx) SetTrailer(name, value string) {
 	cx.x.SetTrailer(name, value)

@@ -117,7 +117,8 @@ func (s *Server) ListenAndServe() error {
 // addresses of AddListener, until Shutdown, after which it returns ErrServerClosed. ln must be
 // a TCP listener with a file descriptor (as net.Listen returns); with several loops all of them
 // accept from it. With a nil ln the server listens on no address of Options.Addr's: it serves
-// what AddListener added, if anything, and the connections ServeConn hands it.
+// what AddListener added, if anything, and the connections ServeConn hands it. After Listen,
+// which opened Options.Addr, Serve with a listener fails: serve that with ListenAndServe.
 func (s *Server) Serve(ln net.Listener) error {
 	return s.x.Serve(ln)
 }

@@ -74,14 +74,14 @@ func Handler(s *core.Server, o Options) core.Handler {
 		interval = minInterval
 	}
 	return func(c *core.Ctx) {
+		c.SetHeader("Cache-Control", "no-store")
+		c.SetHeader("X-Content-Type-Options", "nosniff")
 		if m := c.Method(); m != "GET" && m != "HEAD" {
 			c.SetHeader("Allow", "GET, HEAD")
 			c.SetStatus(405)
 			c.WriteString("method not allowed: the status page answers GET and HEAD\n")
 			return
 		}
-		c.SetHeader("Cache-Control", "no-store")
-		c.SetHeader("X-Content-Type-Options", "nosniff")
 		if name, ok := c.Bytes().Query("asset"); ok {
 			serveAsset(c, string(name))
 			return

@@ -243,15 +243,17 @@ func TestNegotiation(t *testing.T) {
 	}
 }
 
-// TestMethodNotAllowed checks that methods other than GET and HEAD get 405 with Allow.
+// TestMethodNotAllowed checks that methods other than GET and HEAD get 405 with Allow, and the
+// Cache-Control and X-Content-Type-Options every answer has.
 func TestMethodNotAllowed(t *testing.T) {
 	st := serve(t, 1, statuspage.Options{})
 	for _, m := range []string{"POST", "PUT", "DELETE", "OPTIONS"} {
 		c := coretest.Dial(t, st.addr)
 		c.Send(m + " /status HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
 		resp, _ := c.Response(m)
-		if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD" {
-			t.Errorf("%s: %d, Allow %q", m, resp.StatusCode, resp.Header.Get("Allow"))
+		if h := resp.Header; resp.StatusCode != 405 || h.Get("Allow") != "GET, HEAD" ||
+			h.Get("Cache-Control") != "no-store" || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: %d, %v", m, resp.StatusCode, h)
 		}
 	}
 }

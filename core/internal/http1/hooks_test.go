@@ -89,6 +89,9 @@ func TestOnDoneReportsWhatWentOut(t *testing.T) {
 		switch c.Path() {
 		case "/ok":
 			c.WriteString("hello")
+		case "/no-content": // written, then dropped by the status: none went out
+			c.WriteString("hello")
+			c.SetStatus(204)
 		case "/later":
 			c.Seam().DetachFor(50*time.Millisecond, func(c *serve.Ctx, err error) {
 				c.SetStatus(202)
@@ -106,6 +109,13 @@ func TestOnDoneReportsWhatWentOut(t *testing.T) {
 	c.Response("GET")
 	if d := rec.wait(t, "/ok"); d.Status != 200 || d.Bytes != 5 || d.Err != nil {
 		t.Fatalf("/ok: %+v", d)
+	}
+	c.Send("GET /no-content HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, body := c.Response("GET"); resp.StatusCode != 204 || body != "" {
+		t.Fatalf("/no-content: %d %q", resp.StatusCode, body)
+	}
+	if d := rec.wait(t, "/no-content"); d.Status != 204 || d.Bytes != 0 {
+		t.Fatalf("/no-content: %+v", d)
 	}
 
 	c.Send("GET /later HTTP/1.1\r\nHost: h\r\n\r\n")

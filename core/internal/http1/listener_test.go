@@ -188,3 +188,27 @@ func TestServeWithListeners(t *testing.T) {
 		refused(t, a)
 	}
 }
+
+// TestServeOrderRefusals: Serve with a listener after Listen, which opened Options.Addr, fails
+// rather than serving Options.Addr with the listener never accepted from; ListenAndServeTLS
+// after Shutdown is ErrServerClosed, as ListenAndServe, whatever its certificate.
+func TestServeOrderRefusals(t *testing.T) {
+	s := newServer(helloHandler, serve.Options{Addr: "127.0.0.1:0", Logger: newTestLogger(&logBuffer{})})
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := s.Serve(ln); err == nil || !strings.Contains(err.Error(), "after Listen") {
+		t.Fatalf("Serve(ln) after Listen: %v", err)
+	}
+	if err := s.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ListenAndServeTLS("", ""); err != serve.ErrServerClosed {
+		t.Fatalf("ListenAndServeTLS after Shutdown: %v, want ErrServerClosed", err)
+	}
+}

@@ -198,6 +198,56 @@ func TestHeadResponse(t *testing.T) {
 	}
 }
 
+// TestContentLengthAfterWrite: a Content-Length declared after body bytes were written (held,
+// the head not yet out) must count them all: one that is less panics (a 500, the held bytes
+// dropped), rather than sending them behind a head that says fewer, where the rest would be
+// read as the next response; one that counts them declares the body.
+func TestContentLengthAfterWrite(t *testing.T) {
+	_, addr := startServer(t, func(c *serve.Ctx) {
+		switch c.Path() {
+		case "/short":
+			c.WriteString("hello world")
+			c.SetHeader("Content-Length", "5")
+			c.WriteString("!")
+		case "/whole":
+			c.WriteString("hello ")
+			c.SetHeader("Content-Length", "11")
+			c.WriteString("world")
+		default:
+			c.WriteString("next")
+		}
+	}, serve.Options{Logger: newTestLogger(&logBuffer{})})
+	c := dial(t, addr)
+	c.Send("GET /short HTTP/1.1\r\nHost: h\r\n\r\nGET /whole HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, body := c.Response("GET"); resp.StatusCode != 500 || strings.Contains(body, "hello") {
+		t.Fatalf("Content-Length under the body written: %d %q", resp.StatusCode, body)
+	}
+	c = dial(t, addr)
+	c.Send("GET /whole HTTP/1.1\r\nHost: h\r\n\r\nGET /next HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, body := c.Response("GET"); resp.ContentLength != 11 || body != "hello world" {
+		t.Fatalf("Content-Length counting the body written: %d %q", resp.ContentLength, body)
+	}
+	if _, body := c.Response("GET"); body != "next" {
+		t.Fatalf("the next response: %q", body)
+	}
+}
+
+// TestConnectionCloseStays: Connection: close, once set, is not taken back by DelHeader, and
+// ResponseHeader says so.
+func TestConnectionCloseStays(t *testing.T) {
+	said := make(chan string, 1)
+	_, addr := startServer(t, func(c *serve.Ctx) {
+		c.SetHeader("Connection", "close")
+		c.DelHeader("Connection")
+		said <- c.ResponseHeader("Connection")
+	}, serve.Options{})
+	c := dial(t, addr)
+	c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, _ := c.Response("GET"); !resp.Close || <-said != "close" {
+		t.Fatal("Connection: close was taken back, or not reported")
+	}
+}
+
 func TestResponseHeaders(t *testing.T) {
 	_, addr := startServer(t, func(c *serve.Ctx) {
 		c.SetHeader("X-One", "1")

@@ -76,8 +76,8 @@ func (cx *Ctx) runDone() {
 		Time:     now,
 		Err:      cx.outcome(),
 	}
-	if cx.ReqFlags&reqHead != 0 {
-		d.Bytes = 0 // counted for the Content-Length, not sent
+	if cx.NoBody() {
+		d.Bytes = 0 // a HEAD's counted for the Content-Length, a 204's or 304's dropped: none sent
 	}
 	// The hooks are the request's own code, run by the loop's goroutine: they may use cx.
 	l := cx.Loop

@@ -17,11 +17,13 @@ import (
 
 // SetHeader sets a response header field, replacing any of the same name. Date and Content-Type set
 // here replace the server's; Content-Length declares the body's length (the body then streams
-// without buffering); Connection: close ends the connection after the response; Transfer-Encoding
-// and other Connection values are the server's to set and are ignored. An empty Content-Type sends
-// none, where the server would send text/plain. An invalid name, or a value with CR, LF or another
-// control byte, would let a client value split the response: that is a programming error and
-// panics. It has no effect once the response has started.
+// without buffering); Connection: close ends the connection after the response, for good (no
+// later field takes it back: the server may have decided so too); Transfer-Encoding and other
+// Connection values are the server's to set and are ignored. An empty Content-Type sends none,
+// where the server would send text/plain. An invalid name, a value with CR, LF or another
+// control byte (which would let a client value split the response), or a Content-Length that is
+// not a length or is less than the body already written, is a programming error and panics. It
+// has no effect once the response has started.
 func (cx *Ctx) SetHeader(name, value string) {
 	cx.check("SetHeader")
 	if cx.Resp&RfCommitted != 0 {
@@ -90,6 +92,11 @@ func (cx *Ctx) addField(name, value string, k fieldKind) {
 		if !ok {
 			panic("dwell: invalid Content-Length " + strconv.Quote(value))
 		}
+		if n < cx.Written {
+			// The held body would go out whole behind the head's shorter length, and its rest
+			// be read as the next response on the connection.
+			panic("dwell: Content-Length " + value + " is less than the " + strconv.FormatInt(cx.Written, 10) + " bytes of body already written")
+		}
 		cx.DeclLen = n
 		return
 	case fieldTransferEncoding:
@@ -130,8 +137,8 @@ func (cx *Ctx) appendField(name, value string) {
 	x.hdrs = append(x.hdrs, value...)
 }
 
-// DelHeader removes the response header fields named name. It has no effect once the response
-// has started.
+// DelHeader removes the response header fields named name (but Connection: close, see
+// SetHeader). It has no effect once the response has started.
 func (cx *Ctx) DelHeader(name string) {
 	cx.check("DelHeader")
 	if cx.Resp&RfCommitted != 0 {
@@ -228,11 +235,16 @@ func (cx *Ctx) AppendFieldLines(b []byte) []byte {
 // and value, and its lengths take 2 bytes at least in the set.
 func (cx *Ctx) FieldLinesRoom() int { return 2 * len(cx.FieldSet()) }
 
-// ResponseHeader returns the value of the first response field named name set so far, or "".
+// ResponseHeader returns the value of the first response field named name set so far, or "";
+// for Connection, "close" once the response asks for the close (SetHeader, or the server's own
+// answers; a client's Connection: close is the request's, read with Header).
 func (cx *Ctx) ResponseHeader(name string) string {
 	cx.check("ResponseHeader")
 	if syntax.EqualFold(name, "Content-Length") && cx.DeclLen >= 0 {
 		return strconv.FormatInt(cx.DeclLen, 10)
+	}
+	if cx.Resp&RfClose != 0 && syntax.EqualFold(name, "Connection") {
+		return "close"
 	}
 	if cx.Extra == nil || cx.Extra.names&NameBit(name) == 0 {
 		return ""

@@ -42,14 +42,15 @@ func (cx *Ctx) SendFile(f *os.File, off, n int64) error {
 	if cx.DeclLen >= 0 && cx.Written+n > cx.DeclLen {
 		return ErrBodyLength
 	}
-	cx.Written += n
 	if cx.NoBody() || n == 0 {
+		cx.Written += n // a HEAD's count for its Content-Length
 		return nil
 	}
 	file, err := netpoll.FileOf(f)
 	if err != nil {
-		return err
+		return err // nothing counted: the body has none of the file
 	}
+	cx.Written += n
 	if cx.Resp&RfCommitted == 0 {
 		cx.Exchange.WriteHead(cx, false)
 	}

@@ -95,7 +95,8 @@ func (s *Server) ListenAndServe() error {
 // addresses of AddListener, until Shutdown, after which it returns ErrServerClosed. ln must be
 // a TCP listener with a file descriptor (as net.Listen returns); with several loops all of them
 // accept from it. With a nil ln the server listens on no address of Options.Addr's: it serves
-// what AddListener added, if anything, and the connections ServeConn hands it.
+// what AddListener added, if anything, and the connections ServeConn hands it. After Listen,
+// which opened Options.Addr, Serve with a listener fails: serve that with ListenAndServe.
 func (s *Server) Serve(ln net.Listener) error {
 	if ln == nil {
 		s.Mu.Lock()
@@ -112,9 +113,13 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.Mu.Lock()
 	main := s.Listenings[0]
-	if main.FDs != nil || s.started || s.shutdown {
+	if s.started || s.shutdown {
 		s.Mu.Unlock()
-		return s.serve() // refused below: serving, or shut down (or listening on Options.Addr)
+		return s.serve() // refused below: serving, or shut down
+	}
+	if main.FDs != nil {
+		s.Mu.Unlock()
+		return errors.New("dwell: Serve with a listener after Listen: the server listens on Options.Addr already (serve it with ListenAndServe)")
 	}
 	s.ln = ln
 	main.share(fd, s.opts.Loops)

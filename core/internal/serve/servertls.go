@@ -14,8 +14,11 @@ import (
 // be empty when Options.TLSConfig has Certificates, GetCertificate or GetConfigForClient.
 func (s *Server) ListenAndServeTLS(certFile, keyFile string) error {
 	s.Mu.Lock()
-	cfg := s.opts.TLSConfig
+	cfg, shutdown := s.opts.TLSConfig, s.shutdown
 	s.Mu.Unlock()
+	if shutdown {
+		return ErrServerClosed // as ListenAndServe, before the certificate is looked at
+	}
 	if cfg == nil {
 		cfg = &tls.Config{}
 	} else {

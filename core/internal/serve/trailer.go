@@ -14,9 +14,9 @@ import (
 // called until the handler (or its continuation) returns, before or after the head went out.
 // A response that has trailers when its head goes out streams: over HTTP/1.1 its body is
 // chunked (an HTTP/1.0 client, which chunked coding cannot reach, gets no trailers), so that
-// the trailers can follow it; over HTTP/2 they end the stream whatever the body. Trailers set
-// after a head that declared a Content-Length are dropped over HTTP/1.1, which has nowhere to
-// put them. The framing fields (Content-Length, Transfer-Encoding, Host, Trailer, Connection)
+// the trailers can follow it; over HTTP/2 they end the stream whatever the body. Over HTTP/1.1
+// a declared Content-Length frames the body instead, as in net/http, and the trailers are
+// dropped, whenever they were set: the length leaves them nowhere to go. The framing fields (Content-Length, Transfer-Encoding, Host, Trailer, Connection)
 // cannot be trailers and are ignored; an invalid name or value panics, as in SetHeader.
 func (cx *Ctx) SetTrailer(name, value string) {
 	cx.check("SetTrailer")
