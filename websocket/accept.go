@@ -96,7 +96,7 @@ func Serve(cx *core.Ctx, o *Options, ev *Events) (*Conn, error) {
 		return nil, err
 	}
 	if ev.Open != nil {
-		ev.Open(c)
+		c.event(func() { ev.Open(c) })
 	}
 	return c, nil
 }

@@ -74,10 +74,7 @@ func (c *Conn) sendPrepared(pm *PreparedMessage) SendResult {
 		return SendDropped
 	}
 	c.hc.Write(f)
-	if c.hc.Buffered() > c.hc.HighWater() {
-		return SendBackpressure
-	}
-	return SendQueued
+	return c.queued()
 }
 
 // A Group is a set of connections that messages are broadcast to, spread over any number of

@@ -133,6 +133,7 @@ type Conn struct {
 	pongGrace  bool // the pong's deadline was moved once, for an unread message (timers.go)
 	readerWait bool // the handler is parked in a read
 	writerWait bool // the handler is parked in a write, for Drained
+	inEvent    bool // one of Events' functions runs: a close meanwhile waits for it (event)
 	// pub is what a Remote's Send and SendPrepared see of the connection without waiting for
 	// its loop (pubClosed, pubOver); the loop keeps it up to date.
 	pub atomic.Uint32
@@ -405,6 +406,7 @@ func (c *Conn) endMessage() bool {
 // deliver hands a whole message on: to Events.Message, which borrows it for the call, or to the
 // sequential reader, which takes it (the connection reads no more until it has).
 func (c *Conn) deliver(data []byte) bool {
+	c.msgSince = 0 // whole: Options.MessageTimeout no longer runs for it
 	if c.o.idleTimeout() > 0 {
 		c.lastIn = now()
 	}
@@ -420,14 +422,31 @@ func (c *Conn) deliver(data []byte) bool {
 	typ := MessageType(c.msgOp)
 	c.msgOp = 0
 	if c.ev.Message != nil {
+		c.inEvent = true // data, c.msg's or the read's, is lent for the call, even if a Send closes
 		c.ev.Message(c, typ, data)
+		c.inEvent = false
 	}
 	if c.msg == nil {
 		bufpool.Poison(data) // the read's own bytes, lent for the call (in builds with the race detector)
 	}
 	bufpool.Put(c.msg)
 	c.msg = nil
+	if c.state == stateClosed {
+		c.release() // the connection closed while Message ran
+	}
 	return c.state < stateDone
+}
+
+// event runs one of Events' functions (but Message, which deliver runs so), after which the
+// close that a Send in it may have made (CloseSlowClient) ends: Events.Close runs after the
+// function, not inside it, since the functions run one at a time.
+func (c *Conn) event(f func()) {
+	c.inEvent = true
+	f()
+	c.inEvent = false
+	if c.state == stateClosed {
+		c.release()
+	}
 }
 
 // control takes a control frame (§5.5) other than a ping (Receive answers those): a close is
@@ -446,7 +465,11 @@ func (c *Conn) control(op frame.Opcode, payload []byte) {
 			c.fail(code, err.Error())
 			return
 		}
-		c.setErr(&CloseError{Code: code, Reason: string(reason), Remote: true})
+		reported := code
+		if code == 0 {
+			reported = CloseNoStatus // §7.1.5: a close frame without a code
+		}
+		c.setErr(&CloseError{Code: reported, Reason: string(reason), Remote: true})
 		if c.state == stateOpen {
 			// §5.5.1: answer with a close frame, echoing the code, then close the connection.
 			var b [2]byte
@@ -480,7 +503,7 @@ func (c *Conn) drained() {
 	c.pub.And(^uint32(pubOver))
 	c.wakeWriters()
 	if c.ev != nil && c.ev.Drained != nil && c.state == stateOpen {
-		c.ev.Drained(c)
+		c.event(func() { c.ev.Drained(c) })
 	}
 }
 
@@ -488,7 +511,8 @@ func (c *Conn) drained() {
 // begins with 1001.
 func (c *Conn) shutdown() { c.startClose(CloseGoingAway, "server shutting down") }
 
-// closed is the core.Protocol's Closed: the connection is gone.
+// closed is the core.Protocol's Closed: the connection is gone. Inside one of Events'
+// functions (a Send there closed it) the rest waits for the function to return (event).
 func (c *Conn) closed(err error) {
 	if err != nil {
 		c.setErr(err)
@@ -496,9 +520,20 @@ func (c *Conn) closed(err error) {
 		c.setErr(ErrClosed)
 	}
 	c.setState(stateClosed)
+	if !c.inEvent {
+		c.release()
+	}
+}
+
+// release lets go of what the closed connection holds — but a whole message waiting for its
+// reader, which ReadMessage still returns before the error — wakes its readers and writers,
+// and calls Events.Close.
+func (c *Conn) release() {
 	c.endGather()
-	bufpool.Put(c.msg)
-	c.msg = nil
+	if !c.ready {
+		bufpool.Put(c.msg)
+		c.msg = nil
+	}
 	c.flate.release()
 	c.wakeReader()
 	c.wakeWriters()

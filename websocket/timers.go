@@ -110,7 +110,11 @@ func (c *Conn) ponged() {
 // end closes the TCP connection without (more of) a close handshake, err saying why when no
 // close frame did. The request that upgraded is told why when the end is not the normal one
 // (core.Conn.SetErr), for its Done.Err: an access log then marks a connection failed or timed
-// out, and not one whose close handshake the client completed.
+// out, and not one whose close handshake the client completed. A client that answered neither
+// the close frame nor a ping in time, with output still queued for it, is not reading: its
+// connection is dropped at once, as dropSlow drops one, rather than held until that output
+// goes out (a reset would lose what it has not read yet, so with nothing queued it closes as
+// usual).
 func (c *Conn) end(err error) {
 	if err != nil {
 		c.setErr(err)
@@ -119,6 +123,10 @@ func (c *Conn) end(err error) {
 		c.hc.SetErr(why)
 	}
 	c.setState(stateDone)
+	if (err == errCloseTimeout || err == ErrPongTimeout) && c.hc.Buffered() > 0 {
+		c.hc.Abort()
+		return
+	}
 	c.hc.Close()
 }
 

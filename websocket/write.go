@@ -87,6 +87,12 @@ func (c *Conn) queue(op frame.Opcode, payload []byte, compressed, bounded bool) 
 		return SendDropped
 	}
 	c.writeFrame(op, payload, true, compressed)
+	return c.queued()
+}
+
+// queued reports how a message just queued stands: SendBackpressure over the high-water mark,
+// which the Remote's sends see too (pubOver) until Drained, else SendQueued.
+func (c *Conn) queued() SendResult {
 	if c.hc.Buffered() > c.hc.HighWater() {
 		if c.pub.Load()&pubOver == 0 {
 			c.pub.Or(pubOver) // until Drained
