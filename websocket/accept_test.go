@@ -62,6 +62,10 @@ func TestHandshakeRefused(t *testing.T) {
 			if resp.Header.Get("Sec-WebSocket-Accept") != "" {
 				t.Error("a refused upgrade carries Sec-WebSocket-Accept")
 			}
+			// RFC 9110 §7.8: a 426's Upgrade is listed among the connection options.
+			if tc.status == 426 && !strings.Contains(strings.Join(resp.Header.Values("Connection"), ","), "Upgrade") {
+				t.Errorf("426 with Connection %q, want Upgrade among its options", resp.Header.Values("Connection"))
+			}
 		})
 	}
 }

@@ -183,12 +183,23 @@ func (c *conn) WriteHead(cx *serve.Ctx, whole bool) {
 		b = strconv.AppendInt(b, length, 10)
 		b = append(b, serve.CRLF...)
 	}
+	// RFC 9110 §7.8: a sender of Upgrade (a 426's, say) lists it among the connection options,
+	// so that intermediaries do not forward it.
+	upgrade := cx.HasField("Upgrade")
 	switch {
 	case close:
-		b = append(b, "Connection: close\r\n"...)
+		b = append(b, "Connection: close"...)
 		cx.Resp |= serve.RfClose // the head says so: the connection decides after it (Socket.EndRequest)
 	case !http11:
-		b = append(b, "Connection: keep-alive\r\n"...)
+		b = append(b, "Connection: keep-alive"...)
+	case upgrade:
+		b = append(b, "Connection: Upgrade\r\n"...)
+	}
+	if close || !http11 {
+		if upgrade {
+			b = append(b, ", Upgrade"...)
+		}
+		b = append(b, serve.CRLF...)
 	}
 	b = append(b, serve.CRLF...)
 	chunkedBody := cx.Resp&serve.RfChunked != 0 && buffered > 0

@@ -248,6 +248,34 @@ func TestConnectionCloseStays(t *testing.T) {
 	}
 }
 
+// TestUpgradeConnectionOption: a response with an Upgrade field (a 426) lists Upgrade among
+// its connection options (RFC 9110 §7.8), beside close or keep-alive when it has those.
+func TestUpgradeConnectionOption(t *testing.T) {
+	_, addr := startServer(t, func(c *serve.Ctx) {
+		c.SetHeader("Upgrade", "websocket")
+		c.SetStatus(426)
+	}, serve.Options{})
+	for req, want := range map[string]string{
+		"GET / HTTP/1.1\r\nHost: h\r\n\r\n":                      "Upgrade",
+		"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n": "close, Upgrade",
+		"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n":       "keep-alive, Upgrade",
+	} {
+		c := dial(t, addr)
+		c.Send(req)
+		var head strings.Builder // read raw: net/http's reader drops a Connection with close
+		for {
+			line, err := c.R.ReadString('\n')
+			if err != nil || line == "\r\n" {
+				break
+			}
+			head.WriteString(line)
+		}
+		if h := head.String(); !strings.Contains(h, " 426 ") || !strings.Contains(h, "\r\nConnection: "+want+"\r\n") {
+			t.Errorf("%q: head %q, want Connection: %s", req, h, want)
+		}
+	}
+}
+
 func TestResponseHeaders(t *testing.T) {
 	_, addr := startServer(t, func(c *serve.Ctx) {
 		c.SetHeader("X-One", "1")

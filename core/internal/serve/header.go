@@ -231,6 +231,23 @@ func (cx *Ctx) AppendFieldLines(b []byte) []byte {
 	return b
 }
 
+// HasField reports whether the response has a field named name (case-insensitive), without a
+// copy of its value.
+func (cx *Ctx) HasField(name string) bool {
+	x := cx.Extra
+	if x == nil || x.names&NameBit(name) == 0 {
+		return false
+	}
+	for i := 0; i < len(x.hdrs); {
+		n, _, next := NextField(x.hdrs, i)
+		if syntax.EqualFold(BorrowString(n), name) {
+			return true
+		}
+		i = next
+	}
+	return false
+}
+
 // FieldLinesRoom bounds what AppendFieldLines appends: a field's line adds 4 bytes to its name
 // and value, and its lengths take 2 bytes at least in the set.
 func (cx *Ctx) FieldLinesRoom() int { return 2 * len(cx.FieldSet()) }
