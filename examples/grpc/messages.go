@@ -56,7 +56,9 @@ func openLog(path string, history int) (*messageLog, error) {
 // load reads the messages of f, which must be numbered 1, 2, 3, ... in order.
 func (l *messageLog) load(f *os.File) error {
 	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 2*maxText+64) // a line is a message's JSON: its text escaped at worst
+	// A line is a message's JSON: its text escaped at worst, 6 bytes a byte ("<" is \u003c, a
+	// byte of no UTF-8 \ufffd), and the rest of the message.
+	sc.Buffer(nil, 6*maxText+256)
 	for sc.Scan() {
 		var m message
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {

@@ -93,7 +93,8 @@ func (r *rest) poll(c *core.Ctx) {
 		return
 	}
 	c.SetHeader("Cache-Control", "no-store")
-	timeout := max(min(time.Duration(ms)*time.Millisecond, maxPoll), time.Nanosecond)
+	// Capped before it is multiplied, which a huge value would overflow.
+	timeout := max(time.Duration(min(ms, uint64(maxPoll/time.Millisecond)))*time.Millisecond, time.Nanosecond)
 	r.log.topic.OnNext(c, after, timeout, answerPoll)
 }
 

@@ -17,11 +17,13 @@ const (
 	dripPieces  = 1000
 )
 
-// status answers with the status named in the path and an empty body.
+// status answers with the status named in the path and an empty body. A 1xx is no answer
+// but an interim one (a 101 would switch to a protocol the client never asked for, RFC 9110
+// §15.2.2): refused.
 func status(c *core.Ctx) {
-	code, ok := intParam(c.Param("code"), 100, 599)
+	code, ok := intParam(c.Param("code"), 200, 599)
 	if !ok {
-		badRequest(c, "status must be a number from 100 to 599")
+		badRequest(c, "status must be a number from 200 to 599")
 		return
 	}
 	c.SetStatus(int(code))

@@ -6,7 +6,7 @@
 // Endpoints:
 //
 //	ANY  /anything, /anything/*rest  the request as JSON, its body hashed while it streams
-//	GET  /status/:code               that status (100–599), empty body
+//	GET  /status/:code               that status (200–599), empty body
 //	GET  /bytes/:n                   n bytes (byte i is 'a'+i%26), with a Content-Length
 //	GET  /stream-bytes/:n            the same bytes, chunked
 //	GET  /delay/:ms                  answers after ms (0–10000), without holding a coroutine

@@ -103,6 +103,8 @@ func TestStatusAndRouting(t *testing.T) {
 		{"GET /status/418 HTTP/1.1\r\nHost: h\r\n\r\n", 418, ""},
 		{"GET /status/599 HTTP/1.1\r\nHost: h\r\n\r\n", 599, ""},
 		{"GET /status/600 HTTP/1.1\r\nHost: h\r\n\r\n", 400, ""},
+		{"GET /status/101 HTTP/1.1\r\nHost: h\r\n\r\n", 400, ""}, // an interim status is no answer
+		{"GET /status/103 HTTP/1.1\r\nHost: h\r\n\r\n", 400, ""},
 		{"GET /status/abc HTTP/1.1\r\nHost: h\r\n\r\n", 400, ""},
 		{"POST /status/200 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", 405, "Allow"},
 		{"DELETE /bytes/1 HTTP/1.1\r\nHost: h\r\n\r\n", 405, "Allow"},

@@ -192,9 +192,17 @@ func (a *app) readInput(c *core.Ctx) (string, bool, bool) {
 	case in.Title == nil || strings.TrimSpace(*in.Title) == "":
 		fail(c, 400, `JSON field "title" must be a non-empty string`)
 		return "", false, false
+	case len(*in.Title) > maxTitle:
+		// Every change is kept in the log and the topic's memory (changelog.go): a title is
+		// bounded, or the body limit would be what a change may cost.
+		fail(c, 400, `JSON field "title" is over `+strconv.Itoa(maxTitle)+" bytes")
+		return "", false, false
 	}
 	return *in.Title, in.Done, true
 }
+
+// maxTitle bounds a todo's title, in bytes.
+const maxTitle = 1000
 
 // todoID parses the :id parameter; false means the request is answered (404).
 func todoID(c *core.Ctx) (int64, bool) {

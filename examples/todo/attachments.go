@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -80,14 +80,23 @@ func (a *app) upload(c *core.Ctx) {
 		}
 		return
 	}
-	old, err := wait.Call(c, func(ctx context.Context) (*attachment, error) { return a.todos.attach(ctx, id, f) })
-	if err != nil {
+	// wait.Do, not wait.Call: a write once begun is finished even if the client leaves (see
+	// store.write), and which file to delete depends on its outcome, which Call would not wait
+	// for.
+	ctx := c.Context()
+	var old *attachment
+	attachErr := errNotRun
+	err = wait.Do(c, func() { old, attachErr = a.todos.attach(ctx, id, f) })
+	if attachErr != nil {
 		wait.Do(c, func() { a.files.delete(f) }) // the todo was deleted meanwhile, or the database failed
-		a.failed(c, id, err)
+		a.failed(c, id, cmp.Or(err, attachErr))
 		return
 	}
 	if old != nil {
 		wait.Do(c, func() { a.files.delete(old) })
+	}
+	if a.failed(c, id, err) { // the request ended meanwhile: the attachment stands, unanswered
+		return
 	}
 	c.SetHeader("Location", "/todos/"+strconv.FormatInt(id, 10)+"/attachment")
 	body.WriteJSON(c, 201, struct {

@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS changes (
 
 // keptChanges is how many changes the table keeps: older ones are deleted as new ones come, and
 // a client whose cursor is older than all of them is told it missed some (and reads GET /todos
-// again). At about 100 bytes a change, the log stays under a few megabytes.
+// again). At about 100 bytes a change, the log stays under a few megabytes; titles are bounded
+// (maxTitle), so at worst about 100 MB.
 const keptChanges = 100_000
 
 // lastChange returns the sequence number of the last change stored, 0 for none: the topic's

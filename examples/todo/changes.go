@@ -49,7 +49,8 @@ func (a *app) changes(c *core.Ctx) {
 	c.SetHeader("Cache-Control", "no-store")
 	// timeout=0 is a wait that ends at once, rather than Topic.Since, which would read the
 	// database on the loop for an old cursor.
-	timeout := max(min(time.Duration(ms)*time.Millisecond, maxPoll), time.Nanosecond)
+	// Capped before it is multiplied, which a huge value would overflow.
+	timeout := max(time.Duration(min(ms, uint64(maxPoll/time.Millisecond)))*time.Millisecond, time.Nanosecond)
 	a.todos.changes.OnNext(c, after, timeout, a.answerPoll)
 }
 

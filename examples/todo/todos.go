@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -78,15 +79,24 @@ func (a *app) remove(c *core.Ctx) {
 	if !ok {
 		return
 	}
-	f, err := wait.Call(c, func(ctx context.Context) (*attachment, error) { return a.todos.remove(ctx, id) })
-	if a.failed(c, id, err) {
-		return
-	}
+	// wait.Do, not wait.Call: the deletion once begun is finished even if the client leaves,
+	// and its attachment's file must then go too (see upload).
+	ctx := c.Context()
+	var f *attachment
+	removeErr := errNotRun
+	err := wait.Do(c, func() { f, removeErr = a.todos.remove(ctx, id) })
 	if f != nil {
 		wait.Do(c, func() { a.files.delete(f) })
 	}
+	if a.failed(c, id, cmp.Or(err, removeErr)) {
+		return
+	}
 	c.SetStatus(204)
 }
+
+// errNotRun is the outcome of a store's call that wait.Do did not run (called from outside
+// the request), until it runs.
+var errNotRun = errors.New("the call did not run")
 
 // get reads the todo id and its attachment.
 func (a *app) get(c *core.Ctx, id int64) (stored, error) {

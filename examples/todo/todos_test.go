@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/dwellhttp/dwell/core/coretest"
 )
 
 // TestTodos: the life of todos through every route of the list, in order, and the answers for
@@ -139,5 +141,23 @@ func TestListCompressed(t *testing.T) {
 	var list []todo
 	if err := json.Unmarshal([]byte(want), &list); err != nil || len(list) != 100 {
 		t.Fatalf("%d todos, %v", len(list), err)
+	}
+}
+
+// TestTitleBound: a title over maxTitle bytes is refused, whatever the body limit allows: each
+// change is kept in the log and in the topic's memory.
+func TestTitleBound(t *testing.T) {
+	a, _ := newTestApp(t, config{})
+	c := coretest.NewClient(t, a.handler(), serverOptions())
+	a.serve(c.Server())
+	for _, tc := range []struct {
+		n    int
+		want int
+	}{{maxTitle, 201}, {maxTitle + 1, 400}} {
+		r := coretest.NewRequest("POST", "/todos", strings.NewReader(`{"title":"`+strings.Repeat("x", tc.n)+`"}`))
+		r.Header.Set("Content-Type", "application/json")
+		if resp := c.Do(r); resp.StatusCode != tc.want {
+			t.Errorf("a title of %d bytes: %d, want %d", tc.n, resp.StatusCode, tc.want)
+		}
 	}
 }

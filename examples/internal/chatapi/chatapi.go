@@ -162,7 +162,9 @@ func PollArgs(c *core.Ctx) (after uint64, timeout time.Duration, ok bool) {
 		Fail(c, 400, "timeout must be a number of milliseconds")
 		return 0, 0, false
 	}
-	return after, min(time.Duration(ms)*time.Millisecond, MaxTimeout), true
+	// Capped before it is multiplied: a huge value would overflow into a negative duration,
+	// which a wait takes for none at all.
+	return after, time.Duration(min(ms, uint64(MaxTimeout/time.Millisecond))) * time.Millisecond, true
 }
 
 // WriteMessages answers a poll: the messages, last, the cursor of the next poll, and the epoch
