@@ -29,6 +29,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net/http"
 	"net/http/pprof"
@@ -92,8 +93,19 @@ func routes(dir string) core.Handler {
 	r.HandleHTTP("GET", "/std/sse", http.HandlerFunc(events))
 	r.HandleHTTP("GET", "/std/wait", http.HandlerFunc(w.wait))
 	r.HandleHTTP("GET", "/std/cancelled", http.HandlerFunc(w.cancelled))
-	r.Mount("/std/files", http.StripPrefix("/std/files", http.FileServer(http.Dir(dir))))
+	r.Mount("/std/files", http.StripPrefix("/std/files", http.FileServerFS(filesIn(dir))))
 	return r.Handler()
+}
+
+// filesIn returns the files under dir as os.Root sees them: a symbolic link cannot lead out of
+// dir, as it can through http.Dir. (FileServerFS still lists directories and serves names that
+// begin with a dot, as net/http's file server does: point -dir at what may be published.)
+func filesIn(dir string) fs.FS {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return root.FS()
 }
 
 func hello(w http.ResponseWriter, r *http.Request) {

@@ -131,6 +131,15 @@ func TestFiles(t *testing.T) {
 	if resp, body := get(t, base+"/std/files/"); resp.StatusCode != 200 || !strings.Contains(body, "a.txt") {
 		t.Errorf("listing: %d %q", resp.StatusCode, body)
 	}
+	// A symbolic link out of -dir leads nowhere.
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(outside, []byte("secret"), 0o644)
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if resp, body := get(t, base+"/std/files/link"); resp.StatusCode == 200 || strings.Contains(body, "secret") {
+		t.Errorf("a link out of -dir: %d %q", resp.StatusCode, body)
+	}
 }
 
 func TestDebug(t *testing.T) {
