@@ -51,7 +51,7 @@ func newApp(cfg config, logger *slog.Logger) (*app, error) {
 	if cfg.db == "" {
 		cfg.db = filepath.Join(cfg.dir, "todo.db")
 	}
-	sessions, err := openSessions(cfg.dir, cfg.tls == nil)
+	sessions, err := openSessions(cfg.dir, cfg.token, cfg.tls == nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"os"
@@ -30,14 +32,18 @@ type signIn struct {
 }
 
 // openSessions makes the session store, its key read from dir/session.key, made there on first
-// start.
-func openSessions(dir string, plaintext bool) (*session.Store[signIn], error) {
+// start, and bound to the token: the sessions signed in with one token end when the server
+// starts with another (a leaked token changed, a server that ran open given one), as the
+// token's holders' rights do.
+func openSessions(dir, token string, plaintext bool) (*session.Store[signIn], error) {
 	key, err := sessionKey(filepath.Join(dir, "session.key"))
 	if err != nil {
 		return nil, err
 	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(token))
 	// Over plain HTTP a Secure cookie would never come back: Insecure then.
-	return session.New[signIn](session.Options{Keys: [][]byte{key}, Name: "todo_session", Insecure: plaintext})
+	return session.New[signIn](session.Options{Keys: [][]byte{mac.Sum(nil)}, Name: "todo_session", Insecure: plaintext})
 }
 
 // sessionKey reads the key in path, or makes one there (readable by the owner only).
