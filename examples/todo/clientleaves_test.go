@@ -19,10 +19,8 @@ func waitStack(t *testing.T, fn string) {
 	})
 }
 
-// TestAttachClientLeaves: an upload whose client leaves while its attach is under way — the
-// write goes through, as store.write finishes what it began — keeps the file the database now
-// names, and deletes the one it replaced.
-func TestAttachClientLeaves(t *testing.T) {
+// withAttachment serves the application with todo 1, which has an attachment, in dir.
+func withAttachment(t *testing.T) (*app, logLines, *coretest.Client, string) {
 	dir := t.TempDir()
 	a, logs := newTestApp(t, config{dir: dir})
 	c := coretest.NewClient(t, a.handler(), serverOptions())
@@ -36,6 +34,14 @@ func TestAttachClientLeaves(t *testing.T) {
 		t.Fatalf("first upload: %d", r.StatusCode)
 	}
 	logs.next(t, "/todos/1/attachment")
+	return a, logs, c, dir
+}
+
+// TestAttachClientLeaves: an upload whose client leaves while its attach is under way — the
+// write goes through, as store.write finishes what it began — keeps the file the database now
+// names, and deletes the one it replaced.
+func TestAttachClientLeaves(t *testing.T) {
+	a, logs, c, dir := withAttachment(t)
 	seq := a.todos.changes.Last()
 
 	a.todos.mu.Lock() // another write under way
@@ -62,14 +68,7 @@ func TestAttachClientLeaves(t *testing.T) {
 // TestRemoveClientLeaves: a DELETE whose client leaves while it is under way deletes the
 // attachment's file with the todo.
 func TestRemoveClientLeaves(t *testing.T) {
-	dir := t.TempDir()
-	a, logs := newTestApp(t, config{dir: dir})
-	c := coretest.NewClient(t, a.handler(), serverOptions())
-	a.serve(c.Server())
-	cr := coretest.NewRequest("POST", "/todos", strings.NewReader(`{"title":"a"}`))
-	cr.Header.Set("Content-Type", "application/json")
-	c.Do(cr)
-	c.Do(coretest.NewRequest("POST", "/todos/1/attachment", strings.NewReader("first")))
+	a, logs, c, dir := withAttachment(t)
 	a.todos.mu.Lock()
 	x := c.Start(coretest.NewRequest("DELETE", "/todos/1", nil))
 	waitStack(t, "todo.(*store).remove(")
