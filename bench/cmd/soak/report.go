@@ -39,6 +39,9 @@ func (t *tally) fail(what string, err error) {
 		return
 	}
 	msg := ports.ReplaceAllString(fmt.Sprintf("%s: %v", what, err), ":P->")
+	if t.shutdown() {
+		msg = "during the shutdown: " + msg // the phase, which tells a shutdown's race from a failure under load
+	}
 	if len(msg) > 200 {
 		msg = msg[:200]
 	}
