@@ -27,8 +27,8 @@ var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
 //   - http.server.active_requests ({request}, an UpDownCounter): the requests whose handler
 //     has started and whose response has not ended;
 //   - http.server.request.body.size (By, a histogram): the request's Content-Length, 0 for a
-//     request without a body; not recorded for a chunked body, whose size the core does not
-//     report;
+//     request without a body; not recorded for a body of no declared length (chunked, or an
+//     HTTP/2 one without content-length), whose size the core does not report;
 //   - http.server.response.body.size (By, a histogram): core.Done.Bytes, the body bytes sent
 //     after any body filter (compression), 0 for HEAD.
 //
@@ -137,26 +137,33 @@ func (m *metrics) wrap(next core.Handler) core.Handler {
 		e.active = m.actives.Get(activeKey{e.method, e.scheme})
 		m.active.Add(orBackground(e.ctx), 1, e.active...)
 		c.OnDone(e.done)
+		defer e.learnLate(c)
 		next(c)
-		// Inside the router's Handler, rather than in its Use, the middleware learns the route
-		// only now, and a Tracing inside it has started its span. The hook has not run yet: it
-		// runs once the handler, of which this middleware is a part, has returned.
-		if e.route == "" {
-			e.route = c.Route()
-		}
-		if e.ctx == nil {
-			e.ctx = spanContextOf(c)
-		}
+	}
+}
+
+// learnLate takes what a middleware around the router's Handler, rather than in its Use,
+// learns only once the handler has returned, or panicked: the route, and the span of a Tracing
+// inside it. The hook has not run yet: it runs once the handler, of which this middleware is a
+// part, has returned.
+func (e *metricsEntry) learnLate(c *core.Ctx) {
+	if e.route == "" {
+		e.route = c.Route()
+	}
+	if e.ctx == nil {
+		e.ctx = spanContextOf(c)
 	}
 }
 
 // requestSize returns what http.server.request.body.size records for c's request: its
-// Content-Length, 0 when it has no body, -1 (nothing recorded) for a chunked body.
+// Content-Length, 0 when it has no body, -1 (nothing recorded) for a body of no declared
+// length (chunked, or an HTTP/2 one without content-length), whose size the core does not
+// report. Called before the handler reads anything: BodyDone then says there is no body.
 func requestSize(c *core.Ctx) int64 {
 	if n := c.ContentLength(); n >= 0 {
 		return n
 	}
-	if c.Seam().Chunked() {
+	if c.Seam().Chunked() || !c.Seam().BodyDone() {
 		return -1
 	}
 	return 0

@@ -164,7 +164,7 @@ func TestMetricsContinuation(t *testing.T) {
 }
 
 // TestMetricsAroundRouter: wrapped around the router's Handler rather than given to its Use, the
-// middleware learns the route pattern once the router has matched.
+// middleware learns the route pattern once the router has matched, or its handler panicked.
 func TestMetricsAroundRouter(t *testing.T) {
 	mp, reader := newMeter()
 	mw, err := oteldwell.Metrics(oteldwell.Options{MeterProvider: mp})
@@ -175,14 +175,16 @@ func TestMetricsAroundRouter(t *testing.T) {
 	r := router.New()
 	todoRoutes(r)
 	_, url := serve(t, mw(sig(r.Handler())))
-	do(t, "GET", url+"/todos/3", "")
-	do(t, "GET", url+"/nowhere", "")
-	coretest.Receive(t, "the first response's end", done)
-	coretest.Receive(t, "the second response's end", done)
+	for _, path := range []string{"/todos/3", "/nowhere", "/panic"} {
+		do(t, "GET", url+path, "")
+		coretest.Receive(t, "the response's end", done)
+	}
 	got := histogramCounts[float64](t, collect(t, reader)["http.server.request.duration"])
 	for _, k := range []string{
 		"http.request.method=GET,http.response.status_code=200,http.route=/todos/:id,url.scheme=http",
 		"http.request.method=GET,http.response.status_code=404,url.scheme=http",
+		// A route that panics: its 500, under its route.
+		"error.type=panic,http.request.method=GET,http.response.status_code=500,http.route=/panic,url.scheme=http",
 	} {
 		if got[k] != 1 {
 			t.Errorf("no %s in:\n\t%s", k, keys(got))

@@ -85,16 +85,22 @@ func (t *tracing) wrap(next core.Handler) core.Handler {
 		e := spanEntries.Get().(*spanEntry)
 		e.span = span
 		c.OnDone(e.done)
-		next(c)
-		// Around the router's Handler, rather than in its Use, the route is known only now. The
-		// hook has not run yet: it runs once the handler, of which this middleware is a part,
-		// has returned.
 		if route == "" {
-			if route = c.Route(); route != "" {
-				span.SetName(t.names.Get(nameKey{norm, route}))
-				span.SetAttributes(semconv.HTTPRouteKey.String(route))
-			}
+			// Around the router's Handler, rather than in its Use, the route is known only once
+			// the handler has returned, or panicked (the 500 the server then answers is the
+			// span's). The hook has not run yet: it runs once the handler, of which this
+			// middleware is a part, has returned.
+			defer t.routeLate(c, span, norm)
 		}
+		next(c)
+	}
+}
+
+// routeLate names the span after the route a router this middleware wraps has matched.
+func (t *tracing) routeLate(c *core.Ctx, span trace.Span, norm string) {
+	if route := c.Route(); route != "" {
+		span.SetName(t.names.Get(nameKey{norm, route}))
+		span.SetAttributes(semconv.HTTPRouteKey.String(route))
 	}
 }
 

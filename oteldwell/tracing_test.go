@@ -3,6 +3,7 @@ package oteldwell_test
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -145,18 +146,20 @@ func TestTracing(t *testing.T) {
 }
 
 // TestTracingAroundRouter: wrapped around the router's Handler, the middleware names the span
-// after the route once the router has matched.
+// after the route once the router has matched — also when the route's handler panics.
 func TestTracingAroundRouter(t *testing.T) {
 	tp, sr := newTracer()
 	sig, done := signal()
 	r := router.New()
 	todoRoutes(r)
 	_, url := serve(t, oteldwell.Tracing(oteldwell.Options{TracerProvider: tp})(sig(r.Handler())))
-	do(t, "GET", url+"/todos/3", "")
-	coretest.Receive(t, "the response's end", done)
-	span := sr.Ended()[0]
-	if a := attrMap(span.Attributes()); span.Name() != "GET /todos/:id" || a["http.route"] != "/todos/:id" {
-		t.Fatalf("span %q, attributes %v", span.Name(), a)
+	for i, route := range []string{"/todos/:id", "/panic"} {
+		do(t, "GET", url+strings.Replace(route, ":id", "3", 1), "")
+		coretest.Receive(t, "the response's end", done)
+		span := sr.Ended()[i]
+		if a := attrMap(span.Attributes()); span.Name() != "GET "+route || a["http.route"] != route {
+			t.Fatalf("span %q, attributes %v", span.Name(), a)
+		}
 	}
 }
 

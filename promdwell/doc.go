@@ -17,7 +17,8 @@
 //     (5 ms to 10 s): from the request's head being read to its response being queued whole,
 //     whoever finished it — the handler, a continuation, or the server's own 413, 503 or 500;
 //   - http_server_request_body_size_bytes, the length a request's body declared
-//     (Content-Length; a chunked body is not observed), and
+//     (Content-Length; a body of no declared length, chunked or HTTP/2's without one, is not
+//     observed), and
 //     http_server_response_body_size_bytes, the body bytes sent;
 //
 // and http_server_active_requests, a gauge labelled by http_request_method and url_scheme.

@@ -79,8 +79,8 @@ func (m *Metrics) Middleware(next core.Handler) core.Handler {
 		e.method = uint8(labels.MethodIndex(c.Method()))
 		e.https = c.Scheme() == "https"
 		e.requestSize = c.ContentLength()
-		if e.requestSize < 0 && !c.Seam().Chunked() {
-			e.requestSize = 0 // no body
+		if e.requestSize < 0 && !c.Seam().Chunked() && c.Seam().BodyDone() {
+			e.requestSize = 0 // no body (before the handler reads, BodyDone says so)
 		}
 		e.active = &m.active[e.method][b2i(e.https)]
 		e.active.add(1)
