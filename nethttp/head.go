@@ -27,11 +27,11 @@ func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, 
 	}
 	slices.SortFunc(keys, syntax.CompareFold)
 	notModified := !interim && w.status == http.StatusNotModified
-	hasType, encoded := false, false
+	hasType, noType, encoded := false, false, false
 	for _, k := range keys {
 		vs := w.header[k]
 		if strings.EqualFold(k, "Content-Type") && !interim && !notModified && (len(vs) == 0 || vs[0] == "") {
-			hasType = true // set empty, or nil as net/http's way to suppress it: no type
+			noType = true // set empty, or nil as net/http's way to suppress it
 			continue
 		}
 		if len(vs) == 0 || !syntax.IsToken(k) { // net/http drops a field whose name is no token (RFC 9110 §5.1)
@@ -69,10 +69,10 @@ func (w *responseWriter) snapshot(dst []string, interim bool) (fields []string, 
 			dst = append(dst, k, cleanValue(v))
 		}
 	}
-	if !interim && (hasType && w.header.Get("Content-Type") == "" || encoded && !hasType) {
+	if !interim && (noType || encoded && !hasType) {
 		dst = append(dst, "Content-Type", "") // no type at all
 	}
-	return dst, declLen, hasType || encoded
+	return dst, declLen, hasType || noType || encoded
 }
 
 // trailers appends the response's trailers to dst as name, value pairs, as net/http sends them:

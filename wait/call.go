@@ -2,7 +2,6 @@ package wait
 
 import (
 	"context"
-	"errors"
 
 	"github.com/dwellhttp/dwell/core"
 )
@@ -56,10 +55,9 @@ func CallOn[T any](p *Pool, c *core.Ctx, fn func(ctx context.Context) (T, error)
 	case *panicError:
 		panic(e)
 	}
-	if errors.Is(err, core.ErrOutsideRequest) { // from a continuation: it never parked
-		j.cancelled = true
-	}
-	j.drop() // unless a worker has taken it, fn never runs, and the pool holds the call no more
+	// Unless a worker has taken it, fn never runs (a call from a continuation, which never
+	// parked, included), and the pool holds the call no more.
+	j.drop()
 	return zero, err
 }
 

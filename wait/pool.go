@@ -80,7 +80,7 @@ func (p *Pool) Do(c *core.Ctx, fn func()) error {
 	err := c.Seam().Hold()
 	c.Seam().SetWorking(false)
 	if errors.Is(err, core.ErrOutsideRequest) { // from a continuation: it never parked
-		j.cancelled = true
+		j.claim.Store(jobDropped) // nor will start hand it to the pool
 		return err
 	}
 	if pe, ok := err.(*panicError); ok {
@@ -91,15 +91,14 @@ func (p *Pool) Do(c *core.Ctx, fn func()) error {
 
 // A doJob is one call waiting for or running on a worker.
 type doJob struct {
-	p         *Pool
-	fn        func()
-	w         core.Waker
-	cancelled bool         // Do failed before parking; set and read on the loop
-	claim     atomic.Int32 // jobWaiting, then jobTaken by a worker or jobDropped by CallOn
+	p     *Pool
+	fn    func()
+	w     core.Waker
+	claim atomic.Int32 // jobWaiting, then jobTaken by a worker or jobDropped
 }
 
-// A job's claim: a worker takes it or CallOn, no longer waiting for it, drops it, whichever is
-// first.
+// A job's claim: a worker takes it, or it is dropped — by CallOn, no longer waiting for it, or
+// by a Do or CallOn that failed before parking — whichever is first.
 const (
 	jobWaiting = iota
 	jobTaken
@@ -108,7 +107,7 @@ const (
 
 // start runs on the handler's loop, once the handler has parked (or Do has failed).
 func (j *doJob) start() {
-	if !j.cancelled && !j.Dropped() {
+	if !j.Dropped() {
 		j.p.workers.Start(j)
 	}
 }
@@ -120,7 +119,7 @@ func (j *doJob) drop() {
 	}
 }
 
-// Dropped reports whether CallOn gave the job up before a worker took it.
+// Dropped reports whether the job was given up before a worker took it.
 func (j *doJob) Dropped() bool { return j.claim.Load() == jobDropped }
 
 // Run calls fn on a worker and wakes the handler, passing on a panic as an error to raise there,

@@ -100,12 +100,6 @@ func (hc *Conn) ProtocolShutdown() {
 	face.Shutdown(hc.Proto, hc)
 }
 
-// isGraceEnder reports whether the connection's protocol ends a grace period itself.
-func (hc *Conn) isGraceEnder() bool {
-	_, ok := hc.Proto.(GraceEnder)
-	return ok
-}
-
 // protocolEndGrace tells the connection's protocol that the shutdown's grace period is over.
 func (hc *Conn) protocolEndGrace() { hc.Proto.(GraceEnder).EndGrace(hc) }
 

@@ -405,7 +405,8 @@ func (l *Loop) forceShutdown() {
 		switch {
 		case c == nil:
 		case c.IsHanded():
-			if hc := c.Handed(); hc.isGraceEnder() {
+			hc := c.Handed()
+			if _, ok := hc.Proto.(GraceEnder); ok {
 				hc.CallProtocol(hc.protocolEndGrace)
 			} else {
 				c.Close(ErrShutdown)
